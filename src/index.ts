@@ -1,0 +1,24 @@
+/**
+ * effect-city: the whole lifecycle of plugins for agent hosts.
+ *
+ * ```ts
+ * import { City, Plugin } from "effect-city"
+ * ```
+ * @since 0.1.0
+ */
+export * as Admission from "./services/Admission.ts"
+export * as City from "./city.ts"
+export * as CityConfig from "./services/CityConfig.ts"
+export * as Contributions from "./schema/Contributions.ts"
+export * as Errors from "./schema/Errors.ts"
+export * as ExecutionLeases from "./services/ExecutionLeases.ts"
+export * as ExecutionView from "./services/ExecutionView.ts"
+export * as KeyedResources from "./services/KeyedResources.ts"
+export * as Plugin from "./schema/Plugin.ts"
+export * as PluginContext from "./services/PluginContext.ts"
+export * as PluginLifecycleContext from "./services/PluginLifecycleContext.ts"
+export * as PluginName from "./schema/PluginName.ts"
+export * as PluginRegistry from "./services/PluginRegistry.ts"
+export * as PluginSnapshot from "./schema/PluginSnapshot.ts"
+export * as Sessions from "./services/Sessions.ts"
+export * as Workspaces from "./services/Workspaces.ts"

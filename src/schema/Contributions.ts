@@ -1,0 +1,57 @@
+/**
+ * What a plugin gives the host (design.md "Core model"): actions, hooks, system text,
+ * availability and skills. Contributions are the value initialize returns, so they are staged
+ * while it runs and published only when it succeeds: a failed plugin contributes nothing, ever.
+ * @since 0.1.0
+ */
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { PluginContext, PluginContextShape } from "../services/PluginContext.ts"
+
+/** An action: its input Schema (decoded from the caller's unknown input) and its handler. */
+export interface Action<A, I, O, E> {
+  readonly input: Schema.Schema<A, I, never>
+  readonly handler: (input: A) => Effect.Effect<O, E, PluginContext>
+}
+
+/** An action with its types erased, as the registry stores it. */
+export interface AnyAction {
+  readonly input: Schema.Schema.AnyNoContext
+  readonly handler: (input: never) => Effect.Effect<unknown, unknown, PluginContext>
+}
+
+/** Builds an action with the handler's input inferred from the Schema. */
+export const action = <A, I, O, E>(definition: Action<A, I, O, E>): AnyAction =>
+  definition as unknown as AnyAction
+
+/**
+ * A hook handler: receives the value of its point and returns the value passed on. Handlers of one
+ * point run in plugin name order, and within a plugin in the order given (a waterfall).
+ */
+export type Hook = (value: unknown) => Effect.Effect<unknown, unknown, PluginContext>
+
+export const Availability = Schema.Struct({
+  available: Schema.Boolean,
+  reasons: Schema.Array(Schema.String)
+})
+export type Availability = typeof Availability.Type
+
+/** Skills are plain data, resolved per turn; the loader can replace a plugin's set live. */
+export const Skill = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
+export type Skill = typeof Skill.Type
+
+export interface Contributions {
+  readonly actions?: Readonly<Record<string, AnyAction>> | undefined
+  readonly hooks?: Readonly<Record<string, Hook | ReadonlyArray<Hook>>> | undefined
+  /** System text for a call, or nothing. */
+  readonly system?:
+    | ((ctx: PluginContextShape) => Effect.Effect<string | undefined, unknown, PluginContext>)
+    | undefined
+  /** Whether the plugin can serve this call; a plugin without it is always available. */
+  readonly availability?:
+    | ((ctx: PluginContextShape) => Effect.Effect<Availability, unknown, PluginContext>)
+    | undefined
+  readonly skills?: ReadonlyArray<Skill> | undefined
+}
+
+export const empty: Contributions = {}

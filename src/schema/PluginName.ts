@@ -1,0 +1,23 @@
+/**
+ * Plugin names (spec/city-plugin-lifecycle.md: "A Plugin ID cannot be registered twice in one City").
+ *
+ * The safe character set, chosen so a name is also a folder name, a log value and a CLI argument
+ * without quoting: 1 to 64 characters, ASCII letters, digits, `.`, `_` and `-`, starting with a
+ * letter or a digit. Names compare in code-unit order and are case-sensitive.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+export const PluginName = Schema.String.pipe(
+  Schema.filter((s) => s.length > 0 || "must not be empty"),
+  Schema.filter((s) => s.trim() === s || "must not have leading or trailing white space"),
+  Schema.filter((s) => s.length <= 64 || "must be at most 64 characters"),
+  Schema.filter(
+    (s) =>
+      /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) ||
+      "must start with a letter or digit and use only letters, digits, '.', '_' and '-'"
+  ),
+  Schema.brand("PluginName"),
+  Schema.annotations({ identifier: "PluginName" })
+)
+export type PluginName = typeof PluginName.Type

@@ -1,0 +1,23 @@
+/**
+ * What `city.plugins.snapshots()` shows of each live or failed plugin (spec: "City retains an
+ * observable status: "error" snapshot with last_error").
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+export const PluginStatus = Schema.Literal("initializing", "ready", "error", "disposing")
+export type PluginStatus = typeof PluginStatus.Type
+
+export const PluginSnapshot = Schema.Struct({
+  name: Schema.String,
+  status: PluginStatus,
+  last_error: Schema.optional(Schema.String),
+  version: Schema.optional(Schema.String),
+  /** Where the plugin came from: `code` for `city.plugins.add`, the loader names its root. */
+  source: Schema.String,
+  /** How many times initialize was attempted for this name since it last left the registry. */
+  attempts: Schema.Number,
+  /** ISO-8601 time of the last status change. */
+  updated_at: Schema.String
+})
+export type PluginSnapshot = typeof PluginSnapshot.Type

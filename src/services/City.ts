@@ -1,0 +1,75 @@
+/**
+ * The City (spec/city-plugin-lifecycle.md: "City owns Plugins"): the service a host talks to.
+ * `city.plugins` is the registry, `city.workspaces` and `city.agents` the host model,
+ * `city.scope(...)` makes calls outside a Session, and `city.close` closes it all.
+ * Build it with `City.layer(options)` (src/layers/City.ts).
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type { Availability } from "../schema/Contributions.ts"
+import type {
+  ActionFailed,
+  ActionInputRejected,
+  ActionNotFound,
+  CityClosed,
+  CityCloseError,
+  HookFailed,
+  PluginNotFound,
+  PluginNotReady
+} from "../schema/Errors.ts"
+import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
+import { bind, type SystemBlock } from "./ExecutionView.ts"
+import type { CallBase } from "./PluginContext.ts"
+import type { PluginRegistryShape } from "./PluginRegistry.ts"
+import type { AgentsShape } from "./Sessions.ts"
+import type { WorkspacesShape } from "./Workspaces.ts"
+
+/**
+ * Calls outside a Session. Each call leases the current view for its own duration (a plugin
+ * removed meanwhile is disposed after the call ends) and projects a fresh PluginContext.
+ */
+export interface CityScope {
+  readonly invoke: (
+    plugin: string,
+    action: string,
+    input: unknown
+  ) => Effect.Effect<
+    unknown,
+    PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed
+  >
+  readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed | CityClosed>
+  readonly system: () => Effect.Effect<ReadonlyArray<SystemBlock>, CityClosed>
+  readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady | CityClosed>
+}
+
+export interface CityShape {
+  readonly plugins: Pick<PluginRegistryShape, "add" | "remove" | "get" | "snapshots" | "changes">
+  readonly workspaces: WorkspacesShape
+  readonly agents: AgentsShape
+  readonly leases: Pick<ExecutionLeasesShape, "acquire" | "run">
+  readonly scope: (base: CallBase) => CityScope
+  /**
+   * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,
+   * releases Workspaces. Fails with CityCloseError listing every cleanup failure. Concurrent and
+   * repeated calls share the first call's result.
+   */
+  readonly close: Effect.Effect<void, CityCloseError>
+}
+
+export class City extends Context.Tag("effect-city/City")<City, CityShape>() {}
+
+export const makeScope = (
+  registry: PluginRegistryShape,
+  leases: ExecutionLeasesShape
+) =>
+(base: CallBase): CityScope => {
+  const calls = <A, E>(operation: string, f: (calls: ReturnType<typeof bind>) => Effect.Effect<A, E>) =>
+    leases.run(operation, (view) => f(bind(view, base, registry.snapshotOf)))
+  return {
+    invoke: (plugin, action, input) => calls(`invoke ${plugin}/${action}`, (c) => c.invoke(plugin, action, input)),
+    runHooks: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),
+    system: () => calls("system", (c) => c.system()),
+    availability: (plugin) => calls(`availability of ${plugin}`, (c) => c.availability(plugin))
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The lifecycle context (spec/city-plugin-lifecycle.md: "Both methods receive the same stable
+ * PluginLifecycleContext"): one object per plugin instance, the same for initialize and dispose.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+
+export interface PluginLifecycleContextShape {
+  readonly name: string
+  readonly version: string | undefined
+  /** The plugin's storage directory under the City's root (`<root>/plugins/<name>`), created before initialize. */
+  readonly storage: { readonly path: string }
+  /** Logs annotated with `plugin=<name>`. */
+  readonly log: {
+    readonly debug: (message: string) => Effect.Effect<void>
+    readonly info: (message: string) => Effect.Effect<void>
+    readonly warn: (message: string) => Effect.Effect<void>
+    readonly error: (message: string) => Effect.Effect<void>
+  }
+  /**
+   * The plugin instance's own Scope: closing it is dispose. Long-lived work started after
+   * initialize (a timer a handler arms, a worker) is forked into it with `Effect.forkIn(scope)`
+   * so that dispose interrupts it.
+   */
+  readonly scope: Scope.Scope
+}
+
+export class PluginLifecycleContext extends Context.Tag("effect-city/PluginLifecycleContext")<
+  PluginLifecycleContext,
+  PluginLifecycleContextShape
+>() {}
+
+export const make = (options: {
+  readonly name: string
+  readonly version: string | undefined
+  readonly storagePath: string
+  readonly scope: Scope.Scope
+}): PluginLifecycleContextShape => {
+  const at = (level: "debug" | "info" | "warn" | "error") => (message: string) => {
+    const log = level === "debug"
+      ? Effect.logDebug(message)
+      : level === "info"
+      ? Effect.logInfo(message)
+      : level === "warn"
+      ? Effect.logWarning(message)
+      : Effect.logError(message)
+    return Effect.annotateLogs(log, "plugin", options.name)
+  }
+  return {
+    name: options.name,
+    version: options.version,
+    storage: { path: options.storagePath },
+    log: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
+    scope: options.scope
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Workspaces (spec: "Workspace is the project resource for the current call; it is not a Plugin
+ * lifecycle boundary"). The City owns them: each has its own Scope, for resources that follow the
+ * workspace, closed when the workspace is removed or, at the latest, last in the City's close.
+ * Adding or removing a workspace never touches a plugin.
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../schema/Errors.ts"
+import { Admission } from "./Admission.ts"
+import { CloseReport } from "./CloseReport.ts"
+
+export interface Workspace {
+  readonly id: string
+  readonly path: string
+  /** Resources that follow this workspace go here; closed when it is released. */
+  readonly scope: Scope.Scope
+}
+
+export interface WorkspacesShape {
+  readonly add: (options: { readonly id: string; readonly path: string }) => Effect.Effect<
+    Workspace,
+    WorkspaceAlreadyExists | CityClosed
+  >
+  readonly get: (id: string) => Effect.Effect<Option.Option<Workspace>>
+  readonly list: Effect.Effect<ReadonlyArray<Workspace>>
+  /** Releases a workspace (closes its Scope); `false` for an unknown id. */
+  readonly remove: (id: string) => Effect.Effect<boolean, WorkspaceReleaseFailed>
+}
+
+export class Workspaces extends Context.Tag("effect-city/Workspaces")<Workspaces, WorkspacesShape>() {}
+
+interface Entry {
+  readonly workspace: Workspace
+  readonly scope: Scope.CloseableScope
+}
+
+const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
+  Effect.flatMap(Effect.exit(Scope.close(entry.scope, Exit.void)), (exit) =>
+    Exit.isSuccess(exit)
+      ? Effect.void
+      : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause: exit.cause })))
+
+export const make = Effect.gen(function*() {
+  const admission = yield* Admission
+  const report = yield* CloseReport
+  const entries = new Map<string, Entry>()
+
+  // Released last in the City's close: every workspace, each failure reported, none skipped.
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach(
+      Array.from(entries.values()).reverse(),
+      (entry) => {
+        entries.delete(entry.workspace.id)
+        return Effect.catchAll(release(entry), (error) =>
+          Effect.sync(() => report.report(`workspace ${entry.workspace.id}`, Cause.fail(error))))
+      },
+      { discard: true }
+    )
+  )
+
+  const service: WorkspacesShape = {
+    add: ({ id, path }) =>
+      Effect.zipRight(
+        admission.check(`add workspace ${id}`),
+        Effect.suspend(() => {
+          if (entries.has(id)) return Effect.fail(new WorkspaceAlreadyExists({ id }))
+          return Effect.map(Scope.make(), (scope) => {
+            const workspace: Workspace = { id, path, scope }
+            entries.set(id, { workspace, scope })
+            return workspace
+          })
+        })
+      ),
+    get: (id) => Effect.sync(() => Option.map(Option.fromNullable(entries.get(id)), (e) => e.workspace)),
+    list: Effect.sync(() => Array.from(entries.values(), (e) => e.workspace)),
+    remove: (id) =>
+      Effect.suspend(() => {
+        const entry = entries.get(id)
+        if (entry === undefined) return Effect.succeed(false)
+        entries.delete(id)
+        return Effect.as(release(entry), true)
+      })
+  }
+  return service
+})
+
+export const layer = Layer.scoped(Workspaces, make)
