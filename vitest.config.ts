@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000
+    testTimeout: 20_000,
+    hookTimeout: 20_000
   }
 })

@@ -90,7 +90,11 @@ export const make = Effect.gen(function*() {
   // the registry disposes plugins.
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
-      const finished = yield* FiberSet.awaitEmpty(tracked).pipe(Effect.timeout(config.drainTimeout), Effect.option)
+      // Finalizers run uninterruptibly: the wait must be made interruptible for its timeout to fire.
+      const finished = yield* Effect.interruptible(FiberSet.awaitEmpty(tracked)).pipe(
+        Effect.timeout(config.drainTimeout),
+        Effect.option
+      )
       if (finished._tag === "None") {
         draining = true
         const count = yield* FiberSet.size(tracked)

@@ -220,7 +220,9 @@ export const make = Effect.gen(function*() {
   const runDispose = (instance: PluginInstance): Effect.Effect<void, PluginDisposeFailed> =>
     Scope.close(instance.scope, Exit.void).pipe(
       Effect.exit,
+      // A dispose that outlives its timeout goes on in the background; it is reported, not awaited.
       Effect.disconnect,
+      Effect.interruptible,
       Effect.timeoutFail({
         duration: config.disposeTimeout,
         onTimeout: () =>
@@ -413,7 +415,10 @@ export const make = Effect.gen(function*() {
         (live) =>
           Effect.gen(function*() {
             const name = live.instance.name
-            const drained = yield* Effect.timeout(views.unleased(live.instance), config.disposeTimeout).pipe(Effect.option)
+            const drained = yield* Effect.interruptible(views.unleased(live.instance)).pipe(
+              Effect.timeout(config.disposeTimeout),
+              Effect.option
+            )
             if (Option.isNone(drained)) {
               report.report(
                 `plugin ${name}`,

@@ -1,0 +1,93 @@
+/**
+ * Test fixtures: a City on a real temp root, and probe plugins that journal their lifecycle.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as City from "../src/city.ts"
+import type { Contributions } from "../src/schema/Contributions.ts"
+import { action } from "../src/schema/Contributions.ts"
+import * as Plugin from "../src/schema/Plugin.ts"
+import { PluginContext } from "../src/services/PluginContext.ts"
+
+/** A City on a fresh temp root, closed with the test's Scope. */
+export const makeCity = <R = never>(options: City.CityLayerOptions<R> = {}) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-test-" })
+    return yield* City.make({ root, ...options })
+  })
+
+export const provideNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeContext.layer)
+
+/** An ordered record of lifecycle events, shared by the probes of one test. */
+export class Journal {
+  readonly events: Array<string> = []
+  push = (event: string) => Effect.sync(() => void this.events.push(event))
+  count = (event: string) => this.events.filter((e) => e === event).length
+}
+
+export interface ProbeOptions {
+  readonly journal: Journal
+  /** What initialize does after acquiring its resource. */
+  readonly initialize?: Effect.Effect<void, string, Scope.Scope> | undefined
+  readonly dispose?: Effect.Effect<void> | undefined
+  readonly contributions?: Contributions | undefined
+  readonly version?: string | undefined
+}
+
+/**
+ * A plugin that journals `init:<name>` and `dispose:<name>`, acquires a resource whose release
+ * journals `release:<name>`, and offers an `echo` action returning its PluginContext.
+ */
+export const probe = (name: string, options: ProbeOptions) =>
+  Plugin.make({
+    name,
+    version: options.version,
+    initialize: Effect.gen(function*() {
+      yield* options.journal.push(`init:${name}`)
+      yield* Effect.acquireRelease(Effect.void, () => options.journal.push(`release:${name}`))
+      yield* Effect.addFinalizer(() =>
+        Effect.zipRight(options.journal.push(`dispose:${name}`), options.dispose ?? Effect.void)
+      )
+      if (options.initialize !== undefined) yield* options.initialize
+      return {
+        ...options.contributions,
+        actions: {
+          echo: action({
+            input: Schema.Struct({ text: Schema.String }),
+            handler: ({ text }) => Effect.map(PluginContext, (ctx) => ({ text, ctx }))
+          }),
+          ...options.contributions?.actions
+        }
+      }
+    })
+  })
+
+/** Advances the TestClock in steps until the fiber is done (the fiber may need several sleeps). */
+export const advanceUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>, step: Duration.DurationInput, maxSteps = 100) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < maxSteps; i++) {
+      const done = yield* Fiber.poll(fiber)
+      if (done._tag === "Some") return done.value
+      yield* TestClock.adjust(step)
+      yield* Effect.sleep(0).pipe(Effect.withClock(Clock.make()), Effect.ignore)
+    }
+    return yield* Fiber.await(fiber)
+  })
+
+/** Yields until `condition` holds (bounded: fails the test after `maxYields`); no sleeping. */
+export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, maxYields = 10_000) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < maxYields; i++) {
+      if (yield* condition) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(`condition not reached after ${maxYields} yields`)
+  })
