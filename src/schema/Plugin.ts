@@ -33,8 +33,9 @@ export interface Plugin<E = never, R = never> {
 export const make = <E = never, R = never>(options: {
   readonly name: string
   readonly version?: string | undefined
-  readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | R>
-}): Plugin<E, R> => ({ [TypeId]: TypeId, ...options })
+  readonly initialize: Effect.Effect<Contributions, E, R>
+}): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>> =>
+  ({ [TypeId]: TypeId, ...options }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>>
 
 export const isPlugin = (u: unknown): u is Plugin<unknown, unknown> =>
   typeof u === "object" && u !== null && TypeId in u
@@ -113,7 +114,7 @@ export const fromPromise = (plugin: PromisePlugin): Plugin<PluginCallbackFailed>
   const name = plugin.name
   const withContext = <A>(f: (ctx: PluginContextShape) => Awaitable<A>, label: string) =>
     Effect.flatMap(PluginContext, (ctx) => callback(name, label, () => f(ctx)))
-  return make<PluginCallbackFailed, never>({
+  return make({
     name,
     version: plugin.version,
     initialize: Effect.gen(function*() {

@@ -11,11 +11,12 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as City from "../../src/city.ts"
 import { action } from "../../src/schema/Contributions.ts"
 import * as Plugin from "../../src/schema/Plugin.ts"
-import { PluginContext } from "../../src/services/PluginContext.ts"
+import { PluginLifecycleContext } from "../../src/services/PluginLifecycleContext.ts"
 import { advanceUntilDone, eventually, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 const setup = Effect.gen(function*() {
@@ -329,8 +330,7 @@ describe("City core", () => {
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const { city, workspace } = yield* setup
-      yield* Effect.addFinalizer(() => Effect.void)
-      yield* workspace.scope.addFinalizer(() => journal.push("workspace:ws-1"))
+      yield* Scope.addFinalizer(workspace.scope, journal.push("workspace:ws-1"))
       for (const name of ["b", "c", "a"]) yield* city.plugins.add(probe(name, { journal }))
       yield* city.close
       expect(journal.events.filter((e) => e.startsWith("dispose:") || e.startsWith("workspace:"))).toEqual([
@@ -429,7 +429,6 @@ describe("City core", () => {
     provideNode(Effect.gen(function*() {
       const seen: Array<unknown> = []
       const { city } = yield* setup
-      const { PluginLifecycleContext } = yield* Effect.promise(() => import("../../src/services/PluginLifecycleContext.ts"))
       yield* city.plugins.add(Plugin.make({
         name: "ctx",
         initialize: Effect.gen(function*() {
