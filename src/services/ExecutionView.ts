@@ -45,19 +45,31 @@ export const normalizeHooks = (contributions: Contributions): ReadonlyMap<string
   return hooks
 }
 
-/** An immutable view of the ready plugins at one registry generation, in name order. */
+/**
+ * An immutable view of the ready plugins at one registry generation, in name order (code units).
+ * Making one costs nothing beyond the array the registry already built; lookups are a binary
+ * search, so a registry change never pays for an index it may not need.
+ */
 export class ExecutionView {
-  readonly names: ReadonlyArray<string>
-  private readonly byName: ReadonlyMap<string, PluginInstance>
-  constructor(readonly generation: number, readonly plugins: ReadonlyArray<PluginInstance>) {
-    this.names = plugins.map((p) => p.name)
-    this.byName = new Map(plugins.map((p) => [p.name, p]))
+  constructor(readonly generation: number, readonly plugins: ReadonlyArray<PluginInstance>) {}
+  get names(): ReadonlyArray<string> {
+    return this.plugins.map((p) => p.name)
   }
   get(name: string): PluginInstance | undefined {
-    return this.byName.get(name)
+    const plugins = this.plugins
+    let lo = 0
+    let hi = plugins.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      const at = plugins[mid]!.name
+      if (at === name) return plugins[mid]
+      if (at < name) lo = mid + 1
+      else hi = mid
+    }
+    return undefined
   }
   has(name: string): boolean {
-    return this.byName.has(name)
+    return this.get(name) !== undefined
   }
 }
 

@@ -32,10 +32,10 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as path from "node:path"
 import {
   CityClosed,
@@ -134,7 +134,10 @@ export const make = Effect.gen(function*() {
   /** Ready instances, sorted by name: the next view's content. */
   let ready: Array<PluginInstance> = []
   const views = new ViewTable()
-  const published = yield* SubscriptionRef.make<ReadonlyArray<PluginSnapshot>>([])
+  // Snapshot lists are built only for watchers of `changes` (and on demand for `snapshots`), so
+  // a registry change costs O(1) here when nobody watches.
+  const pubsub = yield* PubSub.unbounded<ReadonlyArray<PluginSnapshot>>()
+  let watchers = 0
   const initializing = yield* FiberSet.make<unknown, unknown>()
   const background = yield* FiberSet.make<unknown, unknown>()
   /** Adds in flight (between their admission and their last state change). */
@@ -191,8 +194,17 @@ export const make = Effect.gen(function*() {
     names = [...names.slice(0, at), ...names.slice(at + 1)]
   }
 
-  const publishSnapshots = Effect.suspend(() =>
-    SubscriptionRef.set(published, names.map((n) => entries.get(n)!.snapshot))
+  const list = (): ReadonlyArray<PluginSnapshot> => names.map((n) => entries.get(n)!.snapshot)
+
+  const publishSnapshots = Effect.suspend(() => (watchers === 0 ? Effect.void : PubSub.publish(pubsub, list())))
+
+  const changes: Stream.Stream<ReadonlyArray<PluginSnapshot>> = Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const queue = yield* PubSub.subscribe(pubsub)
+      watchers++
+      yield* Effect.addFinalizer(() => Effect.sync(() => watchers--))
+      return Stream.concat(Stream.succeed(list()), Stream.fromQueue(queue))
+    })
   )
 
   const update = (entry: Entry, change: Partial<Pick<Entry, "status" | "live" | "last_error" | "attempts">>) =>
@@ -449,8 +461,8 @@ export const make = Effect.gen(function*() {
     add,
     remove,
     get: (name) => Effect.sync(() => Option.map(Option.fromNullable(entries.get(name)), (e) => e.snapshot)),
-    snapshots: SubscriptionRef.get(published),
-    changes: published.changes,
+    snapshots: Effect.sync(list),
+    changes,
     snapshotOf: (name) => Option.map(Option.fromNullable(entries.get(name)), (e) => e.snapshot),
     views
   }
