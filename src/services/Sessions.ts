@@ -116,12 +116,16 @@ export const make = Effect.gen(function*() {
     let busy = false
     let turns = 0
     let pending: Array<BoundaryJob> = []
+    /** Lets go of the view the running Turn holds between Steps, if any. */
+    let releaseHeld = () => {}
     const state: SessionState = {
       session: undefined as unknown as Session,
       closed: undefined,
       shut: (reason) => {
         if (state.closed !== undefined) return
         state.closed = reason
+        // No further Step will come: the view held for the handoff to the next Step goes now.
+        releaseHeld()
         const cancelled = pending
         pending = []
         for (const job of cancelled) job.cancel(new SessionClosed({ session: id, reason }))
@@ -163,7 +167,7 @@ export const make = Effect.gen(function*() {
               return leases.track(operation, body(view)).pipe(
                 Effect.onExit((exit) =>
                   Effect.sync(() => {
-                    if (Exit.isSuccess(exit) && !ended) hold(lease)
+                    if (Exit.isSuccess(exit) && !ended && state.closed === undefined) hold(lease)
                     else lease.release()
                   })
                 )
@@ -171,10 +175,14 @@ export const make = Effect.gen(function*() {
             })
           })
       }
-      const end = Effect.sync(() => {
-        ended = true
+      const letGo = () => {
         held?.release()
         held = undefined
+      }
+      releaseHeld = letGo
+      const end = Effect.sync(() => {
+        ended = true
+        letGo()
       })
       return { turn, end }
     }

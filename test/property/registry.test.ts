@@ -79,5 +79,5 @@ it.scoped.prop(
       }
       expect(yield* city.plugins.snapshots).toEqual([])
     })),
-  { fastCheck: { numRuns: 200 } }
+  { timeout: 120_000, fastCheck: { numRuns: 200 } }
 )
