@@ -150,6 +150,8 @@ it.scoped.prop(
             if (driver.turn === undefined) yield* startTurn(driver)
             const started = yield* Deferred.make<ReadonlyArray<string>>()
             const end = yield* Deferred.make<void>()
+            // Starting a Step swaps the Turn's held view for the new one (acquire, then release).
+            driver.held = []
             yield* Queue.offer(driver.turn!.commands, { _tag: "step", started, end })
             const ids = yield* Deferred.await(started)
             driver.step = { ids, end }
