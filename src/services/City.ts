@@ -47,7 +47,7 @@ export interface CityShape {
   readonly plugins: Pick<PluginRegistryShape, "add" | "remove" | "get" | "snapshots" | "changes">
   readonly workspaces: WorkspacesShape
   readonly agents: AgentsShape
-  readonly leases: Pick<ExecutionLeasesShape, "acquire" | "run">
+  readonly leases: Pick<ExecutionLeasesShape, "acquire" | "acquireIn" | "run">
   readonly scope: (base: CallBase) => CityScope
   /**
    * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,

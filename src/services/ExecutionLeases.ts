@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { CityClosed } from "../schema/Errors.ts"
 import { Admission } from "./Admission.ts"
 import { CityConfig } from "./CityConfig.ts"
@@ -27,6 +27,8 @@ import type { Lease } from "./ViewTable.ts"
 export interface ExecutionLeasesShape {
   /** The current view, leased for the caller's Scope. O(1) in the number of plugins. */
   readonly acquire: Effect.Effect<ExecutionView, CityClosed, Scope.Scope>
+  /** The current view, leased until `scope` closes: the fast path, near the bare Scope floor. */
+  readonly acquireIn: (scope: Scope.Scope) => Effect.Effect<ExecutionView, CityClosed>
   /**
    * Leases the current view without a Scope; the caller releases it (idempotent). For callers
    * that hand a lease over, like a Turn that acquires its next Step's view before letting the
@@ -65,8 +67,17 @@ export const make = Effect.gen(function*() {
       admission.isClosed() ? Effect.fail(new CityClosed({ operation })) : Effect.succeed(views.acquire())
     )
 
-  const acquire: ExecutionLeasesShape["acquire"] = Effect.flatMap(lease("lease the execution view"), (held) =>
-    Effect.as(Effect.addFinalizer(() => Effect.sync(held.release)), held.view))
+  // `Scope.addFinalizer` on an explicit Scope: `Effect.addFinalizer` (which captures and restores
+  // the fiber's context for the finalizer) or a Scope provided through the context each cost
+  // several times the whole lease.
+  const acquireIn: ExecutionLeasesShape["acquireIn"] = (scope) =>
+    Effect.suspend(() => {
+      if (admission.isClosed()) return Effect.fail(new CityClosed({ operation: "lease the execution view" }))
+      const held = views.acquire()
+      return Effect.as(Scope.addFinalizer(scope, Effect.sync(held.release)), held.view)
+    })
+
+  const acquire: ExecutionLeasesShape["acquire"] = Effect.flatMap(Effect.scope, acquireIn)
 
   const track = <A, E, R>(operation: string, body: Effect.Effect<A, E, R>): Effect.Effect<A, E | CityClosed, R> =>
     Effect.uninterruptibleMask((restore) =>
@@ -106,6 +117,7 @@ export const make = Effect.gen(function*() {
 
   const service: ExecutionLeasesShape = {
     acquire,
+    acquireIn,
     lease,
     track,
     run,
