@@ -15,7 +15,9 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -105,29 +107,32 @@ export const make: Effect.Effect<Capabilities["Type"], never, StateRoot | FileSy
 
     const remove = (name: string) => state.remove(relative(name))
 
+    const scanEntry = (
+      entry: string
+    ): Effect.Effect<Option.Option<Either.Either<Declaration, InvalidDeclaration>>> => {
+      const file = state.resolve(`${capabilitiesDir}/${entry}`)
+      if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
+      if (!entry.endsWith(".json") || !isName(entry.slice(0, -5))) {
+        return Effect.succeed(Option.some(Either.left(
+          new InvalidDeclaration({ file, field: "", rule: "is not a declaration: expected <name>.json" })
+        )))
+      }
+      return state.readText(`${capabilitiesDir}/${entry}`).pipe(
+        Effect.mapError((e) => new InvalidDeclaration({ file, field: "", rule: `cannot be read (${e.detail})` })),
+        // A file deleted between the listing and the read is simply gone.
+        Effect.flatMap((text) =>
+          Option.isNone(text)
+            ? Effect.succeed(Option.none<Either.Either<Declaration, InvalidDeclaration>>())
+            : Effect.map(validate(file, entry.slice(0, -5), text.value), (d) => Option.some(Either.right(d)))
+        ),
+        Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
+      )
+    }
+
     const scan = Effect.gen(function*() {
       const entries = yield* state.list(capabilitiesDir)
-      const valid: Array<Declaration> = []
-      const invalid: Array<InvalidDeclaration> = []
-      for (const entry of entries) {
-        if (entry.endsWith(".tmp")) continue
-        const file = state.resolve(`${capabilitiesDir}/${entry}`)
-        if (!entry.endsWith(".json") || !isName(entry.slice(0, -5))) {
-          invalid.push(new InvalidDeclaration({ file, field: "", rule: "is not a declaration: expected <name>.json" }))
-          continue
-        }
-        const stem = entry.slice(0, -5)
-        const checked = yield* state.readText(`${capabilitiesDir}/${entry}`).pipe(
-          Effect.mapError((e) => new InvalidDeclaration({ file, field: "", rule: `cannot be read (${e.detail})` })),
-          // A file deleted between the listing and the read is simply gone.
-          Effect.flatMap((text) => Option.isNone(text) ? Effect.succeed(Option.none()) : Effect.map(validate(file, stem, text.value), Option.some)),
-          Effect.either
-        )
-        if (checked._tag === "Right" && Option.isNone(checked.right)) continue
-        if (checked._tag === "Left") invalid.push(checked.left)
-        else if (Option.isSome(checked.right)) valid.push(checked.right.value)
-      }
-      return { valid, invalid }
+      const checked = Arr.getSomes(yield* Effect.forEach(entries, scanEntry, { concurrency: 16 }))
+      return { valid: Arr.getRights(checked), invalid: Arr.getLefts(checked) }
     })
 
     return Capabilities.of({ readFile, store, get, remove, scan })

@@ -11,11 +11,11 @@
  * operation: a write error is reported once on stderr and otherwise ignored.
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import { dirname } from "node:path"
 import { StateRoot } from "./StateRoot.js"
 
 export const logFile = "logs/lifecycle.log"
@@ -56,42 +56,34 @@ export const quote = (value: string): string =>
 export const formatLine = (fields: ReadonlyArray<readonly [string, LogValue]>): string =>
   fields.flatMap(([key, value]) => value === undefined ? [] : [`${key}=${quote(String(value))}`]).join(" ")
 
-export const make = (config: LifecycleLogConfig = {}): Effect.Effect<
-  LifecycleLog["Type"],
-  never,
-  StateRoot | FileSystem.FileSystem | Path.Path
-> =>
+export const make = (config: LifecycleLogConfig = {}): Effect.Effect<LifecycleLog["Type"], never, StateRoot> =>
   Effect.gen(function*() {
     const state = yield* StateRoot
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
     const file = state.resolve(logFile)
     const maxBytes = config.maxBytes ?? 1024 * 1024
     const keep = Math.max(1, config.keep ?? 5)
     let warned = false
 
-    const rotate = Effect.gen(function*() {
-      yield* fs.remove(`${file}.${keep}`, { force: true })
+    const rotate = () => {
+      fs.rmSync(`${file}.${keep}`, { force: true })
       for (let i = keep - 1; i >= 1; i--) {
-        const from = `${file}.${i}`
-        if (yield* fs.exists(from)) yield* fs.rename(from, `${file}.${i + 1}`)
+        if (fs.existsSync(`${file}.${i}`)) fs.renameSync(`${file}.${i}`, `${file}.${i + 1}`)
       }
-      yield* fs.rename(file, `${file}.1`)
-    })
+      fs.renameSync(file, `${file}.1`)
+    }
 
-    const append = (fields: ReadonlyArray<readonly [string, LogValue]>) => {
-      const bytes = new TextEncoder().encode(`${formatLine(fields)}\n`)
-      return Effect.gen(function*() {
-        yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-        const size = yield* fs.stat(file).pipe(
-          Effect.map((info) => Number(info.size)),
-          Effect.orElseSucceed(() => 0)
-        )
-        if (size > 0 && size + bytes.length > maxBytes) yield* rotate
-        yield* Effect.scoped(
-          Effect.flatMap(fs.open(file, { flag: "a", mode: 0o600 }), (f) => f.writeAll(bytes))
-        )
-      }).pipe(
+    // One line is a few hundred bytes: synchronous calls (stat, open, write, close) cost a
+    // few microseconds, far less than a round trip through the thread pool per call of a
+    // 500-endpoint sweep.
+    const write = (line: string) => {
+      const size = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0
+      if (size > 0 && size + Buffer.byteLength(line) > maxBytes) rotate()
+      fs.mkdirSync(dirname(file), { recursive: true })
+      fs.appendFileSync(file, line, { mode: 0o600 })
+    }
+
+    const append = (fields: ReadonlyArray<readonly [string, LogValue]>) =>
+      Effect.try(() => write(`${formatLine(fields)}\n`)).pipe(
         Effect.catchAllCause((cause) =>
           Effect.sync(() => {
             if (!warned) {
@@ -101,7 +93,6 @@ export const make = (config: LifecycleLogConfig = {}): Effect.Effect<
           })
         )
       )
-    }
 
     return LifecycleLog.of({ append, file })
   })

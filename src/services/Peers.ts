@@ -10,7 +10,9 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -90,30 +92,30 @@ export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effec
       for (const runtime of Object.keys(host.config.profiles)) yield* purgeRuntime(personality, runtime)
     })
 
+  const scanEntry = (entry: string): Effect.Effect<Option.Option<Either.Either<Peer, InvalidPeerFile>>> => {
+    const file = state.resolve(`${peersDir}/${entry}`)
+    if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
+    if (!entry.endsWith(".json") || !isName(entry.slice(0, -5))) {
+      return Effect.succeed(Option.some(Either.left(
+        new InvalidPeerFile({ file, field: "", rule: "is not a peer file: expected <personality>.json" })
+      )))
+    }
+    return state.readText(`${peersDir}/${entry}`).pipe(
+      Effect.mapError((e) => new InvalidPeerFile({ file, field: "", rule: `cannot be read (${e.detail})` })),
+      // A file deleted between the listing and the read is simply gone.
+      Effect.flatMap((text) =>
+        Option.isNone(text)
+          ? Effect.succeed(Option.none<Either.Either<Peer, InvalidPeerFile>>())
+          : Effect.map(validate(file, entry.slice(0, -5), text.value), (peer) => Option.some(Either.right(peer)))
+      ),
+      Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
+    )
+  }
+
   const scan = Effect.gen(function*() {
     const entries = yield* state.list(peersDir)
-    const valid: Array<Peer> = []
-    const invalid: Array<InvalidPeerFile> = []
-    for (const entry of entries) {
-      if (entry.endsWith(".tmp")) continue
-      const file = state.resolve(`${peersDir}/${entry}`)
-      if (!entry.endsWith(".json") || !isName(entry.slice(0, -5))) {
-        invalid.push(new InvalidPeerFile({ file, field: "", rule: "is not a peer file: expected <personality>.json" }))
-        continue
-      }
-      const checked = yield* state.readText(`${peersDir}/${entry}`).pipe(
-        Effect.mapError((e) => new InvalidPeerFile({ file, field: "", rule: `cannot be read (${e.detail})` })),
-        Effect.flatMap((text) =>
-          Option.isNone(text)
-            ? Effect.succeed(Option.none<Peer>())
-            : Effect.map(validate(file, entry.slice(0, -5), text.value), Option.some)
-        ),
-        Effect.either
-      )
-      if (checked._tag === "Left") invalid.push(checked.left)
-      else if (Option.isSome(checked.right)) valid.push(checked.right.value)
-    }
-    return { valid, invalid }
+    const checked = Arr.getSomes(yield* Effect.forEach(entries, scanEntry, { concurrency: 16 }))
+    return { valid: Arr.getRights(checked), invalid: Arr.getLefts(checked) }
   })
 
   return Peers.of({ get, exists, put, purge, purgeRuntime, scan })
