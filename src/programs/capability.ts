@@ -147,15 +147,17 @@ export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o)
           })
         )
       })
-      const invalidRows = overview.invalid.map((e) => ["INVALID", "", e.file, e.field, "", e.rule])
       yield* Console.log(
-        rows.length === 0 && invalidRows.length === 0
+        rows.length === 0
           ? "no capabilities registered"
-          : Out.table(["CAPABILITY", "VERSION", "ENDPOINT", "LAST STATE", "OCCASION", "AT"], [
-            ...rows,
-            ...invalidRows
-          ])
+          : Out.table(["CAPABILITY", "VERSION", "ENDPOINT", "LAST STATE", "OCCASION", "AT"], rows)
       )
+      if (overview.invalid.length > 0) {
+        yield* Console.log("")
+        yield* Console.log(
+          Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
+        )
+      }
     }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
   )).pipe(Command.withDescription("Each declaration, its version, its endpoints and their last state"))
 

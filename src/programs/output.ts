@@ -7,7 +7,6 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { refusedTags } from "../schema/CapabilityErrors.js"
 import type { EndpointOutcome } from "../schema/Outcome.js"
 import type { JointReport, JointSettings } from "../services/Provisioner.js"
@@ -115,5 +114,3 @@ export const runVerb = <E, R>(json: boolean, verb: Effect.Effect<void, E, R>): E
       })
     )
   )
-
-export const optionalJson = <A>(o: Option.Option<A>): A | null => Option.getOrNull(o)

@@ -11,9 +11,11 @@
  * operation: a write error is reported once on stderr and otherwise ignored.
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { dirname } from "node:path"
 import { StateRoot } from "./StateRoot.js"
@@ -83,12 +85,16 @@ export const make = (config: LifecycleLogConfig = {}): Effect.Effect<LifecycleLo
     }
 
     const append = (fields: ReadonlyArray<readonly [string, LogValue]>) =>
-      Effect.try(() => write(`${formatLine(fields)}\n`)).pipe(
+      Effect.try({
+        try: () => write(`${formatLine(fields)}\n`),
+        catch: (error) => error instanceof Error ? error.message : String(error)
+      }).pipe(
         Effect.catchAllCause((cause) =>
           Effect.sync(() => {
             if (!warned) {
               warned = true
-              process.stderr.write(`city: warning: cannot write ${file}: ${cause.toString().split("\n")[0]}\n`)
+              const reason = Cause.failureOption(cause).pipe(Option.getOrElse(() => Cause.pretty(cause)))
+              process.stderr.write(`city: warning: cannot write ${file}: ${reason.split("\n")[0]}\n`)
             }
           })
         )

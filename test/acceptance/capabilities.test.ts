@@ -353,7 +353,7 @@ describe("running the commands", () => {
       )
       yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: stubborn }))
-      const run = yield* city(["capability", "register", file, "--timeout-ms", "400", "--json"], { root: w.root })
+      const run = yield* city(["capability", "register", file, "--timeout-ms", "1000", "--json"], { root: w.root })
       expect(run.code).toBe(1)
       expect(json(run)["outcomes"]).toMatchObject([{ identity: "claude-alice", state: "timeout" }])
       const started = (yield* fs.readFileString(pids)).trim().split("\n").map(Number)
