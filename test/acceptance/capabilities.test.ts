@@ -23,8 +23,13 @@ const world = Effect.gen(function*() {
   return { base, root, work, bin, journal: join(base, "journal") }
 })
 
+/**
+ * One scenario. Scenarios spawn the CLI several times (about a second each with
+ * tsx), so they get more room than the default 60 s when the machine is busy
+ * with other test files.
+ */
 const acceptance = (name: string, body: () => Effect.Effect<void, unknown, FileSystem.FileSystem | import("effect/Scope").Scope>) =>
-  it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)))
+  it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 180_000)
 
 const isAlive = (pid: number): boolean => {
   try {
