@@ -512,6 +512,28 @@ describe("joints and failure policy", () => {
       ])
     }))
 
+  acceptance("--json on every verb prints one JSON document on stdout", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const script = yield* provisioner(w.bin, "prov", w.journal)
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script }))
+      const verbs: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, unknown>]> = [
+        [["capability", "register", file], { ok: true, verb: "register" }],
+        [["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "codex"], { ok: true, verb: "create" }],
+        [["capability", "sync", "stat"], { ok: true, verb: "sync", summary: { total: 2, ok: 2, failed: 0 } }],
+        [["peer", "remove-runtime", "alice", "codex"], { ok: true, verb: "remove-runtime" }],
+        [["peer", "list"], { peers: [{ personality: "alice" }] }],
+        [["capability", "list"], { capabilities: [{ capability: "stat" }] }],
+        [["peer", "remove", "alice"], { ok: true, verb: "remove" }],
+        [["capability", "unregister", "stat"], { ok: true, verb: "unregister" }]
+      ]
+      for (const [args, expected] of verbs) {
+        const run = yield* city([...args, "--json"], { root: w.root })
+        expect(run.code, args.join(" ")).toBe(0)
+        expect(json(run), args.join(" ")).toMatchObject(expected)
+      }
+    }))
+
   acceptance("exit 2 for unknown capability, unknown peer and bad usage", () =>
     Effect.gen(function*() {
       const w = yield* world
