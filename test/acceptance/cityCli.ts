@@ -26,8 +26,9 @@ export interface RunOptions {
 /** Runs `city ...args` with `CITY_ROOT=root`; never fails (the exit code is in the result). */
 export const city = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<Run> =>
   Effect.async<Run>((resume) => {
-    const env: Record<string, string | undefined> = { ...process.env, ...options.env }
+    const env: Record<string, string | undefined> = { ...process.env }
     delete env["CITY_PRIVATE_DIR"]
+    Object.assign(env, options.env)
     if (options.root !== undefined) env["CITY_ROOT"] = options.root
     const child = execFile(process.execPath, [binary, ...args], {
       env,
