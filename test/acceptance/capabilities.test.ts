@@ -9,7 +9,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { city, declaration, journalOf, json, provisioner, tempDir, writeJson } from "./cityCli.js"
+import { city, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.js"
 
 /** A temp world: a state root, a peer cwd, a folder for scripts and declarations, a journal. */
 const world = Effect.gen(function*() {
@@ -62,8 +62,7 @@ describe("state root", () => {
       const fs = yield* FileSystem.FileSystem
       const w = yield* world
       const script = yield* provisioner(w.bin, "prov", w.journal)
-      const created = yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
-      expect(created.code).toBe(0)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const names = Array.from({ length: 10 }, (_, i) => `cap-${i}`)
       const files = yield* Effect.forEach(names, (name) =>
         writeJson(w.bin, `${name}.json`, declaration({ name, command: script })))
@@ -179,7 +178,7 @@ describe("declarations", () => {
     Effect.gen(function*() {
       const w = yield* world
       const script = yield* provisioner(w.bin, "prov", w.journal)
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "codex"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude", "codex"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script, version: "2.3.4" }))
       yield* city(["capability", "register", file], { root: w.root })
       const table = yield* city(["capability", "list"], { root: w.root })
@@ -203,12 +202,7 @@ describe("peers and endpoints", () => {
     Effect.gen(function*() {
       const w = yield* world
       const script = yield* provisioner(w.bin, "prov", w.journal)
-      for (const p of ["alice", "bob"]) {
-        const r = yield* city(["peer", "create", p, "--cwd", w.work, "--runtime", "claude", "--runtime", "telegram"], {
-          root: w.root
-        })
-        expect(r.code).toBe(0)
-      }
+      for (const p of ["alice", "bob"]) yield* seedPeer(w.root, p, w.work, ["claude", "telegram"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script, runtimes: ["claude", "codex"] }))
       const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
       expect(run.code).toBe(0)
@@ -264,7 +258,7 @@ describe("running the commands", () => {
       const cwd = join(w.base, "my dir $(id)")
       yield* fs.makeDirectory(cwd)
       const script = yield* provisioner(w.bin, "prov", w.journal)
-      yield* city(["peer", "create", "alice", "--cwd", cwd, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", cwd, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({
         name: "stat",
         command: script,
@@ -283,7 +277,7 @@ describe("running the commands", () => {
       const fs = yield* FileSystem.FileSystem
       const w = yield* world
       const script = yield* provisioner(w.bin, "prov", w.journal)
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({
         name: "stat",
         command: script,
@@ -332,7 +326,7 @@ describe("running the commands", () => {
         w.journal,
         "head -c 3000000 /dev/zero | tr '\\0' 'x' >&2; echo >&2; echo 'the real reason' >&2; exit 3"
       )
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: noisy }))
       const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
       expect(run.code).toBe(1)
@@ -356,7 +350,7 @@ describe("running the commands", () => {
         w.journal,
         `trap '' TERM\necho $$ >> '${pids}'\nsleep 60 &\necho $! >> '${pids}'\nwait\nwait`
       )
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: stubborn }))
       const run = yield* city(["capability", "register", file, "--timeout-ms", "1000", "--json"], { root: w.root })
       expect(run.code).toBe(1)
@@ -372,7 +366,7 @@ describe("running the commands", () => {
       const w = yield* world
       const plain = join(w.bin, "plain")
       yield* fs.writeFileString(plain, "#!/bin/sh\nexit 0\n")
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       for (const [name, command] of [["missing", join(w.bin, "does-not-exist")], ["plain", plain]] as const) {
         const file = yield* writeJson(w.bin, `${name}.json`, declaration({ name, command }))
         const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
@@ -385,7 +379,7 @@ describe("running the commands", () => {
     Effect.gen(function*() {
       const w = yield* world
       const reader = yield* provisioner(w.bin, "reader", w.journal, `cat > /dev/null; echo read-eof >> '${w.journal}.eof'`)
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: reader }))
       const run = yield* city(["capability", "register", file, "--timeout-ms", "20000", "--json"], { root: w.root })
       expect(json(run)["outcomes"]).toMatchObject([{ state: "ok" }])
@@ -397,7 +391,7 @@ describe("running the commands", () => {
       const w = yield* world
       const ok = yield* provisioner(w.bin, "ok", w.journal)
       const bad = yield* provisioner(w.bin, "bad", w.journal, "echo 'no \"luck\" a=b' >&2; exit 3")
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const good = yield* writeJson(w.bin, "good.json", declaration({ name: "good", command: ok }))
       const failing = yield* writeJson(w.bin, "failing.json", declaration({ name: "failing", command: bad }))
       yield* city(["capability", "register", good], { root: w.root })
@@ -469,7 +463,7 @@ describe("joints and failure policy", () => {
       const w = yield* world
       const flaky = yield* provisioner(w.bin, "flaky", w.journal, `[ "$2" = bob ] && { echo 'bob is broken' >&2; exit 2; }\nexit 0`)
       for (const p of ["alice", "bob", "carol"]) {
-        yield* city(["peer", "create", p, "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+        yield* seedPeer(w.root, p, w.work, ["claude"])
       }
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: flaky }))
       const run = yield* city(["capability", "register", file, "--concurrency", "2"], { root: w.root })
@@ -487,8 +481,8 @@ describe("joints and failure policy", () => {
       const w = yield* world
       const declFile = join(w.root, "capabilities", "stat.json")
       const prov = yield* provisioner(w.bin, "prov", w.journal, `[ "$5" = off-all ] && [ -f '${declFile}' ] && echo still-declared >> '${w.journal}.off'\nexit 0`)
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
-      yield* city(["peer", "create", "bob", "--cwd", w.work, "--runtime", "codex"], { root: w.root })
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      yield* seedPeer(w.root, "bob", w.work, ["codex"])
       const v1 = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: prov, version: "1.0.0" }))
       expect((yield* city(["capability", "register", v1, "--concurrency", "1"], { root: w.root })).code).toBe(0)
       const v2 = yield* writeJson(join(w.base, "work"), "stat.json", declaration({ name: "stat", command: prov, version: "2.0.0" }))

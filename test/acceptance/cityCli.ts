@@ -125,3 +125,20 @@ export const writeJson = (dir: string, file: string, value: unknown) =>
     yield* fs.writeFileString(path, JSON.stringify(value, null, 2))
     return path
   })
+
+/**
+ * Writes `peers/<personality>.json` directly, as an operator could: setup for
+ * scenarios whose subject is not birth (it saves a CLI start each).
+ */
+export const seedPeer = (root: string, personality: string, cwd: string, runtimes: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(join(root, "peers"), { recursive: true })
+    yield* writeJson(join(root, "peers"), `${personality}.json`, {
+      schema: 1,
+      personality,
+      cwd,
+      runtimes,
+      default_runtime: runtimes[0]
+    })
+  })
