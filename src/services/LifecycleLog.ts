@@ -78,9 +78,9 @@ export const make = (config: LifecycleLogConfig = {}): Effect.Effect<LifecycleLo
     // few microseconds, far less than a round trip through the thread pool per call of a
     // 500-endpoint sweep.
     const write = (line: string) => {
-      const size = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0
-      if (size > 0 && size + Buffer.byteLength(line) > maxBytes) rotate()
-      fs.mkdirSync(dirname(file), { recursive: true })
+      const size = fs.statSync(file, { throwIfNoEntry: false })?.size
+      if (size === undefined) fs.mkdirSync(dirname(file), { recursive: true })
+      else if (size > 0 && size + Buffer.byteLength(line) > maxBytes) rotate()
       fs.appendFileSync(file, line, { mode: 0o600 })
     }
 
