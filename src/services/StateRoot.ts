@@ -159,7 +159,8 @@ export const make = (config: StateRootConfig): Effect.Effect<
             : fail("lock", root)(cause)
         )
       ),
-      (release) => Effect.promise(() => release().catch(() => undefined))
+      // A release that fails (the lock was already taken over as stale) must not fail the joint.
+      (release) => Effect.tryPromise(() => release()).pipe(Effect.ignore)
     ).pipe(Effect.asVoid)
 
     return StateRoot.of({ root, resolve, readText, writeJson, makeDirectory, remove, list, lock })
