@@ -1,0 +1,167 @@
+/**
+ * `city capability register|sync|unregister|list`: the declaration verbs and
+ * the sweeps (spec/capability-plugin-lifecycle.md, "Joints (core-owned)").
+ * Sweeps list every endpoint with its outcome and exit 1 if any failed (or if a
+ * peer file could not be read, so some endpoint could not be attempted).
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as CapabilitiesLive from "../layers/CapabilitiesLive.js"
+import type { Declaration } from "../schema/Declaration.js"
+import { type JointReport, Provisioner } from "../services/Provisioner.js"
+import * as Opt from "./options.js"
+import * as Out from "./output.js"
+
+const declarationJson = (d: Declaration) => ({
+  capability: d.capability,
+  version: d.version ?? null,
+  package: d.package ?? null,
+  runtimes: d.runtimes
+})
+
+const renderSweep = (
+  verb: string,
+  json: boolean,
+  report: JointReport,
+  extra: Record<string, unknown>,
+  headline: string
+) =>
+  Effect.gen(function*() {
+    const failed = Out.anyFailed(report.outcomes) || report.invalid.some((e) => e._tag === "InvalidPeerFile")
+    yield* Out.warnInvalid(report)
+    if (json) {
+      yield* Out.printJson({
+        ok: !failed,
+        verb,
+        ...extra,
+        outcomes: report.outcomes,
+        summary: Out.summarize(report.outcomes),
+        invalid: Out.invalidJson(report)
+      })
+    } else {
+      yield* Console.log(headline)
+      if (report.outcomes.length > 0) yield* Console.log(Out.outcomeTable(report.outcomes))
+      yield* Console.log(`summary: ${Out.summaryLine(report.outcomes)}`)
+    }
+    yield* Out.setExitCode(failed ? 1 : 0)
+  })
+
+const settings = (json: boolean, timeoutMs: number, concurrency: number) => {
+  const onProgress = Out.progress(json)
+  return {
+    timeout: Duration.millis(timeoutMs),
+    concurrency,
+    ...(onProgress === undefined ? {} : { onProgress })
+  }
+}
+
+const sweepOptions = {
+  root: Opt.root,
+  json: Opt.json,
+  timeoutMs: Opt.timeoutMs,
+  concurrency: Opt.concurrency
+}
+
+export const register = Command.make(
+  "register",
+  { ...sweepOptions, file: Args.file({ name: "file", exists: "either" }) },
+  (o) =>
+    Out.runVerb(
+      o.json,
+      Effect.gen(function*() {
+        const provisioner = yield* Provisioner
+        const { declaration, report } = yield* provisioner.register(o.file, settings(o.json, o.timeoutMs, o.concurrency))
+        yield* renderSweep(
+          "register",
+          o.json,
+          report,
+          { declaration: declarationJson(declaration) },
+          `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
+            `sweep-on over ${report.outcomes.length} endpoint(s)`
+        )
+      }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+    )
+).pipe(Command.withDescription("Validate a declaration file, store it, and provision every endpoint (sweep-on)"))
+
+const nameArg = Args.text({ name: "name" })
+
+export const sync = Command.make("sync", { ...sweepOptions, name: nameArg }, (o) =>
+  Out.runVerb(
+    o.json,
+    Effect.gen(function*() {
+      const provisioner = yield* Provisioner
+      const report = yield* provisioner.sync(o.name, settings(o.json, o.timeoutMs, o.concurrency))
+      yield* renderSweep("sync", o.json, report, { capability: o.name }, `sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`)
+    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+  )).pipe(Command.withDescription("Provision every endpoint of a registered capability again (the repair)"))
+
+export const unregister = Command.make("unregister", { ...sweepOptions, name: nameArg }, (o) =>
+  Out.runVerb(
+    o.json,
+    Effect.gen(function*() {
+      const provisioner = yield* Provisioner
+      const report = yield* provisioner.unregister(o.name, settings(o.json, o.timeoutMs, o.concurrency))
+      yield* renderSweep(
+        "unregister",
+        o.json,
+        report,
+        { capability: o.name },
+        `unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
+      )
+    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+  )).pipe(Command.withDescription("Unprovision every endpoint (off-all), then delete the declaration"))
+
+export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o) =>
+  Out.runVerb(
+    o.json,
+    Effect.gen(function*() {
+      const provisioner = yield* Provisioner
+      const overview = yield* provisioner.overview
+      yield* Out.warnInvalid(overview)
+      if (o.json) {
+        return yield* Out.printJson({
+          capabilities: overview.capabilities.map((c) => ({
+            ...declarationJson(c.declaration),
+            endpoints: c.endpoints.map((e) => ({
+              identity: e.identity,
+              personality: e.personality,
+              runtime: e.runtime,
+              last: Option.getOrNull(e.last)
+            }))
+          })),
+          invalid: Out.invalidJson(overview)
+        })
+      }
+      const rows = overview.capabilities.flatMap((c) => {
+        const head = [c.declaration.capability, c.declaration.version ?? ""]
+        if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", ""]]
+        return c.endpoints.map((e) =>
+          Option.match(e.last, {
+            onNone: () => [...head, e.identity, "never", "", ""],
+            onSome: (r) => [...head, e.identity, r.state, r.occasion, r.at]
+          })
+        )
+      })
+      yield* Console.log(
+        rows.length === 0
+          ? "no capabilities registered"
+          : Out.table(["CAPABILITY", "VERSION", "ENDPOINT", "LAST STATE", "OCCASION", "AT"], rows)
+      )
+      if (overview.invalid.length > 0) {
+        yield* Console.log("")
+        yield* Console.log(
+          Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
+        )
+      }
+    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+  )).pipe(Command.withDescription("Each declaration, its version, its endpoints and their last state"))
+
+export const capability = Command.make("capability").pipe(
+  Command.withDescription("Capability plugins: declarations and their provisioning sweeps"),
+  Command.withSubcommands([register, sync, unregister, list])
+)

@@ -1,0 +1,41 @@
+/**
+ * The `city` binary (`bin/city.mjs` loads this file): the root command and its
+ * subcommand groups. Each group lives in its own module under `src/programs/`;
+ * a later group is added to the list below.
+ *
+ * Exit codes: 0 success, 1 some endpoint failed, 2 refused input (invalid
+ * declaration, unknown capability or peer, bad usage: an argument the parser
+ * refuses is bad usage too).
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { capability } from "./capability.js"
+import { peer } from "./peer.js"
+
+export const city = Command.make("city").pipe(
+  Command.withDescription("effect-city: capability plugins and peers on this host"),
+  Command.withSubcommands([capability, peer])
+)
+
+export const cli = Command.run(city, { name: "city", version: "0.1.0" })
+
+const main = Effect.suspend(() => cli(process.argv)).pipe(
+  Effect.catchIf(ValidationError.isValidationError, () =>
+    Effect.sync(() => {
+      process.exitCode = 2
+    })),
+  Effect.provide(NodeContext.layer)
+)
+
+NodeRuntime.runMain(main, {
+  disableErrorReporting: false,
+  teardown: (exit, onExit) => {
+    const code = Exit.isFailure(exit) ? 1 : typeof process.exitCode === "number" ? process.exitCode : 0
+    onExit(code)
+  }
+})

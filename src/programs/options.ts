@@ -1,0 +1,34 @@
+/**
+ * Options shared by the `city` verbs: `--root` and `--json` on every verb;
+ * `--timeout-ms` and `--concurrency` on every verb that runs provisioning
+ * commands.
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import * as Option from "effect/Option"
+import { homedir } from "node:os"
+import { join } from "node:path"
+
+export const root = Options.directory("root", { exists: "either" }).pipe(
+  Options.withDescription("The state root (default: $CITY_ROOT, else ~/.city)"),
+  Options.optional
+)
+
+export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
+
+export const timeoutMs = Options.integer("timeout-ms").pipe(
+  Options.withDescription("Timeout per provisioning call, in milliseconds"),
+  Options.withDefault(120_000)
+)
+
+export const concurrency = Options.integer("concurrency").pipe(
+  Options.withDescription("Provisioning calls run at once"),
+  Options.withDefault(4)
+)
+
+/** `--root`, else `$CITY_ROOT`, else `~/.city`. */
+export const resolveRoot = (flag: Option.Option<string>): string =>
+  Option.getOrElse(flag, () => {
+    const fromEnv = process.env["CITY_ROOT"]
+    return fromEnv !== undefined && fromEnv !== "" ? fromEnv : join(homedir(), ".city")
+  })

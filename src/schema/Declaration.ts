@@ -1,0 +1,79 @@
+/**
+ * A capability declaration, `$CITY_ROOT/capabilities/<name>.json`
+ * (spec/capability-plugin-lifecycle.md, "Declaration"). The Schema is the single
+ * source of the rules; each rule carries its own message, and the field it
+ * concerns comes from the path of the failing issue.
+ *
+ * Decisions where the spec is silent:
+ * - unknown top-level or command fields are refused (a misspelt `unprovison`
+ *   would otherwise be dropped without a word);
+ * - a `{placeholder}` that is not one of the five known ones is refused (it would
+ *   reach the plugin literally);
+ * - `runtimes` may not repeat a runtime; `package` and `version` are optional
+ *   but, when present, non-empty strings.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Name } from "./Name.js"
+
+/** The placeholders substituted inside each argument. */
+export const placeholders = ["personality", "runtime", "cwd", "occasion", "privateDir"] as const
+export type Placeholder = (typeof placeholders)[number]
+
+const placeholderPattern = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
+
+/** Every `{name}` found in an argument, known or not. */
+export const placeholdersIn = (arg: string): ReadonlyArray<string> =>
+  Array.from(arg.matchAll(placeholderPattern), (match) => match[1] ?? "")
+
+const isKnownPlaceholder = (name: string): name is Placeholder =>
+  (placeholders as ReadonlyArray<string>).includes(name)
+
+const NoNul = Schema.String.pipe(
+  Schema.filter((s) => !s.includes("\u0000") || "must not contain a NUL character")
+)
+
+/** `command`: an absolute path, because a service manager's minimal PATH resolves nothing. */
+export const AbsoluteCommand = NoNul.pipe(
+  Schema.filter((s) =>
+    s.startsWith("/") || `must be an absolute path (starting with "/"), got ${JSON.stringify(s)}`
+  ),
+  Schema.filter((s) => placeholdersIn(s).length === 0 || "must not contain placeholders; only args are substituted")
+)
+
+/** `args`: an argv tail of strings, carrying `{personality}`, with known placeholders only. */
+export const Args = Schema.Array(NoNul).pipe(
+  Schema.filter((args) => {
+    const unknown = args.flatMap(placeholdersIn).filter((name) => !isKnownPlaceholder(name))
+    return unknown.length === 0 ||
+      `unknown placeholder {${unknown[0]}}; known: ${placeholders.map((p) => `{${p}}`).join(", ")}`
+  }),
+  Schema.filter((args) =>
+    args.some((arg) => placeholdersIn(arg).includes("personality")) ||
+    "must carry {personality}: several personalities can share one cwd"
+  )
+)
+
+/** One of the two declared commands. */
+export const CommandSpec = Schema.Struct({ command: AbsoluteCommand, args: Args })
+export type CommandSpec = typeof CommandSpec.Type
+
+const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "must be a non-empty string"))
+
+/** `runtimes`: a non-empty list of runtime names, without repeats. */
+export const DeclaredRuntimes = Schema.Array(Name).pipe(
+  Schema.filter((rs) => rs.length > 0 || "must be a non-empty list of runtime names"),
+  Schema.filter((rs) => new Set(rs).size === rs.length || "must not list a runtime twice")
+)
+
+/** The declaration as stored. */
+export const Declaration = Schema.Struct({
+  schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
+  capability: Name,
+  package: Schema.optional(NonEmptyString),
+  version: Schema.optional(NonEmptyString),
+  runtimes: DeclaredRuntimes,
+  provision: CommandSpec,
+  unprovision: CommandSpec
+})
+export type Declaration = typeof Declaration.Type

@@ -1,0 +1,42 @@
+/**
+ * The host configuration, `$CITY_ROOT/host.json`: which runtimes this host can
+ * run as agents, which are channels, and each runtime's profile. An absent file
+ * means the defaults below (the spec's claude / codex / opencode table).
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Name } from "./Name.js"
+
+/** A runtime's profile. `private_dir` is relative to the root and carries `{personality}`. */
+export const RuntimeProfile = Schema.Struct({
+  private_dir: Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((s) => !s.startsWith("/") || "must be relative to the state root"),
+      Schema.filter((s) => !s.split("/").includes("..") || "must stay inside the state root (no '..')"),
+      Schema.filter((s) => s.includes("{personality}") || "must carry {personality}: each peer has its own")
+    )
+  )
+})
+export type RuntimeProfile = typeof RuntimeProfile.Type
+
+export const HostConfig = Schema.Struct({
+  schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
+  agent_runtimes: Schema.Array(Name),
+  channel_runtimes: Schema.Array(Name),
+  profiles: Schema.Record({ key: Name, value: RuntimeProfile })
+}).pipe(
+  Schema.filter((host) => {
+    const both = host.agent_runtimes.filter((r) => host.channel_runtimes.includes(r))
+    return both.length === 0 ||
+      { path: ["channel_runtimes"], message: `${both[0]} cannot be both an agent and a channel runtime` }
+  })
+)
+export type HostConfig = typeof HostConfig.Type
+
+/** Claude, Codex and OpenCode are agent runtimes; OpenCode has a private directory. */
+export const defaultHostConfig: HostConfig = {
+  schema: 1,
+  agent_runtimes: ["claude", "codex", "opencode"],
+  channel_runtimes: ["telegram", "web"],
+  profiles: { opencode: { private_dir: "state/opencode/{personality}" } }
+}

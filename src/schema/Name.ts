@@ -1,0 +1,20 @@
+/**
+ * Names that become file stems under the state root: capability names, peer
+ * personalities and runtime names. Lower-case so that two names never collide
+ * on a case-insensitive file system, and never a path: no `/`, no leading dot.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/** The rule, in words, used by every message that refuses a name. */
+export const nameRule = "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"
+
+const namePattern = /^[a-z0-9][a-z0-9._-]{0,63}$/
+
+/** Is this string a valid name? */
+export const isName = (value: string): boolean => namePattern.test(value)
+
+/** A capability, personality or runtime name. */
+export const Name = Schema.String.pipe(
+  Schema.filter((value) => isName(value) || nameRule, { identifier: "Name" })
+)

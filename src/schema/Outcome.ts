@@ -1,0 +1,52 @@
+/**
+ * What one provisioning call came to (spec/capability-plugin-lifecycle.md,
+ * "Joints (core-owned)"; design.md "Capabilities"): `ok`, `failed` (exit code and
+ * the tail of stderr), `timeout` or `not-executable`.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Name } from "./Name.js"
+import { Occasion } from "./Occasion.js"
+
+export const ProvisionState = Schema.Literal("ok", "failed", "timeout", "not-executable")
+export type ProvisionState = typeof ProvisionState.Type
+
+/** The result of one command run. `exit` is present when the process exited with a code. */
+export const Outcome = Schema.Struct({
+  state: ProvisionState,
+  exit: Schema.optional(Schema.Number),
+  ms: Schema.Number,
+  detail: Schema.optional(Schema.String)
+})
+export type Outcome = typeof Outcome.Type
+
+/** One endpoint's outcome at one joint, as reported and stored. */
+export const EndpointOutcome = Schema.Struct({
+  capability: Name,
+  personality: Name,
+  runtime: Name,
+  identity: Schema.String,
+  occasion: Occasion,
+  state: ProvisionState,
+  exit: Schema.optional(Schema.Number),
+  ms: Schema.Number,
+  detail: Schema.optional(Schema.String)
+})
+export type EndpointOutcome = typeof EndpointOutcome.Type
+
+/** The last recorded call for one endpoint of one capability. */
+export const EndpointRecord = Schema.Struct({
+  state: ProvisionState,
+  occasion: Occasion,
+  at: Schema.String,
+  exit: Schema.optional(Schema.Number),
+  detail: Schema.optional(Schema.String)
+})
+export type EndpointRecord = typeof EndpointRecord.Type
+
+/** `state/endpoints/<capability>.json`: identity (`<runtime>-<personality>`) → last record. */
+export const EndpointRecords = Schema.Record({ key: Schema.String, value: EndpointRecord })
+export type EndpointRecords = typeof EndpointRecords.Type
+
+/** The endpoint identity used in logs and output: `<runtime>-<personality>`. */
+export const identityOf = (runtime: string, personality: string): string => `${runtime}-${personality}`

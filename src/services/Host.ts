@@ -1,0 +1,71 @@
+/**
+ * This host's runtimes and their profiles (`$CITY_ROOT/host.json`, defaults in
+ * `schema/HostConfig.ts`): which runtimes are "hostable as an agent by this
+ * core" (spec/capability-plugin-lifecycle.md, "Joints (core-owned)") and which
+ * runtime has a core-owned private directory ("`{privateDir}` is the core-owned
+ * private directory of the endpoint (OpenCode: `<root>/state/opencode/<p>/`)").
+ * An invalid `host.json` is refused with `InvalidHostConfig`.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { InvalidHostConfig, type StateError } from "../schema/CapabilityErrors.js"
+import { defaultHostConfig, HostConfig } from "../schema/HostConfig.js"
+import { firstIssue } from "../schema/ParseIssue.js"
+import { StateRoot } from "./StateRoot.js"
+
+export const hostFile = "host.json"
+
+export class Host extends Context.Tag("effect-city/Host")<
+  Host,
+  {
+    readonly config: HostConfig
+    /** An agent runtime of this host: can be an endpoint. */
+    readonly isAgent: (runtime: string) => boolean
+    /** Known at all: an agent or a channel runtime. */
+    readonly isKnown: (runtime: string) => boolean
+    /** Every known runtime, agents first. */
+    readonly known: ReadonlyArray<string>
+    /** The root-relative private directory of (runtime, personality), if the runtime has one. */
+    readonly privateDir: (runtime: string, personality: string) => Option.Option<string>
+  }
+>() {}
+
+/** Builds the service from a configuration (also used by tests). */
+export const fromConfig = (config: HostConfig): Host["Type"] => {
+  const known = [...config.agent_runtimes, ...config.channel_runtimes]
+  return Host.of({
+    config,
+    isAgent: (runtime) => config.agent_runtimes.includes(runtime),
+    isKnown: (runtime) => known.includes(runtime),
+    known,
+    privateDir: (runtime, personality) =>
+      Option.fromNullable(config.profiles[runtime]?.private_dir).pipe(
+        Option.map((template) => template.split("{personality}").join(personality))
+      )
+  })
+}
+
+const parse = (file: string, text: string) =>
+  Effect.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: (e) => new InvalidHostConfig({ file, field: "", rule: `not valid JSON: ${String(e)}` })
+  }).pipe(
+    Effect.flatMap((json) =>
+      Schema.decodeUnknown(HostConfig, { onExcessProperty: "error" })(json).pipe(
+        Effect.mapError((e) => new InvalidHostConfig({ file, ...firstIssue(e) }))
+      )
+    )
+  )
+
+export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
+  const state = yield* StateRoot
+  const text = yield* state.readText(hostFile)
+  const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(hostFile), text.value)
+  return fromConfig(config)
+})
+
+export const layer = Layer.effect(Host, make)

@@ -1,0 +1,144 @@
+/**
+ * Support for the acceptance tests: runs the real `city` binary as a child
+ * process against a temp root, writes small provisioner scripts that journal
+ * their argv and environment, and reads the journals back.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import { execFile } from "node:child_process"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const binary = resolve(dirname(fileURLToPath(import.meta.url)), "../../bin/city.mjs")
+
+export interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface RunOptions {
+  readonly root?: string
+  readonly cwd?: string
+  readonly env?: Record<string, string>
+}
+
+/** Runs `city ...args` with `CITY_ROOT=root`; never fails (the exit code is in the result). */
+export const city = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<Run> =>
+  Effect.async<Run>((resume) => {
+    const env: Record<string, string | undefined> = { ...process.env }
+    delete env["CITY_PRIVATE_DIR"]
+    Object.assign(env, options.env)
+    if (options.root !== undefined) env["CITY_ROOT"] = options.root
+    const child = execFile(process.execPath, [binary, ...args], {
+      env,
+      cwd: options.cwd ?? process.cwd(),
+      maxBuffer: 64 * 1024 * 1024,
+      encoding: "utf8"
+    }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+      resume(Effect.succeed({ code, stdout, stderr }))
+    })
+    child.stdin?.end()
+  })
+
+/** A JSON verb's stdout, parsed. */
+export const json = (run: Run): Record<string, unknown> => JSON.parse(run.stdout) as Record<string, unknown>
+
+/** A fresh directory, removed with the test's Scope. */
+export const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "city-acc-" }))
+
+/**
+ * Writes an executable `/bin/sh` script at `dir/name` that appends one line per
+ * call to `journal`: each argument, then `ENV=<CITY_PRIVATE_DIR or <unset>>`,
+ * then `PWD=`, separated by \x1f; then runs `body`.
+ */
+export const provisioner = (dir: string, name: string, journal: string, body = "exit 0") =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = join(dir, name)
+    const script = [
+      "#!/bin/sh",
+      "{",
+      "  for a in \"$@\"; do printf '%s\\037' \"$a\"; done",
+      "  printf 'ENV=%s\\037' \"${CITY_PRIVATE_DIR-<unset>}\"",
+      "  printf 'PWD=%s\\n' \"$PWD\"",
+      `} >> '${journal}'`,
+      body,
+      ""
+    ].join("\n")
+    yield* fs.writeFileString(file, script)
+    yield* fs.chmod(file, 0o755)
+    return file
+  })
+
+export interface Call {
+  readonly args: ReadonlyArray<string>
+  readonly env: string
+}
+
+/** The calls journaled so far (none when the journal was never written). */
+export const journalOf = (journal: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    if (!(yield* fs.exists(journal))) return [] as ReadonlyArray<Call>
+    const text = yield* fs.readFileString(journal)
+    return text.split("\n").filter((l) => l !== "").map((line): Call => {
+      const parts = line.split("\u001f")
+      const env = parts.find((p) => p.startsWith("ENV="))?.slice(4) ?? ""
+      return { args: parts.filter((p) => !p.startsWith("ENV=") && !p.startsWith("PWD=")), env }
+    })
+  })
+
+export interface DeclarationInput {
+  readonly name: string
+  readonly runtimes?: ReadonlyArray<string>
+  readonly command: string
+  readonly unprovisionCommand?: string
+  readonly provisionArgs?: ReadonlyArray<string>
+  readonly unprovisionArgs?: ReadonlyArray<string>
+  readonly version?: string
+}
+
+/** The usual declaration: both commands carry every placeholder but {privateDir}. */
+export const declaration = (input: DeclarationInput) => ({
+  schema: 1,
+  capability: input.name,
+  package: `@test/${input.name}`,
+  version: input.version ?? "1.0.0",
+  runtimes: input.runtimes ?? ["claude", "codex", "opencode"],
+  provision: {
+    command: input.command,
+    args: input.provisionArgs ?? ["provision-peer", "{personality}", "{runtime}", "{cwd}", "{occasion}"]
+  },
+  unprovision: {
+    command: input.unprovisionCommand ?? input.command,
+    args: input.unprovisionArgs ?? ["unprovision-peer", "{personality}", "{runtime}", "{cwd}", "{occasion}"]
+  }
+})
+
+/** Writes `value` as `dir/<file>` and returns the path. */
+export const writeJson = (dir: string, file: string, value: unknown) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = join(dir, file)
+    yield* fs.writeFileString(path, JSON.stringify(value, null, 2))
+    return path
+  })
+
+/**
+ * Writes `peers/<personality>.json` directly, as an operator could: setup for
+ * scenarios whose subject is not birth (it saves a CLI start each).
+ */
+export const seedPeer = (root: string, personality: string, cwd: string, runtimes: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(join(root, "peers"), { recursive: true })
+    yield* writeJson(join(root, "peers"), `${personality}.json`, {
+      schema: 1,
+      personality,
+      cwd,
+      runtimes,
+      default_runtime: runtimes[0]
+    })
+  })

@@ -1,0 +1,152 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import * as CommandRunner from "../../src/services/CommandRunner.js"
+
+const isAlive = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).charAt(0) !== "Z"
+  } catch {
+    return false
+  }
+}
+
+describe("substitution", () => {
+  it.effect("substitutes inside each argument, and a value with spaces stays one argument", () =>
+    Effect.sync(() => {
+      const argv = CommandRunner.buildArgv(
+        { command: "/bin/prov", args: ["--cwd={cwd}", "{personality}:{runtime}", "{occasion}"] },
+        { personality: "alice", runtime: "claude", cwd: "/a b/c", occasion: "birth" }
+      )
+      expect(argv).toEqual(Either.right(["/bin/prov", "--cwd=/a b/c", "alice:claude", "birth"]))
+    }))
+
+  it.effect("substitutes in one pass: a value that looks like a placeholder is not substituted again", () =>
+    Effect.sync(() => {
+      expect(CommandRunner.substitute("{cwd}/{runtime}", { cwd: "/x/{runtime}", runtime: "codex" }))
+        .toEqual(Either.right("/x/{runtime}/codex"))
+    }))
+
+  it.effect("a placeholder without a value ({privateDir} on a runtime without one) is reported, not left in", () =>
+    Effect.sync(() => {
+      expect(CommandRunner.substitute("--dir={privateDir}", { personality: "a" })).toEqual(Either.left("privateDir"))
+      expect(CommandRunner.substitute("{notAPlaceholder} $(id)", {})).toEqual(Either.right("{notAPlaceholder} $(id)"))
+    }))
+})
+
+const script = (dir: string, name: string, body: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = join(dir, name)
+    yield* fs.writeFileString(file, `#!/bin/sh\n${body}\n`)
+    yield* fs.chmod(file, 0o755)
+    return file
+  })
+
+const request = (command: string, overrides: Partial<CommandRunner.RunRequest> = {}): CommandRunner.RunRequest => ({
+  command,
+  args: [],
+  cwd: "/",
+  privateDir: Option.none(),
+  timeout: "20 seconds",
+  ...overrides
+})
+
+describe("CommandRunner.run", () => {
+  const live = <A>(name: string, body: () => Effect.Effect<A, unknown, FileSystem.FileSystem | import("effect/Scope").Scope>) =>
+    it.scopedLive(name, () => Effect.asVoid(body()).pipe(Effect.provide(NodeContext.layer)))
+
+  live("exit 0 is ok; exit 3 is failed with the code and the tail of stderr", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const runner = yield* CommandRunner.make()
+      const ok = yield* script(dir, "ok", "exit 0")
+      const bad = yield* script(dir, "bad", "echo first >&2\necho 'second line' >&2\nexit 3")
+      expect(yield* runner.run(request(ok))).toMatchObject({ state: "ok", exit: 0 })
+      expect(yield* runner.run(request(bad))).toMatchObject({ state: "failed", exit: 3, detail: "first\nsecond line" })
+    }))
+
+  live("a huge stderr is kept as a bounded tail", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const runner = yield* CommandRunner.make({ stderrTailBytes: 100 })
+      const noisy = yield* script(dir, "noisy", "head -c 5000000 /dev/zero | tr '\\0' 'y' >&2\necho END >&2\nexit 1")
+      const outcome = yield* runner.run(request(noisy))
+      expect(outcome.state).toBe("failed")
+      expect(outcome.detail?.length).toBeLessThanOrEqual(100)
+      expect(outcome.detail?.endsWith("yyyEND")).toBe(true)
+    }))
+
+  live("a missing file, a directory and a file without execute permission are not-executable", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const runner = yield* CommandRunner.make()
+      const plain = join(dir, "plain")
+      yield* fs.writeFileString(plain, "#!/bin/sh\nexit 0\n")
+      for (const command of [join(dir, "missing"), dir, plain]) {
+        expect((yield* runner.run(request(command))).state, command).toBe("not-executable")
+      }
+    }))
+
+  live("stdin is closed, no shell is involved, and CITY_PRIVATE_DIR is set only when given", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const out = join(dir, "out")
+      const runner = yield* CommandRunner.make()
+      const probe = yield* script(
+        dir,
+        "probe",
+        `cat >/dev/null\nprintf '%s|' "$@" >> '${out}'\necho "\${CITY_PRIVATE_DIR-unset}" >> '${out}'`
+      )
+      yield* runner.run(request(probe, { args: ["a b", "$(id)", ";", "*"], privateDir: Option.some("/p/d") }))
+      yield* runner.run(request(probe, { args: ["x"] }))
+      expect(yield* fs.readFileString(out)).toBe("a b|$(id)|;|*|/p/d\nx|unset\n")
+    }))
+
+  live("on timeout the whole process group gets SIGTERM, then SIGKILL when it ignores it", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const pids = join(dir, "pids")
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
+      const stubborn = yield* script(dir, "stubborn", `trap '' TERM\necho $$ >> '${pids}'\nsleep 60 &\necho $! >> '${pids}'\nwait\nwait`)
+      const polite = yield* script(dir, "polite", `echo $$ >> '${pids}.2'\nsleep 60 &\necho $! >> '${pids}.2'\nwait`)
+      const outcome = yield* runner.run(request(stubborn, { timeout: "300 millis" }))
+      expect(outcome.state).toBe("timeout")
+      const started = (yield* fs.readFileString(pids)).trim().split("\n").map(Number)
+      expect(started.filter(isAlive)).toEqual([])
+      expect((yield* runner.run(request(polite, { timeout: "300 millis" }))).state).toBe("timeout")
+      expect((yield* fs.readFileString(`${pids}.2`)).trim().split("\n").map(Number).filter(isAlive)).toEqual([])
+    }))
+
+  live("an interrupted call terminates the process group before it returns", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const pids = join(dir, "pids")
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
+      const stubborn = yield* script(dir, "stubborn", `trap '' TERM\nsleep 60 &\necho $$ $! > '${pids}.tmp'\nmv '${pids}.tmp' '${pids}'\nwait\nwait`)
+      const fiber = yield* Effect.fork(runner.run(request(stubborn, { timeout: "60 seconds" })))
+      // Wait until the script has started (bounded poll of a condition, not a sleep).
+      yield* fs.exists(pids).pipe(
+        Effect.filterOrFail((exists) => exists),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.compose(Schedule.recurs(500))))
+      )
+      yield* Fiber.interrupt(fiber)
+      const started = (yield* fs.readFileString(pids)).trim().split(" ").map(Number)
+      expect(started.length).toBe(2)
+      expect(started.filter(isAlive)).toEqual([])
+    }))
+})

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Effect from "effect/Effect"
+import { join } from "node:path"
+import * as LifecycleLog from "../../src/services/LifecycleLog.js"
+import * as StateRoot from "../../src/services/StateRoot.js"
+
+describe("logfmt", () => {
+  it.effect("values with spaces, quotes, = or control characters are quoted and escaped; others are bare", () =>
+    Effect.sync(() => {
+      expect(LifecycleLog.quote("claude-alice")).toBe("claude-alice")
+      expect(LifecycleLog.quote("two words")).toBe("\"two words\"")
+      expect(LifecycleLog.quote("a=b")).toBe("\"a=b\"")
+      expect(LifecycleLog.quote("say \"hi\"")).toBe("\"say \\\"hi\\\"\"")
+      expect(LifecycleLog.quote("back\\slash")).toBe("\"back\\\\slash\"")
+      expect(LifecycleLog.quote("line\nbreak\ttab")).toBe("\"line\\nbreak\\ttab\"")
+      expect(LifecycleLog.quote("")).toBe("\"\"")
+    }))
+
+  it.effect("a line keeps the field order and leaves out unknown values", () =>
+    Effect.sync(() => {
+      expect(LifecycleLog.formatLine([["ts", "T"], ["ev", "capability-provision"], ["exit", undefined], ["ms", 12], [
+        "detail",
+        "x y"
+      ]])).toBe("ts=T ev=capability-provision ms=12 detail=\"x y\"")
+    }))
+})
+
+describe("the lifecycle log file", () => {
+  const withRoot = <A>(body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | StateRoot.StateRoot>) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* fs.makeTempDirectoryScoped()
+      return yield* body(root).pipe(Effect.provide(StateRoot.layer({ root })))
+    }).pipe(Effect.provide(NodeContext.layer))
+
+  it.scoped("is created 0600 and rotates by size, keeping a bounded number of old files", () =>
+    withRoot((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const log = yield* LifecycleLog.make({ maxBytes: 200, keep: 2 })
+        for (let i = 0; i < 40; i++) yield* log.append([["ev", "capability-provision"], ["n", i], ["pad", "x".repeat(30)]])
+        const logs = (yield* fs.readDirectory(join(root, "logs"))).sort()
+        expect(logs).toEqual(["lifecycle.log", "lifecycle.log.1", "lifecycle.log.2"])
+        for (const f of logs) {
+          expect((yield* fs.stat(join(root, "logs", f))).size).toBeLessThanOrEqual(200)
+        }
+        expect((yield* fs.stat(join(root, "logs", "lifecycle.log"))).mode & 0o777).toBe(0o600)
+        const last = (yield* fs.readFileString(join(root, "logs", "lifecycle.log"))).trim().split("\n").pop()
+        expect(last).toContain("n=39")
+      })
+    ))
+
+  it.scoped("a write failure never fails the operation", () =>
+    withRoot((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        // `logs` is a file: the log cannot be created under it.
+        yield* fs.writeFileString(join(root, "logs"), "not a directory")
+        const log = yield* LifecycleLog.make()
+        const written = yield* Effect.exit(log.append([["ev", "capability-provision"]]))
+        expect(written._tag).toBe("Success")
+      })
+    ))
+})
