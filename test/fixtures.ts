@@ -3,10 +3,13 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -91,3 +94,11 @@ export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, maxYie
     }
     return yield* Effect.dieMessage(`condition not reached after ${maxYields} yields`)
   })
+
+/** The typed failure of an Exit (the test fails if it succeeded or failed with a defect). */
+export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
+  return failure.value
+}

@@ -8,10 +8,8 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Console from "effect/Console"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as CapabilitiesLive from "../layers/CapabilitiesLive.js"
 import type { Declaration } from "../schema/Declaration.js"
 import { type JointReport, Provisioner } from "../services/Provisioner.js"
 import * as Opt from "./options.js"
@@ -30,52 +28,17 @@ const renderSweep = (
   report: JointReport,
   extra: Record<string, unknown>,
   headline: string
-) =>
-  Effect.gen(function*() {
-    const failed = Out.anyFailed(report.outcomes) || report.invalid.some((e) => e._tag === "InvalidPeerFile")
-    yield* Out.warnInvalid(report)
-    if (json) {
-      yield* Out.printJson({
-        ok: !failed,
-        verb,
-        ...extra,
-        outcomes: report.outcomes,
-        summary: Out.summarize(report.outcomes),
-        invalid: Out.invalidJson(report)
-      })
-    } else {
-      yield* Console.log(headline)
-      if (report.outcomes.length > 0) yield* Console.log(Out.outcomeTable(report.outcomes))
-      yield* Console.log(`summary: ${Out.summaryLine(report.outcomes)}`)
-    }
-    yield* Out.setExitCode(failed ? 1 : 0)
-  })
-
-const settings = (json: boolean, timeoutMs: number, concurrency: number) => {
-  const onProgress = Out.progress(json)
-  return {
-    timeout: Duration.millis(timeoutMs),
-    concurrency,
-    ...(onProgress === undefined ? {} : { onProgress })
-  }
-}
-
-const sweepOptions = {
-  root: Opt.root,
-  json: Opt.json,
-  timeoutMs: Opt.timeoutMs,
-  concurrency: Opt.concurrency
-}
+) => Out.renderReport({ policy: "sweep", verb, json, report, extra, headline })
 
 export const register = Command.make(
   "register",
-  { ...sweepOptions, file: Args.file({ name: "file", exists: "either" }) },
+  { ...Opt.commandOptions, file: Args.file({ name: "file", exists: "either" }) },
   (o) =>
     Out.runVerb(
       o.json,
       Effect.gen(function*() {
         const provisioner = yield* Provisioner
-        const { declaration, report } = yield* provisioner.register(o.file, settings(o.json, o.timeoutMs, o.concurrency))
+        const { declaration, report } = yield* provisioner.register(o.file, Out.settings(o.json, o.timeoutMs, o.concurrency))
         yield* renderSweep(
           "register",
           o.json,
@@ -84,28 +47,28 @@ export const register = Command.make(
           `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
             `sweep-on over ${report.outcomes.length} endpoint(s)`
         )
-      }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+      }).pipe(Effect.provide(Opt.live(o.root)))
     )
 ).pipe(Command.withDescription("Validate a declaration file, store it, and provision every endpoint (sweep-on)"))
 
 const nameArg = Args.text({ name: "name" })
 
-export const sync = Command.make("sync", { ...sweepOptions, name: nameArg }, (o) =>
+export const sync = Command.make("sync", { ...Opt.commandOptions, name: nameArg }, (o) =>
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
       const provisioner = yield* Provisioner
-      const report = yield* provisioner.sync(o.name, settings(o.json, o.timeoutMs, o.concurrency))
+      const report = yield* provisioner.sync(o.name, Out.settings(o.json, o.timeoutMs, o.concurrency))
       yield* renderSweep("sync", o.json, report, { capability: o.name }, `sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`)
-    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+    }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Provision every endpoint of a registered capability again (the repair)"))
 
-export const unregister = Command.make("unregister", { ...sweepOptions, name: nameArg }, (o) =>
+export const unregister = Command.make("unregister", { ...Opt.commandOptions, name: nameArg }, (o) =>
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
       const provisioner = yield* Provisioner
-      const report = yield* provisioner.unregister(o.name, settings(o.json, o.timeoutMs, o.concurrency))
+      const report = yield* provisioner.unregister(o.name, Out.settings(o.json, o.timeoutMs, o.concurrency))
       yield* renderSweep(
         "unregister",
         o.json,
@@ -113,7 +76,7 @@ export const unregister = Command.make("unregister", { ...sweepOptions, name: na
         { capability: o.name },
         `unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
       )
-    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+    }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Unprovision every endpoint (off-all), then delete the declaration"))
 
 export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o) =>
@@ -158,7 +121,7 @@ export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o)
           Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
         )
       }
-    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root) })))
+    }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Each declaration, its version, its endpoints and their last state"))
 
 export const capability = Command.make("capability").pipe(

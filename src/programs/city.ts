@@ -11,10 +11,10 @@
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { capability } from "./capability.js"
+import { runMain } from "./main.ts"
 import { peer } from "./peer.js"
 
 export const city = Command.make("city").pipe(
@@ -32,8 +32,7 @@ const main = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.provide(NodeContext.layer)
 )
 
-NodeRuntime.runMain(main, {
-  disableErrorReporting: false,
+runMain(main, {
   teardown: (exit, onExit) => {
     const code = Exit.isFailure(exit) ? 1 : typeof process.exitCode === "number" ? process.exitCode : 0
     onExit(code)

@@ -6,12 +6,16 @@
  * @since 0.1.0
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import type * as Runtime from "@effect/platform/Runtime"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 
 export const runMain = <A, E>(
   program: Effect.Effect<A, E>,
-  options: { readonly finalizerDeadline?: Duration.DurationInput } = {}
+  options: {
+    readonly finalizerDeadline?: Duration.DurationInput
+    readonly teardown?: Runtime.Teardown
+  } = {}
 ): void => {
   const deadline = Duration.toMillis(Duration.decode(options.finalizerDeadline ?? "30 seconds"))
   const arm = () => {
@@ -23,5 +27,5 @@ export const runMain = <A, E>(
   }
   process.once("SIGINT", arm)
   process.once("SIGTERM", arm)
-  NodeRuntime.runMain(program)
+  NodeRuntime.runMain(program, options.teardown === undefined ? {} : { teardown: options.teardown })
 }

@@ -6,6 +6,7 @@
  */
 import * as Options from "@effect/cli/Options"
 import * as Option from "effect/Option"
+import * as CapabilitiesLive from "../layers/CapabilitiesLive.js"
 import { homedir } from "node:os"
 import { join } from "node:path"
 
@@ -32,3 +33,9 @@ export const resolveRoot = (flag: Option.Option<string>): string =>
     const fromEnv = process.env["CITY_ROOT"]
     return fromEnv !== undefined && fromEnv !== "" ? fromEnv : join(homedir(), ".city")
   })
+
+/** The options of every verb that runs provisioning commands. */
+export const commandOptions = { root, json, timeoutMs, concurrency }
+
+/** The capability services on the state root the operator chose. */
+export const live = (flag: Option.Option<string>) => CapabilitiesLive.layer({ root: resolveRoot(flag) })

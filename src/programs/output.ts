@@ -9,6 +9,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { refusedTags } from "../schema/CapabilityErrors.js"
 import type { EndpointOutcome } from "../schema/Outcome.js"
+import * as Duration from "effect/Duration"
 import type { JointReport, JointSettings } from "../services/Provisioner.js"
 
 /** An aligned table; empty cells print as `-`. */
@@ -114,3 +115,49 @@ export const runVerb = <E, R>(json: boolean, verb: Effect.Effect<void, E, R>): E
       })
     )
   )
+
+/** The settings of a verb that runs commands: per-call timeout, concurrency, TTY progress. */
+export const settings = (json: boolean, timeoutMs: number, concurrency: number): JointSettings => {
+  const onProgress = progress(json)
+  return {
+    timeout: Duration.millis(timeoutMs),
+    concurrency,
+    ...(onProgress === undefined ? {} : { onProgress })
+  }
+}
+
+/**
+ * Renders a joint's report. A `sweep` (register, sync, unregister) exits 1 when an endpoint
+ * failed or a peer file could not be read; a `joint` (birth, remove) always completes with exit 0
+ * and prints each failed call as a loud warning.
+ */
+export const renderReport = (options: {
+  readonly policy: "sweep" | "joint"
+  readonly verb: string
+  readonly json: boolean
+  readonly report: JointReport
+  readonly extra: Record<string, unknown>
+  readonly headline: string
+}) =>
+  Effect.gen(function*() {
+    const { extra, headline, json, policy, report, verb } = options
+    const failed = policy === "sweep" &&
+      (anyFailed(report.outcomes) || report.invalid.some((e) => e._tag === "InvalidPeerFile"))
+    yield* warnInvalid(report)
+    if (policy === "joint") yield* warnFailures(report.outcomes)
+    if (json) {
+      yield* printJson({
+        ok: !failed,
+        verb,
+        ...extra,
+        outcomes: report.outcomes,
+        summary: summarize(report.outcomes),
+        invalid: invalidJson(report)
+      })
+    } else {
+      yield* Console.log(headline)
+      if (report.outcomes.length > 0) yield* Console.log(outcomeTable(report.outcomes))
+      if (policy === "sweep" || report.outcomes.length > 0) yield* Console.log(`summary: ${summaryLine(report.outcomes)}`)
+    }
+    yield* setExitCode(failed ? 1 : 0)
+  })

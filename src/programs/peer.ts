@@ -10,59 +10,19 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { basename } from "node:path"
-import * as CapabilitiesLive from "../layers/CapabilitiesLive.js"
 import type { Peer } from "../schema/Peer.js"
 import { type JointReport, type NewPeer, Provisioner } from "../services/Provisioner.js"
 import * as Opt from "./options.js"
 import * as Out from "./output.js"
 
-const jointOptions = {
-  root: Opt.root,
-  json: Opt.json,
-  timeoutMs: Opt.timeoutMs,
-  concurrency: Opt.concurrency
-}
-
-const settings = (json: boolean, timeoutMs: number, concurrency: number) => {
-  const onProgress = Out.progress(json)
-  return {
-    timeout: Duration.millis(timeoutMs),
-    concurrency,
-    ...(onProgress === undefined ? {} : { onProgress })
-  }
-}
-
 const peerRow = (p: Peer) => [p.personality, p.default_runtime, p.runtimes.join(","), p.cwd]
 
 /** A joint that completes whatever its calls did: warnings, then the result; exit 0. */
 const renderJoint = (verb: string, json: boolean, report: JointReport, extra: Record<string, unknown>, headline: string) =>
-  Effect.gen(function*() {
-    yield* Out.warnInvalid(report)
-    yield* Out.warnFailures(report.outcomes)
-    if (json) {
-      yield* Out.printJson({
-        ok: true,
-        verb,
-        ...extra,
-        outcomes: report.outcomes,
-        summary: Out.summarize(report.outcomes),
-        invalid: Out.invalidJson(report)
-      })
-    } else {
-      yield* Console.log(headline)
-      if (report.outcomes.length > 0) {
-        yield* Console.log(Out.outcomeTable(report.outcomes))
-        yield* Console.log(`summary: ${Out.summaryLine(report.outcomes)}`)
-      }
-    }
-    yield* Out.setExitCode(0)
-  })
-
-const live = (root: Option.Option<string>) => CapabilitiesLive.layer({ root: Opt.resolveRoot(root) })
+  Out.renderReport({ policy: "joint", verb, json, report, extra, headline })
 
 const runtimeOption = Options.text("runtime").pipe(
   Options.withDescription("A runtime of the peer (repeat for several; the first is the default)"),
@@ -72,7 +32,7 @@ const runtimeOption = Options.text("runtime").pipe(
 const create = (o: { readonly json: boolean; readonly timeoutMs: number; readonly concurrency: number }, input: NewPeer) =>
   Effect.gen(function*() {
     const provisioner = yield* Provisioner
-    const { peer, report } = yield* provisioner.createPeer(input, settings(o.json, o.timeoutMs, o.concurrency))
+    const { peer, report } = yield* provisioner.createPeer(input, Out.settings(o.json, o.timeoutMs, o.concurrency))
     yield* renderJoint(
       "create",
       o.json,
@@ -83,18 +43,18 @@ const create = (o: { readonly json: boolean; readonly timeoutMs: number; readonl
   })
 
 export const createCommand = Command.make("create", {
-  ...jointOptions,
+  ...Opt.commandOptions,
   personality: Args.text({ name: "personality" }),
   cwd: Options.text("cwd").pipe(Options.withDescription("The peer's working directory")),
   runtime: runtimeOption
 }, (o) =>
   Out.runVerb(
     o.json,
-    create(o, { personality: o.personality, cwd: o.cwd, runtimes: o.runtime }).pipe(Effect.provide(live(o.root)))
+    create(o, { personality: o.personality, cwd: o.cwd, runtimes: o.runtime }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Create a peer and provision its endpoints (birth)"))
 
 export const init = Command.make("init", {
-  ...jointOptions,
+  ...Opt.commandOptions,
   personality: Args.text({ name: "personality" }).pipe(
     Args.withDescription("Default: the name of the current directory"),
     Args.optional
@@ -107,7 +67,7 @@ export const init = Command.make("init", {
       personality: Option.getOrElse(o.personality, () => basename(process.cwd())),
       cwd: process.cwd(),
       runtimes: o.runtime
-    }).pipe(Effect.provide(live(o.root)))
+    }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Create a peer whose cwd is the current directory (birth)"))
 
 const personalityArg = Args.text({ name: "personality" })
@@ -115,7 +75,7 @@ const runtimeArg = Args.text({ name: "runtime" })
 
 export const addRuntime = Command.make(
   "add-runtime",
-  { ...jointOptions, personality: personalityArg, runtime: runtimeArg },
+  { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
   (o) =>
     Out.runVerb(
       o.json,
@@ -124,16 +84,16 @@ export const addRuntime = Command.make(
         const { peer, report } = yield* provisioner.addRuntime(
           o.personality,
           o.runtime,
-          settings(o.json, o.timeoutMs, o.concurrency)
+          Out.settings(o.json, o.timeoutMs, o.concurrency)
         )
         yield* renderJoint("add-runtime", o.json, report, { peer }, `peer ${peer.personality}: runtime ${o.runtime} wired`)
-      }).pipe(Effect.provide(live(o.root)))
+      }).pipe(Effect.provide(Opt.live(o.root)))
     )
 ).pipe(Command.withDescription("Declare a runtime for a peer (or repair it) and provision its endpoints (birth)"))
 
 export const defaultRuntime = Command.make(
   "default-runtime",
-  { ...jointOptions, personality: personalityArg, runtime: runtimeArg },
+  { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
   (o) =>
     Out.runVerb(
       o.json,
@@ -142,7 +102,7 @@ export const defaultRuntime = Command.make(
         const { peer, report, wired } = yield* provisioner.defaultRuntime(
           o.personality,
           o.runtime,
-          settings(o.json, o.timeoutMs, o.concurrency)
+          Out.settings(o.json, o.timeoutMs, o.concurrency)
         )
         yield* renderJoint(
           "default-runtime",
@@ -151,23 +111,23 @@ export const defaultRuntime = Command.make(
           { peer, wired },
           `peer ${peer.personality}: default runtime ${o.runtime}${wired ? " (newly wired)" : ""}`
         )
-      }).pipe(Effect.provide(live(o.root)))
+      }).pipe(Effect.provide(Opt.live(o.root)))
     )
 ).pipe(Command.withDescription("Make a runtime the default; an unwired runtime is wired first (birth)"))
 
-export const remove = Command.make("remove", { ...jointOptions, personality: personalityArg }, (o) =>
+export const remove = Command.make("remove", { ...Opt.commandOptions, personality: personalityArg }, (o) =>
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
       const provisioner = yield* Provisioner
-      const report = yield* provisioner.removePeer(o.personality, settings(o.json, o.timeoutMs, o.concurrency))
+      const report = yield* provisioner.removePeer(o.personality, Out.settings(o.json, o.timeoutMs, o.concurrency))
       yield* renderJoint("remove", o.json, report, { personality: o.personality }, `removed peer ${o.personality}`)
-    }).pipe(Effect.provide(live(o.root)))
+    }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Unprovision the peer's endpoints (remove), then purge its state"))
 
 export const removeRuntime = Command.make(
   "remove-runtime",
-  { ...jointOptions, personality: personalityArg, runtime: runtimeArg },
+  { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
   (o) =>
     Out.runVerb(
       o.json,
@@ -176,7 +136,7 @@ export const removeRuntime = Command.make(
         const { peer, report } = yield* provisioner.removeRuntime(
           o.personality,
           o.runtime,
-          settings(o.json, o.timeoutMs, o.concurrency)
+          Out.settings(o.json, o.timeoutMs, o.concurrency)
         )
         yield* renderJoint(
           "remove-runtime",
@@ -185,7 +145,7 @@ export const removeRuntime = Command.make(
           { peer },
           `peer ${peer.personality}: runtime ${o.runtime} removed`
         )
-      }).pipe(Effect.provide(live(o.root)))
+      }).pipe(Effect.provide(Opt.live(o.root)))
     )
 ).pipe(Command.withDescription("Unprovision a runtime's endpoints (remove) and drop it from the peer"))
 
@@ -205,7 +165,7 @@ export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o)
             ...invalid.map((e) => ["INVALID", "", "", `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`])
           ])
       )
-    }).pipe(Effect.provide(live(o.root)))
+    }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Every peer with its runtimes and cwd"))
 
 export const peer = Command.make("peer").pipe(

@@ -3,11 +3,9 @@
  * issue "City core" states it. One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -17,7 +15,7 @@ import * as City from "../../src/city.ts"
 import { action } from "../../src/schema/Contributions.ts"
 import * as Plugin from "../../src/schema/Plugin.ts"
 import { PluginLifecycleContext } from "../../src/services/PluginLifecycleContext.ts"
-import { advanceUntilDone, eventually, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
+import { advanceUntilDone, eventually, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 const setup = Effect.gen(function*() {
   const city = yield* makeCity()
@@ -25,13 +23,6 @@ const setup = Effect.gen(function*() {
   const workspace = yield* city.workspaces.add({ id: "ws-1", path: "/tmp/ws-1" })
   return { city, agent, workspace, calls: city.scope({ agent, workspace }) }
 })
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
-  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
-  return failure.value
-}
 
 describe("City core", () => {
   it.scoped("runs one initialize and one dispose per instance", () =>

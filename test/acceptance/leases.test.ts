@@ -3,7 +3,6 @@
  * leases, Agents, Sessions, Turns and Steps" states them. One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -16,14 +15,7 @@ import { action } from "../../src/schema/Contributions.ts"
 import * as Plugin from "../../src/schema/Plugin.ts"
 import * as KeyedResources from "../../src/services/KeyedResources.ts"
 import { PluginContext } from "../../src/services/PluginContext.ts"
-import { advanceUntilDone, eventually, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
-
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
-  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
-  return failure.value
-}
+import { advanceUntilDone, eventually, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 const setup = (options: CityLayerOptions = {}) =>
   Effect.gen(function*() {
