@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -56,13 +57,12 @@ export const make = <R = never>(
     const outer = yield* Effect.scope
     const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
     const context = yield* Layer.buildWithScope(core(options), inner)
-    const admission = Admission.Admission.pipe((tag) => tag)
-    const gate = context.unsafeMap.get(admission.key) as Admission.AdmissionShape
-    const report = context.unsafeMap.get(CloseReport.CloseReport.key) as CloseReport.CloseReportShape
-    const registry = context.unsafeMap.get(PluginRegistry.PluginRegistry.key) as PluginRegistry.PluginRegistryShape
-    const leases = context.unsafeMap.get(ExecutionLeases.ExecutionLeases.key) as ExecutionLeases.ExecutionLeasesShape
-    const workspaces = context.unsafeMap.get(Workspaces.Workspaces.key) as Workspaces.WorkspacesShape
-    const sessions = context.unsafeMap.get(Sessions.Sessions.key) as Sessions.SessionsShape
+    const gate = Context.get(context, Admission.Admission)
+    const report = Context.get(context, CloseReport.CloseReport)
+    const registry = Context.get(context, PluginRegistry.PluginRegistry)
+    const leases = Context.get(context, ExecutionLeases.ExecutionLeases)
+    const workspaces = Context.get(context, Workspaces.Workspaces)
+    const sessions = Context.get(context, Sessions.Sessions)
 
     const closed = Deferred.unsafeMake<Exit.Exit<void, CityCloseError>>(FiberId.none)
     const close: Effect.Effect<void, CityCloseError> = Effect.suspend(() => {

@@ -129,9 +129,9 @@ export const make = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
 
   const entries = new Map<string, Entry>()
-  /** Entry names, sorted. */
-  let names: Array<string> = []
-  /** Ready instances, sorted by name: the next view's content. */
+  /** Entry names, sorted (internal, mutated in place). */
+  const names: Array<string> = []
+  /** Ready instances, sorted by name: the next view's content (copied per change: views are immutable). */
   let ready: Array<PluginInstance> = []
   const views = new ViewTable()
   // Snapshot lists are built only for watchers of `changes` (and on demand for `snapshots`), so
@@ -181,8 +181,7 @@ export const make = Effect.gen(function*() {
 
   const setEntry = (entry: Entry) => {
     if (!entries.has(entry.name)) {
-      const at = searchSorted(names, entry.name, identity)
-      names = [...names.slice(0, at), entry.name, ...names.slice(at)]
+      names.splice(searchSorted(names, entry.name, identity), 0, entry.name)
     }
     entries.set(entry.name, entry)
   }
@@ -190,8 +189,7 @@ export const make = Effect.gen(function*() {
   const deleteEntry = (entry: Entry) => {
     if (entries.get(entry.name) !== entry) return
     entries.delete(entry.name)
-    const at = searchSorted(names, entry.name, identity)
-    names = [...names.slice(0, at), ...names.slice(at + 1)]
+    names.splice(searchSorted(names, entry.name, identity), 1)
   }
 
   const list = (): ReadonlyArray<PluginSnapshot> => names.map((n) => entries.get(n)!.snapshot)

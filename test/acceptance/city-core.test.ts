@@ -6,7 +6,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
@@ -499,6 +501,41 @@ describe("City core", () => {
   })
 
   describe("City.layer", () => {
+    it.scoped("different names initialize concurrently", () =>
+      provideNode(Effect.gen(function*() {
+        const journal = new Journal()
+        const a = yield* Deferred.make<void>()
+        const b = yield* Deferred.make<void>()
+        // Each initialize waits for the other to have started: serialized initializes would hang.
+        const city = yield* makeCity({
+          plugins: [
+            probe("a", { journal, initialize: Effect.zipRight(Deferred.succeed(a, undefined), Deferred.await(b)) }),
+            probe("b", { journal, initialize: Effect.zipRight(Deferred.succeed(b, undefined), Deferred.await(a)) })
+          ]
+        })
+        expect((yield* city.plugins.snapshots).map((s) => s.status)).toEqual(["ready", "ready"])
+      })))
+
+    it.scoped("closing the layer's Scope runs the same close and logs the aggregate", () =>
+      provideNode(Effect.gen(function*() {
+        const journal = new Journal()
+        const logged: Array<string> = []
+        const logger = Logger.make(({ message }) => {
+          logged.push(Array.isArray(message) ? message.join(" ") : String(message))
+        })
+        const scope = yield* Scope.make()
+        const city = yield* Scope.extend(
+          makeCity({ plugins: [probe("a", { journal }), probe("b", { journal, dispose: Effect.die(new Error("b broke")) })] }),
+          scope
+        )
+        yield* Scope.close(scope, Exit.void).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        expect(journal.events.filter((e) => e.startsWith("dispose:"))).toEqual(["dispose:b", "dispose:a"])
+        expect(logged.some((line) => line.includes("City close had 1 cleanup failure") && line.includes("b broke"))).toBe(true)
+        // The close already ran: calling it again shares its result.
+        const error = failureOf(yield* Effect.exit(city.close))
+        expect(error.failures.map((f) => f.subject)).toEqual(["plugin b"])
+      })))
+
     it.scoped("starts given plugins concurrently and isolates an optional one that fails", () =>
       provideNode(Effect.gen(function*() {
         const journal = new Journal()
