@@ -99,8 +99,16 @@ interface Entry {
 /** An initialized instance and its one-shot disposal. */
 interface Live {
   readonly instance: PluginInstance
+  /** Completed when its disposal begins (by remove or by close, whichever comes first). */
+  readonly started: Deferred.Deferred<void>
   disposal: Deferred.Deferred<Exit.Exit<void, PluginDisposeFailed>> | undefined
 }
+
+const makeLive = (instance: PluginInstance): Live => ({
+  instance,
+  started: Deferred.unsafeMake<void>(FiberId.none),
+  disposal: undefined
+})
 
 const compareNames = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -255,6 +263,7 @@ export const make = Effect.gen(function*() {
       if (live.disposal !== undefined) return Effect.flatten(Deferred.await(live.disposal))
       const disposal = Deferred.unsafeMake<Exit.Exit<void, PluginDisposeFailed>>(FiberId.none)
       live.disposal = disposal
+      Deferred.unsafeDone(live.started, Exit.void)
       return Effect.flatMap(Effect.exit(runDispose(live.instance)), (exit) => {
         Deferred.unsafeDone(disposal, Exit.succeed(exit))
         return exit
@@ -297,7 +306,7 @@ export const make = Effect.gen(function*() {
             lifecycle,
             scope
           }
-          yield* update(entry, { status: "ready", live: { instance, disposal: undefined }, last_error: undefined })
+          yield* update(entry, { status: "ready", live: makeLive(instance), last_error: undefined })
           publishReady(instance)
           yield* publishSnapshots
           return Either.right(entry.snapshot)
@@ -384,10 +393,7 @@ export const make = Effect.gen(function*() {
         yield* publishSnapshots
       }
       // Wait for the last lease on a view containing it, unless close already disposes it.
-      yield* Effect.raceFirst(
-        views.unleased(live.instance),
-        Effect.suspend(() => (live.disposal === undefined ? Effect.never : Effect.void))
-      )
+      yield* Effect.raceFirst(views.unleased(live.instance), Deferred.await(live.started))
       const exit = yield* Effect.exit(disposeOnce(live))
       deleteEntry(entry)
       yield* publishSnapshots
@@ -451,6 +457,11 @@ export const make = Effect.gen(function*() {
       )
       for (const entry of Array.from(entries.values())) deleteEntry(entry)
       yield* publishSnapshots
+      // Removals in flight end now that every plugin is disposed; give them their bounded moment.
+      yield* Effect.interruptible(FiberSet.awaitEmpty(background)).pipe(
+        Effect.timeout(config.disposeTimeout),
+        Effect.ignore
+      )
       yield* FiberSet.clear(background)
     })
   )

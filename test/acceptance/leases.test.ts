@@ -247,6 +247,24 @@ describe("Execution leases", () => {
         expect(journal.count("dispose:alpha")).toBe(1)
         expect(journal.count("dispose:beta")).toBe(1)
       })))
+
+    it.scoped("a lease never released does not block close: it is reported and the waiting remove completes", () =>
+      provideNode(Effect.gen(function*() {
+        const journal = new Journal()
+        const { city } = yield* setup({ disposeTimeout: "1 second" })
+        yield* city.plugins.add(probe("alpha", { journal }))
+        const forgotten = yield* Scope.make()
+        yield* city.leases.acquireIn(forgotten)
+        const removing = yield* Effect.fork(city.plugins.remove("alpha"))
+        yield* eventually(Effect.map(statusOf(city, "alpha"), (s) => s === "disposing"))
+        const closing = yield* Effect.fork(city.close)
+        const closed = yield* advanceUntilDone(closing, "500 millis")
+        const error = failureOf(closed)
+        expect(error.failures.map((f) => f.subject)).toEqual(["plugin alpha"])
+        expect(error.message).toContain("still-leased")
+        expect(yield* Fiber.join(removing)).toBe(true)
+        expect(journal.count("dispose:alpha")).toBe(1)
+      })))
   })
 
   describe("bad input and faults", () => {
