@@ -27,10 +27,7 @@ export const EndpointOutcome = Schema.Struct({
   runtime: Name,
   identity: Schema.String,
   occasion: Occasion,
-  state: ProvisionState,
-  exit: Schema.optional(Schema.Number),
-  ms: Schema.Number,
-  detail: Schema.optional(Schema.String)
+  ...Outcome.fields
 })
 export type EndpointOutcome = typeof EndpointOutcome.Type
 

@@ -15,9 +15,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
-import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -25,14 +23,11 @@ import { InvalidDeclaration, type StateError, UnknownCapability } from "../schem
 import { Declaration } from "../schema/Declaration.js"
 import { isName } from "../schema/Name.js"
 import { firstIssue } from "../schema/ParseIssue.js"
-import { StateRoot } from "./StateRoot.js"
+import { type Scan, scanDocuments, StateRoot } from "./StateRoot.js"
 
 export const capabilitiesDir = "capabilities"
 
-export interface Scan<A, E> {
-  readonly valid: ReadonlyArray<A>
-  readonly invalid: ReadonlyArray<E>
-}
+export type { Scan } from "./StateRoot.js"
 
 export class Capabilities extends Context.Tag("effect-city/Capabilities")<
   Capabilities,
@@ -107,32 +102,11 @@ export const make: Effect.Effect<Capabilities["Type"], never, StateRoot | FileSy
 
     const remove = (name: string) => state.remove(relative(name))
 
-    const scanEntry = (
-      entry: string
-    ): Effect.Effect<Option.Option<Either.Either<Declaration, InvalidDeclaration>>> => {
-      const file = state.resolve(`${capabilitiesDir}/${entry}`)
-      if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
-      if (!entry.endsWith(".json") || !isName(entry.slice(0, -5))) {
-        return Effect.succeed(Option.some(Either.left(
-          new InvalidDeclaration({ file, field: "", rule: "is not a declaration: expected <name>.json" })
-        )))
-      }
-      return state.readText(`${capabilitiesDir}/${entry}`).pipe(
-        Effect.mapError((e) => new InvalidDeclaration({ file, field: "", rule: `cannot be read (${e.detail})` })),
-        // A file deleted between the listing and the read is simply gone.
-        Effect.flatMap((text) =>
-          Option.isNone(text)
-            ? Effect.succeed(Option.none<Either.Either<Declaration, InvalidDeclaration>>())
-            : Effect.map(validate(file, entry.slice(0, -5), text.value), (d) => Option.some(Either.right(d)))
-        ),
-        Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
-      )
-    }
-
-    const scan = Effect.gen(function*() {
-      const entries = yield* state.list(capabilitiesDir)
-      const checked = Arr.getSomes(yield* Effect.forEach(entries, scanEntry, { concurrency: 16 }))
-      return { valid: Arr.getRights(checked), invalid: Arr.getLefts(checked) }
+    const scan = scanDocuments(state, capabilitiesDir, {
+      invalid: (file, rule) => new InvalidDeclaration({ file, field: "", rule }),
+      validate,
+      isStem: isName,
+      namingRule: "is not a declaration: expected <name>.json"
     })
 
     return Capabilities.of({ readFile, store, get, remove, scan })

@@ -13,9 +13,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -23,9 +21,8 @@ import { InvalidPeerFile, type StateError, UnknownPeer } from "../schema/Capabil
 import { isName } from "../schema/Name.js"
 import { firstIssue } from "../schema/ParseIssue.js"
 import { Peer } from "../schema/Peer.js"
-import type { Scan } from "./Capabilities.js"
 import { Host } from "./Host.js"
-import { StateRoot } from "./StateRoot.js"
+import { type Scan, scanDocuments, StateRoot } from "./StateRoot.js"
 
 export const peersDir = "peers"
 
@@ -95,30 +92,11 @@ export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effec
       for (const runtime of Object.keys(host.config.profiles)) yield* purgeRuntime(personality, runtime)
     })
 
-  const scanEntry = (entry: string): Effect.Effect<Option.Option<Either.Either<Peer, InvalidPeerFile>>> => {
-    const file = state.resolve(`${peersDir}/${entry}`)
-    if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
-    if (!entry.endsWith(".json") || !isName(entry.slice(0, -5))) {
-      return Effect.succeed(Option.some(Either.left(
-        new InvalidPeerFile({ file, field: "", rule: "is not a peer file: expected <personality>.json" })
-      )))
-    }
-    return state.readText(`${peersDir}/${entry}`).pipe(
-      Effect.mapError((e) => new InvalidPeerFile({ file, field: "", rule: `cannot be read (${e.detail})` })),
-      // A file deleted between the listing and the read is simply gone.
-      Effect.flatMap((text) =>
-        Option.isNone(text)
-          ? Effect.succeed(Option.none<Either.Either<Peer, InvalidPeerFile>>())
-          : Effect.map(validate(file, entry.slice(0, -5), text.value), (peer) => Option.some(Either.right(peer)))
-      ),
-      Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
-    )
-  }
-
-  const scan = Effect.gen(function*() {
-    const entries = yield* state.list(peersDir)
-    const checked = Arr.getSomes(yield* Effect.forEach(entries, scanEntry, { concurrency: 16 }))
-    return { valid: Arr.getRights(checked), invalid: Arr.getLefts(checked) }
+  const scan = scanDocuments(state, peersDir, {
+    invalid: (file, rule) => new InvalidPeerFile({ file, field: "", rule }),
+    validate,
+    isStem: isName,
+    namingRule: "is not a peer file: expected <personality>.json"
   })
 
   return Peers.of({ get, exists, put, purge, purgeRuntime, scan })

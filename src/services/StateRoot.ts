@@ -14,9 +14,11 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -167,3 +169,52 @@ export const make = (config: StateRootConfig): Effect.Effect<
   })
 
 export const layer = (config: StateRootConfig) => Layer.effect(StateRoot, make(config))
+
+/** What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file. */
+export interface Scan<A, E> {
+  readonly valid: ReadonlyArray<A>
+  readonly invalid: ReadonlyArray<E>
+}
+
+/**
+ * Reads every `<name>.json` document of a folder under the root, validating each one; nothing is
+ * skipped silently: an entry that is not `<name>.json`, or cannot be read, or is invalid, comes back
+ * as an `invalid` item. Temp files of atomic writes (`*.tmp`) and files deleted meanwhile are ignored.
+ */
+export const scanDocuments = <A, E>(
+  state: StateRoot["Type"],
+  dir: string,
+  options: {
+    /** An invalid entry: `rule` says what is wrong with the file as a whole. */
+    readonly invalid: (file: string, rule: string) => E
+    /** The `<name>.json` files that exist: decode and check one. */
+    readonly validate: (file: string, stem: string, text: string) => Effect.Effect<A, E>
+    /** What a valid file name stem is. */
+    readonly isStem: (stem: string) => boolean
+    /** The rule an entry breaks when its name is wrong, e.g. "is not a peer file: expected <personality>.json". */
+    readonly namingRule: string
+  }
+): Effect.Effect<Scan<A, E>, StateError> =>
+  Effect.gen(function*() {
+    const entries = yield* state.list(dir)
+    const checked = yield* Effect.forEach(entries, (entry): Effect.Effect<Option.Option<Either.Either<A, E>>> => {
+      const file = state.resolve(`${dir}/${entry}`)
+      if (entry.endsWith(".tmp")) return Effect.succeed(Option.none<Either.Either<A, E>>())
+      const stem = entry.slice(0, -5)
+      if (!entry.endsWith(".json") || !options.isStem(stem)) {
+        return Effect.succeed(Option.some(Either.left(options.invalid(file, options.namingRule))))
+      }
+      return state.readText(`${dir}/${entry}`).pipe(
+        Effect.mapError((e) => options.invalid(file, `cannot be read (${e.detail})`)),
+        // A file deleted between the listing and the read is simply gone.
+        Effect.flatMap((text) =>
+          Option.isNone(text)
+            ? Effect.succeed(Option.none<Either.Either<A, E>>())
+            : Effect.map(options.validate(file, stem, text.value), (a) => Option.some(Either.right(a)))
+        ),
+        Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
+      )
+    }, { concurrency: 16 })
+    const found = Arr.getSomes(checked)
+    return { valid: Arr.getRights(found), invalid: Arr.getLefts(found) }
+  })
