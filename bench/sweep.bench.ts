@@ -19,7 +19,7 @@ import { Provisioner } from "../src/services/Provisioner.js"
 
 const endpoints = 500
 const concurrency = 4
-const rounds = 5
+const rounds = 7
 
 const base = mkdtempSync(join(tmpdir(), "city-bench-"))
 const root = join(base, "root")
