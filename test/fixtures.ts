@@ -11,6 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { readFileSync } from "node:fs"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as City from "../src/city.ts"
@@ -101,4 +102,14 @@ export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   const failure = Cause.failureOption(exit.cause)
   if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
   return failure.value
+}
+
+/** Whether a process is alive (a zombie has exited: it only waits for its parent to reap it). */
+export const isAlive = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).charAt(0) !== "Z"
+  } catch {
+    return false
+  }
 }

@@ -7,9 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
-import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { city, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.js"
+import { isAlive } from "../fixtures.ts"
 
 /** A temp world: a state root, a peer cwd, a folder for scripts and declarations, a journal. */
 const world = Effect.gen(function*() {
@@ -30,16 +30,6 @@ const world = Effect.gen(function*() {
  */
 const acceptance = (name: string, body: () => Effect.Effect<void, unknown, FileSystem.FileSystem | import("effect/Scope").Scope>) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 180_000)
-
-const isAlive = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    // A zombie has exited; it only waits for its parent to reap it.
-    return stat.slice(stat.lastIndexOf(")") + 2).charAt(0) !== "Z"
-  } catch {
-    return false
-  }
-}
 
 describe("state root", () => {
   acceptance("JSON state is plain, atomically written files; --root and CITY_ROOT both select the root", () =>

@@ -6,18 +6,9 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as CommandRunner from "../../src/services/CommandRunner.js"
-
-const isAlive = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2).charAt(0) !== "Z"
-  } catch {
-    return false
-  }
-}
+import { isAlive } from "../fixtures.ts"
 
 describe("substitution", () => {
   it.effect("substitutes inside each argument, and a value with spaces stays one argument", () =>
