@@ -185,7 +185,7 @@ it.scoped.prop(
       // Close stops the Sessions first, which lets go of the views Turns hold between Steps.
       for (const driver of drivers) driver.held = []
       const closing = yield* Effect.fork(city.close)
-      const whenClosed = yield* advanceUntilDone(closing, "1 second", 20)
+      const whenClosed = yield* advanceUntilDone(closing, "1 second")
       for (const driver of drivers) {
         if (driver.turn !== undefined) {
           yield* Queue.offer(driver.turn.commands, { _tag: "end" })
