@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { basename } from "node:path"
 import type { Peer } from "../schema/Peer.js"
-import { type JointReport, type NewPeer, Provisioner } from "../services/Provisioner.js"
+import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/Provisioner.js"
 import * as Opt from "./options.js"
 import * as Out from "./output.js"
 
@@ -73,47 +73,52 @@ export const init = Command.make("init", {
 const personalityArg = Args.text({ name: "personality" })
 const runtimeArg = Args.text({ name: "runtime" })
 
-export const addRuntime = Command.make(
-  "add-runtime",
-  { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
-  (o) =>
-    Out.runVerb(
-      o.json,
-      Effect.gen(function*() {
-        const provisioner = yield* Provisioner
-        const { peer, report } = yield* provisioner.addRuntime(
-          o.personality,
-          o.runtime,
-          Out.settings(o.json, o.timeoutMs, o.concurrency)
-        )
-        yield* renderJoint("add-runtime", o.json, report, { peer }, `peer ${peer.personality}: runtime ${o.runtime} wired`)
-      }).pipe(Effect.provide(Opt.live(o.root)))
-    )
-).pipe(Command.withDescription("Declare a runtime for a peer (or repair it) and provision its endpoints (birth)"))
+/**
+ * A verb on one runtime of one peer: it runs a joint of the Provisioner and renders its report,
+ * with the joint's extra facts in the JSON document and the headline.
+ */
+const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointReport }, E>(
+  name: string,
+  description: string,
+  run: (
+    provisioner: Provisioner["Type"],
+    personality: string,
+    runtime: string,
+    settings: JointSettings
+  ) => Effect.Effect<A, E>,
+  render: (result: A, runtime: string) => { readonly extra: Record<string, unknown>; readonly headline: string }
+) =>
+  Command.make(
+    name,
+    { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
+    (o) =>
+      Out.runVerb(
+        o.json,
+        Effect.gen(function*() {
+          const provisioner = yield* Provisioner
+          const result = yield* run(provisioner, o.personality, o.runtime, Out.settings(o.json, o.timeoutMs, o.concurrency))
+          const { extra, headline } = render(result, o.runtime)
+          yield* renderJoint(name, o.json, result.report, extra, headline)
+        }).pipe(Effect.provide(Opt.live(o.root)))
+      )
+  ).pipe(Command.withDescription(description))
 
-export const defaultRuntime = Command.make(
+export const addRuntime = runtimeVerb(
+  "add-runtime",
+  "Declare a runtime for a peer (or repair it) and provision its endpoints (birth)",
+  (provisioner, personality, runtime, settings) => provisioner.addRuntime(personality, runtime, settings),
+  ({ peer }, runtime) => ({ extra: { peer }, headline: `peer ${peer.personality}: runtime ${runtime} wired` })
+)
+
+export const defaultRuntime = runtimeVerb(
   "default-runtime",
-  { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
-  (o) =>
-    Out.runVerb(
-      o.json,
-      Effect.gen(function*() {
-        const provisioner = yield* Provisioner
-        const { peer, report, wired } = yield* provisioner.defaultRuntime(
-          o.personality,
-          o.runtime,
-          Out.settings(o.json, o.timeoutMs, o.concurrency)
-        )
-        yield* renderJoint(
-          "default-runtime",
-          o.json,
-          report,
-          { peer, wired },
-          `peer ${peer.personality}: default runtime ${o.runtime}${wired ? " (newly wired)" : ""}`
-        )
-      }).pipe(Effect.provide(Opt.live(o.root)))
-    )
-).pipe(Command.withDescription("Make a runtime the default; an unwired runtime is wired first (birth)"))
+  "Make a runtime the default; an unwired runtime is wired first (birth)",
+  (provisioner, personality, runtime, settings) => provisioner.defaultRuntime(personality, runtime, settings),
+  ({ peer, wired }, runtime) => ({
+    extra: { peer, wired },
+    headline: `peer ${peer.personality}: default runtime ${runtime}${wired ? " (newly wired)" : ""}`
+  })
+)
 
 export const remove = Command.make("remove", { ...Opt.commandOptions, personality: personalityArg }, (o) =>
   Out.runVerb(
@@ -125,29 +130,12 @@ export const remove = Command.make("remove", { ...Opt.commandOptions, personalit
     }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Unprovision the peer's endpoints (remove), then purge its state"))
 
-export const removeRuntime = Command.make(
+export const removeRuntime = runtimeVerb(
   "remove-runtime",
-  { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
-  (o) =>
-    Out.runVerb(
-      o.json,
-      Effect.gen(function*() {
-        const provisioner = yield* Provisioner
-        const { peer, report } = yield* provisioner.removeRuntime(
-          o.personality,
-          o.runtime,
-          Out.settings(o.json, o.timeoutMs, o.concurrency)
-        )
-        yield* renderJoint(
-          "remove-runtime",
-          o.json,
-          report,
-          { peer },
-          `peer ${peer.personality}: runtime ${o.runtime} removed`
-        )
-      }).pipe(Effect.provide(Opt.live(o.root)))
-    )
-).pipe(Command.withDescription("Unprovision a runtime's endpoints (remove) and drop it from the peer"))
+  "Unprovision a runtime's endpoints (remove) and drop it from the peer",
+  (provisioner, personality, runtime, settings) => provisioner.removeRuntime(personality, runtime, settings),
+  ({ peer }, runtime) => ({ extra: { peer }, headline: `peer ${peer.personality}: runtime ${runtime} removed` })
+)
 
 export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o) =>
   Out.runVerb(
