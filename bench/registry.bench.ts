@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as City from "../src/city.ts"
-import * as Plugin from "../src/schema/Plugin.ts"
+import * as Plugin from "../src/services/Plugin.ts"
 import { line, measure } from "./harness.ts"
 
 const noop = (name: string) => Plugin.make({ name, initialize: Effect.succeed({}) })

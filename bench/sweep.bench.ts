@@ -14,8 +14,8 @@ import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.js"
-import { Provisioner } from "../src/services/Provisioner.js"
+import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
+import { Provisioner } from "../src/services/capabilities/Provisioner.ts"
 
 const endpoints = 500
 const concurrency = 4

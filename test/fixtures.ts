@@ -15,9 +15,9 @@ import { readFileSync } from "node:fs"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as City from "../src/city.ts"
-import type { Contributions } from "../src/schema/Contributions.ts"
-import { action } from "../src/schema/Contributions.ts"
-import * as Plugin from "../src/schema/Plugin.ts"
+import type { Contributions } from "../src/services/Contributions.ts"
+import { action } from "../src/services/Contributions.ts"
+import * as Plugin from "../src/services/Plugin.ts"
 import { PluginContext } from "../src/services/PluginContext.ts"
 
 /** A City on a fresh temp root, closed with the test's Scope. */

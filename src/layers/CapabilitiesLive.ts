@@ -8,13 +8,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
-import * as Capabilities from "../services/Capabilities.js"
-import * as CommandRunner from "../services/CommandRunner.js"
-import * as Host from "../services/Host.js"
-import * as LifecycleLog from "../services/LifecycleLog.js"
-import * as Peers from "../services/Peers.js"
-import * as Provisioner from "../services/Provisioner.js"
-import * as StateRoot from "../services/StateRoot.js"
+import * as Capabilities from "../services/capabilities/Capabilities.ts"
+import * as CommandRunner from "../services/capabilities/CommandRunner.ts"
+import * as Host from "../services/capabilities/Host.ts"
+import * as LifecycleLog from "../services/capabilities/LifecycleLog.ts"
+import * as Peers from "../services/capabilities/Peers.ts"
+import * as Provisioner from "../services/capabilities/Provisioner.ts"
+import * as StateRoot from "../services/capabilities/StateRoot.ts"
 
 export interface CapabilitiesConfig {
   readonly root: string

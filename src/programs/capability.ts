@@ -10,10 +10,10 @@ import * as Command from "@effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Declaration } from "../schema/Declaration.js"
-import { type JointReport, Provisioner } from "../services/Provisioner.js"
-import * as Opt from "./options.js"
-import * as Out from "./output.js"
+import type { Declaration } from "../schema/Declaration.ts"
+import { type JointReport, Provisioner } from "../services/capabilities/Provisioner.ts"
+import * as Opt from "./options.ts"
+import * as Out from "./output.ts"
 
 const declarationJson = (d: Declaration) => ({
   capability: d.capability,

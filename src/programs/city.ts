@@ -13,9 +13,9 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { capability } from "./capability.js"
+import { capability } from "./capability.ts"
 import { runMain } from "./main.ts"
-import { peer } from "./peer.js"
+import { peer } from "./peer.ts"
 
 export const city = Command.make("city").pipe(
   Command.withDescription("effect-city: capability plugins and peers on this host"),

@@ -6,7 +6,7 @@
  */
 import * as Options from "@effect/cli/Options"
 import * as Option from "effect/Option"
-import * as CapabilitiesLive from "../layers/CapabilitiesLive.js"
+import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
 import { homedir } from "node:os"
 import { join } from "node:path"
 

@@ -7,10 +7,10 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { refusedTags } from "../schema/CapabilityErrors.js"
-import type { EndpointOutcome } from "../schema/Outcome.js"
+import { refusedTags } from "../schema/CapabilityErrors.ts"
+import type { EndpointOutcome } from "../schema/Outcome.ts"
 import * as Duration from "effect/Duration"
-import type { JointReport, JointSettings } from "../services/Provisioner.js"
+import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
 
 /** An aligned table; empty cells print as `-`. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {

@@ -13,10 +13,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { basename } from "node:path"
-import type { Peer } from "../schema/Peer.js"
-import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/Provisioner.js"
-import * as Opt from "./options.js"
-import * as Out from "./output.js"
+import type { Peer } from "../schema/Peer.ts"
+import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
+import * as Opt from "./options.ts"
+import * as Out from "./output.ts"
 
 const peerRow = (p: Peer) => [p.personality, p.default_runtime, p.runtimes.join(","), p.cwd]
 

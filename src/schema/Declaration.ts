@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { Name } from "./Name.js"
+import { Name } from "./Name.ts"
 
 /** The placeholders substituted inside each argument. */
 export const placeholders = ["personality", "runtime", "cwd", "occasion", "privateDir"] as const

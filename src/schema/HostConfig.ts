@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { Name } from "./Name.js"
+import { Name } from "./Name.ts"
 
 /** A runtime's profile. `private_dir` is relative to the root and carries `{personality}`. */
 export const RuntimeProfile = Schema.Struct({

@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { Name } from "./Name.js"
-import { Occasion } from "./Occasion.js"
+import { Name } from "./Name.ts"
+import { Occasion } from "./Occasion.ts"
 
 export const ProvisionState = Schema.Literal("ok", "failed", "timeout", "not-executable")
 export type ProvisionState = typeof ProvisionState.Type

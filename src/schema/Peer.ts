@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { Name } from "./Name.js"
+import { Name } from "./Name.ts"
 
 export const Peer = Schema.Struct({
   schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),

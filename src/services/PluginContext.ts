@@ -5,30 +5,35 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type { Agent, Session, Turn } from "./Sessions.ts"
-import type { Workspace } from "./Workspaces.ts"
+import type { AgentInfo, CallBase, SessionInfo, TurnInfo, WorkspaceInfo } from "../schema/HostModel.ts"
 
+/**
+ * What a handler sees of its call.
+ * @since 0.1.0
+ * @category models
+ */
 export interface PluginContextShape {
   /** The plugin whose handler is running. */
   readonly plugin: string
-  readonly agent: Agent
+  readonly agent: AgentInfo
   /** The project resource for the current call; not a plugin lifecycle boundary. */
-  readonly workspace: Workspace
-  readonly session?: Session | undefined
-  readonly turn?: Turn | undefined
+  readonly workspace: WorkspaceInfo
+  readonly session?: SessionInfo | undefined
+  readonly turn?: TurnInfo | undefined
 }
 
+/**
+ * The per-call context as a service: `yield* PluginContext` inside a handler.
+ * @since 0.1.0
+ * @category tags
+ */
 export class PluginContext extends Context.Tag("effect-city/PluginContext")<PluginContext, PluginContextShape>() {}
 
-/** The call-independent part of a PluginContext: who is calling, from where. */
-export interface CallBase {
-  readonly agent: Agent
-  readonly workspace: Workspace
-  readonly session?: Session | undefined
-  readonly turn?: Turn | undefined
-}
-
-/** A fresh PluginContext object for one call. */
+/**
+ * A fresh PluginContext object for one call.
+ * @since 0.1.0
+ * @category constructors
+ */
 export const project = (plugin: string, base: CallBase): PluginContextShape => ({
   plugin,
   agent: base.agent,

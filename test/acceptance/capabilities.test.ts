@@ -8,7 +8,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
-import { city, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.js"
+import { city, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.ts"
 import { isAlive } from "../fixtures.ts"
 
 /** A temp world: a state root, a peer cwd, a folder for scripts and declarations, a journal. */

@@ -7,7 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { join } from "node:path"
-import * as CommandRunner from "../../src/services/CommandRunner.js"
+import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import { isAlive } from "../fixtures.ts"
 
 describe("substitution", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { validate } from "../../src/services/Capabilities.js"
+import { validate } from "../../src/services/capabilities/Capabilities.ts"
 
 const valid = {
   schema: 1,

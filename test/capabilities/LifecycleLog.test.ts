@@ -3,8 +3,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
-import * as LifecycleLog from "../../src/services/LifecycleLog.js"
-import * as StateRoot from "../../src/services/StateRoot.js"
+import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
+import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 
 describe("logfmt", () => {
   it.effect("values with spaces, quotes, = or control characters are quoted and escaped; others are bare", () =>

@@ -6,7 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { join } from "node:path"
-import * as StateRoot from "../../src/services/StateRoot.js"
+import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 
 const withRoot = <A>(
   body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | Scope.Scope>

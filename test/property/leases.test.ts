@@ -15,8 +15,8 @@ import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Plugin from "../../src/schema/Plugin.ts"
-import type { Session } from "../../src/services/Sessions.ts"
+import * as Plugin from "../../src/services/Plugin.ts"
+import type { Session } from "../../src/services/city/Sessions.ts"
 import { advanceUntilDone, makeCity, provideNode } from "../fixtures.ts"
 
 type Op =

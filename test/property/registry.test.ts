@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import * as Plugin from "../../src/schema/Plugin.ts"
+import * as Plugin from "../../src/services/Plugin.ts"
 import type { PluginSnapshot } from "../../src/schema/PluginSnapshot.ts"
 import { makeCity, provideNode } from "../fixtures.ts"
 

@@ -19,15 +19,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { InvalidDeclaration, type StateError, UnknownCapability } from "../schema/CapabilityErrors.js"
-import { Declaration } from "../schema/Declaration.js"
-import { isName } from "../schema/Name.js"
-import { firstIssue } from "../schema/ParseIssue.js"
-import { type Scan, scanDocuments, StateRoot } from "./StateRoot.js"
+import { InvalidDeclaration, type StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
+import { Declaration } from "../../schema/Declaration.ts"
+import { isName } from "../../schema/Name.ts"
+import { firstIssue } from "../../schema/ParseIssue.ts"
+import { type Scan, scanDocuments, StateRoot } from "./StateRoot.ts"
 
 export const capabilitiesDir = "capabilities"
 
-export type { Scan } from "./StateRoot.js"
+export type { Scan } from "./StateRoot.ts"
 
 export class Capabilities extends Context.Tag("effect-city/Capabilities")<
   Capabilities,

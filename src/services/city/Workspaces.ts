@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../schema/Errors.ts"
+import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
 import { Admission } from "./Admission.ts"
 import { CloseReport } from "./CloseReport.ts"
 

@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as lockfile from "proper-lockfile"
-import { RootLockBusy, StateError } from "../schema/CapabilityErrors.js"
+import { RootLockBusy, StateError } from "../../schema/CapabilityErrors.ts"
 
 export interface StateRootConfig {
   /** Absolute path of the root. */

@@ -57,24 +57,24 @@ import {
   type UnknownCapability,
   UnknownPeer,
   UnknownRuntime
-} from "../schema/CapabilityErrors.js"
-import type { Declaration } from "../schema/Declaration.js"
-import { isName, nameRule } from "../schema/Name.js"
-import { commandOf, type Occasion } from "../schema/Occasion.js"
+} from "../../schema/CapabilityErrors.ts"
+import type { Declaration } from "../../schema/Declaration.ts"
+import { isName, nameRule } from "../../schema/Name.ts"
+import { commandOf, type Occasion } from "../../schema/Occasion.ts"
 import {
   type EndpointOutcome,
   type EndpointRecord,
   EndpointRecords,
   identityOf,
   type Outcome
-} from "../schema/Outcome.js"
-import type { Peer } from "../schema/Peer.js"
-import { Capabilities } from "./Capabilities.js"
-import { CommandRunner, type Substitutions, buildArgv } from "./CommandRunner.js"
-import { Host } from "./Host.js"
-import { LifecycleLog } from "./LifecycleLog.js"
-import { Peers } from "./Peers.js"
-import { StateRoot } from "./StateRoot.js"
+} from "../../schema/Outcome.ts"
+import type { Peer } from "../../schema/Peer.ts"
+import { Capabilities } from "./Capabilities.ts"
+import { CommandRunner, type Substitutions, buildArgv } from "./CommandRunner.ts"
+import { Host } from "./Host.ts"
+import { LifecycleLog } from "./LifecycleLog.ts"
+import { Peers } from "./Peers.ts"
+import { StateRoot } from "./StateRoot.ts"
 
 /** One endpoint of one capability. */
 export interface Endpoint {

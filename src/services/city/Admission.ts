@@ -6,7 +6,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { CityClosed } from "../schema/Errors.ts"
+import { CityClosed } from "../../schema/Errors.ts"
 
 export interface AdmissionShape {
   /** Whether close has begun. */

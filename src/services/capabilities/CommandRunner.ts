@@ -32,8 +32,8 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type ChildProcess, spawn } from "node:child_process"
-import { type CommandSpec, type Placeholder, placeholders } from "../schema/Declaration.js"
-import type { Outcome } from "../schema/Outcome.js"
+import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
+import type { Outcome } from "../../schema/Outcome.ts"
 
 /** The name of the variable carrying the endpoint's private directory. */
 export const privateDirVariable = "CITY_PRIVATE_DIR"

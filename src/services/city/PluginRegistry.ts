@@ -44,15 +44,15 @@ import {
   PluginAlreadyRegistered,
   PluginDisposeFailed,
   PluginInitializeFailed
-} from "../schema/Errors.ts"
-import type { Plugin } from "../schema/Plugin.ts"
-import { PluginName } from "../schema/PluginName.ts"
-import type { PluginSnapshot, PluginStatus } from "../schema/PluginSnapshot.ts"
+} from "../../schema/Errors.ts"
+import type { Plugin } from "../Plugin.ts"
+import { PluginName } from "../../schema/PluginName.ts"
+import type { PluginSnapshot, PluginStatus } from "../../schema/PluginSnapshot.ts"
 import { Admission } from "./Admission.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { CloseReport } from "./CloseReport.ts"
 import { normalizeHooks, type PluginInstance } from "./ExecutionView.ts"
-import * as LifecycleContext from "./PluginLifecycleContext.ts"
+import * as LifecycleContext from "../PluginLifecycleContext.ts"
 import { ViewTable } from "./ViewTable.ts"
 
 export interface AddOptions {

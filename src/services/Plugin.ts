@@ -13,12 +13,12 @@
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { PluginContextShape } from "../services/PluginContext.ts"
-import { PluginContext } from "../services/PluginContext.ts"
-import type { PluginLifecycleContextShape } from "../services/PluginLifecycleContext.ts"
-import { PluginLifecycleContext } from "../services/PluginLifecycleContext.ts"
+import type { PluginContextShape } from "./PluginContext.ts"
+import { PluginContext } from "./PluginContext.ts"
+import type { PluginLifecycleContextShape } from "./PluginLifecycleContext.ts"
+import { PluginLifecycleContext } from "./PluginLifecycleContext.ts"
 import type { AnyAction, Availability, Contributions, Hook, Skill } from "./Contributions.ts"
-import { PluginCallbackFailed } from "./Errors.ts"
+import { PluginCallbackFailed } from "../schema/Errors.ts"
 
 export const TypeId: unique symbol = Symbol.for("effect-city/Plugin")
 export type TypeId = typeof TypeId

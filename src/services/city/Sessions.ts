@@ -29,7 +29,7 @@ import {
   type CityClosed,
   SessionClosed,
   TurnEnded
-} from "../schema/Errors.ts"
+} from "../../schema/Errors.ts"
 import { Admission } from "./Admission.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
 import { bind, type Calls } from "./ExecutionView.ts"

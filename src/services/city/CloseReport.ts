@@ -7,7 +7,7 @@
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
-import type { CloseFailure } from "../schema/Errors.ts"
+import type { CloseFailure } from "../../schema/Errors.ts"
 
 export interface CloseReportShape {
   readonly report: (subject: string, cause: Cause.Cause<unknown>) => void

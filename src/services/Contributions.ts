@@ -6,7 +6,7 @@
  */
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { PluginContext, PluginContextShape } from "../services/PluginContext.ts"
+import type { PluginContext, PluginContextShape } from "./PluginContext.ts"
 
 /** An action: its input Schema (decoded from the caller's unknown input) and its handler. */
 export interface Action<A, I, O, E> {

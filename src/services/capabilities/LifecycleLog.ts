@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { dirname } from "node:path"
-import { StateRoot } from "./StateRoot.js"
+import { StateRoot } from "./StateRoot.ts"
 
 export const logFile = "logs/lifecycle.log"
 

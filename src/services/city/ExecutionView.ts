@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { Availability, Contributions, Hook } from "../schema/Contributions.ts"
+import type { Availability, Contributions, Hook } from "../Contributions.ts"
 import {
   ActionFailed,
   ActionInputRejected,
@@ -21,11 +21,11 @@ import {
   HookFailed,
   PluginNotFound,
   PluginNotReady
-} from "../schema/Errors.ts"
-import type { PluginSnapshot } from "../schema/PluginSnapshot.ts"
-import type { CallBase } from "./PluginContext.ts"
-import { PluginContext, project } from "./PluginContext.ts"
-import type { PluginLifecycleContextShape } from "./PluginLifecycleContext.ts"
+} from "../../schema/Errors.ts"
+import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
+import type { CallBase } from "../../schema/HostModel.ts"
+import { PluginContext, project } from "../PluginContext.ts"
+import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 
 /** One initialized plugin: its contributions and the Scope whose closing is its dispose. */
 export interface PluginInstance {

@@ -7,7 +7,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { Availability } from "../schema/Contributions.ts"
+import type { Availability } from "../Contributions.ts"
 import type {
   ActionFailed,
   ActionInputRejected,
@@ -17,10 +17,10 @@ import type {
   HookFailed,
   PluginNotFound,
   PluginNotReady
-} from "../schema/Errors.ts"
+} from "../../schema/Errors.ts"
 import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import { bind, type SystemBlock } from "./ExecutionView.ts"
-import type { CallBase } from "./PluginContext.ts"
+import type { CallBase } from "../../schema/HostModel.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 import type { AgentsShape } from "./Sessions.ts"
 import type { WorkspacesShape } from "./Workspaces.ts"
