@@ -201,3 +201,19 @@ export class TurnEnded extends Schema.TaggedError<TurnEnded>()("TurnEnded", {
     return `Turn ${this.turn} of session ${this.session} has ended: a Step needs a running Turn`
   }
 }
+
+/**
+ * A `requestReload` the host could not carry out: the plugin's own write already happened, so it
+ * reports the change as "saved but not applied".
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReloadRejected extends Schema.TaggedError<ReloadRejected>()("ReloadRejected", {
+  plugin: Schema.String,
+  mode: Schema.Literal("reload", "restart"),
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Plugin ${this.plugin} asked for a ${this.mode}, not applied: ${this.reason}`
+  }
+}

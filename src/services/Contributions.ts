@@ -6,6 +6,7 @@
  */
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { Skill } from "../schema/PluginChange.ts"
 import type { PluginContext, PluginContextShape } from "./PluginContext.ts"
 
 /** An action: its input Schema (decoded from the caller's unknown input) and its handler. */
@@ -37,8 +38,7 @@ export const Availability = Schema.Struct({
 export type Availability = typeof Availability.Type
 
 /** Skills are plain data, resolved per turn; the loader can replace a plugin's set live. */
-export const Skill = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
-export type Skill = typeof Skill.Type
+export { Skill } from "../schema/PluginChange.ts"
 
 export interface Contributions {
   readonly actions?: Readonly<Record<string, AnyAction>> | undefined

@@ -6,6 +6,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { ReloadRejected } from "../schema/Errors.ts"
+import type { PluginChange } from "../schema/PluginChange.ts"
 
 export interface PluginLifecycleContextShape {
   readonly name: string
@@ -25,6 +27,13 @@ export interface PluginLifecycleContextShape {
    * so that dispose interrupts it.
    */
   readonly scope: Scope.Scope
+  /**
+   * Asks the host to apply a change of this plugin: `{ mode: "reload", skills }` replaces its
+   * skill set live, `{ mode: "restart", reason }` rebuilds the plugin set (a new generation).
+   * Fails with ReloadRejected when the host cannot (a City without a loader, a closing City), so
+   * the plugin can report "saved but not applied".
+   */
+  readonly requestReload: (change: PluginChange) => Effect.Effect<void, ReloadRejected>
 }
 
 export class PluginLifecycleContext extends Context.Tag("effect-city/PluginLifecycleContext")<
@@ -37,6 +46,7 @@ export const make = (options: {
   readonly version: string | undefined
   readonly storagePath: string
   readonly scope: Scope.Scope
+  readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
 }): PluginLifecycleContextShape => {
   const at = (level: "debug" | "info" | "warn" | "error") => (message: string) => {
     const log = level === "debug"
@@ -53,6 +63,11 @@ export const make = (options: {
     version: options.version,
     storage: { path: options.storagePath },
     log: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
-    scope: options.scope
+    scope: options.scope,
+    requestReload: options.requestReload ??
+      ((change) =>
+        Effect.fail(
+          new ReloadRejected({ plugin: options.name, mode: change.mode, reason: "this City has no plugin loader" })
+        ))
   }
 }

@@ -42,6 +42,7 @@ import {
   describeCause,
   InvalidPluginName,
   PluginAlreadyRegistered,
+  PluginNotFound,
   PluginDisposeFailed,
   PluginInitializeFailed
 } from "../../schema/Errors.ts"
@@ -53,11 +54,15 @@ import { CityConfig } from "./CityConfig.ts"
 import { CloseReport } from "./CloseReport.ts"
 import { normalizeHooks, type PluginInstance } from "./ExecutionView.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
+import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
+import type { Skill } from "../../schema/PluginChange.ts"
 import { ViewTable } from "./ViewTable.ts"
 
 export interface AddOptions {
   /** Where the plugin came from, shown in its snapshot. Default `code`. */
   readonly source?: string | undefined
+  /** What the plugin's `ctx.requestReload` does (the loader passes its own); default: ReloadRejected. */
+  readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
 }
 
 export interface PluginRegistryShape {
@@ -72,6 +77,11 @@ export interface PluginRegistryShape {
   /** `true` if it removed a live plugin or cleared an error snapshot, `false` for an unknown name. */
   readonly remove: (name: string) => Effect.Effect<boolean, PluginDisposeFailed | CityClosed>
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
+  /**
+   * Replaces a ready plugin's skill set: the next view carries the new set (so the next Turn sees
+   * it), views already leased keep theirs.
+   */
+  readonly replaceSkills: (name: string, skills: ReadonlyArray<Skill>) => Effect.Effect<void, PluginNotFound>
   /** Every live or failed plugin, sorted by name in code-unit order. */
   readonly snapshots: Effect.Effect<ReadonlyArray<PluginSnapshot>>
   /** The snapshot list, now and after every change. */
@@ -98,7 +108,7 @@ interface Entry {
 
 /** An initialized instance and its one-shot disposal. */
 interface Live {
-  readonly instance: PluginInstance
+  instance: PluginInstance
   /** Completed when its disposal begins (by remove or by close, whichever comes first). */
   readonly started: Deferred.Deferred<void>
   disposal: Deferred.Deferred<Exit.Exit<void, PluginDisposeFailed>> | undefined
@@ -271,7 +281,7 @@ export const make = Effect.gen(function*() {
     }))
 
   // --- add ---------------------------------------------------------------------------------------
-  const initialize = <E, R>(plugin: Plugin<E, R>, entry: Entry) =>
+  const initialize = <E, R>(plugin: Plugin<E, R>, entry: Entry, options: AddOptions | undefined) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const name = plugin.name
@@ -280,7 +290,8 @@ export const make = Effect.gen(function*() {
           name,
           version: plugin.version,
           storagePath: path.join(config.root, "plugins", name),
-          scope
+          scope,
+          requestReload: options?.requestReload
         })
         const timeout = timedOut(`initialize of ${name}`, config.initializeTimeout)
         const run = fs.makeDirectory(lifecycle.storage.path, { recursive: true }).pipe(
@@ -371,7 +382,7 @@ export const make = Effect.gen(function*() {
           yield* update(entry, { status: "initializing", attempts: entry.attempts + 1 })
           setEntry(entry)
           yield* publishSnapshots
-          return yield* initialize(plugin, entry)
+          return yield* initialize(plugin, entry, options)
         })
       )).pipe(Effect.ensuring(Effect.sync(() => adding.delete(name))))
     })
@@ -466,9 +477,29 @@ export const make = Effect.gen(function*() {
     })
   )
 
+  const replaceSkills: PluginRegistryShape["replaceSkills"] = (name, skills) =>
+    withLock(
+      name,
+      Effect.suspend(() => {
+        const entry = entries.get(name)
+        const live = entry?.live
+        if (entry === undefined || live === undefined || entry.status !== "ready") {
+          return Effect.fail(new PluginNotFound({ name }))
+        }
+        const previous = live.instance
+        const instance: PluginInstance = { ...previous, contributions: { ...previous.contributions, skills } }
+        const at = searchSorted(ready, name, instanceName)
+        ready = [...ready.slice(0, at), instance, ...ready.slice(at + 1)]
+        entry.live = Object.assign(live, { instance })
+        views.publish(ready)
+        return Effect.void
+      })
+    )
+
   const service: PluginRegistryShape = {
     add,
     remove,
+    replaceSkills,
     get: (name) => Effect.sync(() => Option.map(Option.fromNullable(entries.get(name)), (e) => e.snapshot)),
     snapshots: Effect.sync(list),
     changes,

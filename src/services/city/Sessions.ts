@@ -36,6 +36,7 @@ import { bind, type Calls } from "./ExecutionView.ts"
 import { PluginRegistry } from "./PluginRegistry.ts"
 import type { Lease } from "./ViewTable.ts"
 import type { Workspace } from "./Workspaces.ts"
+import type { Skill } from "../../schema/PluginChange.ts"
 
 export type SessionStatus = "idle" | "busy" | "closed"
 
@@ -63,9 +64,20 @@ export interface Session {
   readonly close: Effect.Effect<void>
 }
 
+/** One plugin's skills as a Turn sees them. */
+export interface TurnSkills {
+  readonly plugin: string
+  readonly skills: ReadonlyArray<Skill>
+}
+
 export interface Turn {
   readonly number: number
   readonly session: Session
+  /**
+   * The skills of the plugins ready when the Turn began, in plugin name order (plugins without
+   * skills left out). Resolved once per Turn: a skill set replaced meanwhile shows in the next Turn.
+   */
+  readonly skills: ReadonlyArray<TurnSkills>
   /** Runs one Step with the view captured at its checkpoint. */
   readonly step: <A, E, R>(
     body: (view: StepView) => Effect.Effect<A, E, R>
@@ -140,6 +152,8 @@ export const make = Effect.gen(function*() {
     })
 
     const makeTurn = (number: number) => {
+      const startView = registry.views.view
+      let skills: ReadonlyArray<TurnSkills> | undefined
       let ended = false
       let held: Lease | undefined
       let steps = 0
@@ -150,6 +164,14 @@ export const make = Effect.gen(function*() {
       const turn: Turn = {
         number,
         session,
+        get skills() {
+          skills ??= startView.plugins.flatMap((p) =>
+            p.contributions.skills === undefined || p.contributions.skills.length === 0
+              ? []
+              : [{ plugin: p.name, skills: p.contributions.skills }]
+          )
+          return skills
+        },
         step: <A, E, R>(body: (view: StepView) => Effect.Effect<A, E, R>) =>
           Effect.suspend((): Effect.Effect<A, E | TurnEnded | SessionClosed | CityClosed, R> => {
             if (ended) return Effect.fail(new TurnEnded({ session: id, turn: number }))

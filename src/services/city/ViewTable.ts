@@ -70,9 +70,9 @@ export class ViewTable {
 
   /** How many leases are held on views that contain the instance. */
   leasesOf(instance: PluginInstance): number {
-    let n = this.current.view.get(instance.name) === instance ? this.current.leases : 0
+    let n = this.current.view.get(instance.name)?.scope === instance.scope ? this.current.leases : 0
     for (const state of this.leasedRetired) {
-      if (state.view.get(instance.name) === instance) n += state.leases
+      if (state.view.get(instance.name)?.scope === instance.scope) n += state.leases
     }
     return n
   }
@@ -102,9 +102,9 @@ export class ViewTable {
   }
 
   private isLeased(instance: PluginInstance): boolean {
-    if (this.current.view.get(instance.name) === instance) return true
+    if (this.current.view.get(instance.name)?.scope === instance.scope) return true
     for (const state of this.leasedRetired) {
-      if (state.view.get(instance.name) === instance) return true
+      if (state.view.get(instance.name)?.scope === instance.scope) return true
     }
     return false
   }
