@@ -1,7 +1,14 @@
 /**
- * The `City` namespace of the public API: the service tag and its layer in one place, so that
- * `City.City` is the tag and `City.layer(options)` builds it.
+ * The `City` namespace of the public API: the service tag, its layers and its types in one place,
+ * so that `City.City` is the tag and `City.layer(options)` builds it.
  * @since 0.1.0
  */
 export { City, type CityScope, type CityShape } from "./services/city/City.ts"
-export { type CityLayerOptions, core, layer, make, type StartPlugin } from "./layers/City.ts"
+export type { CityOptions } from "./services/city/CityConfig.ts"
+export { type CityBuildError, type CityLayerOptions, layer, layerConfig, make, type StartPlugin } from "./layers/City.ts"
+export type { AddOptions, Removal } from "./services/city/PluginRegistry.ts"
+export type { SystemBlock, Calls } from "./services/city/Calls.ts"
+export type { Agent, AgentsShape } from "./services/city/Sessions.ts"
+export type { Session, SessionStatus, StepView, Turn, TurnSkills } from "./services/city/Session.ts"
+export type { Workspace, WorkspacesShape } from "./services/city/Workspaces.ts"
+export type { ExecutionView, PluginView } from "./services/city/ExecutionView.ts"

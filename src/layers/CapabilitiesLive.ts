@@ -23,6 +23,20 @@ export interface CapabilitiesConfig {
   readonly log?: LifecycleLog.LifecycleLogConfig
 }
 
+/**
+ * The services `layer` provides.
+ * @since 0.1.0
+ * @category models
+ */
+export type CapabilityServices = Layer.Layer.Success<ReturnType<typeof layer>>
+
+/**
+ * Why the capability services could not be built (an unreadable state root or host configuration).
+ * @since 0.1.0
+ * @category models
+ */
+export type CapabilityServicesError = Layer.Layer.Error<ReturnType<typeof layer>>
+
 /** Every capability service, on Node. */
 export const layer = (config: CapabilitiesConfig) => {
   const root = StateRoot.layer({ root: config.root, ...(config.lockWait ? { lockWait: config.lockWait } : {}) })

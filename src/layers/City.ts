@@ -5,115 +5,228 @@
  * disposed, Workspaces are released (spec: "city.close() stops Sessions before releasing Plugins
  * and Workspaces"). The order is the composition's, not hand-written sequencing.
  *
- * Plugins given in `options.plugins` start concurrently while the layer builds. An optional
- * plugin that fails is isolated (its error snapshot stays) and the layer still builds; one marked
- * `required` fails the layer's construction with its PluginInitializeFailed.
+ * Plugins given in `options.plugins` are checked first (valid names, no name twice: a typed
+ * failure, nothing started), then start concurrently while the layer builds. An optional plugin
+ * that fails is isolated (its error snapshot stays) and the layer still builds; one marked
+ * `required` fails the layer with its PluginInitializeFailed.
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { CityCloseError, type PluginInitializeFailed } from "../schema/Errors.ts"
-import type { Plugin } from "../services/Plugin.ts"
-import { isPlugin } from "../services/Plugin.ts"
-import * as Admission from "../services/city/Admission.ts"
+import type * as ConfigError from "effect/ConfigError"
+import {
+  CityCloseError,
+  InvalidPluginName,
+  PluginAlreadyRegistered,
+  type PluginInitializeFailed
+} from "../schema/Errors.ts"
+import { PluginName } from "../schema/PluginName.ts"
+import * as CapabilitiesLive from "./CapabilitiesLive.ts"
+import { isPlugin, type Plugin } from "../services/Plugin.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
+import * as CityState from "../services/city/CityState.ts"
 import * as CloseReport from "../services/city/CloseReport.ts"
 import * as ExecutionLeases from "../services/city/ExecutionLeases.ts"
+import * as ExecutionViews from "../services/city/ExecutionViews.ts"
+import * as PluginInstances from "../services/city/PluginInstances.ts"
 import * as PluginRegistry from "../services/city/PluginRegistry.ts"
 import * as Sessions from "../services/city/Sessions.ts"
 import * as Workspaces from "../services/city/Workspaces.ts"
 
-/** A plugin to start with the City; `required` makes its failure fail the layer. */
+/**
+ * A plugin to start with the City; `required` makes its failure fail the layer.
+ * @since 0.1.0
+ * @category models
+ */
 export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unknown, R>; readonly required?: boolean }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
   readonly plugins?: ReadonlyArray<StartPlugin<R>> | undefined
 }
 
-/** The core services, in acquisition order. */
-export const core = (options: CityConfig.CityOptions) => {
-  const base = Layer.mergeAll(Admission.layer, CloseReport.layer, CityConfig.layer(options))
-  return Sessions.layer.pipe(
+/**
+ * Why building a City failed: a start plugin with a bad name, a name given twice, or a required
+ * plugin whose initialize failed.
+ * @since 0.1.0
+ * @category errors
+ */
+export type CityBuildError = InvalidPluginName | PluginAlreadyRegistered | PluginInitializeFailed
+
+/** The core services on a given configuration, in acquisition order. */
+const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
+  Sessions.layer.pipe(
     Layer.provideMerge(ExecutionLeases.layer),
     Layer.provideMerge(PluginRegistry.layer),
+    Layer.provideMerge(Layer.merge(PluginInstances.layer, ExecutionViews.layer)),
     Layer.provideMerge(Workspaces.layer),
-    Layer.provideMerge(base)
+    Layer.provideMerge(Layer.mergeAll(CityState.layer, CloseReport.layer, config))
   )
+
+const startPluginOf = <R>(start: StartPlugin<R>) =>
+  isPlugin(start) ? { plugin: start, required: false } : { plugin: start.plugin, required: start.required === true }
+
+/** Bad input is refused before anything starts. */
+const checkStartPlugins = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
+  Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered> => {
+    const seen = new Set<string>()
+    for (const start of plugins) {
+      const name = startPluginOf(start).plugin.name
+      const valid = Schema.decodeUnknownEither(PluginName)(name)
+      if (Either.isLeft(valid)) {
+        return Effect.fail(
+          new InvalidPluginName({ name: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
+        )
+      }
+      if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ name }))
+      seen.add(name)
+    }
+    return Effect.void
+  })
+
+type CloseState =
+  | { readonly _tag: "Open" }
+  | { readonly _tag: "Closing"; readonly result: Deferred.Deferred<void, CityCloseError> }
+  | { readonly _tag: "Closed" }
+  | { readonly _tag: "Failed"; readonly retry: ReadonlyArray<CloseReport.Reported> }
+
+/**
+ * `city.close`: the first call closes the City's Scope; concurrent calls share its result; after a
+ * success it returns at once; after a failure the next call runs the retryable cleanups again.
+ */
+const makeClose = (inner: Scope.CloseableScope, report: CloseReport.CloseReportShape) => {
+  let state: CloseState = { _tag: "Open" }
+  const attempt = (previous: CloseState): Effect.Effect<ReadonlyArray<CloseReport.Reported>> => {
+    if (previous._tag === "Open") return Effect.zipRight(Scope.close(inner, Exit.void), Effect.sync(report.take))
+    if (previous._tag !== "Failed") return Effect.succeed([])
+    return Effect.forEach(previous.retry, (failure) =>
+      Effect.map(failure.retry!, (cause) => (cause === undefined ? [] : [{ ...failure, cause }]))).pipe(
+        Effect.map((still) => still.flat())
+      )
+  }
+  return Effect.suspend((): Effect.Effect<void, CityCloseError> => {
+    if (state._tag === "Closing") return Deferred.await(state.result)
+    if (state._tag === "Closed") return Effect.void
+    const previous = state
+    const result = Deferred.unsafeMake<void, CityCloseError>(FiberId.none)
+    state = { _tag: "Closing", result }
+    return Effect.flatMap(attempt(previous), (failures) => {
+      const retry = failures.filter((f) => f.retry !== undefined)
+      state = failures.length === 0 ? { _tag: "Closed" } : { _tag: "Failed", retry }
+      const exit = failures.length === 0
+        ? Exit.void
+        : Exit.fail(new CityCloseError({ failures: failures.map(({ cause, subject }) => ({ subject, cause })) }))
+      Deferred.unsafeDone(result, exit)
+      return exit
+    }).pipe(Effect.uninterruptible)
+  })
 }
 
-/** Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failures. */
-export const make = <R = never>(
-  options: CityLayerOptions<R> = {}
-): Effect.Effect<CityShape, PluginInitializeFailed, Scope.Scope | FileSystem.FileSystem | R> =>
+const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
   Effect.gen(function*() {
+    const plugins = options.plugins ?? []
+    yield* checkStartPlugins(plugins)
     const outer = yield* Effect.scope
     const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-    const context = yield* Layer.buildWithScope(core(options), inner)
-    const gate = Context.get(context, Admission.Admission)
-    const report = Context.get(context, CloseReport.CloseReport)
+    const context = yield* Layer.buildWithScope(core(config), inner)
     const registry = Context.get(context, PluginRegistry.PluginRegistry)
     const leases = Context.get(context, ExecutionLeases.ExecutionLeases)
-    const workspaces = Context.get(context, Workspaces.Workspaces)
-    const sessions = Context.get(context, Sessions.Sessions)
-
-    const closed = Deferred.unsafeMake<Exit.Exit<void, CityCloseError>>(FiberId.none)
-    const close: Effect.Effect<void, CityCloseError> = Effect.suspend(() => {
-      if (!gate.close()) return Effect.flatten(Deferred.await(closed))
-      return Scope.close(inner, Exit.void).pipe(
-        Effect.zipRight(Effect.sync(() => {
-          const failures = report.failures()
-          return failures.length === 0 ? Exit.void : Exit.fail(new CityCloseError({ failures }))
-        })),
-        Effect.tap((exit) => Deferred.succeed(closed, exit)),
-        Effect.flatten,
-        Effect.uninterruptible
-      )
-    })
-    yield* Scope.addFinalizer(
-      outer,
-      close.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
-    )
+    const close = makeClose(inner, Context.get(context, CloseReport.CloseReport))
+    yield* Scope.addFinalizer(outer, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
 
     const city: CityShape = {
       plugins: registry,
-      workspaces,
-      agents: sessions.agents,
+      workspaces: Context.get(context, Workspaces.Workspaces),
+      agents: Context.get(context, Sessions.Sessions).agents,
       leases,
       scope: makeScope(registry, leases),
       close
     }
-
-    const results = yield* Effect.forEach(
-      options.plugins ?? [],
+    yield* Effect.forEach(
+      plugins,
       (start) => {
-        const plugin = isPlugin(start) ? start : start.plugin
-        const required = !isPlugin(start) && start.required === true
+        const { plugin, required } = startPluginOf(start)
         return registry.add(plugin).pipe(
-          Effect.map(() => undefined),
-          Effect.catchAll((error) =>
-            required || error._tag !== "PluginInitializeFailed"
-              ? Effect.succeed(error)
-              : Effect.as(Effect.logWarning(`optional plugin isolated: ${error.message}`), undefined)
-          )
+          Effect.catchTags({
+            // Nobody can close the City before `make` returns it.
+            CityClosed: (error) => Effect.die(error),
+            PluginInitializeFailed: (error) =>
+              required ? Effect.fail(error) : Effect.logWarning(`optional plugin isolated: ${error.message}`)
+          })
         )
       },
-      { concurrency: "unbounded" }
+      { concurrency: "unbounded", discard: true }
     )
-    for (const failure of results) {
-      if (failure !== undefined) {
-        if (failure._tag === "PluginInitializeFailed") return yield* Effect.fail(failure)
-        return yield* Effect.die(failure)
-      }
-    }
     return city
   })
 
-export const layer = <R = never>(options: CityLayerOptions<R> = {}) => Layer.scoped(City, make(options))
+/**
+ * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failures.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <R = never>(
+  options: CityLayerOptions<R> = {}
+): Effect.Effect<CityShape, CityBuildError, Scope.Scope | R> => build(CityConfig.layer(options), options)
+
+/**
+ * The City as a Layer, on the given options: the in-process City and, on the same state root, the
+ * capability services (Provisioner, Capabilities, Peers and what they stand on). `City.make` alone
+ * builds just the City.
+ *
+ * @example
+ * ```ts
+ * import { City, Plugin } from "effect-city"
+ * import { Effect } from "effect"
+ *
+ * const hello = Plugin.make({ name: "hello", initialize: Effect.succeed({}) })
+ * const program = Effect.flatMap(City.City, (city) => city.plugins.snapshots)
+ * program.pipe(Effect.provide(City.layer({ root: "/tmp/city", plugins: [hello] })))
+ * ```
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R = never>(
+  options: CityLayerOptions<R> = {}
+): Layer.Layer<City | CapabilitiesLive.CapabilityServices, CityBuildError | CapabilitiesLive.CapabilityServicesError, R> =>
+  Layer.merge(
+    Layer.scoped(City, make(options)),
+    CapabilitiesLive.layer({ root: CityConfig.resolveRoot(options.root) })
+  )
+
+/**
+ * The City as a Layer, configured from the environment (`CITY_ROOT`, `CITY_INITIALIZE_TIMEOUT`,
+ * `CITY_DISPOSE_TIMEOUT`, `CITY_DRAIN_TIMEOUT`, `CITY_DISPOSE_CONCURRENCY`; see CityConfig.config),
+ * with `options` taking precedence where given.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = <R = never>(
+  options: CityLayerOptions<R> = {}
+): Layer.Layer<
+  City | CapabilitiesLive.CapabilityServices,
+  CityBuildError | CapabilitiesLive.CapabilityServicesError | ConfigError.ConfigError,
+  R
+> =>
+  Layer.unwrapEffect(
+    Effect.map(CityConfig.config, (fromEnv) => {
+      const config = CityConfig.resolve({ ...fromEnv, ...options })
+      return Layer.merge(
+        Layer.scoped(City, build(Layer.succeed(CityConfig.CityConfig, config), options)),
+        CapabilitiesLive.layer({ root: config.root })
+      )
+    })
+  )

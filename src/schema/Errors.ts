@@ -38,10 +38,17 @@ export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyReg
 
 export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeFailed>()(
   "PluginInitializeFailed",
-  { name: Schema.String, reason: Schema.Literal("failed", "died", "timed-out", "interrupted"), cause: AnyCause }
+  {
+    name: Schema.String,
+    reason: Schema.Literal("failed", "died", "timed-out", "interrupted"),
+    cause: AnyCause,
+    /** Releasing what the failed initialize had acquired failed too. */
+    release: Schema.optional(AnyCause)
+  }
 ) {
   override get message() {
-    return `Plugin ${this.name} failed to initialize (${this.reason}): ${firstLine(this.cause)}`
+    const release = this.release === undefined ? "" : `; releasing what it acquired failed too: ${firstLine(this.release)}`
+    return `Plugin ${this.name} failed to initialize (${this.reason}): ${firstLine(this.cause)}${release}`
   }
 }
 

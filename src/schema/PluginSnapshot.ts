@@ -21,3 +21,14 @@ export const PluginSnapshot = Schema.Struct({
   updated_at: Schema.String
 })
 export type PluginSnapshot = typeof PluginSnapshot.Type
+
+/**
+ * One change of the registry, as `city.plugins.changes` streams it: a snapshot that is new or
+ * changed, or a name that left the registry. A subscriber first receives the current snapshots,
+ * then every change: O(1) per change whatever the number of plugins.
+ * @since 0.1.0
+ * @category models
+ */
+export type SnapshotChange =
+  | { readonly _tag: "Updated"; readonly snapshot: PluginSnapshot }
+  | { readonly _tag: "Removed"; readonly name: string }

@@ -136,15 +136,14 @@ export const fromPromise = (plugin: PromisePlugin): Plugin<PluginCallbackFailed>
       for (const [point, hook] of Object.entries(plugin.hooks ?? {})) {
         hooks[point] = (value) => withContext((c) => hook(value, c), `hook ${point}`)
       }
-      const system = plugin.system
-      const availability = plugin.availability
+      // Called as methods of the plugin, like initialize and dispose: a class's `this` holds.
       const contributions: Contributions = {
         actions,
         hooks,
-        system: system === undefined ? undefined : (c) => callback(name, "system", () => system(c)),
-        availability: availability === undefined
+        system: plugin.system === undefined ? undefined : (c) => callback(name, "system", () => plugin.system!(c)),
+        availability: plugin.availability === undefined
           ? undefined
-          : (c) => callback(name, "availability", () => availability(c)),
+          : (c) => callback(name, "availability", () => plugin.availability!(c)),
         skills: plugin.skills
       }
       return contributions

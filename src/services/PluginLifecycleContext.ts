@@ -12,7 +12,10 @@ import type { PluginChange } from "../schema/PluginChange.ts"
 export interface PluginLifecycleContextShape {
   readonly name: string
   readonly version: string | undefined
-  /** The plugin's storage directory under the City's root (`<root>/plugins/<name>`), created before initialize. */
+  /**
+   * The plugin's storage directory under the City's root (`<root>/data/<name>`), created the first
+   * time the plugin reads `storage.path`.
+   */
   readonly storage: { readonly path: string }
   /** Logs annotated with `plugin=<name>`. */
   readonly log: {
@@ -44,7 +47,7 @@ export class PluginLifecycleContext extends Context.Tag("effect-city/PluginLifec
 export const make = (options: {
   readonly name: string
   readonly version: string | undefined
-  readonly storagePath: string
+  readonly storage: { readonly path: string }
   readonly scope: Scope.Scope
   readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
 }): PluginLifecycleContextShape => {
@@ -61,7 +64,7 @@ export const make = (options: {
   return {
     name: options.name,
     version: options.version,
-    storage: { path: options.storagePath },
+    storage: options.storage,
     log: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
     scope: options.scope,
     requestReload: options.requestReload ??

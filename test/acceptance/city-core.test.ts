@@ -32,7 +32,7 @@ describe("City core", () => {
       const journal = new Journal()
       const { city } = yield* setup
       yield* city.plugins.add(probe("alpha", { journal }))
-      expect(yield* city.plugins.remove("alpha")).toBe(true)
+      expect(yield* city.plugins.remove("alpha")).toMatchObject({ status: "disposed" })
       yield* city.plugins.add(probe("alpha", { journal }))
       yield* city.close
       expect(journal.events).toEqual([
@@ -196,10 +196,10 @@ describe("City core", () => {
       expect(yield* city.plugins.remove("nobody")).toBe(false)
       yield* Effect.exit(city.plugins.add(probe("failed", { journal, initialize: Effect.fail("no") })))
       const before = journal.events.length
-      expect(yield* city.plugins.remove("failed")).toBe(true)
+      expect(yield* city.plugins.remove("failed")).toMatchObject({ status: "disposed" })
       expect(journal.events.length).toBe(before)
       yield* city.plugins.add(probe("live", { journal }))
-      expect(yield* city.plugins.remove("live")).toBe(true)
+      expect(yield* city.plugins.remove("live")).toMatchObject({ status: "disposed" })
       expect(yield* city.plugins.snapshots).toEqual([])
       expect(journal.count("dispose:live")).toBe(1)
       expect(yield* city.plugins.remove("live")).toBe(false)
@@ -315,7 +315,7 @@ describe("City core", () => {
       expect(Option.map(yield* city.plugins.get("slow"), (s) => s.status)).toEqual(Option.some("disposing"))
       yield* Deferred.succeed(finish, undefined)
       yield* Fiber.join(call)
-      expect(yield* Fiber.join(removing)).toBe(true)
+      expect(yield* Fiber.join(removing)).toMatchObject({ status: "disposed" })
       expect(journal.events.slice(-3)).toEqual(["call-end:slow", "dispose:slow", "release:slow"])
     })))
 
@@ -398,22 +398,28 @@ describe("City core", () => {
       expect(journal.count("dispose:a")).toBe(1)
     })))
 
-  it.scoped("snapshots are sorted by name and changes streams every list", () =>
+  it.scoped("snapshots are sorted by name and changes streams each change", () =>
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const { city } = yield* setup
+      const subscribed = yield* Deferred.make<void>()
+      yield* city.plugins.add(probe("a", { journal }))
       const seen = yield* Effect.fork(Stream.runCollect(
-        Stream.takeUntil(city.plugins.changes, (list) => list.length === 2 && list.every((s) => s.status === "ready"))
+        city.plugins.changes.pipe(
+          Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+          Stream.takeUntil((c) => c._tag === "Updated" && c.snapshot.name === "B" && c.snapshot.status === "ready")
+        )
       ))
-      yield* Effect.yieldNow()
+      yield* Deferred.await(subscribed)
       yield* city.plugins.add(probe("b", { journal, version: "2.0.0" }))
+      yield* city.plugins.remove("a")
       yield* city.plugins.add(probe("B", { journal }))
-      const lists = Chunk.toReadonlyArray(yield* Fiber.join(seen))
-      for (const list of lists) {
-        const names = list.map((s) => s.name)
-        expect(names).toEqual([...names].sort())
-      }
-      expect(lists.at(-1)!.map((s) => [s.name, s.status])).toEqual([["B", "ready"], ["b", "ready"]])
+      const changes = Chunk.toReadonlyArray(yield* Fiber.join(seen)).map((c) =>
+        c._tag === "Removed" ? `-${c.name}` : `${c.snapshot.name}:${c.snapshot.status}`
+      )
+      // The subscriber first gets the current state ("a" ready), then each change as itself.
+      expect(changes).toEqual(["a:ready", "b:initializing", "b:ready", "a:disposing", "-a", "B:initializing", "B:ready"])
+      expect((yield* city.plugins.snapshots).map((s) => s.name)).toEqual(["B", "b"])
       const [, b] = yield* city.plugins.snapshots
       expect(b).toMatchObject({ name: "b", version: "2.0.0", attempts: 1, source: "code" })
     })))
@@ -435,7 +441,7 @@ describe("City core", () => {
       expect(seen).toHaveLength(2)
       expect(seen[0]).toBe(seen[1])
       expect(seen[0]).toMatchObject({ name: "ctx" })
-      expect((seen[0] as { storage: { path: string } }).storage.path).toMatch(/plugins\/ctx$/)
+      expect((seen[0] as { storage: { path: string } }).storage.path).toMatch(/data\/ctx$/)
     })))
 
   describe("the Promise/class adapter", () => {
@@ -463,7 +469,7 @@ describe("City core", () => {
         const provider = new ProviderPlugin()
         yield* city.plugins.add(Plugin.fromPromise(provider))
         const where = yield* calls.invoke("provider", "where", undefined)
-        expect(where).toMatch(/plugins\/provider for agent-1$/)
+        expect(where).toMatch(/data\/provider for agent-1$/)
         yield* city.plugins.remove("provider")
         expect(provider.closed).toBe(1)
       })))

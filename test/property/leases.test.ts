@@ -16,7 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Plugin from "../../src/services/Plugin.ts"
-import type { Session } from "../../src/services/city/Sessions.ts"
+import type { Session } from "../../src/services/city/Session.ts"
 import { advanceUntilDone, makeCity, provideNode } from "../fixtures.ts"
 
 type Op =
@@ -103,7 +103,10 @@ it.scoped.prop(
                     yield* Deferred.succeed(command.started, ids)
                     yield* Deferred.await(command.end)
                     return ids
-                  })
+                  }).pipe(
+                    // The Step's body ends before its lease goes, also when close interrupts it.
+                    Effect.onInterrupt(() => Effect.sync(() => (driver.step = undefined)))
+                  )
                 ))
                 driver.held = exit._tag === "Success" ? exit.value : []
                 driver.step = undefined

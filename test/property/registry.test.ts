@@ -49,8 +49,11 @@ it.scoped.prop(
       }
 
       const city = yield* makeCity()
-      const seen: Array<ReadonlyArray<PluginSnapshot>> = []
-      const watcher = yield* Effect.fork(Stream.runForEach(city.plugins.changes, (list) => Effect.sync(() => seen.push(list))))
+      const seen: Array<PluginSnapshot> = []
+      const watcher = yield* Effect.fork(
+        Stream.runForEach(city.plugins.changes, (change) =>
+          Effect.sync(() => change._tag === "Updated" && seen.push(change.snapshot)))
+      )
       const running: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
       for (const step of ops) {
         const effect: Effect.Effect<unknown, unknown> = step.op === "add"
@@ -72,10 +75,8 @@ it.scoped.prop(
         expect(disposed.get(id), `dispose of ${id}`).toBe(1)
       }
       expect(disposed.size).toBe(initialized.size)
-      for (const list of seen) {
-        for (const snapshot of list) {
-          if (snapshot.version === "bad") expect(snapshot.status).not.toBe("ready")
-        }
+      for (const snapshot of seen) {
+        if (snapshot.version === "bad") expect(snapshot.status).not.toBe("ready")
       }
       expect(yield* city.plugins.snapshots).toEqual([])
     })),

@@ -7,7 +7,6 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { Availability } from "../Contributions.ts"
 import type {
   ActionFailed,
   ActionInputRejected,
@@ -18,9 +17,10 @@ import type {
   PluginNotFound,
   PluginNotReady
 } from "../../schema/Errors.ts"
-import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
-import { bind, type SystemBlock } from "./ExecutionView.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
+import type { Availability } from "../Contributions.ts"
+import { BoundCalls, type SystemBlock } from "./Calls.ts"
+import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 import type { AgentsShape } from "./Sessions.ts"
 import type { WorkspacesShape } from "./Workspaces.ts"
@@ -28,6 +28,8 @@ import type { WorkspacesShape } from "./Workspaces.ts"
 /**
  * Calls outside a Session. Each call leases the current view for its own duration (a plugin
  * removed meanwhile is disposed after the call ends) and projects a fresh PluginContext.
+ * @since 0.1.0
+ * @category models
  */
 export interface CityScope {
   readonly invoke: (
@@ -43,29 +45,43 @@ export interface CityScope {
   readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady | CityClosed>
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CityShape {
   readonly plugins: Pick<PluginRegistryShape, "add" | "remove" | "get" | "snapshots" | "changes">
   readonly workspaces: WorkspacesShape
   readonly agents: AgentsShape
-  readonly leases: Pick<ExecutionLeasesShape, "acquire" | "acquireIn" | "run">
+  readonly leases: Pick<ExecutionLeasesShape, "acquire" | "acquireIn">
   readonly scope: (base: CallBase) => CityScope
   /**
    * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,
-   * releases Workspaces. Fails with CityCloseError listing every cleanup failure. Concurrent and
-   * repeated calls share the first call's result.
+   * releases Workspaces. Fails with CityCloseError listing every cleanup failure. Concurrent calls
+   * share one result; after a success it returns at once; after a failure the next call attempts
+   * again the cleanups that failed and can be retried.
    */
   readonly close: Effect.Effect<void, CityCloseError>
 }
 
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class City extends Context.Tag("effect-city/City")<City, CityShape>() {}
 
+/**
+ * `city.scope(base)`: calls outside a Session, each under its own lease.
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeScope = (
-  registry: PluginRegistryShape,
-  leases: ExecutionLeasesShape
+  registry: Pick<PluginRegistryShape, "explain">,
+  leases: Pick<ExecutionLeasesShape, "run">
 ) =>
 (base: CallBase): CityScope => {
-  const calls = <A, E>(operation: string, f: (calls: ReturnType<typeof bind>) => Effect.Effect<A, E>) =>
-    leases.run(operation, (view) => f(bind(view, base, registry.snapshotOf)))
+  const calls = <A, E>(operation: string, f: (calls: BoundCalls) => Effect.Effect<A, E>) =>
+    leases.run(operation, (view) => f(new BoundCalls(view, base, registry.explain)))
   return {
     invoke: (plugin, action, input) => calls(`invoke ${plugin}/${action}`, (c) => c.invoke(plugin, action, input)),
     runHooks: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),

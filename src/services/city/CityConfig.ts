@@ -1,44 +1,116 @@
 /**
- * The City's options (issue "City core", §5), resolved to their defaults once.
+ * The City's options, resolved to their defaults once; from code (`resolve(options)`) or from the
+ * environment through Effect `Config` (`config`).
+ *
+ * One rule for the state root everywhere (library, CLI, daemon): an explicit root, else
+ * `$CITY_ROOT` when it is set and not empty, else `~/.city`.
  * @since 0.1.0
  */
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as path from "node:path"
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CityOptions {
-  /** The City's state root; plugin storage lives in `<root>/plugins/<name>`. Default: `$CITY_ROOT`, else `~/.city`. */
+  /** The City's state root; plugin storage lives in `<root>/data/<name>`. Default: see the module doc. */
   readonly root?: string | undefined
   /** Bound on each plugin's initialize. Default 30 seconds. */
   readonly initializeTimeout?: Duration.DurationInput | undefined
-  /** Bound on each plugin's dispose. Default 10 seconds. */
+  /** Bound on each plugin's dispose, and on close's wait for a plugin's last lease. Default 10 seconds. */
   readonly disposeTimeout?: Duration.DurationInput | undefined
-  /** How many plugins close disposes at once (in reverse name order). Default 1. */
-  readonly disposeConcurrency?: number | undefined
+  /** How many plugins close disposes at once (in reverse name order): a count or `"unbounded"`. Default 1. */
+  readonly disposeConcurrency?: number | "unbounded" | undefined
   /** How long close lets running Steps and calls finish before interrupting them. Default 10 seconds. */
   readonly drainTimeout?: Duration.DurationInput | undefined
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CityConfigShape {
   readonly root: string
   readonly initializeTimeout: Duration.Duration
   readonly disposeTimeout: Duration.Duration
-  readonly disposeConcurrency: number
+  readonly disposeConcurrency: number | "unbounded"
   readonly drainTimeout: Duration.Duration
 }
 
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class CityConfig extends Context.Tag("effect-city/CityConfig")<CityConfig, CityConfigShape>() {}
 
-export const defaultRoot = (): string => process.env["CITY_ROOT"] ?? path.join(os.homedir(), ".city")
+/**
+ * The state root: `root`, else `$CITY_ROOT` when set and not empty, else `~/.city`; absolute.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolveRoot = (root?: string | undefined): string => {
+  const fromEnv = process.env["CITY_ROOT"]
+  return path.resolve(root ?? (fromEnv !== undefined && fromEnv !== "" ? fromEnv : path.join(os.homedir(), ".city")))
+}
 
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const resolve = (options: CityOptions = {}): CityConfigShape => ({
-  root: path.resolve(options.root ?? defaultRoot()),
+  root: resolveRoot(options.root),
   initializeTimeout: Duration.decode(options.initializeTimeout ?? "30 seconds"),
   disposeTimeout: Duration.decode(options.disposeTimeout ?? "10 seconds"),
-  disposeConcurrency: Math.max(1, Math.floor(options.disposeConcurrency ?? 1)),
+  disposeConcurrency: options.disposeConcurrency === "unbounded"
+    ? "unbounded"
+    : Math.max(1, Math.floor(options.disposeConcurrency ?? 1)),
   drainTimeout: Duration.decode(options.drainTimeout ?? "10 seconds")
 })
 
+/**
+ * The options from the environment: `CITY_ROOT` (unset or empty: `~/.city`), and the durations
+ * `CITY_INITIALIZE_TIMEOUT`, `CITY_DISPOSE_TIMEOUT`, `CITY_DRAIN_TIMEOUT` (e.g. `30 seconds`),
+ * `CITY_DISPOSE_CONCURRENCY` (a number). An unset variable keeps its default; a malformed one is a
+ * ConfigError naming it.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const config: Config.Config<CityOptions> = Config.all({
+  root: Config.option(Config.string("CITY_ROOT")),
+  initializeTimeout: Config.option(Config.duration("CITY_INITIALIZE_TIMEOUT")),
+  disposeTimeout: Config.option(Config.duration("CITY_DISPOSE_TIMEOUT")),
+  drainTimeout: Config.option(Config.duration("CITY_DRAIN_TIMEOUT")),
+  disposeConcurrency: Config.option(Config.integer("CITY_DISPOSE_CONCURRENCY"))
+}).pipe(
+  Config.map((c) => ({
+    root: Option.getOrUndefined(Option.filter(c.root, (r) => r !== "")),
+    initializeTimeout: Option.getOrUndefined(c.initializeTimeout),
+    disposeTimeout: Option.getOrUndefined(c.disposeTimeout),
+    drainTimeout: Option.getOrUndefined(c.drainTimeout),
+    disposeConcurrency: Option.getOrUndefined(c.disposeConcurrency)
+  }))
+)
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: CityOptions = {}) => Layer.succeed(CityConfig, resolve(options))
+
+/**
+ * The options read from the environment (see `config`), over `overrides`.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (overrides: CityOptions = {}) =>
+  Layer.effect(CityConfig, Effect.map(config, (fromEnv) => resolve({ ...fromEnv, ...definedOf(overrides) })))
+
+const definedOf = (options: CityOptions): CityOptions =>
+  Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))

@@ -1,29 +1,67 @@
 /**
  * Aggregated cleanup errors (spec: "city.close() ... aggregates cleanup errors"). Each closing
  * service reports its failures here instead of failing its finalizer, so one failure never stops
- * the others, and close turns the report into one CityCloseError listing all of them.
+ * the others, and close turns the report into one CityCloseError listing all of them. A failure
+ * that can be attempted again (a dispose or a workspace release whose finalizers failed) comes with
+ * its `retry`, which a later `close` runs.
  * @since 0.1.0
  */
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CloseFailure } from "../../schema/Errors.ts"
 
-export interface CloseReportShape {
-  readonly report: (subject: string, cause: Cause.Cause<unknown>) => void
-  readonly failures: () => ReadonlyArray<CloseFailure>
+/**
+ * A cleanup failure and, when it can be attempted again, how.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Reported extends CloseFailure {
+  /** Runs the failed cleanup again; succeeds with what still fails, if anything. */
+  readonly retry?: Effect.Effect<Cause.Cause<unknown> | undefined> | undefined
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CloseReportShape {
+  readonly report: (
+    subject: string,
+    cause: Cause.Cause<unknown>,
+    retry?: Effect.Effect<Cause.Cause<unknown> | undefined>
+  ) => void
+  /** The failures reported since the last call, in report order. */
+  readonly take: () => ReadonlyArray<Reported>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class CloseReport extends Context.Tag("effect-city/CloseReport")<CloseReport, CloseReportShape>() {}
 
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (): CloseReportShape => {
-  const failures: Array<CloseFailure> = []
+  let failures: Array<Reported> = []
   return {
-    report: (subject, cause) => {
-      failures.push({ subject, cause })
+    report: (subject, cause, retry) => {
+      failures.push({ subject, cause, retry })
     },
-    failures: () => failures.slice()
+    take: () => {
+      const taken = failures
+      failures = []
+      return taken
+    }
   }
 }
 
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.sync(CloseReport, make)

@@ -3,127 +3,152 @@
  * removed Plugin immediately. An existing Step may finish with its captured instance, and City
  * calls dispose only after the final execution lease is released").
  *
- * A lease is on a whole view (one counter), so acquiring and releasing cost O(1) in the number of
- * plugins. `run` is how calls and Steps execute: the body runs under a lease in a fiber this
- * service tracks, so that close can let it finish within `drainTimeout` and then interrupt it;
- * a call interrupted that way fails with CityClosed.
+ * A lease is on a whole view (one counter in ExecutionViews), so acquiring and releasing cost O(1)
+ * in the number of plugins. A Step or a call runs its body **in the caller's fiber** under its
+ * lease: nothing is forked. The fiber is registered while the body runs, so that close can let it
+ * finish within `drainTimeout` and then interrupt it (the caller's fiber is interrupted, as an
+ * outer timeout would).
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as FiberSet from "effect/FiberSet"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import { CityClosed } from "../../schema/Errors.ts"
-import { Admission } from "./Admission.ts"
+import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
+import { CityState } from "./CityState.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
-import { PluginRegistry } from "./PluginRegistry.ts"
-import type { Lease } from "./ViewTable.ts"
+import { ExecutionViews, holding, type Lease } from "./ExecutionViews.ts"
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ExecutionLeasesShape {
   /** The current view, leased for the caller's Scope. O(1) in the number of plugins. */
   readonly acquire: Effect.Effect<ExecutionView, CityClosed, Scope.Scope>
-  /** The current view, leased until `scope` closes: the fast path, near the bare Scope floor. */
+  /** The current view, leased until `scope` closes. */
   readonly acquireIn: (scope: Scope.Scope) => Effect.Effect<ExecutionView, CityClosed>
   /**
-   * Leases the current view without a Scope; the caller releases it (idempotent). For callers
-   * that hand a lease over, like a Turn that acquires its next Step's view before letting the
-   * previous one go.
+   * Leases the current view without a Scope, for a caller that hands the lease over (a Turn holds
+   * its last Step's view until the next Step has its own); `undefined` once close has begun.
    */
-  readonly lease: (operation: string) => Effect.Effect<Lease, CityClosed>
+  readonly lease: () => Lease | undefined
   /**
-   * Runs `body` in a fiber tracked for close: close waits for it up to `drainTimeout`, then
-   * interrupts it, and it fails with CityClosed. Interrupting the caller interrupts the body.
+   * Runs `body` in the caller's fiber as holding `lease` (a `remove` it issues does not wait for
+   * it), drained by close; `done` runs when it ends, whatever the exit.
    */
-  readonly track: <A, E, R>(operation: string, body: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CityClosed, R>
-  /** Runs `body` with a lease on the current view, tracked (see `track`); the lease ends with it. */
+  readonly runUnder: <A, E, R>(
+    lease: Lease,
+    body: Effect.Effect<A, E, R>,
+    done: (exit: Exit.Exit<A, E>) => void
+  ) => Effect.Effect<A, E, R>
+  /** Runs `body` with a lease on the current view, released when it ends (see `runUnder`). */
   readonly run: <A, E, R>(
     operation: string,
     body: (view: ExecutionView) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | CityClosed, R>
-  /** How many tracked bodies are running. */
-  readonly running: Effect.Effect<number>
+  /** How many bodies are running. */
+  readonly running: () => number
 }
 
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class ExecutionLeases extends Context.Tag("effect-city/ExecutionLeases")<
   ExecutionLeases,
   ExecutionLeasesShape
 >() {}
 
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
-  const admission = yield* Admission
-  const registry = yield* PluginRegistry
+  const state = yield* CityState
   const config = yield* CityConfig
-  const views = registry.views
-  const tracked = yield* FiberSet.make<unknown, unknown>()
-  let draining = false
+  const views = yield* ExecutionViews
+  /** Fibers running a body, with how many bodies each runs (a Step may make calls). */
+  const running = new Map<Fiber.RuntimeFiber<unknown, unknown>, number>()
+  let drained: Deferred.Deferred<void> | undefined
 
-  const lease = (operation: string): Effect.Effect<Lease, CityClosed> =>
-    Effect.suspend(() =>
-      admission.isClosed() ? Effect.fail(new CityClosed({ operation })) : Effect.succeed(views.acquire())
-    )
+  const leave = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+    const n = running.get(fiber)! - 1
+    if (n > 0) running.set(fiber, n)
+    else running.delete(fiber)
+    if (running.size === 0 && drained !== undefined) Deferred.unsafeDone(drained, Exit.void)
+  }
+
+  const lease: ExecutionLeasesShape["lease"] = () => (state.phase()._tag === "Open" ? views.acquire() : undefined)
+
+  const runUnder: ExecutionLeasesShape["runUnder"] = (held, body, done) =>
+    Effect.withFiberRuntime((fiber) => {
+      running.set(fiber, (running.get(fiber) ?? 0) + 1)
+      return Effect.onExit(holding(() => held.view)(body), (exit) =>
+        Effect.sync(() => {
+          leave(fiber)
+          done(exit)
+        }))
+    })
+
+  const run: ExecutionLeasesShape["run"] = <A, E, R>(
+    operation: string,
+    body: (view: ExecutionView) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.suspend((): Effect.Effect<A, E | CityClosed, R> => {
+      const refused = state.refuse(operation)
+      if (refused !== undefined) return Effect.fail(refused)
+      const held = views.acquire()
+      return runUnder(held, body(held.view), held.release)
+    })
 
   // `Scope.addFinalizer` on an explicit Scope: `Effect.addFinalizer` (which captures and restores
-  // the fiber's context for the finalizer) or a Scope provided through the context each cost
-  // several times the whole lease.
+  // the fiber's context for the finalizer) costs several times the whole lease.
   const acquireIn: ExecutionLeasesShape["acquireIn"] = (scope) =>
     Effect.suspend(() => {
-      if (admission.isClosed()) return Effect.fail(new CityClosed({ operation: "lease the execution view" }))
+      const refused = state.refuse("lease the execution view")
+      if (refused !== undefined) return Effect.fail(refused)
       const held = views.acquire()
       return Effect.as(Scope.addFinalizer(scope, Effect.sync(held.release)), held.view)
     })
 
-  const acquire: ExecutionLeasesShape["acquire"] = Effect.flatMap(Effect.scope, acquireIn)
-
-  const track = <A, E, R>(operation: string, body: Effect.Effect<A, E, R>): Effect.Effect<A, E | CityClosed, R> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(FiberSet.run(tracked, Effect.interruptible(body)), (fiber) =>
-        Effect.flatMap(Effect.exit(restore(Fiber.await(fiber))), (awaited): Effect.Effect<A, E | CityClosed> => {
-          // The caller was interrupted: interrupt the body too.
-          if (Exit.isFailure(awaited)) return Effect.zipRight(Fiber.interrupt(fiber), Effect.failCause(awaited.cause))
-          const exit = awaited.value
-          if (Exit.isFailure(exit) && draining && Cause.isInterruptedOnly(exit.cause)) {
-            return Effect.fail(new CityClosed({ operation: `${operation} (interrupted after drainTimeout)` }))
-          }
-          return exit
-        }))
-    )
-
-  const run: ExecutionLeasesShape["run"] = (operation, body) =>
-    Effect.flatMap(lease(operation), (held) => track(operation, Effect.ensuring(body(held.view), Effect.sync(held.release))))
-
-  // The drain part of close: running calls and Steps may finish within drainTimeout, then they
-  // are interrupted and their leases released. Runs after Sessions stopped admission and before
-  // the registry disposes plugins.
+  // The drain part of close: running bodies may finish within drainTimeout, then their fibers are
+  // interrupted (their leases go with them). Runs after Sessions stopped admitting and before the
+  // registry disposes plugins.
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
-      // Finalizers run uninterruptibly: the wait must be made interruptible for its timeout to fire.
-      const finished = yield* Effect.interruptible(FiberSet.awaitEmpty(tracked)).pipe(
+      state.close()
+      if (running.size === 0) return
+      drained = Deferred.unsafeMake<void>(FiberId.none)
+      const finished = yield* Effect.interruptible(Deferred.await(drained)).pipe(
         Effect.timeout(config.drainTimeout),
         Effect.option
       )
-      if (finished._tag === "None") {
-        draining = true
-        const count = yield* FiberSet.size(tracked)
-        yield* Effect.logWarning(`close: interrupting ${count} call(s) still running after drainTimeout`)
-        yield* FiberSet.clear(tracked)
-      }
+      if (finished._tag === "Some") return
+      const fibers = Array.from(running.keys())
+      yield* Effect.logWarning(`close: interrupting ${fibers.length} Step(s) or call(s) still running after drainTimeout`)
+      for (const fiber of fibers) fiber.unsafeInterruptAsFork(FiberId.none)
+      yield* Effect.interruptible(Deferred.await(drained)).pipe(Effect.timeout(config.drainTimeout), Effect.ignore)
     })
   )
 
-  const service: ExecutionLeasesShape = {
-    acquire,
+  return {
+    acquire: Effect.flatMap(Effect.scope, acquireIn),
     acquireIn,
     lease,
-    track,
+    runUnder,
     run,
-    running: FiberSet.size(tracked)
-  }
-  return service
+    running: () => running.size
+  } satisfies ExecutionLeasesShape
 })
 
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.scoped(ExecutionLeases, make)

@@ -1,94 +1,52 @@
 /**
- * The host model (spec/city-plugin-lifecycle.md, "Execution leases"; design.md "Sessions"):
- * Agents own Sessions; a Session runs Turns one at a time; a Turn runs Steps. Each Step captures
- * the current execution view at its checkpoint and keeps it for its whole duration.
+ * The host model (spec/city-plugin-lifecycle.md: "Agent, Session, and Workspace entry or removal do
+ * not trigger Plugin lifecycle callbacks"): Agents own Sessions (src/services/city/Session.ts).
  *
- * - A Step leases its new view *before* the previous Step's lease is released: a Turn keeps the
- *   lease of its last successful Step until the next Step has its own, or the Turn ends. A Step
- *   that fails or is interrupted releases its lease at once.
- * - A Turn ends at a boundary other services can observe and wait for: `session.status` is
- *   `idle` or `busy`, and `session.atNextBoundary(effect)` runs `effect` now if the Session is
- *   idle, else right after the current Turn ends and before the next one begins.
  * - Adding or removing an Agent or a Session never triggers plugin initialize or dispose.
  *   Removing an Agent closes its Sessions for new Turns and Steps; Steps already running finish.
+ * - `quiesce(effect)` pauses Turns for a plugin restart: new Turns wait at their boundary, running
+ *   Turns finish within `drainTimeout` (then their fibers are interrupted), `effect` runs, and
+ *   Turns resume. Sessions, Agents and Workspaces survive it. Pauses run one at a time.
  * - The Sessions finalizer is the first part of close: every Session stops admitting Turns and
- *   Steps. Running Steps are then drained by ExecutionLeases (within `drainTimeout`, then
- *   interrupted), before the registry disposes plugins.
+ *   Steps. Running Steps are then drained by ExecutionLeases, before the registry disposes plugins.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import {
-  AgentAlreadyExists,
-  AgentNotFound,
-  type CityClosed,
-  SessionClosed,
-  TurnEnded
-} from "../../schema/Errors.ts"
-import { Admission } from "./Admission.ts"
+import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema/Errors.ts"
+import { CityConfig } from "./CityConfig.ts"
+import { CityState } from "./CityState.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
-import { bind, type Calls } from "./ExecutionView.ts"
+import { ExecutionViews } from "./ExecutionViews.ts"
 import { PluginRegistry } from "./PluginRegistry.ts"
-import type { Lease } from "./ViewTable.ts"
+import * as SessionModule from "./Session.ts"
 import type { Workspace } from "./Workspaces.ts"
-import type { Skill } from "../../schema/PluginChange.ts"
 
-export type SessionStatus = "idle" | "busy" | "closed"
-
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Agent {
   readonly id: string
   readonly sessions: {
     readonly create: (options: {
       readonly workspace: Workspace
       readonly id?: string | undefined
-    }) => Effect.Effect<Session, AgentNotFound | CityClosed>
-    readonly list: Effect.Effect<ReadonlyArray<Session>>
+    }) => Effect.Effect<SessionModule.Session, AgentNotFound | CityClosed>
+    readonly list: Effect.Effect<ReadonlyArray<SessionModule.Session>>
   }
 }
 
-export interface Session {
-  readonly id: string
-  readonly agent: Agent
-  readonly workspace: Workspace
-  readonly status: Effect.Effect<SessionStatus>
-  /** Runs one Turn; Turns of a Session run one at a time. */
-  readonly turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
-  /** Runs `effect` at the Session's next Turn boundary (now, if it is idle). */
-  readonly atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
-  /** Stops admitting Turns and Steps; running ones finish. */
-  readonly close: Effect.Effect<void>
-}
-
-/** One plugin's skills as a Turn sees them. */
-export interface TurnSkills {
-  readonly plugin: string
-  readonly skills: ReadonlyArray<Skill>
-}
-
-export interface Turn {
-  readonly number: number
-  readonly session: Session
-  /**
-   * The skills of the plugins ready when the Turn began, in plugin name order (plugins without
-   * skills left out). Resolved once per Turn: a skill set replaced meanwhile shows in the next Turn.
-   */
-  readonly skills: ReadonlyArray<TurnSkills>
-  /** Runs one Step with the view captured at its checkpoint. */
-  readonly step: <A, E, R>(
-    body: (view: StepView) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | TurnEnded | SessionClosed | CityClosed, R>
-}
-
-/** What a Step sees: its captured view, with calls whose PluginContext carries the session and turn. */
-export interface StepView extends Calls {
-  readonly step: number
-}
-
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface AgentsShape {
   readonly add: (options: { readonly id: string }) => Effect.Effect<Agent, AgentAlreadyExists | CityClosed>
   readonly get: (id: string) => Effect.Effect<Option.Option<Agent>>
@@ -97,185 +55,108 @@ export interface AgentsShape {
   readonly remove: (id: string) => Effect.Effect<boolean>
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionsShape {
   readonly agents: AgentsShape
+  /** Pauses Turns around `effect` (see the module doc); fails with CityClosed once close has begun. */
+  readonly quiesce: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CityClosed, R>
 }
 
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class Sessions extends Context.Tag("effect-city/Sessions")<Sessions, SessionsShape>() {}
 
-type ClosedReason = SessionClosed["reason"]
-
-interface BoundaryJob {
-  readonly run: Effect.Effect<void>
-  readonly cancel: (error: SessionClosed) => void
-}
-
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
-  const admission = yield* Admission
+  const state = yield* CityState
+  const config = yield* CityConfig
   const leases = yield* ExecutionLeases
+  const views = yield* ExecutionViews
   const registry = yield* PluginRegistry
-  const agents = new Map<string, { readonly agent: Agent; readonly sessions: Map<string, SessionState> }>()
-  let closing = false
+  const agents = new Map<string, { readonly agent: Agent; readonly sessions: Map<string, SessionModule.SessionHandle> }>()
 
-  interface SessionState {
-    readonly session: Session
-    closed: ClosedReason | undefined
-    readonly shut: (reason: ClosedReason) => void
-  }
-
-  const makeSession = (agent: Agent, workspace: Workspace, id: string): SessionState => {
-    const semaphore = Effect.unsafeMakeSemaphore(1)
-    let busy = false
-    let turns = 0
-    let pending: Array<BoundaryJob> = []
-    /** Lets go of the view the running Turn holds between Steps, if any. */
-    let releaseHeld = () => {}
-    const state: SessionState = {
-      session: undefined as unknown as Session,
-      closed: undefined,
-      shut: (reason) => {
-        if (state.closed !== undefined) return
-        state.closed = reason
-        // No further Step will come: the view held for the handoff to the next Step goes now.
-        releaseHeld()
-        const cancelled = pending
-        pending = []
-        for (const job of cancelled) job.cancel(new SessionClosed({ session: id, reason }))
-      }
-    }
-    const refuse = () =>
-      state.closed === undefined ? undefined : new SessionClosed({ session: id, reason: state.closed })
-
-    const drainBoundary: Effect.Effect<void> = Effect.suspend(() => {
-      const job = pending.shift()
-      return job === undefined ? Effect.void : Effect.zipRight(job.run, drainBoundary)
-    })
-
-    const makeTurn = (number: number) => {
-      const startView = registry.views.view
-      let skills: ReadonlyArray<TurnSkills> | undefined
-      let ended = false
-      let held: Lease | undefined
-      let steps = 0
-      const hold = (lease: Lease) => {
-        held?.release()
-        held = lease
-      }
-      const turn: Turn = {
-        number,
-        session,
-        get skills() {
-          skills ??= startView.plugins.flatMap((p) =>
-            p.contributions.skills === undefined || p.contributions.skills.length === 0
-              ? []
-              : [{ plugin: p.name, skills: p.contributions.skills }]
-          )
-          return skills
-        },
-        step: <A, E, R>(body: (view: StepView) => Effect.Effect<A, E, R>) =>
-          Effect.suspend((): Effect.Effect<A, E | TurnEnded | SessionClosed | CityClosed, R> => {
-            if (ended) return Effect.fail(new TurnEnded({ session: id, turn: number }))
-            const refused = refuse()
-            if (refused !== undefined) return Effect.fail(refused)
-            const operation = `step of session ${id}`
-            return Effect.flatMap(leases.lease(operation), (lease) => {
-              // The next view is held before the previous Step's lease goes: no gap.
-              const previous = held
-              held = undefined
-              previous?.release()
-              const step = ++steps
-              const calls = bind(lease.view, { agent, workspace, session, turn }, registry.snapshotOf)
-              const view: StepView = { ...calls, step }
-              return leases.track(operation, body(view)).pipe(
-                Effect.onExit((exit) =>
-                  Effect.sync(() => {
-                    if (Exit.isSuccess(exit) && !ended && state.closed === undefined) hold(lease)
-                    else lease.release()
-                  })
-                )
-              )
-            })
+  // --- the Turn gate: paused by quiesce, with the fibers of running Turns ------------------------
+  const latch = yield* Effect.makeLatch(true)
+  const turning = new Map<Fiber.RuntimeFiber<unknown, unknown>, number>()
+  let idle: Deferred.Deferred<void> | undefined
+  const gate: SessionModule.TurnGate = {
+    open: latch.await,
+    running: (body) =>
+      Effect.withFiberRuntime((fiber) => {
+        turning.set(fiber, (turning.get(fiber) ?? 0) + 1)
+        return Effect.ensuring(
+          body,
+          Effect.sync(() => {
+            const n = turning.get(fiber)! - 1
+            if (n > 0) turning.set(fiber, n)
+            else turning.delete(fiber)
+            if (turning.size === 0 && idle !== undefined) Deferred.unsafeDone(idle, Exit.void)
           })
-      }
-      const letGo = () => {
-        held?.release()
-        held = undefined
-      }
-      releaseHeld = letGo
-      const end = Effect.sync(() => {
-        ended = true
-        letGo()
+        )
       })
-      return { turn, end }
-    }
-
-    const session: Session = {
-      id,
-      agent,
-      workspace,
-      status: Effect.sync(() => (state.closed !== undefined ? "closed" : busy ? "busy" : "idle")),
-      turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) =>
-        Effect.suspend((): Effect.Effect<A, E | SessionClosed, R> => {
-          const refused = refuse()
-          if (refused !== undefined) return Effect.fail(refused)
-          return semaphore.withPermits(1)(
-            Effect.suspend((): Effect.Effect<A, E | SessionClosed, R> => {
-              const refusedNow = refuse()
-              if (refusedNow !== undefined) return Effect.fail(refusedNow)
-              busy = true
-              const { end, turn } = makeTurn(++turns)
-              return Effect.onExit(body(turn), () =>
-                Effect.zipRight(
-                  end,
-                  Effect.suspend(() => {
-                    busy = false
-                    return drainBoundary
-                  })
-                ))
-            })
-          )
-        }),
-      atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        Effect.contextWithEffect((context: Context.Context<R>): Effect.Effect<A, E | SessionClosed> => {
-          const refused = refuse()
-          if (refused !== undefined) return Effect.fail(refused)
-          const done = Deferred.unsafeMake<Exit.Exit<A, E | SessionClosed>>(FiberId.none)
-          pending.push({
-            run: Effect.flatMap(Effect.exit(Effect.provide(effect, context)), (exit) => Deferred.succeed(done, exit)).pipe(
-              Effect.asVoid
-            ),
-            cancel: (error) => Deferred.unsafeDone(done, Exit.succeed(Exit.fail(error)))
-          })
-          const kick = busy ? Effect.void : semaphore.withPermits(1)(drainBoundary)
-          return Effect.zipRight(kick, Effect.flatten(Deferred.await(done)))
-        }),
-      close: Effect.sync(() => state.shut("closed"))
-    }
-    ;(state as { session: Session }).session = session
-    return state
   }
+  const pauses = yield* Effect.makeSemaphore(1)
+
+  const drainTurns = Effect.suspend(() => {
+    if (turning.size === 0) return Effect.void
+    const done = Deferred.unsafeMake<void>(FiberId.none)
+    idle = done
+    const wait = Effect.interruptible(Deferred.await(done)).pipe(Effect.timeout(config.drainTimeout), Effect.option)
+    return Effect.flatMap(wait, (finished) => {
+      if (finished._tag === "Some") return Effect.void
+      for (const fiber of turning.keys()) fiber.unsafeInterruptAsFork(FiberId.none)
+      return Effect.ignore(Effect.timeout(Effect.interruptible(Deferred.await(done)), config.drainTimeout))
+    })
+  })
+
+  const quiesce: SessionsShape["quiesce"] = (effect) =>
+    pauses.withPermits(1)(
+      Effect.zipRight(
+        state.check("pause Turns"),
+        Effect.acquireUseRelease(
+          Effect.zipRight(latch.close, drainTurns),
+          () => effect,
+          () => latch.open
+        )
+      )
+    )
 
   const agentsApi: AgentsShape = {
     add: ({ id }) =>
       Effect.zipRight(
-        admission.check(`add agent ${id}`),
+        state.check(`add agent ${id}`),
         Effect.suspend(() => {
           if (agents.has(id)) return Effect.fail(new AgentAlreadyExists({ id }))
-          const sessions = new Map<string, SessionState>()
+          const sessions = new Map<string, SessionModule.SessionHandle>()
           let created = 0
           const agent: Agent = {
             id,
             sessions: {
               create: ({ id: sessionId, workspace }) =>
                 Effect.zipRight(
-                  admission.check(`create session for agent ${id}`),
+                  state.check(`create session for agent ${id}`),
                   Effect.suspend(() => {
                     if (agents.get(id)?.agent !== agent) return Effect.fail(new AgentNotFound({ id }))
                     const sid = sessionId ?? `${id}/${++created}`
-                    const state = makeSession(agent, workspace, sid)
-                    if (closing) state.shut("city-closed")
-                    sessions.set(sid, state)
-                    return Effect.succeed(state.session)
+                    const handle = SessionModule.make({
+                      id: sid,
+                      agent,
+                      workspace,
+                      leases,
+                      explain: registry.explain,
+                      gate,
+                      currentView: views.current
+                    })
+                    sessions.set(sid, handle)
+                    return Effect.succeed(handle.session)
                   })
                 ),
               list: Effect.sync(() => Array.from(sessions.values(), (s) => s.session))
@@ -292,23 +173,28 @@ export const make = Effect.gen(function*() {
         const entry = agents.get(id)
         if (entry === undefined) return false
         agents.delete(id)
-        for (const state of entry.sessions.values()) state.shut("agent-removed")
+        for (const handle of entry.sessions.values()) handle.shut("agent-removed")
         return true
       })
   }
 
-  // First part of close: no Session admits another Turn or Step.
+  // First part of close: no Session admits another Turn or Step; a paused gate opens so that
+  // waiting Turns see the Session closed instead of waiting.
   yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      closing = true
+    Effect.suspend(() => {
+      state.close()
       for (const { sessions } of agents.values()) {
-        for (const state of sessions.values()) state.shut("city-closed")
+        for (const handle of sessions.values()) handle.shut("city-closed")
       }
+      return latch.open
     })
   )
 
-  const service: SessionsShape = { agents: agentsApi }
-  return service
+  return { agents: agentsApi, quiesce } satisfies SessionsShape
 })
 
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.scoped(Sessions, make)

@@ -13,7 +13,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
-import { Admission } from "./Admission.ts"
+import * as CleanupScope from "./CleanupScope.ts"
+import { CityState } from "./CityState.ts"
 import { CloseReport } from "./CloseReport.ts"
 
 export interface Workspace {
@@ -38,17 +39,18 @@ export class Workspaces extends Context.Tag("effect-city/Workspaces")<Workspaces
 
 interface Entry {
   readonly workspace: Workspace
-  readonly scope: Scope.CloseableScope
+  readonly cleanup: CleanupScope.CleanupScope
 }
 
+/** Closes a workspace's Scope (again: only what failed last time), failing with what failed. */
 const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
-  Effect.flatMap(Effect.exit(Scope.close(entry.scope, Exit.void)), (exit) =>
-    Exit.isSuccess(exit)
+  Effect.flatMap(entry.cleanup.close(Exit.void), (cause) =>
+    cause === undefined
       ? Effect.void
-      : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause: exit.cause })))
+      : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause })))
 
 export const make = Effect.gen(function*() {
-  const admission = yield* Admission
+  const state = yield* CityState
   const report = yield* CloseReport
   const entries = new Map<string, Entry>()
 
@@ -59,7 +61,9 @@ export const make = Effect.gen(function*() {
       (entry) => {
         entries.delete(entry.workspace.id)
         return Effect.catchAll(release(entry), (error) =>
-          Effect.sync(() => report.report(`workspace ${entry.workspace.id}`, Cause.fail(error))))
+          Effect.sync(() =>
+            report.report(`workspace ${entry.workspace.id}`, Cause.fail(error), entry.cleanup.close(Exit.void))
+          ))
       },
       { discard: true }
     )
@@ -68,14 +72,13 @@ export const make = Effect.gen(function*() {
   const service: WorkspacesShape = {
     add: ({ id, path }) =>
       Effect.zipRight(
-        admission.check(`add workspace ${id}`),
+        state.check(`add workspace ${id}`),
         Effect.suspend(() => {
           if (entries.has(id)) return Effect.fail(new WorkspaceAlreadyExists({ id }))
-          return Effect.map(Scope.make(), (scope) => {
-            const workspace: Workspace = { id, path, scope }
-            entries.set(id, { workspace, scope })
-            return workspace
-          })
+          const cleanup = CleanupScope.make()
+          const workspace: Workspace = { id, path, scope: cleanup.scope }
+          entries.set(id, { workspace, cleanup })
+          return Effect.succeed(workspace)
         })
       ),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(entries.get(id)), (e) => e.workspace)),

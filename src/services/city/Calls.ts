@@ -1,0 +1,181 @@
+/**
+ * The calls of one Step or City scope against one execution view (spec/city-plugin-lifecycle.md,
+ * "Call context": "City freshly projects a PluginContext for every Action, Hook, System, and
+ * Availability call"). Bound once per Step: one object whose methods live on its prototype, so a
+ * Step that makes no call pays for one allocation.
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import {
+  ActionFailed,
+  ActionInputRejected,
+  ActionNotFound,
+  describeCause,
+  HookFailed,
+  type PluginNotFound,
+  type PluginNotReady
+} from "../../schema/Errors.ts"
+import type { CallBase } from "../../schema/HostModel.ts"
+import type { Availability } from "../Contributions.ts"
+import { PluginContext, project } from "../PluginContext.ts"
+import { type ExecutionView, instanceIn, type PluginInstance, ExecutionView as View } from "./ExecutionView.ts"
+
+/**
+ * A block of system text contributed by one plugin.
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemBlock {
+  readonly name: string
+  readonly content: string
+}
+
+/**
+ * The calls of one Step or City scope, against its view.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Calls {
+  /** The view these calls run against: plugin names and contributions. */
+  readonly view: ExecutionView
+  /** The plugin names of the view, in name order. */
+  readonly names: ReadonlyArray<string>
+  readonly invoke: (
+    plugin: string,
+    action: string,
+    input: unknown
+  ) => Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed>
+  readonly system: () => Effect.Effect<ReadonlyArray<SystemBlock>>
+  readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady>
+}
+
+/** Tells a plugin that is not in the view apart: not ready (with its last error), or unknown. */
+export type Explain = (name: string) => PluginNotFound | PluginNotReady
+
+const alwaysAvailable: Availability = { available: true, reasons: [] }
+
+const passInterrupts = <E>(cause: Cause.Cause<unknown>, otherwise: () => Effect.Effect<never, E>) =>
+  Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : otherwise()
+
+/**
+ * Calls bound to a view and a call base.
+ * @since 0.1.0
+ * @category constructors
+ */
+export class BoundCalls implements Calls {
+  constructor(readonly view: ExecutionView, readonly base: CallBase, readonly explain: Explain) {}
+
+  get names(): ReadonlyArray<string> {
+    return this.view.names
+  }
+
+  private inContext<A, E>(name: string, effect: Effect.Effect<A, E, PluginContext>) {
+    return effect.pipe(Effect.provideService(PluginContext, project(name, this.base)), Effect.annotateLogs("plugin", name))
+  }
+
+  private lookup(name: string): Effect.Effect<PluginInstance, PluginNotFound | PluginNotReady> {
+    const instance = instanceIn(this.view, name)
+    return instance === undefined ? Effect.fail(this.explain(name)) : Effect.succeed(instance)
+  }
+
+  private availabilityOf(instance: PluginInstance): Effect.Effect<Availability> {
+    const check = instance.contributions.availability
+    if (check === undefined) return Effect.succeed(alwaysAvailable)
+    const ctx = project(instance.name, this.base)
+    return Effect.suspend(() => check(ctx)).pipe(
+      Effect.provideService(PluginContext, ctx),
+      Effect.annotateLogs("plugin", instance.name),
+      Effect.catchAllCause((cause) =>
+        passInterrupts(cause, () => Effect.fail(cause)).pipe(
+          Effect.orElseSucceed((): Availability => ({
+            available: false,
+            reasons: [`availability check failed: ${describeCause(cause)}`]
+          }))
+        )
+      )
+    )
+  }
+
+  invoke(plugin: string, actionName: string, input: unknown) {
+    return Effect.flatMap(this.lookup(plugin), (instance): Effect.Effect<
+      unknown,
+      ActionNotFound | ActionInputRejected | ActionFailed
+    > => {
+      const action = instance.contributions.actions?.[actionName]
+      if (action === undefined) return Effect.fail(new ActionNotFound({ plugin, action: actionName }))
+      return Schema.decodeUnknown(action.input)(input).pipe(
+        Effect.mapError((error) =>
+          new ActionInputRejected({
+            plugin,
+            action: actionName,
+            issues: ParseResult.TreeFormatter.formatErrorSync(error)
+          })
+        ),
+        Effect.flatMap((decoded) =>
+          this.inContext(plugin, Effect.suspend(() => action.handler(decoded as never))).pipe(
+            Effect.catchAllCause((cause) =>
+              passInterrupts(cause, () => Effect.fail(new ActionFailed({ plugin, action: actionName, cause })))
+            )
+          )
+        )
+      )
+    })
+  }
+
+  runHooks(point: string, value: unknown) {
+    return Effect.reduce(View.instances(this.view), value, (current, instance) => {
+      const handlers = instance.hooks.get(point)
+      if (handlers === undefined) return Effect.succeed(current)
+      return Effect.reduce(handlers, current, (v, handler) =>
+        this.inContext(instance.name, Effect.suspend(() => handler(v))).pipe(
+          Effect.catchAllCause((cause) =>
+            passInterrupts(cause, () => Effect.fail(new HookFailed({ plugin: instance.name, point, cause })))
+          )
+        ))
+    })
+  }
+
+  system() {
+    return Effect.map(
+      Effect.forEach(View.instances(this.view), (instance) => this.systemOf(instance), { concurrency: "unbounded" }),
+      (blocks) => blocks.flatMap((b) => (Option.isSome(b) ? [b.value] : []))
+    )
+  }
+
+  private systemOf(instance: PluginInstance): Effect.Effect<Option.Option<SystemBlock>> {
+    const system = instance.contributions.system
+    if (system === undefined) return Effect.succeed(Option.none())
+    return Effect.flatMap(this.availabilityOf(instance), (availability) => {
+      if (!availability.available) return Effect.succeed(Option.none<SystemBlock>())
+      const ctx = project(instance.name, this.base)
+      return Effect.suspend(() => system(ctx)).pipe(
+        Effect.provideService(PluginContext, ctx),
+        Effect.annotateLogs("plugin", instance.name),
+        Effect.map((content) =>
+          content === undefined || content.length === 0
+            ? Option.none<SystemBlock>()
+            : Option.some<SystemBlock>({ name: instance.name, content })
+        ),
+        Effect.catchAllCause((cause) =>
+          passInterrupts(cause, () => Effect.fail(cause)).pipe(
+            Effect.orElse(() =>
+              Effect.as(
+                Effect.logWarning(`system text of plugin ${instance.name} skipped: ${describeCause(cause)}`),
+                Option.none<SystemBlock>()
+              )
+            )
+          )
+        )
+      )
+    })
+  }
+
+  availability(plugin: string) {
+    return Effect.flatMap(this.lookup(plugin), (instance) => this.availabilityOf(instance))
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The City's one closing state (spec/city-plugin-lifecycle.md: "city.close() stops Sessions before
+ * releasing Plugins and Workspaces"). Every service of the City asks it before admitting work, and
+ * waits on it where a wait must end when close begins (a queued add, a removal waiting for a lease):
+ * one state, `Open` then `Closing`, instead of a flag per service.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import { CityClosed } from "../../schema/Errors.ts"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Phase = { readonly _tag: "Open" } | { readonly _tag: "Closing" }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CityStateShape {
+  /** The current phase; a synchronous read for the hot paths. */
+  readonly phase: () => Phase
+  /** `CityClosed` naming the operation once close has begun, else undefined. */
+  readonly refuse: (operation: string) => CityClosed | undefined
+  /** Fails with CityClosed naming the operation once close has begun. */
+  readonly check: (operation: string) => Effect.Effect<void, CityClosed>
+  /** Completes when close begins (at once if it has). */
+  readonly closing: Effect.Effect<void>
+  /** Fails with CityClosed when close begins: race a wait against it to cancel the wait. */
+  readonly cancelled: (operation: string) => Effect.Effect<never, CityClosed>
+  /** Begins closing; `true` for the call that did it. */
+  readonly close: () => boolean
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class CityState extends Context.Tag("effect-city/CityState")<CityState, CityStateShape>() {}
+
+const open: Phase = { _tag: "Open" }
+const closingPhase: Phase = { _tag: "Closing" }
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (): CityStateShape => {
+  let phase: Phase = open
+  const signal = Deferred.unsafeMake<void>(FiberId.none)
+  const refuse = (operation: string) => (phase === open ? undefined : new CityClosed({ operation }))
+  return {
+    phase: () => phase,
+    refuse,
+    check: (operation) =>
+      Effect.suspend(() => {
+        const refused = refuse(operation)
+        return refused === undefined ? Effect.void : Effect.fail(refused)
+      }),
+    closing: Deferred.await(signal),
+    cancelled: (operation) => Effect.zipRight(Deferred.await(signal), Effect.fail(new CityClosed({ operation }))),
+    close: () => {
+      if (phase !== open) return false
+      phase = closingPhase
+      Deferred.unsafeDone(signal, Exit.void)
+      return true
+    }
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.sync(CityState, make)

@@ -1,0 +1,185 @@
+/**
+ * The execution views and their leases (spec/city-plugin-lifecycle.md, "Execution leases": "City
+ * calls dispose only after the final execution lease is released"). The registry publishes a new
+ * view at every change; ExecutionLeases and Sessions lease the current one.
+ *
+ * A lease counts on the view, never on each plugin, so acquiring and releasing cost O(1) in the
+ * number of plugins. A removed plugin is free to dispose once no leased view contains it: the
+ * current view never does (it was published without it), so only retired views that still hold
+ * leases are checked, and only when one of them lets its last lease go.
+ *
+ * The fiber that runs under a lease knows it (`heldViews`, inherited by the fibers it forks), so a
+ * `remove` issued under a lease that covers its target does not wait for its own lease.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import { contains, emptyPlugins, ExecutionView, type PluginInstance, type Plugins } from "./ExecutionView.ts"
+
+/**
+ * A lease on one view. `release` is idempotent.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lease {
+  readonly view: ExecutionView
+  readonly release: () => void
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExecutionViewsShape {
+  /** The current view (not leased). */
+  readonly current: () => ExecutionView
+  /** Leases the current view. O(1). */
+  readonly acquire: () => Lease
+  /** Publishes the next view. O(1): the plugins are a persistent map. */
+  readonly publish: (plugins: Plugins) => ExecutionView
+  /** Whether some leased view (or the current one) contains this instance. */
+  readonly isLeased: (instance: PluginInstance) => boolean
+  /** Completes once no leased view contains the instance (which must be out of the current view). */
+  readonly unleased: (instance: PluginInstance) => Effect.Effect<void>
+  /** Leases held, on every view. */
+  readonly leases: () => number
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class ExecutionViews extends Context.Tag("effect-city/ExecutionViews")<ExecutionViews, ExecutionViewsShape>() {}
+
+interface ViewState {
+  readonly view: ExecutionView
+  leases: number
+}
+
+interface Waiter {
+  readonly instance: PluginInstance
+  readonly done: Deferred.Deferred<void>
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (): ExecutionViewsShape => {
+  let current: ViewState = { view: new ExecutionView(0, emptyPlugins), leases: 0 }
+  /** Retired views that still hold at least one lease. */
+  const leasedRetired = new Set<ViewState>()
+  let waiters: Array<Waiter> = []
+
+  const isLeased = (instance: PluginInstance) => {
+    if (contains(current.view, instance)) return true
+    for (const state of leasedRetired) {
+      if (contains(state.view, instance)) return true
+    }
+    return false
+  }
+
+  const wake = () => {
+    if (waiters.length === 0) return
+    const still: Array<Waiter> = []
+    for (const waiter of waiters) {
+      if (isLeased(waiter.instance)) still.push(waiter)
+      else Deferred.unsafeDone(waiter.done, Exit.void)
+    }
+    waiters = still
+  }
+
+  return {
+    current: () => current.view,
+    acquire: () => {
+      const state = current
+      state.leases++
+      let released = false
+      return {
+        view: state.view,
+        release: () => {
+          if (released) return
+          released = true
+          if (--state.leases === 0 && state !== current) {
+            leasedRetired.delete(state)
+            wake()
+          }
+        }
+      }
+    },
+    publish: (plugins) => {
+      const previous = current
+      current = { view: new ExecutionView(previous.view.generation + 1, plugins), leases: 0 }
+      if (previous.leases > 0) leasedRetired.add(previous)
+      else wake()
+      return current.view
+    },
+    isLeased,
+    unleased: (instance) =>
+      Effect.suspend(() => {
+        if (!isLeased(instance)) return Effect.void
+        const waiter: Waiter = { instance, done: Deferred.unsafeMake<void>(FiberId.none) }
+        waiters.push(waiter)
+        return Effect.onInterrupt(Deferred.await(waiter.done), () =>
+          Effect.sync(() => {
+            waiters = waiters.filter((w) => w !== waiter)
+          }))
+      }),
+    leases: () => {
+      let n = current.leases
+      for (const state of leasedRetired) n += state.leases
+      return n
+    }
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.sync(ExecutionViews, make)
+
+/**
+ * The views the running fiber holds (a Step's, the Turn's between Steps), innermost first.
+ * @since 0.1.0
+ * @category internals
+ */
+export interface HeldViews {
+  readonly view: () => ExecutionView | undefined
+  readonly parent: HeldViews | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category internals
+ */
+export const heldViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsafeMake<HeldViews | undefined>(
+  undefined
+)
+
+/**
+ * Runs `effect` as holding the view `view()` returns (in addition to what the fiber held).
+ * @since 0.1.0
+ * @category internals
+ */
+export const holding = (view: () => ExecutionView | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locallyWith(effect, heldViews, (parent) => ({ view, parent }))
+
+/**
+ * Whether the running fiber holds a view that contains the instance.
+ * @since 0.1.0
+ * @category internals
+ */
+export const heldByCaller = (instance: PluginInstance): Effect.Effect<boolean> =>
+  Effect.map(FiberRef.get(heldViews), (held) => {
+    for (let at = held; at !== undefined; at = at.parent) {
+      const view = at.view()
+      if (view !== undefined && contains(view, instance)) return true
+    }
+    return false
+  })

@@ -1,0 +1,242 @@
+/**
+ * One plugin instance's two checkpoints (spec/city-plugin-lifecycle.md, "Two lifecycle
+ * checkpoints"): `start` runs initialize as the acquire, in a fresh CleanupScope, bounded by
+ * `initializeTimeout`; the instance's `dispose` closes that Scope, at most once, bounded by
+ * `disposeTimeout`.
+ *
+ * - **Every initialize is bounded.** It runs in a fiber of its own that the caller awaits with the
+ *   timeout, so an initialize stuck inside an uninterruptible region (the acquire of
+ *   `Effect.acquireRelease`) still fails `add` on time with reason `timed-out`. The stuck fiber is
+ *   interrupted and left to finish in the background: its Scope is already closed, so whatever it
+ *   acquires late is released at once. Close reports an initialize still running after its bounded
+ *   wait as abandoned (`abandoned` below).
+ * - **A failed initialize reports its release too.** What it acquired is released at once; if that
+ *   fails, the failure is carried by PluginInitializeFailed (`release`) and the error snapshot.
+ * - **Dispose once, whatever races**: a memoized effect; remove and close share its result. A
+ *   dispose that outlives `disposeTimeout` is reported `timed-out` and left to finish in the
+ *   background (`Effect.disconnect`). The finalizers that failed can run again (`retry`).
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { mkdirSync } from "node:fs"
+import * as path from "node:path"
+import { describeCause, PluginDisposeFailed, PluginInitializeFailed } from "../../schema/Errors.ts"
+import type { Plugin } from "../Plugin.ts"
+import * as LifecycleContext from "../PluginLifecycleContext.ts"
+import * as CleanupScope from "./CleanupScope.ts"
+import { CityConfig } from "./CityConfig.ts"
+import { CityState } from "./CityState.ts"
+import { PluginInstance } from "./ExecutionView.ts"
+
+/**
+ * A started plugin instance: what the registry publishes, and how it ends.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Incarnation {
+  /** The instance views show; a skills reload replaces it by one of the same incarnation. */
+  instance: PluginInstance
+  readonly lifecycle: LifecycleContext.PluginLifecycleContextShape
+  /** Disposes the instance (closes its Scope) the first time; later calls share that result. */
+  readonly dispose: Effect.Effect<void, PluginDisposeFailed>
+  /** Completes when the disposal has ended, whoever started it; starts nothing. */
+  readonly disposed: Effect.Effect<void>
+  /** Runs again the finalizers that failed; succeeds with what still fails. */
+  readonly retry: Effect.Effect<Cause.Cause<unknown> | undefined>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartOptions {
+  readonly requestReload?: LifecycleContext.PluginLifecycleContextShape["requestReload"] | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PluginInstancesShape {
+  /**
+   * Must run uninterruptibly (the caller's bookkeeping follows it); `restore` makes the wait for
+   * initialize interruptible again, so that interrupting the caller fails it with `interrupted`.
+   */
+  readonly start: <E, R>(
+    plugin: Plugin<E, R>,
+    options: StartOptions | undefined,
+    restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
+  ) => Effect.Effect<Either.Either<Incarnation, PluginInitializeFailed>, never, R>
+  /**
+   * Close's part: interrupts every initialize in flight, waits for them up to `disposeTimeout`,
+   * and returns the names of those still running (abandoned in the background).
+   */
+  readonly abandon: Effect.Effect<ReadonlyArray<string>>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class PluginInstances extends Context.Tag("effect-city/PluginInstances")<PluginInstances, PluginInstancesShape>() {}
+
+const timedOut = (what: string, duration: Duration.Duration) =>
+  new Cause.TimeoutException(`${what} did not complete within ${Duration.format(duration)}`)
+
+/** The storage folder, created the first time the plugin asks for its path. */
+const lazyStorage = (folder: string): { readonly path: string } => {
+  let made = false
+  return {
+    get path() {
+      if (!made) {
+        mkdirSync(folder, { recursive: true })
+        made = true
+      }
+      return folder
+    }
+  }
+}
+
+const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"] =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => (Cause.isInterruptedOnly(cause) ? "interrupted" : "died"),
+    onSome: () => "failed"
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const config = yield* CityConfig
+  const state = yield* CityState
+  /** Initializations in flight, by fiber: their plugin's name. */
+  const running = new Map<Fiber.RuntimeFiber<unknown, unknown>, string>()
+
+  const incarnation = (
+    name: string,
+    instance: PluginInstance,
+    lifecycle: LifecycleContext.PluginLifecycleContextShape,
+    cleanup: CleanupScope.CleanupScope
+  ): Effect.Effect<Incarnation> => {
+    const done = Deferred.unsafeMake<void>(FiberId.none)
+    const run = Effect.interruptible(Effect.disconnect(cleanup.close(Exit.void))).pipe(
+      Effect.timeout(config.disposeTimeout),
+      Effect.flatMap((cause) =>
+        cause === undefined
+          ? Effect.void
+          : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause }))
+      ),
+      Effect.catchTag("TimeoutException", () =>
+        Effect.fail(
+          new PluginDisposeFailed({
+            name,
+            reason: "timed-out",
+            cause: Cause.fail(timedOut(`dispose of ${name}`, config.disposeTimeout))
+          })
+        )),
+      Effect.ensuring(Deferred.succeed(done, undefined)),
+      Effect.annotateLogs("plugin", name),
+      Effect.uninterruptible
+    )
+    return Effect.map(Effect.cached(run), (dispose) => ({
+      instance,
+      lifecycle,
+      dispose,
+      disposed: Deferred.await(done),
+      retry: cleanup.close(Exit.void)
+    }))
+  }
+
+  const start: PluginInstancesShape["start"] = <E, R>(
+    plugin: Plugin<E, R>,
+    options: StartOptions | undefined,
+    restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
+  ) =>
+      Effect.gen(function*() {
+        const name = plugin.name
+        const cleanup = CleanupScope.make()
+        const lifecycle = LifecycleContext.make({
+          name,
+          version: plugin.version,
+          storage: lazyStorage(path.join(config.root, "data", name)),
+          scope: cleanup.scope,
+          requestReload: options?.requestReload
+        })
+        const context = yield* Effect.context<R>()
+        // The caller's context goes outermost: the plugin's own Scope and lifecycle context win.
+        const attempt = Effect.suspend(() => plugin.initialize).pipe(
+          Effect.provideService(Scope.Scope, cleanup.scope),
+          Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
+          Effect.provide(context),
+          Effect.annotateLogs("plugin", name)
+        )
+        // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
+        const fiber = yield* Effect.forkDaemon(Effect.interruptible(attempt))
+        running.set(fiber, name)
+        fiber.addObserver(() => running.delete(fiber))
+        // Bounded by initializeTimeout, and cut short when close begins.
+        const awaited = yield* Effect.exit(restore(
+          Effect.raceFirst(
+            Effect.timeout(fiber.await, config.initializeTimeout),
+            state.cancelled(`initialize of ${name}`)
+          )
+        ))
+        let cause: Cause.Cause<unknown>
+        let reason: PluginInitializeFailed["reason"]
+        if (Exit.isFailure(awaited)) {
+          fiber.unsafeInterruptAsFork(FiberId.none)
+          const failure = Option.getOrUndefined(Cause.failureOption(awaited.cause))
+          reason = failure?._tag === "TimeoutException" ? "timed-out" : "interrupted"
+          cause = failure?._tag === "TimeoutException"
+            ? Cause.fail(timedOut(`initialize of ${name}`, config.initializeTimeout))
+            : awaited.cause
+        } else if (Exit.isSuccess(awaited.value)) {
+          const instance = new PluginInstance(name, plugin.version, awaited.value.value, {})
+          return Either.right(yield* incarnation(name, instance, lifecycle, cleanup))
+        } else {
+          cause = awaited.value.cause
+          reason = reasonOf(cause)
+        }
+        const release = yield* cleanup.close(Exit.failCause(cause))
+        return Either.left(
+          new PluginInitializeFailed({ name, reason, cause, ...(release === undefined ? {} : { release }) })
+        )
+      })
+
+  const abandon: PluginInstancesShape["abandon"] = Effect.suspend(() => {
+    const fibers = Array.from(running.keys())
+    for (const fiber of fibers) fiber.unsafeInterruptAsFork(FiberId.none)
+    return Effect.forEach(fibers, (fiber) => fiber.await, { concurrency: "unbounded", discard: true }).pipe(
+      Effect.interruptible,
+      Effect.timeout(config.disposeTimeout),
+      Effect.ignore,
+      Effect.map(() => Array.from(running.values()).sort())
+    )
+  })
+
+  return { start, abandon } satisfies PluginInstancesShape
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.effect(PluginInstances, make)
+
+/** The first line of a failed initialize's causes, for its error snapshot. */
+export const lastError = (error: PluginInitializeFailed): string =>
+  error.release === undefined
+    ? describeCause(error.cause)
+    : `${describeCause(error.cause)}; releasing what it acquired failed too: ${describeCause(error.release)}`

@@ -1,0 +1,254 @@
+/**
+ * A Session and its Turns and Steps (spec/city-plugin-lifecycle.md, "Execution leases": "A Session
+ * captures an immutable Plugin execution view at each Step checkpoint").
+ *
+ * - Turns of a Session run one at a time. A Turn waits at its boundary while the City pauses Turns
+ *   (a plugin restart, see Sessions.quiesce).
+ * - A Step leases the current view *before* the previous Step's lease is released: a Turn keeps the
+ *   lease of its last successful Step until the next Step has its own, or the Turn ends. A Step that
+ *   fails or is interrupted releases its lease at once. The body runs in the caller's fiber.
+ * - `atNextBoundary(effect)` runs `effect` now if the Session is idle, else right after the current
+ *   Turn ends and before the next one begins. A caller interrupted before its turn comes is
+ *   forgotten: its effect never runs.
+ * - A Turn's skills are resolved once, from the view current when it began.
+ * @since 0.1.0
+ */
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import { CityClosed, type SessionClosed, SessionClosed as Closed, TurnEnded } from "../../schema/Errors.ts"
+import type { AgentInfo, CallBase, WorkspaceInfo } from "../../schema/HostModel.ts"
+import type { Skill } from "../../schema/PluginChange.ts"
+import { BoundCalls, type Calls, type Explain } from "./Calls.ts"
+import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
+import { ExecutionView } from "./ExecutionView.ts"
+import { holding, type Lease } from "./ExecutionViews.ts"
+import type { Workspace } from "./Workspaces.ts"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionStatus = "idle" | "busy" | "closed"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Session {
+  readonly id: string
+  readonly agent: AgentInfo
+  readonly workspace: Workspace
+  readonly status: Effect.Effect<SessionStatus>
+  /** Runs one Turn; Turns of a Session run one at a time. */
+  readonly turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
+  /** Runs `effect` at the Session's next Turn boundary (now, if it is idle). */
+  readonly atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
+  /** Stops admitting Turns and Steps; running ones finish. */
+  readonly close: Effect.Effect<void>
+}
+
+/**
+ * One plugin's skills as a Turn sees them.
+ * @since 0.1.0
+ * @category models
+ */
+export interface TurnSkills {
+  readonly plugin: string
+  readonly skills: ReadonlyArray<Skill>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Turn {
+  readonly number: number
+  readonly session: Session
+  /** The skills of the plugins ready when the Turn began, in plugin name order. */
+  readonly skills: ReadonlyArray<TurnSkills>
+  /** Runs one Step with the view captured at its checkpoint. */
+  readonly step: <A, E, R>(
+    body: (view: StepView) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | TurnEnded | SessionClosed | CityClosed, R>
+}
+
+/**
+ * What a Step sees: its captured view (names and contributions), with calls whose PluginContext
+ * carries the session and turn.
+ * @since 0.1.0
+ * @category models
+ */
+export interface StepView extends Calls {
+  readonly step: number
+}
+
+class StepCalls extends BoundCalls implements StepView {
+  constructor(view: ExecutionView, base: CallBase, explain: Explain, readonly step: number) {
+    super(view, base, explain)
+  }
+}
+
+/** Where a Session's Turns check in: the City's pause for restarts, and its count of running Turns. */
+export interface TurnGate {
+  /** Completes when Turns may begin. */
+  readonly open: Effect.Effect<void>
+  /** Runs `body` as a running Turn (so a pause waits for it, then may interrupt its fiber). */
+  readonly running: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+type ClosedReason = SessionClosed["reason"]
+
+interface BoundaryJob {
+  readonly run: Effect.Effect<void>
+  readonly cancel: (error: SessionClosed) => void
+}
+
+/** A Session and the way its owner shuts it. */
+export interface SessionHandle {
+  readonly session: Session
+  readonly shut: (reason: ClosedReason) => void
+}
+
+const skillsOf = (view: ExecutionView): ReadonlyArray<TurnSkills> =>
+  ExecutionView.instances(view).flatMap((p) => {
+    const skills = p.contributions.skills
+    return skills === undefined || skills.length === 0 ? [] : [{ plugin: p.name, skills }]
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: {
+  readonly id: string
+  readonly agent: AgentInfo
+  readonly workspace: Workspace
+  readonly leases: ExecutionLeasesShape
+  readonly explain: Explain
+  readonly gate: TurnGate
+  readonly currentView: () => ExecutionView
+}): SessionHandle => {
+  const { id, leases } = options
+  const semaphore = Effect.unsafeMakeSemaphore(1)
+  const agentInfo: AgentInfo = { id: options.agent.id }
+  const workspaceInfo: WorkspaceInfo = { id: options.workspace.id, path: options.workspace.path }
+  const sessionInfo = { id }
+  let closed: ClosedReason | undefined
+  let busy = false
+  let turns = 0
+  let pending: Array<BoundaryJob> = []
+  /** Lets go of the view the running Turn holds between Steps, if any. */
+  let releaseHeld = () => {}
+
+  const refuse = () => (closed === undefined ? undefined : new Closed({ session: id, reason: closed }))
+
+  const drainBoundary: Effect.Effect<void> = Effect.suspend(() => {
+    const job = pending.shift()
+    return job === undefined ? Effect.void : Effect.zipRight(job.run, drainBoundary)
+  })
+
+  const runTurn = <A, E, R>(number: number, body: (turn: Turn) => Effect.Effect<A, E, R>) => {
+    const startView = options.currentView()
+    let skills: ReadonlyArray<TurnSkills> | undefined
+    let ended = false
+    let held: Lease | undefined
+    let steps = 0
+    const base: CallBase = { agent: agentInfo, workspace: workspaceInfo, session: sessionInfo, turn: { number } }
+    const letGo = () => {
+      held?.release()
+      held = undefined
+    }
+    releaseHeld = letGo
+    const turn: Turn = {
+      number,
+      session,
+      get skills() {
+        return (skills ??= skillsOf(startView))
+      },
+      step: <A2, E2, R2>(stepBody: (view: StepView) => Effect.Effect<A2, E2, R2>) =>
+        Effect.suspend((): Effect.Effect<A2, E2 | TurnEnded | SessionClosed | CityClosed, R2> => {
+          if (ended) return Effect.fail(new TurnEnded({ session: id, turn: number }))
+          const refused = refuse()
+          if (refused !== undefined) return Effect.fail(refused)
+          const lease = leases.lease()
+          if (lease === undefined) return Effect.fail(new CityClosed({ operation: `step of session ${id}` }))
+          // The next view is held before the previous Step's lease goes: no gap.
+          letGo()
+          const view = new StepCalls(lease.view, base, options.explain, ++steps)
+          return leases.runUnder(lease, stepBody(view), (exit) => {
+            if (Exit.isSuccess(exit) && !ended && closed === undefined) held = lease
+            else lease.release()
+          })
+        })
+    }
+    return holding(() => held?.view)(body(turn)).pipe(
+      Effect.onExit(() =>
+        Effect.suspend(() => {
+          ended = true
+          letGo()
+          busy = false
+          return drainBoundary
+        })
+      )
+    )
+  }
+
+  const session: Session = {
+    id,
+    agent: options.agent,
+    workspace: options.workspace,
+    status: Effect.sync(() => (closed !== undefined ? "closed" : busy ? "busy" : "idle")),
+    turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) =>
+      Effect.suspend((): Effect.Effect<A, E | SessionClosed, R> => {
+        const refused = refuse()
+        if (refused !== undefined) return Effect.fail(refused)
+        return semaphore.withPermits(1)(
+          Effect.zipRight(
+            options.gate.open,
+            Effect.suspend((): Effect.Effect<A, E | SessionClosed, R> => {
+              const refusedNow = refuse()
+              if (refusedNow !== undefined) return Effect.fail(refusedNow)
+              busy = true
+              return options.gate.running(runTurn(++turns, body))
+            })
+          )
+        )
+      }),
+    atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.contextWithEffect((context: Context.Context<R>): Effect.Effect<A, E | SessionClosed> => {
+        const refused = refuse()
+        if (refused !== undefined) return Effect.fail(refused)
+        const done = Deferred.unsafeMake<Exit.Exit<A, E | SessionClosed>>(FiberId.none)
+        const job: BoundaryJob = {
+          run: Effect.flatMap(Effect.exit(Effect.provide(effect, context)), (exit) => Deferred.succeed(done, exit)),
+          cancel: (error) => Deferred.unsafeDone(done, Exit.succeed(Exit.fail(error)))
+        }
+        pending.push(job)
+        const kick = busy ? Effect.void : semaphore.withPermits(1)(drainBoundary)
+        return Effect.zipRight(kick, Effect.flatten(Deferred.await(done))).pipe(
+          // A caller interrupted before its turn came is forgotten.
+          Effect.onInterrupt(() =>
+            Effect.sync(() => {
+              pending = pending.filter((j) => j !== job)
+            })
+          )
+        )
+      }),
+    close: Effect.sync(() => shut("closed"))
+  }
+
+  const shut = (reason: ClosedReason) => {
+    if (closed !== undefined) return
+    closed = reason
+    // No further Step will come: the view held for the handoff to the next Step goes now.
+    releaseHeld()
+    const cancelled = pending
+    pending = []
+    for (const job of cancelled) job.cancel(new Closed({ session: id, reason }))
+  }
+
+  return { session, shut }
+}

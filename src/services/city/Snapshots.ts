@@ -1,0 +1,103 @@
+/**
+ * The registry's observable state (spec: "City retains an observable status: "error" snapshot with
+ * last_error in city.plugins.snapshots()"): one snapshot per live or failed plugin, kept in a
+ * persistent map sorted by name (code-unit order), and a stream of changes.
+ *
+ * A change costs O(log P) here and is published as itself (`Updated` / `Removed`), never as the
+ * whole list, so a watcher of `changes` costs the registry O(1) per change whatever the number of
+ * plugins. A subscriber first receives the current snapshots, then every change.
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Order from "effect/Order"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as SortedMap from "effect/SortedMap"
+import * as Stream from "effect/Stream"
+import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Snapshots {
+  readonly statusOf: (name: string) => PluginStatus | undefined
+  readonly current: (name: string) => PluginSnapshot | undefined
+  readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
+  readonly list: Effect.Effect<ReadonlyArray<PluginSnapshot>>
+  readonly changes: Stream.Stream<SnapshotChange>
+  /** A new attempt: `initializing`, attempts + 1 (a retry keeps the count of the error snapshot). */
+  readonly initializing: (name: string, version: string | undefined, source: string) => Effect.Effect<void>
+  readonly ready: (name: string) => Effect.Effect<PluginSnapshot>
+  readonly failed: (name: string, lastError: string) => Effect.Effect<void>
+  readonly disposing: (name: string) => Effect.Effect<void>
+  readonly remove: (name: string) => Effect.Effect<void>
+  readonly clear: Effect.Effect<void>
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(function*() {
+  let map = SortedMap.empty<string, PluginSnapshot>(Order.string)
+  const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
+
+  const put = (snapshot: PluginSnapshot) => {
+    map = SortedMap.set(map, snapshot.name, snapshot)
+    return Effect.as(PubSub.publish(pubsub, { _tag: "Updated", snapshot }), snapshot)
+  }
+  const current = (name: string) => Option.getOrUndefined(SortedMap.get(map, name))
+
+  const change = (name: string, status: PluginStatus, lastError?: string) =>
+    Effect.flatMap(now, (updated_at) => {
+      const previous = current(name)
+      if (previous === undefined) return Effect.dieMessage(`no snapshot for ${name}`)
+      const { last_error: _, ...rest } = previous
+      return put({ ...rest, status, updated_at, ...(lastError === undefined ? {} : { last_error: lastError }) })
+    })
+
+  const remove = (name: string) =>
+    Effect.suspend(() => {
+      if (!SortedMap.has(map, name)) return Effect.void
+      map = SortedMap.remove(map, name)
+      return PubSub.publish(pubsub, { _tag: "Removed", name })
+    })
+
+  return {
+    statusOf: (name) => current(name)?.status,
+    current,
+    get: (name) => Effect.sync(() => SortedMap.get(map, name)),
+    list: Effect.sync(() => Array.from(SortedMap.values(map))),
+    changes: Stream.unwrapScoped(
+      Effect.map(PubSub.subscribe(pubsub), (queue) => {
+        const now: ReadonlyArray<SnapshotChange> = Array.from(
+          SortedMap.values(map),
+          (snapshot) => ({ _tag: "Updated", snapshot })
+        )
+        return Stream.concat(Stream.fromIterable(now), Stream.fromQueue(queue))
+      })
+    ),
+    initializing: (name, version, source) =>
+      Effect.flatMap(now, (updated_at) => {
+        const previous = current(name)
+        return put({
+          name,
+          status: "initializing",
+          ...(version === undefined ? {} : { version }),
+          source,
+          attempts: (previous?.attempts ?? 0) + 1,
+          updated_at
+        })
+      }),
+    ready: (name) => change(name, "ready"),
+    failed: (name, lastError) => Effect.asVoid(change(name, "error", lastError)),
+    disposing: (name) => Effect.asVoid(change(name, "disposing")),
+    remove,
+    clear: Effect.suspend(() => Effect.forEach(Array.from(SortedMap.keys(map)), remove, { discard: true }))
+  }
+})

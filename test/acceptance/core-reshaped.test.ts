@@ -1,0 +1,293 @@
+/**
+ * The core's behaviour under the interleavings that used to hang or escape the error channel
+ * (issue "The core, reshaped", "Behaviour that must change"): one describe per item.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as City from "../../src/city.ts"
+import { action } from "../../src/services/Contributions.ts"
+import * as Plugin from "../../src/services/Plugin.ts"
+import { advanceUntilDone, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
+
+const host = Effect.gen(function*() {
+  const city = yield* makeCity({ disposeTimeout: "1 second", drainTimeout: "1 second" })
+  const agent = yield* city.agents.add({ id: "agent" })
+  const workspace = yield* city.workspaces.add({ id: "ws", path: "/tmp/ws" })
+  const session = yield* agent.sessions.create({ workspace })
+  return { city, agent, workspace, session, calls: city.scope({ agent, workspace }) }
+})
+
+describe("1. the Promise adapter keeps `this`", () => {
+  class Prompted {
+    readonly name = "prompted"
+    readonly prompt = "Answer in haiku."
+    readonly open = true
+    system() {
+      return this.prompt
+    }
+    availability() {
+      return { available: this.open, reasons: [] }
+    }
+  }
+
+  it.scoped("system() and availability() are called as methods of the instance", () =>
+    provideNode(Effect.gen(function*() {
+      const { calls, city } = yield* host
+      yield* city.plugins.add(Plugin.fromPromise(new Prompted()))
+      expect(yield* calls.system()).toEqual([{ name: "prompted", content: "Answer in haiku." }])
+      expect(yield* calls.availability("prompted")).toEqual({ available: true, reasons: [] })
+    })))
+})
+
+describe("2. initializeTimeout bounds every initialize", () => {
+  const stuck = (journal: Journal, gate: Deferred.Deferred<void>) =>
+    Plugin.make({
+      name: "stuck",
+      initialize: Effect.gen(function*() {
+        // The acquire of acquireRelease is uninterruptible: a timeout cannot interrupt it.
+        yield* Effect.acquireRelease(
+          Effect.zipRight(journal.push("acquire:stuck"), Deferred.await(gate)),
+          () => journal.push("release:stuck")
+        )
+        return {}
+      })
+    })
+
+  it.scoped("an initialize stuck in an uninterruptible region times out; its late release still runs", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const gate = yield* Deferred.make<void>()
+      const city = yield* makeCity({ initializeTimeout: "2 seconds" })
+      const adding = yield* Effect.fork(city.plugins.add(stuck(journal, gate)))
+      const error = failureOf(yield* advanceUntilDone(adding, "1 second"))
+      expect(error._tag).toBe("PluginInitializeFailed")
+      expect(error._tag === "PluginInitializeFailed" && error.reason).toBe("timed-out")
+      expect(Option.map(yield* city.plugins.get("stuck"), (s) => s.status)).toEqual(Option.some("error"))
+      expect(journal.count("release:stuck")).toBe(0)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      expect(journal.events).toEqual(["acquire:stuck", "release:stuck"])
+    })))
+
+  it.scoped("a close that starts meanwhile ends within its bounds and reports the abandoned initialize", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const gate = yield* Deferred.make<void>()
+      const city = yield* makeCity({ initializeTimeout: "30 seconds", disposeTimeout: "1 second" })
+      const adding = yield* Effect.fork(city.plugins.add(stuck(journal, gate)))
+      while (journal.count("acquire:stuck") === 0) yield* Effect.yieldNow()
+      const closing = yield* Effect.fork(city.close)
+      const closed = yield* advanceUntilDone(closing, "500 millis")
+      const error = failureOf(closed)
+      expect(error.failures.map((f) => f.subject)).toEqual(["initialize of stuck"])
+      expect(error.message).toContain("abandoned")
+      expect(Exit.isFailure(yield* Fiber.await(adding))).toBe(true)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      expect(journal.count("release:stuck")).toBe(1)
+    })))
+})
+
+describe("3. close always ends within its bounds, whatever is queued", () => {
+  it.scoped("an add queued behind a remove that waits on a forgotten lease is cancelled with CityClosed", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const city = yield* makeCity({ disposeTimeout: "1 second" })
+      yield* city.plugins.add(probe("alpha", { journal }))
+      const forgotten = yield* Scope.make()
+      yield* city.leases.acquireIn(forgotten)
+      const removing = yield* Effect.fork(city.plugins.remove("alpha"))
+      while (Option.getOrUndefined(yield* city.plugins.get("alpha"))?.status !== "disposing") yield* Effect.yieldNow()
+      const adding = yield* Effect.fork(city.plugins.add(probe("alpha", { journal })))
+      yield* Effect.yieldNow()
+      const closing = yield* Effect.fork(city.close)
+      const closed = yield* advanceUntilDone(closing, "500 millis")
+      expect(failureOf(closed).message).toContain("still-leased")
+      expect(failureOf(yield* Fiber.await(adding))._tag).toBe("CityClosed")
+      const removed = yield* Fiber.join(removing)
+      expect(removed !== false && removed.status).toBe("disposed")
+      expect(journal.count("init:alpha")).toBe(1)
+      expect(journal.count("dispose:alpha")).toBe(1)
+    })))
+})
+
+describe("4. remove from inside a leased call never deadlocks", () => {
+  let lastRemoval: Effect.Effect<void, unknown> = Effect.void
+  const manager = (journal: Journal, city: () => City.CityShape) =>
+    Plugin.make({
+      name: "manager",
+      initialize: Effect.succeed({
+        actions: {
+          drop: action({
+            input: Schema.String,
+            handler: (name) =>
+              Effect.gen(function*() {
+                const removal = yield* Effect.orDie(city().plugins.remove(name))
+                yield* journal.push(`removed:${removal === false ? "unknown" : removal.status}`)
+                if (removal !== false) lastRemoval = removal.disposal
+                return removal === false ? "unknown" : removal.status
+              })
+          })
+        }
+      })
+    })
+
+  it.scoped("an action that removes another plugin returns `pending`; disposal follows the call", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const { calls, city } = yield* host
+      yield* city.plugins.add(manager(journal, () => city))
+      yield* city.plugins.add(probe("target", { journal }))
+      expect(yield* calls.invoke("manager", "drop", "target")).toBe("pending")
+      yield* lastRemoval
+      expect(journal.events).toEqual(["init:target", "removed:pending", "dispose:target", "release:target"])
+      expect(failureOf(yield* Effect.exit(calls.invoke("target", "echo", { text: "x" })))._tag).toBe("PluginNotFound")
+    })))
+
+  it.scoped("a host Step that removes a plugin gets `pending`; the next Step never sees it; the caller can wait", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const { city, session } = yield* host
+      yield* city.plugins.add(probe("target", { journal }))
+      const seen = yield* session.turn((turn) =>
+        Effect.gen(function*() {
+          const removal = yield* turn.step(() => city.plugins.remove("target"))
+          expect(removal !== false && removal.status).toBe("pending")
+          const names = yield* turn.step((view) => Effect.succeed(view.names))
+          // The Turn holds the last Step's view until it ends; the removed plugin waits for it.
+          expect(journal.count("dispose:target")).toBe(0)
+          return { names, removal }
+        })
+      )
+      expect(seen.names).toEqual([])
+      if (seen.removal !== false) yield* seen.removal.disposal
+      expect(journal.count("dispose:target")).toBe(1)
+    })))
+
+  it.scoped("remove answers `disposed` when nothing holds the plugin, and false for an unknown name", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const { city } = yield* host
+      yield* city.plugins.add(probe("alpha", { journal }))
+      const removal = yield* city.plugins.remove("alpha")
+      expect(removal !== false && removal.status).toBe("disposed")
+      expect(journal.count("dispose:alpha")).toBe(1)
+      expect(yield* city.plugins.remove("alpha")).toBe(false)
+    })))
+})
+
+describe("5. bad input to City.make / City.layer is a typed failure", () => {
+  it.scoped("an optional plugin with an invalid name fails with InvalidPluginName", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const exit = yield* Effect.exit(makeCity({ plugins: [probe("ok", { journal }), probe("not a name!", { journal })] }))
+      expect(failureOf(exit)._tag).toBe("InvalidPluginName")
+      expect(journal.events).toEqual([])
+    })))
+
+  it.scoped("two start plugins with the same name fail with PluginAlreadyRegistered", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const exit = yield* Effect.exit(makeCity({ plugins: [probe("twin", { journal }), probe("twin", { journal })] }))
+      const error = failureOf(exit)
+      expect(error._tag).toBe("PluginAlreadyRegistered")
+      expect(error.message).toContain("twin")
+      expect(journal.events).toEqual([])
+    })))
+})
+
+describe("6. atNextBoundary forgets an interrupted caller", () => {
+  it.scoped("the effect of an interrupted caller does not run at the boundary", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const { session } = yield* host
+      const inTurn = yield* Deferred.make<void>()
+      const endTurn = yield* Deferred.make<void>()
+      const turn = yield* Effect.fork(session.turn(() => Effect.zipRight(Deferred.succeed(inTurn, undefined), Deferred.await(endTurn))))
+      yield* Deferred.await(inTurn)
+      const forgotten = yield* Effect.fork(session.atNextBoundary(journal.push("forgotten")))
+      const kept = yield* Effect.fork(session.atNextBoundary(journal.push("kept")))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(forgotten)
+      yield* Deferred.succeed(endTurn, undefined)
+      yield* Fiber.join(turn)
+      yield* Fiber.join(kept)
+      expect(journal.events).toEqual(["kept"])
+    })))
+})
+
+describe("7. a failed close can be retried", () => {
+  it.scoped("a second close retries the failed cleanups only, and a third returns at once", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      let flakyDisposals = 0
+      let workspaceReleases = 0
+      const city = yield* makeCity()
+      yield* city.plugins.add(probe("steady", { journal }))
+      yield* city.plugins.add(probe("flaky", {
+        journal,
+        dispose: Effect.suspend(() => ++flakyDisposals === 1 ? Effect.dieMessage("busy") : Effect.void)
+      }))
+      const workspace = yield* city.workspaces.add({ id: "ws", path: "/tmp/ws" })
+      yield* Scope.addFinalizer(
+        workspace.scope,
+        Effect.suspend(() => ++workspaceReleases === 1 ? Effect.dieMessage("locked") : Effect.void)
+      )
+      const first = failureOf(yield* Effect.exit(city.close))
+      expect(first.failures.map((f) => f.subject).sort()).toEqual(["plugin flaky", "workspace ws"])
+      expect(yield* Effect.exit(city.close)).toEqual(Exit.void)
+      expect(flakyDisposals).toBe(2)
+      expect(workspaceReleases).toBe(2)
+      expect(journal.count("dispose:steady")).toBe(1)
+      expect(journal.count("release:flaky")).toBe(1)
+      expect(yield* Effect.exit(city.close)).toEqual(Exit.void)
+      expect(flakyDisposals).toBe(2)
+    })))
+
+  it.scoped("concurrent closes share one result; what still fails is reported again", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      let attempts = 0
+      const city = yield* makeCity()
+      yield* city.plugins.add(probe("broken", {
+        journal,
+        dispose: Effect.suspend(() => {
+          attempts++
+          return Effect.dieMessage("always")
+        })
+      }))
+      const [a, b] = yield* Effect.all([Effect.exit(city.close), Effect.exit(city.close)], { concurrency: 2 })
+      expect(failureOf(a).failures.map((f) => f.subject)).toEqual(["plugin broken"])
+      expect(b).toEqual(a)
+      expect(attempts).toBe(1)
+      expect(failureOf(yield* Effect.exit(city.close)).failures.map((f) => f.subject)).toEqual(["plugin broken"])
+      expect(attempts).toBe(2)
+    })))
+})
+
+describe("8. an initialize that fails and whose release fails reports both", () => {
+  it.scoped("PluginInitializeFailed and last_error carry the initialize failure and the release failure", () =>
+    provideNode(Effect.gen(function*() {
+      const city = yield* makeCity()
+      const exit = yield* Effect.exit(city.plugins.add(Plugin.make({
+        name: "leaky",
+        initialize: Effect.gen(function*() {
+          yield* Effect.addFinalizer(() => Effect.dieMessage("release blew up"))
+          return yield* Effect.fail("init refused")
+        })
+      })))
+      const error = failureOf(exit)
+      expect(error._tag).toBe("PluginInitializeFailed")
+      expect(error.message).toContain("init refused")
+      expect(error.message).toContain("release blew up")
+      const snapshot = Option.getOrThrow(yield* city.plugins.get("leaky"))
+      expect(snapshot.last_error).toContain("init refused")
+      expect(snapshot.last_error).toContain("release blew up")
+    })))
+})
