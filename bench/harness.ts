@@ -1,14 +1,21 @@
 /**
- * A small measuring harness for the benchmarks: warm up, run rounds, keep the median. Each
- * benchmark measures our code and its baseline in the same process, one after the other, and
- * prints the ratio (machines here are noisy; absolute times do not compare across runs).
+ * The measuring harness of the benchmarks. Each benchmark measures our code and its baseline in
+ * the same process, alternating baseline and subject round by round (so a slow moment of the
+ * machine hits both), and reports the median and the min of the per-round ratio subject/baseline
+ * (machines here are noisy; absolute times do not compare across runs). A round whose effect
+ * fails fails the benchmark: a measurement of a failing path is not a measurement.
  */
 import { performance } from "node:perf_hooks"
 
-export interface Measurement {
+export interface Comparison {
   readonly label: string
-  /** Median nanoseconds per operation. */
-  readonly nsPerOp: number
+  readonly baseline: string
+  /** Median ns per operation of the subject and of the baseline. */
+  readonly subjectNs: number
+  readonly baselineNs: number
+  /** Median and min of the per-round ratio subject / baseline. */
+  readonly median: number
+  readonly min: number
 }
 
 const median = (values: ReadonlyArray<number>) => {
@@ -16,28 +23,80 @@ const median = (values: ReadonlyArray<number>) => {
   return sorted[Math.floor(sorted.length / 2)]!
 }
 
-/** Runs `round` (which performs `ops` operations) `rounds` times after `warmup` rounds. */
-export const measure = async (
-  label: string,
-  ops: number,
-  round: () => Promise<void>,
-  options: { readonly rounds?: number; readonly warmup?: number } = {}
-): Promise<Measurement> => {
+/** A timed round: `setup` (untimed) prepares, `run` is timed. */
+export interface Round {
+  readonly setup?: () => Promise<void>
+  readonly run: () => Promise<void>
+}
+
+const time = async (round: Round): Promise<number> => {
+  if (round.setup !== undefined) await round.setup()
+  const start = performance.now()
+  await round.run()
+  return performance.now() - start
+}
+
+/** Runs baseline and subject alternately (`rounds` pairs after `warmup` pairs). */
+export const compare = async (options: {
+  readonly label: string
+  readonly baseline: string
+  readonly ops: number
+  readonly baselineOps?: number
+  readonly subjectRound: Round
+  readonly baselineRound: Round
+  readonly rounds?: number
+  readonly warmup?: number
+}): Promise<Comparison> => {
   const rounds = options.rounds ?? 15
   const warmup = options.warmup ?? 3
-  for (let i = 0; i < warmup; i++) await round()
-  const samples: Array<number> = []
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now()
-    await round()
-    samples.push(((performance.now() - start) * 1e6) / ops)
+  const subject: Array<number> = []
+  const base: Array<number> = []
+  const ratios: Array<number> = []
+  for (let i = 0; i < warmup + rounds; i++) {
+    // Alternate which side goes first, too.
+    let bt: number
+    let st: number
+    if (i % 2 === 0) {
+      bt = await time(options.baselineRound)
+      st = await time(options.subjectRound)
+    } else {
+      st = await time(options.subjectRound)
+      bt = await time(options.baselineRound)
+    }
+    if (i < warmup) continue
+    const sNs = (st * 1e6) / options.ops
+    const bNs = (bt * 1e6) / (options.baselineOps ?? options.ops)
+    subject.push(sNs)
+    base.push(bNs)
+    ratios.push(sNs / bNs)
   }
-  return { label, nsPerOp: median(samples) }
+  return {
+    label: options.label,
+    baseline: options.baseline,
+    subjectNs: median(subject),
+    baselineNs: median(base),
+    median: median(ratios),
+    min: Math.min(...ratios)
+  }
 }
 
 export const formatNs = (ns: number) =>
   ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`
 
-export const line = (m: Measurement, baseline?: Measurement) =>
-  `${m.label.padEnd(58)} ${formatNs(m.nsPerOp).padStart(10)}/op` +
-  (baseline === undefined ? "" : `   ratio ${(m.nsPerOp / baseline.nsPerOp).toFixed(2)}x vs ${baseline.label}`)
+/** One line: the subject, its baseline, and the per-round ratio (median, min). */
+export const line = (c: Comparison) =>
+  `${c.label.padEnd(52)} ${formatNs(c.subjectNs).padStart(10)}/op   ${c.baseline} ${formatNs(c.baselineNs)}/op   ` +
+  `ratio median ${c.median.toFixed(2)}x min ${c.min.toFixed(2)}x`
+
+let failedGoals = 0
+
+/** Prints one `goal:` line; a FAIL makes the process exit non-zero at the end. */
+export const goal = (text: string, pass: boolean, measured: string) => {
+  if (!pass) failedGoals++
+  console.log(`goal: ${text}: ${measured} ${pass ? "PASS" : "FAIL"}`)
+}
+
+/** Exit code for the benchmark process: 1 if a goal failed. */
+export const finish = () => {
+  process.exitCode = failedGoals > 0 ? 1 : 0
+}

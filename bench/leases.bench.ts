@@ -1,21 +1,22 @@
 /**
- * Lease benchmark (issue "Execution leases"): the cost of a Step's lease (acquire + release)
- * with 10, 1,000 and 10,000 plugins registered, beside, in the same run:
- * - the bare Effect floor: `Scope.make + addFinalizer + close`;
- * - a plain-JS lease that copies the plugin map and counts each plugin (the O(plugins) approach).
- * Goal: within 1.5x the bare Scope at every size, and faster than the plain-JS copy at 1,000.
- * For reference it also prints a whole empty `turn.step` (lease + tracked fiber + fresh calls).
+ * Lease benchmark (issue "The core, reshaped", Speed): the paths a user's code takes, beside the
+ * bare Effect floor `Scope.make + addFinalizer + close`, alternating rounds, with 10, 1,000 and
+ * 10,000 plugins registered:
+ * - `turn.step(() => Effect.void)` inside a Turn (the Turn opened once per round);
+ * - `Effect.scoped(city.leases.acquire)`.
+ * Goals: each ≤ 1.5x the floor, and flat in P (the ratio at 10,000 plugins ≤ 1.3x the one at 10).
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as City from "../src/city.ts"
 import * as Plugin from "../src/services/Plugin.ts"
-import { line, measure } from "./harness.ts"
+import { compare, finish, goal, line } from "./harness.ts"
 
-const STEPS = 20_000
+const STEPS = 10_000
 
 const bareScope = Effect.gen(function*() {
   for (let i = 0; i < STEPS; i++) {
@@ -25,68 +26,53 @@ const bareScope = Effect.gen(function*() {
   }
 })
 
-/** The O(plugins) lease: copy the registry map and count a lease on every plugin, then undo. */
-const plainCopy = (registry: Map<string, { leases: number }>, steps: number) => () => {
-  for (let i = 0; i < steps; i++) {
-    const view = new Map(registry)
-    for (const plugin of view.values()) plugin.leases++
-    for (const plugin of view.values()) plugin.leases--
-  }
-  return Promise.resolve()
-}
-
 const main = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-bench-" })
+  const root = mkdtempSync(join(tmpdir(), "city-bench-"))
   const city = yield* City.make({ root })
   const agent = yield* city.agents.add({ id: "bench" })
   const workspace = yield* city.workspaces.add({ id: "bench", path: root })
   const session = yield* agent.sessions.create({ workspace })
   const runtime = yield* Effect.runtime<never>()
-  const run = <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.runPromiseExit(Effect.provide(effect, runtime)).then(() => undefined)
+  const run = <A, E>(effect: Effect.Effect<A, E>) => () =>
+    Effect.runPromise(Effect.provide(effect, runtime)).then(() => undefined)
 
-  // A Step's lease: the Step's own Scope, the view leased into it, the Scope closed at the end.
-  const leases = Effect.gen(function*() {
-    for (let i = 0; i < STEPS; i++) {
-      const scope = yield* Scope.make()
-      yield* city.leases.acquireIn(scope)
-      yield* Scope.close(scope, Exit.void)
-    }
-  })
   const steps = session.turn((turn) =>
     Effect.gen(function*() {
-      for (let i = 0; i < STEPS / 10; i++) yield* turn.step(() => Effect.void)
+      for (let i = 0; i < STEPS; i++) yield* turn.step(() => Effect.void)
     })
   )
+  const scopedAcquire = Effect.gen(function*() {
+    for (let i = 0; i < STEPS; i++) yield* Effect.scoped(city.leases.acquire)
+  })
 
-  console.log(`per-Step lease acquire+release (median of 15 rounds of ${STEPS} Steps)`)
+  const floor = { run: run(bareScope) }
+  const stepRatios: Array<number> = []
+  const acquireRatios: Array<number> = []
   let registered = 0
-  const plain = new Map<string, { leases: number }>()
   for (const size of [10, 1_000, 10_000]) {
     for (; registered < size; registered++) {
-      const name = `p${String(registered).padStart(5, "0")}`
-      yield* city.plugins.add(Plugin.make({ name, initialize: Effect.succeed({}) }))
-      plain.set(name, { leases: 0 })
+      yield* city.plugins.add(Plugin.make({ name: `p${String(registered).padStart(5, "0")}`, initialize: Effect.succeed({}) }))
     }
-    const floor = yield* Effect.promise(() => measure(`bare Scope.make+addFinalizer+close`, STEPS, () => run(bareScope)))
-    const ours = yield* Effect.promise(() => measure(`ExecutionLeases lease, ${size} plugins`, STEPS, () => run(leases)))
-    // The O(plugins) copy gets fewer Steps per round at large sizes, so a round stays short.
-    const copySteps = Math.max(100, Math.floor(STEPS * 10 / size))
-    const copy = yield* Effect.promise(() =>
-      measure(`plain-JS copy-and-count lease, ${size} plugins`, copySteps, plainCopy(plain, copySteps))
+    const step = yield* Effect.promise(() =>
+      compare({ label: `turn.step(() => Effect.void), ${size} plugins`, baseline: "bare Scope", ops: STEPS, subjectRound: { run: run(steps) }, baselineRound: floor })
     )
-    const step = yield* Effect.promise(() => measure(`whole empty turn.step, ${size} plugins`, STEPS / 10, () => run(steps)))
-    console.log(`-- ${size} plugins`)
-    console.log(line(floor))
-    console.log(line(ours, floor))
-    console.log(line(copy, floor))
-    console.log(`${"ExecutionLeases lease vs plain-JS copy".padEnd(58)} ratio ${(ours.nsPerOp / copy.nsPerOp).toFixed(3)}x`)
-    console.log(line(step, floor))
+    const acquire = yield* Effect.promise(() =>
+      compare({ label: `Effect.scoped(city.leases.acquire), ${size} plugins`, baseline: "bare Scope", ops: STEPS, subjectRound: { run: run(scopedAcquire) }, baselineRound: floor })
+    )
+    console.log(line(step))
+    console.log(line(acquire))
+    stepRatios.push(step.median)
+    acquireRatios.push(acquire.median)
   }
+  const worst = (ratios: ReadonlyArray<number>) => Math.max(...ratios)
+  const flat = (ratios: ReadonlyArray<number>) => ratios[ratios.length - 1]! / ratios[0]!
+  goal("turn.step ≤ 1.5x a bare Scope at P = 10 / 1,000 / 10,000", worst(stepRatios) <= 1.5, `worst median ${worst(stepRatios).toFixed(2)}x`)
+  goal("turn.step flat in P (ratio at 10,000 ≤ 1.3x the ratio at 10)", flat(stepRatios) <= 1.3, `${flat(stepRatios).toFixed(2)}x`)
+  goal("Effect.scoped(city.leases.acquire) ≤ 1.5x a bare Scope at every P", worst(acquireRatios) <= 1.5, `worst median ${worst(acquireRatios).toFixed(2)}x`)
+  goal("Effect.scoped(city.leases.acquire) flat in P", flat(acquireRatios) <= 1.3, `${flat(acquireRatios).toFixed(2)}x`)
 })
 
-Effect.runPromise(Effect.scoped(main).pipe(Effect.provide(NodeContext.layer))).catch((error) => {
+Effect.runPromise(Effect.scoped(main)).then(finish, (error) => {
   console.error(error)
   process.exit(1)
 })

@@ -1,20 +1,24 @@
 /**
- * Registry benchmark (issue "City core"): add then remove N no-op plugins (N = 100, 1,000), time
- * per plugin, beside the bare Effect floor of a Scope-managed resource, `Scope.make +
- * addFinalizer + close`, measured in the same run.
+ * Registry benchmark (issue "The core, reshaped", Speed), alternating rounds with their baseline:
+ * - add + remove of a no-op plugin, N = 100, 1,000, 10,000 per round (fresh names every round, so
+ *   nothing is warm), against N bare `Scope.make + addFinalizer + close`. Goal: ≤ 25x per plugin,
+ *   linear in N (the per-plugin ratio at 10,000 ≤ 1.5x the one at 100).
+ * - the same add + remove with one `changes` subscriber draining the stream, with 10,000 plugins
+ *   registered, against the same with 100 registered. Goal: O(1) or O(log P) per change (≤ 1.5x).
+ * Every add and remove must succeed: a failure fails the benchmark.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as City from "../src/city.ts"
 import * as Plugin from "../src/services/Plugin.ts"
-import { line, measure } from "./harness.ts"
+import { compare, finish, goal, line } from "./harness.ts"
 
-const noop = (name: string) => Plugin.make({ name, initialize: Effect.succeed({}) })
-
-const bareScope = (n: number) =>
+const bareScopes = (n: number) =>
   Effect.gen(function*() {
     for (let i = 0; i < n; i++) {
       const scope = yield* Scope.make()
@@ -23,33 +27,75 @@ const bareScope = (n: number) =>
     }
   })
 
-const main = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-bench-" })
-  const city = yield* City.make({ root })
-  const runtime = yield* Effect.runtime<never>()
-  const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(Effect.provide(effect, runtime)).then(() => undefined)
+let unique = 0
+const addRemove = (city: City.CityShape, n: number) =>
+  Effect.gen(function*() {
+    const round = unique++
+    const names: Array<string> = []
+    for (let i = 0; i < n; i++) {
+      const name = `r${round}-${i}`
+      names.push(name)
+      yield* city.plugins.add(Plugin.make({ name, initialize: Effect.succeed({}) }))
+    }
+    for (const name of names) {
+      const removed = yield* city.plugins.remove(name)
+      if (removed === false || removed.status !== "disposed") return yield* Effect.dieMessage(`remove ${name}: ${JSON.stringify(removed)}`)
+    }
+  })
 
-  console.log("add + remove of N no-op plugins, per plugin (median of 15 rounds)")
-  for (const n of [100, 1_000]) {
-    const names = Array.from({ length: n }, (_, i) => `p${String(i).padStart(5, "0")}`)
-    const plugins = names.map(noop)
-    const registry = yield* Effect.promise(() =>
-      measure(`registry add+remove, N=${n}`, n, () =>
-        run(Effect.gen(function*() {
-          for (const plugin of plugins) yield* city.plugins.add(plugin)
-          for (const name of names) yield* city.plugins.remove(name)
-        })))
+const cityWith = (plugins: number) =>
+  Effect.gen(function*() {
+    const city = yield* City.make({ root: mkdtempSync(join(tmpdir(), "city-bench-")) })
+    for (let i = 0; i < plugins; i++) {
+      yield* city.plugins.add(Plugin.make({ name: `base-${i}`, initialize: Effect.succeed({}) }))
+    }
+    yield* Effect.forkScoped(Stream.runDrain(city.plugins.changes))
+    return city
+  })
+
+const main = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
+  const run = <A, E>(effect: Effect.Effect<A, E>) => () => Effect.runPromise(Effect.provide(effect, runtime)).then(() => undefined)
+  const city = yield* City.make({ root: mkdtempSync(join(tmpdir(), "city-bench-")) })
+
+  const ratios: Array<number> = []
+  for (const n of [100, 1_000, 10_000]) {
+    const rounds = n >= 10_000 ? 5 : 9
+    const c = yield* Effect.promise(() =>
+      compare({
+        label: `add + remove of a no-op plugin, N = ${n}`,
+        baseline: "bare Scope",
+        ops: n,
+        rounds,
+        warmup: 1,
+        subjectRound: { run: run(addRemove(city, n)) },
+        baselineRound: { run: run(bareScopes(n)) }
+      })
     )
-    const floor = yield* Effect.promise(() =>
-      measure(`bare Scope.make+addFinalizer+close, N=${n}`, n, () => run(bareScope(n)))
-    )
-    console.log(line(floor))
-    console.log(line(registry, floor))
+    console.log(line(c))
+    ratios.push(c.median)
   }
+  goal("add + remove ≤ 25x a bare Scope op per plugin, N = 100 … 10,000", Math.max(...ratios) <= 25, `worst median ${Math.max(...ratios).toFixed(1)}x`)
+  goal("add + remove linear in N (per-plugin ratio at 10,000 ≤ 1.5x the one at 100)", ratios[2]! / ratios[0]! <= 1.5, `${(ratios[2]! / ratios[0]!).toFixed(2)}x`)
+
+  const small = yield* cityWith(100)
+  const large = yield* cityWith(10_000)
+  const watched = yield* Effect.promise(() =>
+    compare({
+      label: "add + remove, one changes subscriber, P = 10,000",
+      baseline: "same at P = 100",
+      ops: 1_000,
+      rounds: 9,
+      warmup: 1,
+      subjectRound: { run: run(addRemove(large, 1_000)) },
+      baselineRound: { run: run(addRemove(small, 1_000)) }
+    })
+  )
+  console.log(line(watched))
+  goal("a change with one changes subscriber costs O(1)/O(log P): P = 10,000 ≤ 1.5x P = 100", watched.median <= 1.5, `median ${watched.median.toFixed(2)}x`)
 })
 
-Effect.runPromise(Effect.scoped(main).pipe(Effect.provide(NodeContext.layer))).catch((error) => {
+Effect.runPromise(Effect.scoped(main)).then(finish, (error) => {
   console.error(error)
   process.exit(1)
 })

@@ -64,7 +64,7 @@ export const make = (): CityStateShape => {
         return refused === undefined ? Effect.void : Effect.fail(refused)
       }),
     closing: Deferred.await(signal),
-    cancelled: (operation) => Effect.zipRight(Deferred.await(signal), Effect.fail(new CityClosed({ operation }))),
+    cancelled: (operation) => Effect.zipRight(Deferred.await(signal), Effect.failSync(() => new CityClosed({ operation }))),
     close: () => {
       if (phase !== open) return false
       phase = closingPhase

@@ -22,7 +22,7 @@ import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
-import { ExecutionViews, holding, type Lease } from "./ExecutionViews.ts"
+import { ExecutionViews, type Lease, underLease } from "./ExecutionViews.ts"
 
 /**
  * @since 0.1.0
@@ -89,11 +89,10 @@ export const make = Effect.gen(function*() {
   const runUnder: ExecutionLeasesShape["runUnder"] = (held, body, done) =>
     Effect.withFiberRuntime((fiber) => {
       running.set(fiber, (running.get(fiber) ?? 0) + 1)
-      return Effect.onExit(holding(() => held.view)(body), (exit) =>
-        Effect.sync(() => {
-          leave(fiber)
-          done(exit)
-        }))
+      return underLease(fiber, held, body, (exit) => {
+        leave(fiber)
+        done(exit)
+      })
     })
 
   const run: ExecutionLeasesShape["run"] = <A, E, R>(

@@ -145,13 +145,27 @@ export const make = (): ExecutionViewsShape => {
 export const layer = Layer.sync(ExecutionViews, make)
 
 /**
- * The views the running fiber holds (a Step's, the Turn's between Steps), innermost first.
+ * The leases a fiber runs under: set once per Turn (and per call made outside a Turn), shared by
+ * the fibers it forks. A Step pushes its lease on entry and pops it on exit, so the per-Step cost is
+ * two array operations, not a FiberRef update.
  * @since 0.1.0
  * @category internals
  */
-export interface HeldViews {
-  readonly view: () => ExecutionView | undefined
-  readonly parent: HeldViews | undefined
+export class HeldViews {
+  readonly leases: Array<Lease> = []
+  constructor(
+    /** What the holder keeps between its Steps (a Turn's last Step's view). */
+    readonly between: () => ExecutionView | undefined,
+    readonly parent: HeldViews | undefined
+  ) {}
+  covers(instance: PluginInstance): boolean {
+    for (let at: HeldViews | undefined = this; at !== undefined; at = at.parent) {
+      const between = at.between()
+      if (between !== undefined && contains(between, instance)) return true
+      for (const lease of at.leases) if (contains(lease.view, instance)) return true
+    }
+    return false
+  }
 }
 
 /**
@@ -163,12 +177,37 @@ export const heldViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsa
 )
 
 /**
- * Runs `effect` as holding the view `view()` returns (in addition to what the fiber held).
+ * Runs `effect` with a new holder whose between-Steps view is `between()`.
  * @since 0.1.0
  * @category internals
  */
-export const holding = (view: () => ExecutionView | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locallyWith(effect, heldViews, (parent) => ({ view, parent }))
+export const holding = (between: () => ExecutionView | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locallyWith(effect, heldViews, (parent) => new HeldViews(between, parent))
+
+/**
+ * Runs `effect` as holding `lease` (pushed on the fiber's holder, or a new holder if it has none),
+ * then `done`.
+ * @since 0.1.0
+ * @category internals
+ */
+export const underLease = <A, E, R>(
+  fiber: { readonly getFiberRef: <X>(ref: FiberRef.FiberRef<X>) => X },
+  lease: Lease,
+  effect: Effect.Effect<A, E, R>,
+  done: (exit: Exit.Exit<A, E>) => void
+): Effect.Effect<A, E, R> => {
+  const holder = fiber.getFiberRef(heldViews)
+  if (holder === undefined) {
+    return Effect.onExit(holding(() => lease.view)(effect), (exit) => Effect.sync(() => done(exit)))
+  }
+  holder.leases.push(lease)
+  return Effect.onExit(effect, (exit) =>
+    Effect.sync(() => {
+      const at = holder.leases.lastIndexOf(lease)
+      if (at >= 0) holder.leases.splice(at, 1)
+      done(exit)
+    }))
+}
 
 /**
  * Whether the running fiber holds a view that contains the instance.
@@ -176,10 +215,4 @@ export const holding = (view: () => ExecutionView | undefined) => <A, E, R>(effe
  * @category internals
  */
 export const heldByCaller = (instance: PluginInstance): Effect.Effect<boolean> =>
-  Effect.map(FiberRef.get(heldViews), (held) => {
-    for (let at = held; at !== undefined; at = at.parent) {
-      const view = at.view()
-      if (view !== undefined && contains(view, instance)) return true
-    }
-    return false
-  })
+  Effect.map(FiberRef.get(heldViews), (held) => held?.covers(instance) ?? false)

@@ -108,6 +108,23 @@ const lazyStorage = (folder: string): { readonly path: string } => {
   }
 }
 
+/**
+ * Awaits a fiber for at most `duration` (and until `cancel`, if given); when the wait ends first,
+ * the fiber goes on in the background. A fiber already done (a synchronous initialize or dispose)
+ * costs no timer and no race.
+ */
+const awaitBounded = <A, E, E2 = never>(
+  fiber: Fiber.RuntimeFiber<A, E>,
+  duration: Duration.Duration,
+  cancel?: Effect.Effect<never, E2>
+): Effect.Effect<Exit.Exit<A, E>, Cause.TimeoutException | E2> =>
+  Effect.suspend(() => {
+    const done = fiber.unsafePoll()
+    if (done !== null) return Effect.succeed(done)
+    const bounded = Effect.timeout(Effect.interruptible(fiber.await), duration)
+    return cancel === undefined ? bounded : Effect.raceFirst(bounded, cancel)
+  })
+
 const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"] =>
   Option.match(Cause.failureOption(cause), {
     onNone: () => (Cause.isInterruptedOnly(cause) ? "interrupted" : "died"),
@@ -129,34 +146,40 @@ export const make = Effect.gen(function*() {
     instance: PluginInstance,
     lifecycle: LifecycleContext.PluginLifecycleContextShape,
     cleanup: CleanupScope.CleanupScope
-  ): Effect.Effect<Incarnation> => {
-    const done = Deferred.unsafeMake<void>(FiberId.none)
-    const run = Effect.interruptible(Effect.disconnect(cleanup.close(Exit.void))).pipe(
-      Effect.timeout(config.disposeTimeout),
-      Effect.flatMap((cause) =>
-        cause === undefined
-          ? Effect.void
-          : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause }))
-      ),
-      Effect.catchTag("TimeoutException", () =>
-        Effect.fail(
-          new PluginDisposeFailed({
-            name,
-            reason: "timed-out",
-            cause: Cause.fail(timedOut(`dispose of ${name}`, config.disposeTimeout))
-          })
-        )),
-      Effect.ensuring(Deferred.succeed(done, undefined)),
-      Effect.annotateLogs("plugin", name),
-      Effect.uninterruptible
-    )
-    return Effect.map(Effect.cached(run), (dispose) => ({
+  ): Incarnation => {
+    const done = Deferred.unsafeMake<void, PluginDisposeFailed>(FiberId.none)
+    let started = false
+    // The first call starts the disposal in a fiber of its own and waits for it at most
+    // disposeTimeout: a dispose that outlives it goes on in the background, reported `timed-out`.
+    const run = Effect.suspend(() => {
+      started = true
+      return Effect.flatMap(Effect.forkDaemon(cleanup.close(Exit.void)), (fiber) =>
+        awaitBounded(fiber, config.disposeTimeout).pipe(
+          Effect.flatMap((exit) => {
+            const cause = Exit.isSuccess(exit) ? exit.value : exit.cause
+            return cause === undefined
+              ? Effect.void
+              : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause }))
+          }),
+          Effect.catchTag("TimeoutException", () =>
+            Effect.fail(
+              new PluginDisposeFailed({
+                name,
+                reason: "timed-out",
+                cause: Cause.fail(timedOut(`dispose of ${name}`, config.disposeTimeout))
+              })
+            )),
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.done(done, exit))
+        ))
+    })
+    return {
       instance,
       lifecycle,
-      dispose,
-      disposed: Deferred.await(done),
+      dispose: Effect.uninterruptible(Effect.zipRight(Effect.suspend(() => (started ? Effect.void : run)), Deferred.await(done))),
+      disposed: Effect.ignore(Deferred.await(done)),
       retry: cleanup.close(Exit.void)
-    }))
+    }
   }
 
   const start: PluginInstancesShape["start"] = <E, R>(
@@ -188,10 +211,7 @@ export const make = Effect.gen(function*() {
         fiber.addObserver(() => running.delete(fiber))
         // Bounded by initializeTimeout, and cut short when close begins.
         const awaited = yield* Effect.exit(restore(
-          Effect.raceFirst(
-            Effect.timeout(fiber.await, config.initializeTimeout),
-            state.cancelled(`initialize of ${name}`)
-          )
+          awaitBounded(fiber, config.initializeTimeout, state.cancelled(`initialize of ${name}`))
         ))
         let cause: Cause.Cause<unknown>
         let reason: PluginInitializeFailed["reason"]
@@ -204,7 +224,7 @@ export const make = Effect.gen(function*() {
             : awaited.cause
         } else if (Exit.isSuccess(awaited.value)) {
           const instance = new PluginInstance(name, plugin.version, awaited.value.value, {})
-          return Either.right(yield* incarnation(name, instance, lifecycle, cleanup))
+          return Either.right(incarnation(name, instance, lifecycle, cleanup))
         } else {
           cause = awaited.value.cause
           reason = reasonOf(cause)

@@ -196,45 +196,49 @@ export const make = Effect.gen(function*() {
     })
 
   // --- remove ------------------------------------------------------------------------------------
-  const removeLive = (name: string, incarnation: Incarnation) =>
+  type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+  const removeLive = (name: string, incarnation: Incarnation, restore: Restore) =>
     Effect.gen(function*() {
+      const instance = incarnation.instance
       if (snapshots.statusOf(name) !== "disposing") {
         yield* snapshots.disposing(name)
         publish(without(ready, name))
       }
       const dispose = Effect.ensuring(incarnation.dispose, leaveRegistry(name, incarnation))
-      if (yield* heldByCaller(incarnation.instance)) {
-        // The caller's own lease covers it: the disposal follows its last lease, in the background.
-        const disposal = yield* Effect.forkDaemon(
-          Effect.zipRight(Effect.raceFirst(views.unleased(incarnation.instance), state.closing), afterClosing(incarnation, dispose))
-        )
-        const pending: Removal = { status: "pending", disposal: Effect.flatten(disposal.await) }
-        return pending
+      if (!views.isLeased(instance)) {
+        yield* dispose
+        return removed(dispose)
       }
-      yield* Effect.raceFirst(views.unleased(incarnation.instance), state.closing)
-      yield* afterClosing(incarnation, dispose)
-      return removed(dispose)
+      // Held by a lease: the disposal waits for the last one in a fiber of its own, so it goes on
+      // whatever happens to the caller. Once close has begun, close disposes it (after its bounded
+      // wait for the last lease): wait for that instead.
+      const fiber = yield* Effect.forkDaemon(
+        Effect.zipRight(
+          Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),
+          Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(incarnation.disposed, dispose)))
+        )
+      )
+      const disposal = Effect.flatten(fiber.await)
+      // The caller's own lease covers it: waiting would wait for itself.
+      if (yield* heldByCaller(instance)) return { status: "pending", disposal } satisfies Removal
+      yield* restore(disposal)
+      return removed(disposal)
     })
-
-  /** Once close has begun, close disposes every plugin (after its bounded lease wait): wait for it. */
-  const afterClosing = (incarnation: Incarnation, dispose: Effect.Effect<void, PluginDisposeFailed>) =>
-    state.phase()._tag === "Open" ? dispose : Effect.zipRight(incarnation.disposed, dispose)
 
   const remove: PluginRegistryShape["remove"] = (name) =>
     Effect.suspend(() => {
       const refused = state.refuse(`remove plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
-      const body = Effect.suspend((): Effect.Effect<false | Removal, PluginDisposeFailed> => {
-        const incarnation = lives.get(name)
-        if (incarnation !== undefined) return removeLive(name, incarnation)
-        if (snapshots.statusOf(name) === undefined) return Effect.succeed(false)
-        return Effect.as(snapshots.remove(name), removed(Effect.void))
-      })
-      // The removal goes on if its caller is interrupted: it runs in a fiber of its own.
-      return Effect.flatMap(
-        Effect.forkDaemon(mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))),
-        (fiber) => fiber.await
-      ).pipe(Effect.flatten)
+      const body = Effect.uninterruptibleMask((restore) =>
+        Effect.suspend((): Effect.Effect<false | Removal, PluginDisposeFailed> => {
+          const incarnation = lives.get(name)
+          if (incarnation !== undefined) return removeLive(name, incarnation, restore)
+          if (snapshots.statusOf(name) === undefined) return Effect.succeed(false)
+          return Effect.as(snapshots.remove(name), removed(Effect.void))
+        })
+      )
+      return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
     })
 
   const replaceSkills: PluginRegistryShape["replaceSkills"] = (name, skills) =>
