@@ -80,5 +80,14 @@ it.scoped.prop(
       }
       expect(yield* city.plugins.snapshots).toEqual([])
     })),
-  { timeout: 120_000, fastCheck: { numRuns: 200 } }
+  {
+    timeout: 120_000,
+    fastCheck: {
+      numRuns: 200,
+      // A failing run prints its seed and path; replay with REGISTRY_SEED=<seed> REGISTRY_PATH=<path>.
+      ...(process.env["REGISTRY_SEED"] === undefined
+        ? {}
+        : { seed: Number(process.env["REGISTRY_SEED"]), path: process.env["REGISTRY_PATH"] ?? "" })
+    }
+  }
 )
