@@ -48,7 +48,9 @@ export interface Incarnation {
   /** The instance views show; a skills reload replaces it by one of the same incarnation. */
   instance: PluginInstance
   readonly lifecycle: LifecycleContext.PluginLifecycleContextShape
-  /** Disposes the instance (closes its Scope) the first time; later calls share that result. */
+  /** Starts the disposal (closing its Scope) the first time; returns the fiber that runs it. */
+  readonly begin: Effect.Effect<Fiber.RuntimeFiber<void, PluginDisposeFailed>>
+  /** Disposes the instance the first time; later calls share that result. Bounded by disposeTimeout. */
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
   /** Completes when the disposal has ended, whoever started it; starts nothing. */
   readonly disposed: Effect.Effect<void>
@@ -125,6 +127,18 @@ const awaitBounded = <A, E, E2 = never>(
     return cancel === undefined ? bounded : Effect.raceFirst(bounded, cancel)
   })
 
+/**
+ * The failure of a dispose that did not end within `disposeTimeout` (it goes on in the background).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const disposeTimedOut = (name: string, timeout?: Duration.Duration) =>
+  new PluginDisposeFailed({
+    name,
+    reason: "timed-out",
+    cause: Cause.fail(new Cause.TimeoutException(`dispose of ${name} did not complete${timeout === undefined ? " in time" : ` within ${Duration.format(timeout)}`}`))
+  })
+
 const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"] =>
   Option.match(Cause.failureOption(cause), {
     onNone: () => (Cause.isInterruptedOnly(cause) ? "interrupted" : "died"),
@@ -147,37 +161,30 @@ export const make = Effect.gen(function*() {
     lifecycle: LifecycleContext.PluginLifecycleContextShape,
     cleanup: CleanupScope.CleanupScope
   ): Incarnation => {
-    const done = Deferred.unsafeMake<void, PluginDisposeFailed>(FiberId.none)
-    let started = false
-    // The first call starts the disposal in a fiber of its own and waits for it at most
-    // disposeTimeout: a dispose that outlives it goes on in the background, reported `timed-out`.
-    const run = Effect.suspend(() => {
-      started = true
-      return Effect.flatMap(Effect.forkDaemon(cleanup.close(Exit.void)), (fiber) =>
-        awaitBounded(fiber, config.disposeTimeout).pipe(
-          Effect.flatMap((exit) => {
-            const cause = Exit.isSuccess(exit) ? exit.value : exit.cause
-            return cause === undefined
-              ? Effect.void
-              : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause }))
-          }),
-          Effect.catchTag("TimeoutException", () =>
-            Effect.fail(
-              new PluginDisposeFailed({
-                name,
-                reason: "timed-out",
-                cause: Cause.fail(timedOut(`dispose of ${name}`, config.disposeTimeout))
-              })
-            )),
-          Effect.exit,
-          Effect.flatMap((exit) => Deferred.done(done, exit))
-        ))
+    let disposal: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
+    const done = Deferred.unsafeMake<void>(FiberId.none)
+    // The disposal runs once, in a fiber of its own: whoever waits for it waits at most
+    // disposeTimeout, and a dispose that outlives that goes on in the background.
+    const begin = Effect.suspend(() => {
+      if (disposal !== undefined) return Effect.succeed(disposal)
+      const run = Effect.flatMap(cleanup.close(Exit.void), (cause) =>
+        cause === undefined ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause })))
+      return Effect.map(
+        Effect.forkDaemon(Effect.ensuring(run, Deferred.succeed(done, undefined)).pipe(Effect.annotateLogs("plugin", name))),
+        (fiber) => (disposal = fiber)
+      )
     })
+    const dispose = Effect.flatMap(begin, (fiber) =>
+      awaitBounded(fiber, config.disposeTimeout).pipe(
+        Effect.catchTag("TimeoutException", () => Effect.fail(disposeTimedOut(name, config.disposeTimeout))),
+        Effect.flatten
+      ))
     return {
       instance,
       lifecycle,
-      dispose: Effect.uninterruptible(Effect.zipRight(Effect.suspend(() => (started ? Effect.void : run)), Deferred.await(done))),
-      disposed: Effect.ignore(Deferred.await(done)),
+      begin,
+      dispose: Effect.uninterruptible(dispose),
+      disposed: Deferred.await(done),
       retry: cleanup.close(Exit.void)
     }
   }

@@ -46,6 +46,7 @@ import { CloseReport } from "./CloseReport.ts"
 import { emptyPlugins, PluginInstance, type Plugins, without, withInstance } from "./ExecutionView.ts"
 import { ExecutionViews, heldByCaller } from "./ExecutionViews.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
+import { disposeAll } from "./CloseDisposal.ts"
 import { type Incarnation, lastError, PluginInstances } from "./PluginInstances.ts"
 import * as Snapshots from "./Snapshots.ts"
 
@@ -260,32 +261,6 @@ export const make = Effect.gen(function*() {
     })
 
   // --- close: the registry's finalizer ---------------------------------------------------------------
-  const disposeAtClose = (name: string, incarnation: Incarnation) =>
-    Effect.gen(function*() {
-      if (views.isLeased(incarnation.instance)) {
-        const drained = yield* Effect.interruptible(views.unleased(incarnation.instance)).pipe(
-          Effect.timeout(config.disposeTimeout),
-          Effect.option
-        )
-        if (drained._tag === "None") {
-          report.report(
-            `plugin ${name}`,
-            Cause.fail(new PluginDisposeFailed({
-              name,
-              reason: "still-leased",
-              cause: Cause.fail(new Cause.TimeoutException(`the last lease on ${name} was not released in time`))
-            }))
-          )
-        }
-      }
-      const exit = yield* Effect.exit(incarnation.dispose)
-      if (exit._tag === "Failure") {
-        const retryable = Cause.failureOption(exit.cause).pipe((o) => o._tag === "Some" && o.value.reason === "failed")
-        report.report(`plugin ${name}`, exit.cause, retryable ? incarnation.retry : undefined)
-      }
-      yield* leaveRegistry(name, incarnation)
-    })
-
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
       state.close()
@@ -295,14 +270,18 @@ export const make = Effect.gen(function*() {
           Cause.fail(new Cause.TimeoutException(`initialize of ${name} abandoned: still running after close`))
         )
       }
-      const closing = Array.from(lives.entries()).sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
-      for (const [name] of closing) {
+      const closing = Array.from(lives, ([name, incarnation]) => ({ name, incarnation }))
+        .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
+      for (const { name } of closing) {
         if (snapshots.statusOf(name) !== "disposing") yield* snapshots.disposing(name)
       }
       publish(emptyPlugins)
-      yield* Effect.forEach(closing, ([name, incarnation]) => disposeAtClose(name, incarnation), {
-        concurrency: config.disposeConcurrency,
-        discard: true
+      yield* disposeAll({
+        closing,
+        config,
+        views,
+        report,
+        left: ({ incarnation, name }) => leaveRegistry(name, incarnation)
       })
       yield* snapshots.clear
     })
