@@ -1,11 +1,10 @@
 /**
- * The README's library example: a plugin with a resource, an action and system text, started
+ * The README's library example (the part between the region markers is the README's snippet,
+ * checked by test/examples.test.ts): a plugin with a resource, an action and system text, started
  * with `City.layer`, used from a Session's Turn, and closed with the layer's Scope.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
+// #region readme
+import { Effect, Schema } from "effect"
 import { City, Contributions, Plugin, PluginContext } from "../src/index.ts"
 
 // A plugin: what initialize acquires is released at dispose.
@@ -49,7 +48,6 @@ export const program = Effect.gen(function*() {
   )
 })
 
-export const CityLive = (root: string) => City.layer({ root, plugins: [greeter] })
-
-export const main = (root: string) =>
-  program.pipe(Effect.provide(CityLive(root).pipe(Layer.provide(NodeContext.layer))))
+// The City (and, on the same state root, the capability services) as one Layer.
+export const main = (root: string) => program.pipe(Effect.provide(City.layer({ root, plugins: [greeter] })))
+// #endregion readme

@@ -1,15 +1,33 @@
-/** The README's library example compiles (it is typechecked with the tests) and runs. */
-import * as FileSystem from "@effect/platform/FileSystem"
+/**
+ * The README's code is the examples' code: each ```ts block of the README that follows an
+ * `<!-- example: <file> -->` marker must equal the `#region readme` part of that file (with the
+ * package name in place of the relative import), and the example itself compiles (it is
+ * typechecked with the tests) and runs.
+ */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { main } from "../examples/library.ts"
-import { provideNode } from "./fixtures.ts"
 
-it.scoped("the README library example runs a Turn of two Steps", () =>
-  provideNode(Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const root = yield* fs.makeTempDirectoryScoped()
-    const result = yield* main(root)
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+
+it("every README snippet marked with an example file is that file's readme region", () => {
+  const marked = [...readme.matchAll(/<!-- example: (\S+) -->\s*```ts\n([\s\S]*?)```/g)]
+  expect(marked.length).toBeGreaterThan(0)
+  for (const [, file, snippet] of marked) {
+    const source = readFileSync(new URL(`../${file}`, import.meta.url), "utf8")
+    const region = /\/\/ #region readme\n([\s\S]*?)\/\/ #endregion readme/.exec(source)
+    expect(region, `${file} has a readme region`).not.toBeNull()
+    const expected = region![1]!.replaceAll("\"../src/index.ts\"", "\"effect-city\"").replaceAll("\"../src/plugin.ts\"", "\"effect-city/plugin\"")
+    expect(snippet, `the README snippet of ${file}`).toBe(expected)
+  }
+})
+
+it.effect("the README library example runs a Turn of two Steps", () =>
+  Effect.gen(function*() {
+    const result = yield* main(mkdtempSync(join(tmpdir(), "city-example-")))
     expect(result.system).toEqual([{ name: "greeter", content: "Greet people by name." }])
     expect(result.reply).toBe("Hello Grace, from ada in notes")
-  })))
+  }))
