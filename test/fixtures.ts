@@ -96,6 +96,18 @@ export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, maxYie
     return yield* Effect.dieMessage(`condition not reached after ${maxYields} yields`)
   })
 
+/**
+ * Waits until each fiber is suspended (blocked on what it waits for), so that a check that
+ * something has *not* happened is made after the fibers reached their wait, not after a guess.
+ */
+export const blocked = (...fibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>>) =>
+  eventually(
+    Effect.map(
+      Effect.forEach(fibers, (fiber) => Fiber.status(fiber as Fiber.RuntimeFiber<unknown, unknown>)),
+      (statuses) => statuses.every((s) => s._tag === "Suspended")
+    )
+  )
+
 /** The typed failure of an Exit (the test fails if it succeeded or failed with a defect). */
 export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")

@@ -5,7 +5,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Peers from "../../src/services/capabilities/Peers.ts"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
@@ -60,9 +64,13 @@ describe("City core", () => {
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const gate = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
       const { city } = yield* setup
-      const first = yield* Effect.fork(city.plugins.add(probe("alpha", { journal, initialize: Deferred.await(gate) })))
-      yield* Effect.yieldNow()
+      const first = yield* Effect.fork(city.plugins.add(probe("alpha", {
+        journal,
+        initialize: Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(gate))
+      })))
+      yield* Deferred.await(entered)
       const snapshot = yield* city.plugins.get("alpha")
       expect(Option.map(snapshot, (s) => s.status)).toEqual(Option.some("initializing"))
       const error = failureOf(yield* Effect.exit(city.plugins.add(probe("alpha", { journal }))))
@@ -506,7 +514,29 @@ describe("City core", () => {
       })))
   })
 
-  describe("City.layer", () => {
+  describe("City.make and City.layer", () => {
+    it.scoped("City.layer builds the City and the capability services on one root; its Scope closes the City", () =>
+      provideNode(Effect.gen(function*() {
+        const journal = new Journal()
+        const fs = yield* FileSystem.FileSystem
+        const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-layer-" })
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(City.layer({ root, plugins: [probe("alpha", { journal })] }), scope)
+        const city = Context.get(context, City.City)
+        expect((yield* city.plugins.snapshots).map((s) => s.name)).toEqual(["alpha"])
+        expect(yield* Context.get(context, Peers.Peers).exists("nobody")).toBe(false)
+        yield* Scope.close(scope, Exit.void)
+        expect(journal.events).toEqual(["init:alpha", "dispose:alpha", "release:alpha"])
+        expect(failureOf(yield* Effect.exit(city.plugins.add(probe("beta", { journal }))))._tag).toBe("CityClosed")
+      })))
+
+    it.scoped("City.layer fails with a typed error for a start plugin with a bad name", () =>
+      provideNode(Effect.gen(function*() {
+        const journal = new Journal()
+        const exit = yield* Effect.exit(Layer.build(City.layer({ root: "/tmp/unused", plugins: [probe("no good", { journal })] })))
+        expect(failureOf(exit)._tag).toBe("InvalidPluginName")
+      })))
+
     it.scoped("different names initialize concurrently", () =>
       provideNode(Effect.gen(function*() {
         const journal = new Journal()
@@ -537,7 +567,7 @@ describe("City core", () => {
         yield* Scope.close(scope, Exit.void).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
         expect(journal.events.filter((e) => e.startsWith("dispose:"))).toEqual(["dispose:b", "dispose:a"])
         expect(logged.some((line) => line.includes("City close had 1 cleanup failure") && line.includes("b broke"))).toBe(true)
-        // The close already ran: calling it again shares its result.
+        // The close already ran and failed: calling it again retries the dispose that failed.
         const error = failureOf(yield* Effect.exit(city.close))
         expect(error.failures.map((f) => f.subject)).toEqual(["plugin b"])
       })))

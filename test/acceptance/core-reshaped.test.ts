@@ -13,7 +13,7 @@ import * as Scope from "effect/Scope"
 import * as City from "../../src/city.ts"
 import { action } from "../../src/services/Contributions.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
-import { advanceUntilDone, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
+import { advanceUntilDone, blocked, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 const host = Effect.gen(function*() {
   const city = yield* makeCity({ disposeTimeout: "1 second", drainTimeout: "1 second" })
@@ -105,7 +105,7 @@ describe("3. close always ends within its bounds, whatever is queued", () => {
       const removing = yield* Effect.fork(city.plugins.remove("alpha"))
       while (Option.getOrUndefined(yield* city.plugins.get("alpha"))?.status !== "disposing") yield* Effect.yieldNow()
       const adding = yield* Effect.fork(city.plugins.add(probe("alpha", { journal })))
-      yield* Effect.yieldNow()
+      yield* blocked(adding)
       const closing = yield* Effect.fork(city.close)
       const closed = yield* advanceUntilDone(closing, "500 millis")
       expect(failureOf(closed).message).toContain("still-leased")
@@ -213,7 +213,7 @@ describe("6. atNextBoundary forgets an interrupted caller", () => {
       yield* Deferred.await(inTurn)
       const forgotten = yield* Effect.fork(session.atNextBoundary(journal.push("forgotten")))
       const kept = yield* Effect.fork(session.atNextBoundary(journal.push("kept")))
-      yield* Effect.yieldNow()
+      yield* blocked(forgotten, kept)
       yield* Fiber.interrupt(forgotten)
       yield* Deferred.succeed(endTurn, undefined)
       yield* Fiber.join(turn)

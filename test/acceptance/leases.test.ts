@@ -16,7 +16,7 @@ import { action } from "../../src/services/Contributions.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import * as KeyedResources from "../../src/services/KeyedResources.ts"
 import { PluginContext } from "../../src/services/PluginContext.ts"
-import { advanceUntilDone, eventually, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
+import { advanceUntilDone, blocked, eventually, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 const setup = (options: CityLayerOptions = {}) =>
   Effect.gen(function*() {
@@ -109,8 +109,8 @@ describe("Execution leases", () => {
           // Between two Steps the Turn still holds the first Step's view: alpha is out of new
           // views at once, but not disposed while the Turn is between Steps.
           removing = yield* Effect.fork(city.plugins.remove("alpha"))
-          yield* eventually(Effect.map(statusOf(city, "alpha"), (s) => s === "disposing"))
-          yield* Effect.yieldNow()
+          yield* Fiber.await(removing)
+          expect(yield* statusOf(city, "alpha")).toBe("disposing")
           const disposedBetween = journal.count("dispose:alpha")
           const second = yield* turn.step((view) => Effect.succeed(view.view.names))
           return { first, second, disposedBetween }
@@ -330,7 +330,7 @@ describe("Execution leases", () => {
         yield* Scope.close(a, Exit.void)
         const removing = yield* Effect.fork(city.plugins.remove("alpha"))
         yield* eventually(Effect.map(statusOf(city, "alpha"), (s) => s === "disposing"))
-        yield* Effect.yieldNow()
+        yield* blocked(removing)
         expect(journal.count("dispose:alpha")).toBe(0)
         yield* Scope.close(b, Exit.void)
         yield* Fiber.join(removing)
@@ -356,7 +356,7 @@ describe("Execution leases", () => {
         expect(yield* session.status).toBe("busy")
         const boundary = yield* Effect.fork(session.atNextBoundary(Effect.as(journal.push("boundary"), "reloaded")))
         const next = yield* Effect.fork(session.turn(() => journal.push("next-turn")))
-        yield* Effect.yieldNow()
+        yield* blocked(boundary, next)
         expect(journal.events).toEqual([])
         yield* Deferred.succeed(finish, undefined)
         yield* Fiber.join(turn)
