@@ -14,22 +14,19 @@
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type * as ConfigError from "effect/ConfigError"
 import {
   CityCloseError,
-  InvalidPluginName,
+  type InvalidPluginName,
   PluginAlreadyRegistered,
   type PluginInitializeFailed
 } from "../schema/Errors.ts"
-import { PluginName } from "../schema/PluginName.ts"
+import * as PluginName from "../schema/PluginName.ts"
 import * as CapabilitiesLive from "./CapabilitiesLive.ts"
 import { isPlugin, type Plugin } from "../services/Plugin.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
@@ -85,12 +82,8 @@ const checkStartPlugins = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
     const seen = new Set<string>()
     for (const start of plugins) {
       const name = startPluginOf(start).plugin.name
-      const valid = Schema.decodeUnknownEither(PluginName)(name)
-      if (Either.isLeft(valid)) {
-        return Effect.fail(
-          new InvalidPluginName({ name: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
-        )
-      }
+      const invalid = PluginName.check(name)
+      if (invalid !== undefined) return Effect.fail(invalid)
       if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ name }))
       seen.add(name)
     }

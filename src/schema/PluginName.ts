@@ -6,7 +6,10 @@
  * letter or a digit. Names compare in code-unit order and are case-sensitive.
  * @since 0.1.0
  */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { InvalidPluginName } from "./Errors.ts"
 
 export const PluginName = Schema.String.pipe(
   Schema.filter((s) => s.length > 0 || "must not be empty"),
@@ -21,3 +24,16 @@ export const PluginName = Schema.String.pipe(
   Schema.annotations({ identifier: "PluginName" })
 )
 export type PluginName = typeof PluginName.Type
+
+/**
+ * Checks a name against the rule: `undefined` when it is valid, else the InvalidPluginName that
+ * says which part of the rule it breaks.
+ * @since 0.1.0
+ * @category validation
+ */
+export const check = (name: unknown): InvalidPluginName | undefined => {
+  const valid = Schema.decodeUnknownEither(PluginName)(name)
+  return Either.isRight(valid)
+    ? undefined
+    : new InvalidPluginName({ name: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
+}

@@ -23,7 +23,7 @@ export interface AnyAction {
 
 /** Builds an action with the handler's input inferred from the Schema. */
 export const action = <A, I, O, E>(definition: Action<A, I, O, E>): AnyAction =>
-  definition as unknown as AnyAction
+  definition
 
 /**
  * A hook handler: receives the value of its point and returns the value passed on. Handlers of one

@@ -73,7 +73,7 @@ export interface PromisePlugin {
 
 /** Builds a Promise-style action with the handler's input inferred from the Schema. */
 export const promiseAction = <A, I>(definition: PromiseAction<A, I>): AnyPromiseAction =>
-  definition as unknown as AnyPromiseAction
+  definition
 
 /**
  * Calls a plugin's own callback, catching a synchronous throw and a rejection alike as a

@@ -20,9 +20,11 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { CityConfigShape } from "./CityConfig.ts"
+import type { CityStateShape } from "./CityState.ts"
 import type { CloseReportShape } from "./CloseReport.ts"
 import type { ExecutionViewsShape } from "./ExecutionViews.ts"
-import { disposeTimedOut, type Incarnation } from "./PluginInstances.ts"
+import { disposeTimedOut, type Incarnation, type PluginInstancesShape } from "./PluginInstances.ts"
+import type { Snapshots } from "./Snapshots.ts"
 
 /**
  * @since 0.1.0
@@ -32,6 +34,40 @@ export interface Closing {
   readonly name: string
   readonly incarnation: Incarnation
 }
+
+/**
+ * The registry's finalizer: close begins, initializations in flight are interrupted (those still
+ * running after `disposeTimeout` are reported abandoned), every live plugin leaves the view and is
+ * disposed (`disposeAll`), and the snapshots are cleared.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const closePlugins = (options: {
+  readonly state: CityStateShape
+  readonly instances: PluginInstancesShape
+  readonly snapshots: Snapshots
+  readonly lives: ReadonlyMap<string, Incarnation>
+  readonly unpublish: () => void
+  readonly dispose: Omit<Parameters<typeof disposeAll>[0], "closing">
+}): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const { instances, snapshots } = options
+    options.state.close()
+    for (const name of yield* instances.abandon) {
+      options.dispose.report.report(
+        `initialize of ${name}`,
+        Cause.fail(new Cause.TimeoutException(`initialize of ${name} abandoned: still running after close`))
+      )
+    }
+    const closing = Array.from(options.lives, ([name, incarnation]) => ({ name, incarnation }))
+      .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
+    for (const { name } of closing) {
+      if (snapshots.statusOf(name) !== "disposing") yield* snapshots.disposing(name)
+    }
+    options.unpublish()
+    yield* disposeAll({ ...options.dispose, closing })
+    yield* snapshots.clear
+  })
 
 /**
  * Disposes every plugin of `closing` (already in reverse name order); `left(name)` runs once each

@@ -17,14 +17,11 @@
  *   its last lease (bounded by `disposeTimeout`, then `still-leased`), every failure reported.
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import {
   CityClosed,
@@ -36,7 +33,7 @@ import {
   PluginNotReady
 } from "../../schema/Errors.ts"
 import type { Skill } from "../../schema/PluginChange.ts"
-import { PluginName } from "../../schema/PluginName.ts"
+import * as PluginName from "../../schema/PluginName.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 import type { Plugin } from "../Plugin.ts"
 import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
@@ -44,9 +41,10 @@ import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import { CloseReport } from "./CloseReport.ts"
 import { emptyPlugins, PluginInstance, type Plugins, without, withInstance } from "./ExecutionView.ts"
-import { ExecutionViews, heldByCaller } from "./ExecutionViews.ts"
+import { ExecutionViews } from "./ExecutionViews.ts"
+import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
-import { disposeAll } from "./CloseDisposal.ts"
+import { closePlugins } from "./CloseDisposal.ts"
 import { type Incarnation, lastError, PluginInstances } from "./PluginInstances.ts"
 import * as Snapshots from "./Snapshots.ts"
 
@@ -59,17 +57,6 @@ export interface AddOptions {
   readonly source?: string | undefined
   /** What the plugin's `ctx.requestReload` does (the loader passes its own); default: ReloadRejected. */
   readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
-}
-
-/**
- * What `remove` did: the plugin left the registry and is disposed, or its disposal is pending on a
- * lease the caller itself holds. `disposal` completes when the disposal has run.
- * @since 0.1.0
- * @category models
- */
-export interface Removal {
-  readonly status: "disposed" | "pending"
-  readonly disposal: Effect.Effect<void, PluginDisposeFailed>
 }
 
 /**
@@ -109,8 +96,6 @@ export interface PluginRegistryShape {
  * @category tags
  */
 export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<PluginRegistry, PluginRegistryShape>() {}
-
-const removed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Removal => ({ status: "disposed", disposal })
 
 /**
  * @since 0.1.0
@@ -178,12 +163,8 @@ export const make = Effect.gen(function*() {
       R
     > => {
       const name = plugin.name
-      const valid = Schema.decodeUnknownEither(PluginName)(name)
-      if (Either.isLeft(valid)) {
-        return Effect.fail(
-          new InvalidPluginName({ name: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
-        )
-      }
+      const invalid = PluginName.check(name)
+      if (invalid !== undefined) return Effect.fail(invalid)
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       const status = snapshots.statusOf(name)
@@ -197,35 +178,25 @@ export const make = Effect.gen(function*() {
     })
 
   // --- remove ------------------------------------------------------------------------------------
-  type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-
-  const removeLive = (name: string, incarnation: Incarnation, restore: Restore) =>
-    Effect.gen(function*() {
-      const instance = incarnation.instance
-      if (snapshots.statusOf(name) !== "disposing") {
-        yield* snapshots.disposing(name)
+  const removeLive = (
+    name: string,
+    incarnation: Incarnation,
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.zipRight(
+      Effect.suspend(() => {
+        if (snapshots.statusOf(name) === "disposing") return Effect.void
         publish(without(ready, name))
-      }
-      const dispose = Effect.ensuring(incarnation.dispose, leaveRegistry(name, incarnation))
-      if (!views.isLeased(instance)) {
-        yield* dispose
-        return removed(dispose)
-      }
-      // Held by a lease: the disposal waits for the last one in a fiber of its own, so it goes on
-      // whatever happens to the caller. Once close has begun, close disposes it (after its bounded
-      // wait for the last lease): wait for that instead.
-      const fiber = yield* Effect.forkDaemon(
-        Effect.zipRight(
-          Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),
-          Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(incarnation.disposed, dispose)))
-        )
-      )
-      const disposal = Effect.flatten(fiber.await)
-      // The caller's own lease covers it: waiting would wait for itself.
-      if (yield* heldByCaller(instance)) return { status: "pending", disposal } satisfies Removal
-      yield* restore(disposal)
-      return removed(disposal)
-    })
+        return snapshots.disposing(name)
+      }),
+      disposeAfterLeases({
+        incarnation,
+        dispose: Effect.ensuring(incarnation.dispose, leaveRegistry(name, incarnation)),
+        views,
+        state,
+        restore
+      })
+    )
 
   const remove: PluginRegistryShape["remove"] = (name) =>
     Effect.suspend(() => {
@@ -236,7 +207,7 @@ export const make = Effect.gen(function*() {
           const incarnation = lives.get(name)
           if (incarnation !== undefined) return removeLive(name, incarnation, restore)
           if (snapshots.statusOf(name) === undefined) return Effect.succeed(false)
-          return Effect.as(snapshots.remove(name), removed(Effect.void))
+          return Effect.as(snapshots.remove(name), disposed(Effect.void))
         })
       )
       return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
@@ -262,28 +233,13 @@ export const make = Effect.gen(function*() {
 
   // --- close: the registry's finalizer ---------------------------------------------------------------
   yield* Effect.addFinalizer(() =>
-    Effect.gen(function*() {
-      state.close()
-      for (const name of yield* instances.abandon) {
-        report.report(
-          `initialize of ${name}`,
-          Cause.fail(new Cause.TimeoutException(`initialize of ${name} abandoned: still running after close`))
-        )
-      }
-      const closing = Array.from(lives, ([name, incarnation]) => ({ name, incarnation }))
-        .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
-      for (const { name } of closing) {
-        if (snapshots.statusOf(name) !== "disposing") yield* snapshots.disposing(name)
-      }
-      publish(emptyPlugins)
-      yield* disposeAll({
-        closing,
-        config,
-        views,
-        report,
-        left: ({ incarnation, name }) => leaveRegistry(name, incarnation)
-      })
-      yield* snapshots.clear
+    closePlugins({
+      state,
+      instances,
+      snapshots,
+      lives,
+      unpublish: () => publish(emptyPlugins),
+      dispose: { config, views, report, left: ({ incarnation, name }) => leaveRegistry(name, incarnation) }
     })
   )
 
@@ -294,16 +250,7 @@ export const make = Effect.gen(function*() {
     snapshots: snapshots.list,
     changes: snapshots.changes,
     replaceSkills,
-    explain: (name) => {
-      const snapshot = snapshots.current(name)
-      return snapshot === undefined || snapshot.status === "ready"
-        ? new PluginNotFound({ name })
-        : new PluginNotReady({
-          name,
-          status: snapshot.status,
-          ...(snapshot.last_error === undefined ? {} : { last_error: snapshot.last_error })
-        })
-    }
+    explain: snapshots.explain
   } satisfies PluginRegistryShape
 })
 

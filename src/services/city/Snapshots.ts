@@ -16,6 +16,7 @@ import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as SortedMap from "effect/SortedMap"
 import * as Stream from "effect/Stream"
+import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 
 /**
@@ -25,6 +26,8 @@ import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/
 export interface Snapshots {
   readonly statusOf: (name: string) => PluginStatus | undefined
   readonly current: (name: string) => PluginSnapshot | undefined
+  /** Why a plugin is not in a view: not ready (with its last error), or unknown. */
+  readonly explain: (name: string) => PluginNotFound | PluginNotReady
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
   readonly list: Effect.Effect<ReadonlyArray<PluginSnapshot>>
   readonly changes: Stream.Stream<SnapshotChange>
@@ -71,6 +74,16 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   return {
     statusOf: (name) => current(name)?.status,
     current,
+    explain: (name) => {
+      const snapshot = current(name)
+      return snapshot === undefined || snapshot.status === "ready"
+        ? new PluginNotFound({ name })
+        : new PluginNotReady({
+          name,
+          status: snapshot.status,
+          ...(snapshot.last_error === undefined ? {} : { last_error: snapshot.last_error })
+        })
+    },
     get: (name) => Effect.sync(() => SortedMap.get(map, name)),
     list: Effect.sync(() => Array.from(SortedMap.values(map))),
     changes: Stream.unwrapScoped(

@@ -1,0 +1,69 @@
+/**
+ * A removed plugin's disposal (spec/city-plugin-lifecycle.md, "Execution leases": "An existing Step
+ * may finish with its captured instance, and City calls dispose only after the final execution
+ * lease is released").
+ *
+ * Called once the plugin has left the current view. Nothing holds it: it is disposed now. Leases
+ * hold it: the disposal waits for the last one in a fiber of its own (so it completes whatever
+ * happens to the caller), and the caller waits too, unless the caller's own lease covers the plugin:
+ * waiting would wait for itself, so it gets `pending` at once. Once close has begun, close disposes
+ * the plugin after its own bounded wait for the last lease; the disposal waits for that instead.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type { PluginDisposeFailed } from "../../schema/Errors.ts"
+import type { CityStateShape } from "./CityState.ts"
+import { type ExecutionViewsShape, heldByCaller } from "./ExecutionViews.ts"
+import type { Incarnation } from "./PluginInstances.ts"
+
+/**
+ * What `remove` did: the plugin left the registry and is disposed, or its disposal is pending on a
+ * lease the caller itself holds. `disposal` completes when the disposal has run.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Removal {
+  readonly status: "disposed" | "pending"
+  readonly disposal: Effect.Effect<void, PluginDisposeFailed>
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Removal => ({
+  status: "disposed",
+  disposal
+})
+
+/**
+ * Disposes a plugin that has left the view, after its last lease. `dispose` is its dispose plus the
+ * registry's bookkeeping; `restore` makes the caller's wait interruptible (the call runs masked).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const disposeAfterLeases = (options: {
+  readonly incarnation: Incarnation
+  readonly dispose: Effect.Effect<void, PluginDisposeFailed>
+  readonly views: ExecutionViewsShape
+  readonly state: CityStateShape
+  readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}): Effect.Effect<Removal, PluginDisposeFailed> =>
+  Effect.gen(function*() {
+    const { dispose, incarnation, state, views } = options
+    const instance = incarnation.instance
+    if (!views.isLeased(instance)) {
+      yield* dispose
+      return disposed(dispose)
+    }
+    const fiber = yield* Effect.forkDaemon(
+      Effect.zipRight(
+        Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),
+        Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(incarnation.disposed, dispose)))
+      )
+    )
+    const disposal = Effect.flatten(fiber.await)
+    if (yield* heldByCaller(instance)) return { status: "pending", disposal } satisfies Removal
+    yield* options.restore(disposal)
+    return disposed(disposal)
+  })
