@@ -111,7 +111,8 @@ const program = Effect.gen(function*() {
   yield* say("  the Step finishes ...")
   yield* Deferred.succeed(release, undefined)
   yield* say(`  step result: ${String(yield* Fiber.join(writing))}`)
-  yield* say(`  remove returned ${yield* Fiber.join(removing)}`)
+  const removal = yield* Fiber.join(removing)
+  yield* say(`  remove returned ${removal === false ? "false (unknown name)" : removal.status}`)
 
   yield* say("\n4. Retrying weather replaces its error snapshot with ready:")
   yield* city.plugins.add(flaky(2))
