@@ -25,6 +25,7 @@ import type { ExecutionViewsShape } from "./ExecutionViews.ts"
 import { disposeTimedOut, type Incarnation } from "./PluginInstances.ts"
 
 /**
+ * A plugin to dispose in close: its name and its started instance.
  * @since 0.1.0
  * @category models
  */

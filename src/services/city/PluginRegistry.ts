@@ -51,6 +51,7 @@ import { type Incarnation, lastError, PluginInstances } from "./PluginInstances.
 import * as Snapshots from "./Snapshots.ts"
 
 /**
+ * The options of `city.plugins.add`.
  * @since 0.1.0
  * @category models
  */
@@ -73,6 +74,7 @@ export interface Removal {
 }
 
 /**
+ * The registry: `city.plugins` (add, remove, get, snapshots, changes) and the City's own part.
  * @since 0.1.0
  * @category models
  */
@@ -105,6 +107,7 @@ export interface PluginRegistryShape {
 }
 
 /**
+ * The plugin registry as a service.
  * @since 0.1.0
  * @category tags
  */
@@ -113,6 +116,7 @@ export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<Pl
 const removed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Removal => ({ status: "disposed", disposal })
 
 /**
+ * Makes the registry; its finalizer is the plugin part of close.
  * @since 0.1.0
  * @category constructors
  */
@@ -309,6 +313,7 @@ export const make = Effect.gen(function*() {
 
 
 /**
+ * The plugin registry as a scoped Layer: closing it disposes every plugin.
  * @since 0.1.0
  * @category layers
  */
