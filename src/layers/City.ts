@@ -48,6 +48,7 @@ import * as Workspaces from "../services/city/Workspaces.ts"
 export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unknown, R>; readonly required?: boolean }
 
 /**
+ * The options of `City.layer` and `City.make`: the City's options and the plugins to start with it.
  * @since 0.1.0
  * @category models
  */
@@ -182,12 +183,24 @@ export const make = <R = never>(
  *
  * @example
  * ```ts
- * import { City, Plugin } from "effect-city"
  * import { Effect } from "effect"
+ * import { City, Plugin } from "effect-city"
  *
- * const hello = Plugin.make({ name: "hello", initialize: Effect.succeed({}) })
- * const program = Effect.flatMap(City.City, (city) => city.plugins.snapshots)
- * program.pipe(Effect.provide(City.layer({ root: "/tmp/city", plugins: [hello] })))
+ * const hello = Plugin.make({
+ *   name: "hello",
+ *   initialize: Effect.succeed({ system: () => Effect.succeed("Say hello.") })
+ * })
+ *
+ * const program = Effect.gen(function*() {
+ *   const city = yield* City.City
+ *   return yield* city.plugins.snapshots
+ * })
+ *
+ * // The layer starts `hello` with the City. When the program ends, the layer's Scope closes the
+ * // City: Sessions stop, plugins are disposed, Workspaces are released.
+ * Effect.runPromise(program.pipe(Effect.provide(City.layer({ root: "/tmp/city", plugins: [hello] })))).then(
+ *   (snapshots) => console.log(snapshots.map((s) => `${s.name}: ${s.status}`)) // [ 'hello: ready' ]
+ * )
  * ```
  * @since 0.1.0
  * @category layers

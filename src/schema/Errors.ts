@@ -6,7 +6,11 @@
 import * as Cause from "effect/Cause"
 import * as Schema from "effect/Schema"
 
-/** A Cause carried as data: printed with `Cause.pretty` in messages. */
+/**
+ * A Cause carried as data: printed with `Cause.pretty` in messages.
+ * @since 0.1.0
+ * @category models
+ */
 export const AnyCause = Schema.CauseFromSelf({ error: Schema.Unknown, defect: Schema.Unknown })
 
 const firstLine = (cause: Cause.Cause<unknown>): string => {
@@ -15,9 +19,21 @@ const firstLine = (cause: Cause.Cause<unknown>): string => {
   return line.trim()
 }
 
-/** The first line of a Cause's pretty rendering: the readable part of a message. */
+/**
+ * The first line of a Cause's pretty rendering: the readable part of a message.
+ * @since 0.1.0
+ * @category utils
+ */
 export const describeCause = firstLine
 
+/**
+ * A plugin name that breaks the PluginName rule.
+ *
+ * Raised by `city.plugins.add`, `City.make` and `City.layer` when a plugin's name breaks the
+ * PluginName rule; `reason` is the rule it breaks. Nothing is started.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidPluginName extends Schema.TaggedError<InvalidPluginName>()("InvalidPluginName", {
   name: Schema.String,
   reason: Schema.String
@@ -27,6 +43,14 @@ export class InvalidPluginName extends Schema.TaggedError<InvalidPluginName>()("
   }
 }
 
+/**
+ * A plugin name that is already taken in this City.
+ *
+ * Raised by `city.plugins.add` when a plugin of that name is already initializing or ready, and by
+ * `City.make` / `City.layer` when `options.plugins` gives a name twice (then nothing is started).
+ * @since 0.1.0
+ * @category errors
+ */
 export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyRegistered>()(
   "PluginAlreadyRegistered",
   { name: Schema.String }
@@ -36,6 +60,15 @@ export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyReg
   }
 }
 
+/**
+ * A plugin whose initialize did not succeed.
+ *
+ * Raised by `city.plugins.add` (and by `City.make` / `City.layer` for a `required` start plugin) when
+ * initialize fails, dies, outlives `initializeTimeout` or is interrupted. What it acquired has been
+ * released; `release` is set when that release failed too.
+ * @since 0.1.0
+ * @category errors
+ */
 export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeFailed>()(
   "PluginInitializeFailed",
   {
@@ -52,6 +85,15 @@ export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeF
   }
 }
 
+/**
+ * A plugin whose dispose did not end cleanly.
+ *
+ * Raised by `city.plugins.remove` (or its `disposal`) when dispose failed (a finalizer failed),
+ * outlived `disposeTimeout` (`timed-out`, it goes on in the background), or when close waited
+ * `disposeTimeout` for the plugin's last lease (`still-leased`); close reports it in CityCloseError.
+ * @since 0.1.0
+ * @category errors
+ */
 export class PluginDisposeFailed extends Schema.TaggedError<PluginDisposeFailed>()("PluginDisposeFailed", {
   name: Schema.String,
   reason: Schema.Literal("failed", "timed-out", "still-leased"),
@@ -62,7 +104,13 @@ export class PluginDisposeFailed extends Schema.TaggedError<PluginDisposeFailed>
   }
 }
 
-/** A Promise/class plugin's callback threw or rejected. */
+/**
+ * A Promise/class plugin's callback threw or rejected: raised by `Plugin.fromPromise`'s adapter (and
+ * `Plugin.callback`) for initialize, dispose, an action, a hook, system or availability, naming the
+ * plugin and the callback.
+ * @since 0.1.0
+ * @category errors
+ */
 export class PluginCallbackFailed extends Schema.TaggedError<PluginCallbackFailed>()("PluginCallbackFailed", {
   plugin: Schema.String,
   callback: Schema.String,
@@ -74,6 +122,14 @@ export class PluginCallbackFailed extends Schema.TaggedError<PluginCallbackFaile
   }
 }
 
+/**
+ * A plugin name the City does not know.
+ *
+ * Raised by a call (`invoke`, `availability`, through `city.scope` or a Step) that names a plugin the
+ * City does not know, and when a skills reload names a plugin that is not ready.
+ * @since 0.1.0
+ * @category errors
+ */
 export class PluginNotFound extends Schema.TaggedError<PluginNotFound>()("PluginNotFound", {
   name: Schema.String
 }) {
@@ -82,6 +138,14 @@ export class PluginNotFound extends Schema.TaggedError<PluginNotFound>()("Plugin
   }
 }
 
+/**
+ * A known plugin that cannot serve calls now.
+ *
+ * Raised by a call that names a plugin the City knows but that is not in the call's view: still
+ * initializing, disposing, or failed (`status: "error"` with its `last_error`).
+ * @since 0.1.0
+ * @category errors
+ */
 export class PluginNotReady extends Schema.TaggedError<PluginNotReady>()("PluginNotReady", {
   name: Schema.String,
   status: Schema.String,
@@ -93,6 +157,13 @@ export class PluginNotReady extends Schema.TaggedError<PluginNotReady>()("Plugin
   }
 }
 
+/**
+ * An action the plugin does not have.
+ *
+ * Raised by `invoke` when the plugin contributes no action of that name.
+ * @since 0.1.0
+ * @category errors
+ */
 export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("ActionNotFound", {
   plugin: Schema.String,
   action: Schema.String
@@ -102,6 +173,14 @@ export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("Action
   }
 }
 
+/**
+ * An action input that does not match the action's Schema.
+ *
+ * Raised by `invoke` when the input does not decode with the action's input Schema; `issues` is the
+ * formatted ParseError. The handler never runs.
+ * @since 0.1.0
+ * @category errors
+ */
 export class ActionInputRejected extends Schema.TaggedError<ActionInputRejected>()("ActionInputRejected", {
   plugin: Schema.String,
   action: Schema.String,
@@ -112,6 +191,14 @@ export class ActionInputRejected extends Schema.TaggedError<ActionInputRejected>
   }
 }
 
+/**
+ * An action whose handler failed.
+ *
+ * Raised by `invoke` when the action's handler fails or dies; `cause` is its Cause (an interruption
+ * stays an interruption).
+ * @since 0.1.0
+ * @category errors
+ */
 export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFailed", {
   plugin: Schema.String,
   action: Schema.String,
@@ -122,6 +209,13 @@ export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFail
   }
 }
 
+/**
+ * A hook handler that failed.
+ *
+ * Raised by `runHooks` when a hook handler fails or dies; the waterfall stops at that handler.
+ * @since 0.1.0
+ * @category errors
+ */
 export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
   plugin: Schema.String,
   point: Schema.String,
@@ -132,6 +226,15 @@ export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
   }
 }
 
+/**
+ * An operation refused because the City is closing.
+ *
+ * Raised by any operation refused because close has begun: adding or removing a plugin (also one
+ * queued behind another operation on its name), a Step, a call, adding a workspace, an agent or a
+ * session. `operation` names what was refused.
+ * @since 0.1.0
+ * @category errors
+ */
 export class CityClosed extends Schema.TaggedError<CityClosed>()("CityClosed", {
   operation: Schema.String
 }) {
@@ -140,9 +243,28 @@ export class CityClosed extends Schema.TaggedError<CityClosed>()("CityClosed", {
   }
 }
 
+/**
+ * One cleanup failure of a close: what failed (`plugin <name>`, `workspace <id>`, `initialize of
+ * <name>`) and its Cause.
+ * @since 0.1.0
+ * @category models
+ */
 export const CloseFailure = Schema.Struct({ subject: Schema.String, cause: AnyCause })
+/**
+ * One cleanup failure of a close: what failed and its Cause.
+ * @since 0.1.0
+ * @category models
+ */
 export type CloseFailure = typeof CloseFailure.Type
 
+/**
+ * Every cleanup failure of one close.
+ *
+ * Raised by `city.close` when cleanups failed: every failure of the close, none skipped (closing
+ * the City layer's Scope logs it). A later `close` attempts again the cleanups that can be retried.
+ * @since 0.1.0
+ * @category errors
+ */
 export class CityCloseError extends Schema.TaggedError<CityCloseError>()("CityCloseError", {
   failures: Schema.Array(CloseFailure)
 }) {
@@ -152,6 +274,13 @@ export class CityCloseError extends Schema.TaggedError<CityCloseError>()("CityCl
   }
 }
 
+/**
+ * A workspace id that is already taken in this City.
+ *
+ * Raised by `city.workspaces.add` when a workspace of that id exists.
+ * @since 0.1.0
+ * @category errors
+ */
 export class WorkspaceAlreadyExists extends Schema.TaggedError<WorkspaceAlreadyExists>()(
   "WorkspaceAlreadyExists",
   { id: Schema.String }
@@ -161,6 +290,14 @@ export class WorkspaceAlreadyExists extends Schema.TaggedError<WorkspaceAlreadyE
   }
 }
 
+/**
+ * A workspace whose Scope did not close cleanly.
+ *
+ * Raised by `city.workspaces.remove` when a finalizer of the workspace's Scope failed (close reports
+ * it in CityCloseError instead, and a later close retries it).
+ * @since 0.1.0
+ * @category errors
+ */
 export class WorkspaceReleaseFailed extends Schema.TaggedError<WorkspaceReleaseFailed>()(
   "WorkspaceReleaseFailed",
   { id: Schema.String, cause: AnyCause }
@@ -170,6 +307,13 @@ export class WorkspaceReleaseFailed extends Schema.TaggedError<WorkspaceReleaseF
   }
 }
 
+/**
+ * An Agent id that is already taken in this City.
+ *
+ * Raised by `city.agents.add` when an Agent of that id exists.
+ * @since 0.1.0
+ * @category errors
+ */
 export class AgentAlreadyExists extends Schema.TaggedError<AgentAlreadyExists>()("AgentAlreadyExists", {
   id: Schema.String
 }) {
@@ -178,6 +322,13 @@ export class AgentAlreadyExists extends Schema.TaggedError<AgentAlreadyExists>()
   }
 }
 
+/**
+ * An Agent that is no longer in the City.
+ *
+ * Raised by `agent.sessions.create` when the Agent has been removed from the City.
+ * @since 0.1.0
+ * @category errors
+ */
 export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", {
   id: Schema.String
 }) {
@@ -186,6 +337,15 @@ export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNot
   }
 }
 
+/**
+ * A Session that admits no more Turns or Steps.
+ *
+ * Raised by `session.turn`, `turn.step` and `session.atNextBoundary` once the Session is closed:
+ * by `session.close` (`closed`), by removing its Agent (`agent-removed`) or by the City's close
+ * (`city-closed`). Callers waiting in `atNextBoundary` get it too.
+ * @since 0.1.0
+ * @category errors
+ */
 export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionClosed", {
   session: Schema.String,
   reason: Schema.Literal("closed", "agent-removed", "city-closed")
@@ -200,6 +360,13 @@ export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionC
   }
 }
 
+/**
+ * A Step asked of a Turn that has ended.
+ *
+ * Raised by `turn.step` when the Turn's body has already ended: a Step needs a running Turn.
+ * @since 0.1.0
+ * @category errors
+ */
 export class TurnEnded extends Schema.TaggedError<TurnEnded>()("TurnEnded", {
   session: Schema.String,
   turn: Schema.Number

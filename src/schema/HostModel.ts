@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
  */
 export const AgentInfo = Schema.Struct({ id: Schema.String })
 /**
+ * An Agent, by id.
  * @since 0.1.0
  * @category host model
  */
@@ -26,6 +27,7 @@ export interface AgentInfo extends Schema.Schema.Type<typeof AgentInfo> {}
  */
 export const WorkspaceInfo = Schema.Struct({ id: Schema.String, path: Schema.String })
 /**
+ * A Workspace, by id and path on disk.
  * @since 0.1.0
  * @category host model
  */
@@ -38,6 +40,7 @@ export interface WorkspaceInfo extends Schema.Schema.Type<typeof WorkspaceInfo> 
  */
 export const SessionInfo = Schema.Struct({ id: Schema.String })
 /**
+ * A Session, by id.
  * @since 0.1.0
  * @category host model
  */
@@ -50,6 +53,7 @@ export interface SessionInfo extends Schema.Schema.Type<typeof SessionInfo> {}
  */
 export const TurnInfo = Schema.Struct({ number: Schema.Number })
 /**
+ * A Turn of a Session, by its number.
  * @since 0.1.0
  * @category host model
  */

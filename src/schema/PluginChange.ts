@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
  */
 export const Skill = Schema.Struct({ name: Schema.String }, { key: Schema.String, value: Schema.Unknown })
 /**
+ * A skill: plain data, at least a name.
  * @since 0.1.0
  * @category models
  */
@@ -36,11 +37,13 @@ export const Restart = Schema.Struct({ mode: Schema.Literal("restart"), reason: 
 })
 
 /**
+ * What `requestReload` asks for: a skills reload or a restart, as a Schema.
  * @since 0.1.0
  * @category models
  */
 export const PluginChange = Schema.Union(SkillsReload, Restart)
 /**
+ * What `requestReload` asks for: a skills reload or a restart.
  * @since 0.1.0
  * @category models
  */

@@ -11,6 +11,11 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidPluginName } from "./Errors.ts"
 
+/**
+ * The plugin name rule as a Schema: decoding checks it and brands the string.
+ * @since 0.1.0
+ * @category models
+ */
 export const PluginName = Schema.String.pipe(
   Schema.filter((s) => s.length > 0 || "must not be empty"),
   Schema.filter((s) => s.trim() === s || "must not have leading or trailing white space"),
@@ -23,6 +28,11 @@ export const PluginName = Schema.String.pipe(
   Schema.brand("PluginName"),
   Schema.annotations({ identifier: "PluginName" })
 )
+/**
+ * A string that follows the plugin name rule.
+ * @since 0.1.0
+ * @category models
+ */
 export type PluginName = typeof PluginName.Type
 
 /**

@@ -5,9 +5,26 @@
  */
 import * as Schema from "effect/Schema"
 
+/**
+ * Where a plugin is in its lifecycle: `initializing`, `ready`, `error` (initialize failed) or
+ * `disposing`.
+ * @since 0.1.0
+ * @category models
+ */
 export const PluginStatus = Schema.Literal("initializing", "ready", "error", "disposing")
+/**
+ * Where a plugin is in its lifecycle.
+ * @since 0.1.0
+ * @category models
+ */
 export type PluginStatus = typeof PluginStatus.Type
 
+/**
+ * What the registry shows of one live or failed plugin: status, last error, version, source,
+ * attempts and time of the last change.
+ * @since 0.1.0
+ * @category models
+ */
 export const PluginSnapshot = Schema.Struct({
   name: Schema.String,
   status: PluginStatus,
@@ -20,6 +37,11 @@ export const PluginSnapshot = Schema.Struct({
   /** ISO-8601 time of the last status change. */
   updated_at: Schema.String
 })
+/**
+ * What the registry shows of one live or failed plugin.
+ * @since 0.1.0
+ * @category models
+ */
 export type PluginSnapshot = typeof PluginSnapshot.Type
 
 /**

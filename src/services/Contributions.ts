@@ -9,37 +9,71 @@ import * as Schema from "effect/Schema"
 import type { Skill } from "../schema/PluginChange.ts"
 import type { PluginContext, PluginContextShape } from "./PluginContext.ts"
 
-/** An action: its input Schema (decoded from the caller's unknown input) and its handler. */
+/**
+ * An action: its input Schema (decoded from the caller's unknown input) and its handler.
+ * @since 0.1.0
+ * @category models
+ */
 export interface Action<A, I, O, E> {
   readonly input: Schema.Schema<A, I, never>
   readonly handler: (input: A) => Effect.Effect<O, E, PluginContext>
 }
 
-/** An action with its types erased, as the registry stores it. */
+/**
+ * An action with its types erased, as the registry stores it.
+ * @since 0.1.0
+ * @category models
+ */
 export interface AnyAction {
   readonly input: Schema.Schema.AnyNoContext
   readonly handler: (input: never) => Effect.Effect<unknown, unknown, PluginContext>
 }
 
-/** Builds an action with the handler's input inferred from the Schema. */
+/**
+ * Builds an action with the handler's input inferred from the Schema.
+ * @since 0.1.0
+ * @category constructors
+ */
 export const action = <A, I, O, E>(definition: Action<A, I, O, E>): AnyAction =>
   definition
 
 /**
  * A hook handler: receives the value of its point and returns the value passed on. Handlers of one
  * point run in plugin name order, and within a plugin in the order given (a waterfall).
+ * @since 0.1.0
+ * @category models
  */
 export type Hook = (value: unknown) => Effect.Effect<unknown, unknown, PluginContext>
 
+/**
+ * Whether a plugin can serve a call, with the reasons when it cannot.
+ * @since 0.1.0
+ * @category models
+ */
 export const Availability = Schema.Struct({
   available: Schema.Boolean,
   reasons: Schema.Array(Schema.String)
 })
+/**
+ * Whether a plugin can serve a call, with the reasons when it cannot.
+ * @since 0.1.0
+ * @category models
+ */
 export type Availability = typeof Availability.Type
 
-/** Skills are plain data, resolved per turn; the loader can replace a plugin's set live. */
+/**
+ * Skills are plain data, resolved per turn; the loader can replace a plugin's set live.
+ * @since 0.1.0
+ * @category models
+ */
 export { Skill } from "../schema/PluginChange.ts"
 
+/**
+ * What a plugin's initialize returns: its actions, hooks, system text, availability and skills,
+ * every part optional.
+ * @since 0.1.0
+ * @category models
+ */
 export interface Contributions {
   readonly actions?: Readonly<Record<string, AnyAction>> | undefined
   readonly hooks?: Readonly<Record<string, Hook | ReadonlyArray<Hook>>> | undefined
@@ -54,4 +88,9 @@ export interface Contributions {
   readonly skills?: ReadonlyArray<Skill> | undefined
 }
 
+/**
+ * Contributions of a plugin that gives the host nothing (it only holds resources, say).
+ * @since 0.1.0
+ * @category constructors
+ */
 export const empty: Contributions = {}

@@ -19,6 +19,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 
+/**
+ * A plugin-owned map of resources by key, each acquired on first use and closed by `invalidate`
+ * or, at the latest, by the plugin's dispose.
+ * @since 0.1.0
+ * @category models
+ */
 export interface KeyedResources<K, A, E> {
   /** The resource for `key`, acquired on first use. It stays open after the call. */
   readonly get: (key: K) => Effect.Effect<A, E>
@@ -40,6 +46,54 @@ interface Entry<A, E> {
 /** Closes one entry's Scope, never failing: a defect in a release comes back as the Exit. */
 const closeEntry = <A, E>(entry: Entry<A, E>) => Effect.exit(Scope.close(entry.scope, Exit.void))
 
+/**
+ * Makes the keyed resources of a plugin in its initialize: `acquire(key)` runs in a Scope of the
+ * key's own, closed when the entry is invalidated (after its current users) or when the plugin
+ * is disposed.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Contributions, KeyedResources, Plugin, PluginContext } from "effect-city/plugin"
+ *
+ * // A browser driver (puppeteer, playwright, ...): one headless browser per profile.
+ * interface Browser {
+ *   readonly open: (url: string) => Promise<string>
+ *   readonly close: () => Promise<void>
+ * }
+ * declare const launchBrowser: (profile: string) => Promise<Browser>
+ *
+ * export const browser = Plugin.make({
+ *   name: "browser",
+ *   initialize: Effect.gen(function*() {
+ *     // One browser per Agent id, launched on the Agent's first call; every one closed at dispose.
+ *     const browsers = yield* KeyedResources.make((agentId: string) =>
+ *       Effect.acquireRelease(
+ *         Effect.promise(() => launchBrowser(agentId)),
+ *         (browser) => Effect.promise(() => browser.close())
+ *       )
+ *     )
+ *     return {
+ *       actions: {
+ *         open: Contributions.action({
+ *           input: Schema.Struct({ url: Schema.String }),
+ *           handler: ({ url }) =>
+ *             Effect.flatMap(PluginContext.PluginContext, (ctx) =>
+ *               browsers.use(ctx.agent.id, (browser) => Effect.promise(() => browser.open(url))))
+ *         }),
+ *         // Closes the calling Agent's browser once its pending pages are done; the next open relaunches.
+ *         close: Contributions.action({
+ *           input: Schema.Struct({}),
+ *           handler: () => Effect.flatMap(PluginContext.PluginContext, (ctx) => browsers.invalidate(ctx.agent.id))
+ *         })
+ *       }
+ *     }
+ *   })
+ * })
+ * ```
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = <K, A, E, R>(
   acquire: (key: K) => Effect.Effect<A, E, R | Scope.Scope>
 ): Effect.Effect<KeyedResources<K, A, E>, never, Scope.Scope | Exclude<R, Scope.Scope>> =>

@@ -20,9 +20,26 @@ import { PluginLifecycleContext } from "./PluginLifecycleContext.ts"
 import type { AnyAction, Availability, Contributions, Hook, Skill } from "./Contributions.ts"
 import { PluginCallbackFailed } from "../schema/Errors.ts"
 
+/**
+ * The brand every Plugin carries, so that `isPlugin` can tell one apart from other values.
+ * @since 0.1.0
+ * @category symbols
+ */
 export const TypeId: unique symbol = Symbol.for("effect-city/Plugin")
+
+/**
+ * The type of {@link TypeId}.
+ * @since 0.1.0
+ * @category symbols
+ */
 export type TypeId = typeof TypeId
 
+/**
+ * A plugin: a name, an optional version and `initialize`, the Effect that acquires the plugin's
+ * resources in its Scope and returns its Contributions. Closing that Scope is dispose.
+ * @since 0.1.0
+ * @category models
+ */
 export interface Plugin<E = never, R = never> {
   readonly [TypeId]: TypeId
   readonly name: string
@@ -30,6 +47,49 @@ export interface Plugin<E = never, R = never> {
   readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | R>
 }
 
+/**
+ * Makes a Plugin from its `initialize` Effect, which runs with the plugin's Scope and its
+ * PluginLifecycleContext provided: what it acquires there is released at dispose.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Contributions, Plugin, PluginContext, PluginLifecycleContext } from "effect-city/plugin"
+ *
+ * // Notes per Workspace, kept for the plugin's life: acquired by initialize, released at dispose.
+ * export const notes = Plugin.make({
+ *   name: "notes",
+ *   version: "1.0.0",
+ *   initialize: Effect.gen(function*() {
+ *     const lifecycle = yield* PluginLifecycleContext.PluginLifecycleContext
+ *     const store = yield* Effect.acquireRelease(
+ *       Effect.sync(() => new Map<string, Array<string>>()),
+ *       (store) => lifecycle.log.info(`dropping notes of ${store.size} workspace(s)`)
+ *     )
+ *     return {
+ *       actions: {
+ *         add: Contributions.action({
+ *           input: Schema.Struct({ text: Schema.String }),
+ *           handler: ({ text }) =>
+ *             Effect.gen(function*() {
+ *               const ctx = yield* PluginContext.PluginContext
+ *               const list = store.get(ctx.workspace.id) ?? []
+ *               store.set(ctx.workspace.id, [...list, text])
+ *               return list.length + 1
+ *             })
+ *         })
+ *       },
+ *       system: (ctx) => {
+ *         const count = store.get(ctx.workspace.id)?.length ?? 0
+ *         return Effect.succeed(count === 0 ? undefined : `This workspace has ${count} note(s).`)
+ *       }
+ *     }
+ *   })
+ * })
+ * ```
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = <E = never, R = never>(options: {
   readonly name: string
   readonly version?: string | undefined
@@ -37,6 +97,11 @@ export const make = <E = never, R = never>(options: {
 }): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>> =>
   ({ [TypeId]: TypeId, ...options }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>>
 
+/**
+ * Whether a value is a Plugin (made by `make` or `fromPromise`).
+ * @since 0.1.0
+ * @category guards
+ */
 export const isPlugin = (u: unknown): u is Plugin<unknown, unknown> =>
   typeof u === "object" && u !== null && TypeId in u
 
@@ -46,19 +111,32 @@ export const isPlugin = (u: unknown): u is Plugin<unknown, unknown> =>
 
 type Awaitable<A> = A | PromiseLike<A>
 
-/** An action of a Promise-style plugin: the handler gets the decoded input and the fresh context. */
+/**
+ * An action of a Promise-style plugin: the handler gets the decoded input and the fresh context.
+ * @since 0.1.0
+ * @category models
+ */
 export interface PromiseAction<A, I> {
   readonly input: Schema.Schema<A, I, never>
   readonly handler: (input: A, ctx: PluginContextShape) => Awaitable<unknown>
 }
 
-/** A Promise-style action with its types erased. */
+/**
+ * A Promise-style action with its types erased.
+ * @since 0.1.0
+ * @category models
+ */
 export interface AnyPromiseAction {
   readonly input: Schema.Schema.AnyNoContext
   readonly handler: (input: never, ctx: PluginContextShape) => Awaitable<unknown>
 }
 
-/** A plugin written without Effect: a plain object or an instance of a class. */
+/**
+ * A plugin written without Effect: a plain object or an instance of a class. Its methods are
+ * called as methods (`this` is the object), and each may return a value or a Promise.
+ * @since 0.1.0
+ * @category models
+ */
 export interface PromisePlugin {
   readonly name: string
   readonly version?: string | undefined
@@ -71,13 +149,19 @@ export interface PromisePlugin {
   readonly skills?: ReadonlyArray<Skill> | undefined
 }
 
-/** Builds a Promise-style action with the handler's input inferred from the Schema. */
+/**
+ * Builds a Promise-style action with the handler's input inferred from the Schema.
+ * @since 0.1.0
+ * @category constructors
+ */
 export const promiseAction = <A, I>(definition: PromiseAction<A, I>): AnyPromiseAction =>
   definition
 
 /**
  * Calls a plugin's own callback, catching a synchronous throw and a rejection alike as a
  * {@link PluginCallbackFailed} that names the plugin and the callback.
+ * @since 0.1.0
+ * @category utils
  */
 export const callback = <A>(
   plugin: string,
@@ -109,6 +193,52 @@ const isThenable = <A>(u: Awaitable<A>): u is PromiseLike<A> =>
  * as the release only once initialize succeeded (a failed initialize never gets a dispose call,
  * what it acquired is its own to release). A synchronous throw in `dispose` is caught like a
  * rejection, so it never stops the City's other cleanup.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { readFile, writeFile } from "node:fs/promises"
+ * import { join } from "node:path"
+ * import { Plugin, type PluginContext, type PluginLifecycleContext } from "effect-city/plugin"
+ *
+ * class Reminders {
+ *   readonly name = "reminders"
+ *   readonly version = "1.0.0"
+ *   private file = ""
+ *   private due: Record<string, Array<string>> = {}
+ *
+ *   // Called as methods of the instance: `this` is the instance in all three.
+ *   async initialize(ctx: PluginLifecycleContext.PluginLifecycleContextShape) {
+ *     this.file = join(ctx.storage.path, "reminders.json")
+ *     this.due = await readFile(this.file, "utf8").then(JSON.parse, () => ({}))
+ *   }
+ *
+ *   async dispose() {
+ *     await writeFile(this.file, JSON.stringify(this.due))
+ *   }
+ *
+ *   system(ctx: PluginContext.PluginContextShape) {
+ *     const due = this.due[ctx.agent.id] ?? []
+ *     return due.length === 0 ? undefined : `Remind the user of: ${due.join("; ")}`
+ *   }
+ *
+ *   readonly actions = {
+ *     remind: Plugin.promiseAction({
+ *       input: Schema.Struct({ text: Schema.String }),
+ *       handler: ({ text }, ctx) => {
+ *         const list = (this.due[ctx.agent.id] ??= [])
+ *         list.push(text)
+ *         return list.length
+ *       }
+ *     })
+ *   }
+ * }
+ *
+ * // A throw or a rejection in any of these fails with PluginCallbackFailed naming "reminders".
+ * export const reminders = Plugin.fromPromise(new Reminders())
+ * ```
+ * @since 0.1.0
+ * @category constructors
  */
 export const fromPromise = (plugin: PromisePlugin): Plugin<PluginCallbackFailed> => {
   const name = plugin.name

@@ -9,6 +9,12 @@ import type * as Scope from "effect/Scope"
 import { ReloadRejected } from "../schema/Errors.ts"
 import type { PluginChange } from "../schema/PluginChange.ts"
 
+/**
+ * What initialize and dispose see of their plugin instance: name, version, storage, logs, Scope and
+ * `requestReload`.
+ * @since 0.1.0
+ * @category models
+ */
 export interface PluginLifecycleContextShape {
   readonly name: string
   readonly version: string | undefined
@@ -39,11 +45,22 @@ export interface PluginLifecycleContextShape {
   readonly requestReload: (change: PluginChange) => Effect.Effect<void, ReloadRejected>
 }
 
+/**
+ * The lifecycle context as a service: `yield* PluginLifecycleContext` inside initialize.
+ * @since 0.1.0
+ * @category tags
+ */
 export class PluginLifecycleContext extends Context.Tag("effect-city/PluginLifecycleContext")<
   PluginLifecycleContext,
   PluginLifecycleContextShape
 >() {}
 
+/**
+ * Makes the lifecycle context of one plugin instance; without `requestReload` a request fails
+ * with ReloadRejected (a City without a plugin loader).
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly name: string
   readonly version: string | undefined

@@ -54,7 +54,11 @@ export interface Calls {
   readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady>
 }
 
-/** Tells a plugin that is not in the view apart: not ready (with its last error), or unknown. */
+/**
+ * Tells a plugin that is not in the view apart: not ready (with its last error), or unknown.
+ * @since 0.1.0
+ * @category models
+ */
 export type Explain = (name: string) => PluginNotFound | PluginNotReady
 
 const alwaysAvailable: Availability = { available: true, reasons: [] }

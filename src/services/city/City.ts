@@ -46,6 +46,7 @@ export interface CityScope {
 }
 
 /**
+ * The City as a host sees it: its plugins, workspaces, agents, leases, calls outside a Session, and close.
  * @since 0.1.0
  * @category models
  */
@@ -65,6 +66,7 @@ export interface CityShape {
 }
 
 /**
+ * The City as a service: `yield* City.City`, provided by `City.layer`.
  * @since 0.1.0
  * @category tags
  */

@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 /**
+ * The City's options as a host gives them: every one optional, with its default.
  * @since 0.1.0
  * @category models
  */
@@ -33,6 +34,7 @@ export interface CityOptions {
 }
 
 /**
+ * The City's options resolved: every default applied, the root absolute.
  * @since 0.1.0
  * @category models
  */
@@ -45,6 +47,7 @@ export interface CityConfigShape {
 }
 
 /**
+ * The resolved options as a service, read by the City's own services.
  * @since 0.1.0
  * @category tags
  */
@@ -61,6 +64,7 @@ export const resolveRoot = (root?: string | undefined): string => {
 }
 
 /**
+ * Resolves options to their defaults (see `CityOptions`) and the root by the root rule.
  * @since 0.1.0
  * @category constructors
  */
@@ -99,6 +103,7 @@ export const config: Config.Config<CityOptions> = Config.all({
 )
 
 /**
+ * The resolved options of `options` as a Layer.
  * @since 0.1.0
  * @category layers
  */

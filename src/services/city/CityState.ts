@@ -14,12 +14,14 @@ import * as Layer from "effect/Layer"
 import { CityClosed } from "../../schema/Errors.ts"
 
 /**
+ * The City's phase: `Open`, then `Closing` once close has begun (never back).
  * @since 0.1.0
  * @category models
  */
 export type Phase = { readonly _tag: "Open" } | { readonly _tag: "Closing" }
 
 /**
+ * The closing state every service of the City consults before admitting work.
  * @since 0.1.0
  * @category models
  */
@@ -39,6 +41,7 @@ export interface CityStateShape {
 }
 
 /**
+ * The City's closing state as a service.
  * @since 0.1.0
  * @category tags
  */
@@ -48,6 +51,7 @@ const open: Phase = { _tag: "Open" }
 const closingPhase: Phase = { _tag: "Closing" }
 
 /**
+ * Makes an `Open` closing state.
  * @since 0.1.0
  * @category constructors
  */
@@ -75,6 +79,7 @@ export const make = (): CityStateShape => {
 }
 
 /**
+ * A fresh closing state as a Layer.
  * @since 0.1.0
  * @category layers
  */

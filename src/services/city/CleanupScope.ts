@@ -22,6 +22,7 @@ import { pipeArguments } from "effect/Pipeable"
 import * as Scope from "effect/Scope"
 
 /**
+ * A closeable Scope whose failed finalizers a later close runs again.
  * @since 0.1.0
  * @category models
  */
@@ -47,6 +48,7 @@ interface Failed {
 }
 
 /**
+ * Makes an open CleanupScope.
  * @since 0.1.0
  * @category constructors
  */

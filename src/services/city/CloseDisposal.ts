@@ -27,6 +27,7 @@ import { disposeTimedOut, type Incarnation, type PluginInstancesShape } from "./
 import type { Snapshots } from "./Snapshots.ts"
 
 /**
+ * A plugin to dispose in close: its name and its started instance.
  * @since 0.1.0
  * @category models
  */

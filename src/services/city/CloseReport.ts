@@ -23,6 +23,7 @@ export interface Reported extends CloseFailure {
 }
 
 /**
+ * Where the closing services report their cleanup failures, and close takes them.
  * @since 0.1.0
  * @category models
  */
@@ -37,12 +38,14 @@ export interface CloseReportShape {
 }
 
 /**
+ * The close report as a service.
  * @since 0.1.0
  * @category tags
  */
 export class CloseReport extends Context.Tag("effect-city/CloseReport")<CloseReport, CloseReportShape>() {}
 
 /**
+ * Makes an empty close report.
  * @since 0.1.0
  * @category constructors
  */
@@ -61,6 +64,7 @@ export const make = (): CloseReportShape => {
 }
 
 /**
+ * An empty close report as a Layer.
  * @since 0.1.0
  * @category layers
  */

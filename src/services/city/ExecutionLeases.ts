@@ -25,6 +25,7 @@ import type { ExecutionView } from "./ExecutionView.ts"
 import { ExecutionViews, type Lease, underLease } from "./ExecutionViews.ts"
 
 /**
+ * Leases on the current execution view, and bodies run under them, drained by close.
  * @since 0.1.0
  * @category models
  */
@@ -57,6 +58,7 @@ export interface ExecutionLeasesShape {
 }
 
 /**
+ * The execution leases as a service.
  * @since 0.1.0
  * @category tags
  */
@@ -66,6 +68,7 @@ export class ExecutionLeases extends Context.Tag("effect-city/ExecutionLeases")<
 >() {}
 
 /**
+ * Makes the execution leases; its finalizer is the drain part of close.
  * @since 0.1.0
  * @category constructors
  */
@@ -147,6 +150,7 @@ export const make = Effect.gen(function*() {
 })
 
 /**
+ * The execution leases as a scoped Layer: closing it drains the running bodies.
  * @since 0.1.0
  * @category layers
  */

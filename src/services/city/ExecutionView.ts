@@ -54,6 +54,7 @@ export class PluginInstance implements PluginView {
 export type Plugins = SortedMap.SortedMap<string, PluginInstance>
 
 /**
+ * No ready plugins: the registry's start.
  * @since 0.1.0
  * @category internals
  */

@@ -32,6 +32,7 @@ export interface Lease {
 }
 
 /**
+ * The current view, the leases on every view, and the wait for a removed plugin's last lease.
  * @since 0.1.0
  * @category models
  */
@@ -51,6 +52,7 @@ export interface ExecutionViewsShape {
 }
 
 /**
+ * The execution views as a service.
  * @since 0.1.0
  * @category tags
  */
@@ -67,6 +69,7 @@ interface Waiter {
 }
 
 /**
+ * Makes the views, starting from an empty view at generation 0.
  * @since 0.1.0
  * @category constructors
  */
@@ -139,6 +142,7 @@ export const make = (): ExecutionViewsShape => {
 }
 
 /**
+ * The execution views as a Layer.
  * @since 0.1.0
  * @category layers
  */
@@ -169,6 +173,7 @@ export class HeldViews {
 }
 
 /**
+ * The holder of the views the running fiber holds, if any; inherited by the fibers it forks.
  * @since 0.1.0
  * @category internals
  */

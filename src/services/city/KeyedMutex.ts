@@ -15,6 +15,7 @@
 import * as Effect from "effect/Effect"
 
 /**
+ * One lock per key, with a cancellable wait.
  * @since 0.1.0
  * @category models
  */
@@ -38,6 +39,7 @@ interface Lock {
 }
 
 /**
+ * Makes a KeyedMutex with no key held.
  * @since 0.1.0
  * @category constructors
  */

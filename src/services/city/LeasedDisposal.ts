@@ -28,6 +28,7 @@ export interface Removal {
 }
 
 /**
+ * A removal whose disposal has run (or, for an error snapshot, had nothing to run).
  * @since 0.1.0
  * @category constructors
  */

@@ -59,6 +59,7 @@ export interface Incarnation {
 }
 
 /**
+ * How a started instance's lifecycle context answers `requestReload`.
  * @since 0.1.0
  * @category models
  */
@@ -67,6 +68,7 @@ export interface StartOptions {
 }
 
 /**
+ * Starts plugin instances (bounded initialize), and abandons those in flight at close.
  * @since 0.1.0
  * @category models
  */
@@ -88,6 +90,7 @@ export interface PluginInstancesShape {
 }
 
 /**
+ * The plugin instances as a service.
  * @since 0.1.0
  * @category tags
  */
@@ -148,6 +151,7 @@ const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"]
   })
 
 /**
+ * Makes the plugin instances on the City's configuration and closing state.
  * @since 0.1.0
  * @category constructors
  */
@@ -259,12 +263,17 @@ export const make = Effect.gen(function*() {
 })
 
 /**
+ * The plugin instances as a Layer.
  * @since 0.1.0
  * @category layers
  */
 export const layer = Layer.effect(PluginInstances, make)
 
-/** The first line of a failed initialize's causes, for its error snapshot. */
+/**
+ * The first line of a failed initialize's causes, for its error snapshot.
+ * @since 0.1.0
+ * @category utils
+ */
 export const lastError = (error: PluginInitializeFailed): string =>
   error.release === undefined
     ? describeCause(error.cause)

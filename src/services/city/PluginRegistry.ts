@@ -49,6 +49,7 @@ import { type Incarnation, lastError, PluginInstances } from "./PluginInstances.
 import * as Snapshots from "./Snapshots.ts"
 
 /**
+ * The options of `city.plugins.add`.
  * @since 0.1.0
  * @category models
  */
@@ -60,6 +61,7 @@ export interface AddOptions {
 }
 
 /**
+ * The registry: `city.plugins` (add, remove, get, snapshots, changes) and the City's own part.
  * @since 0.1.0
  * @category models
  */
@@ -92,12 +94,14 @@ export interface PluginRegistryShape {
 }
 
 /**
+ * The plugin registry as a service.
  * @since 0.1.0
  * @category tags
  */
 export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<PluginRegistry, PluginRegistryShape>() {}
 
 /**
+ * Makes the registry; its finalizer is the plugin part of close.
  * @since 0.1.0
  * @category constructors
  */
@@ -256,6 +260,7 @@ export const make = Effect.gen(function*() {
 
 
 /**
+ * The plugin registry as a scoped Layer: closing it disposes every plugin.
  * @since 0.1.0
  * @category layers
  */

@@ -28,12 +28,14 @@ import { holding, type Lease } from "./ExecutionViews.ts"
 import type { Workspace } from "./Workspaces.ts"
 
 /**
+ * Whether a Session is idle, running a Turn, or closed.
  * @since 0.1.0
  * @category models
  */
 export type SessionStatus = "idle" | "busy" | "closed"
 
 /**
+ * A Session of an Agent in a Workspace: it runs Turns, one at a time.
  * @since 0.1.0
  * @category models
  */
@@ -61,6 +63,7 @@ export interface TurnSkills {
 }
 
 /**
+ * One Turn of a Session: its number, its skills, and its Steps.
  * @since 0.1.0
  * @category models
  */
@@ -91,7 +94,11 @@ class StepCalls extends BoundCalls implements StepView {
   }
 }
 
-/** Where a Session's Turns check in: the City's pause for restarts, and its count of running Turns. */
+/**
+ * Where a Session's Turns check in: the City's pause for restarts, and its count of running Turns.
+ * @since 0.1.0
+ * @category models
+ */
 export interface TurnGate {
   /** Completes when Turns may begin. */
   readonly open: Effect.Effect<void>
@@ -106,7 +113,11 @@ interface BoundaryJob {
   readonly cancel: (error: SessionClosed) => void
 }
 
-/** A Session and the way its owner shuts it. */
+/**
+ * A Session and the way its owner shuts it.
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionHandle {
   readonly session: Session
   readonly shut: (reason: ClosedReason) => void
@@ -119,6 +130,7 @@ const skillsOf = (view: ExecutionView): ReadonlyArray<TurnSkills> =>
   })
 
 /**
+ * Makes a Session for the Sessions service, with the handle that shuts it.
  * @since 0.1.0
  * @category constructors
  */

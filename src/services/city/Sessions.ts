@@ -29,6 +29,7 @@ import * as SessionModule from "./Session.ts"
 import type { Workspace } from "./Workspaces.ts"
 
 /**
+ * An Agent of the City and its Sessions.
  * @since 0.1.0
  * @category models
  */
@@ -44,6 +45,7 @@ export interface Agent {
 }
 
 /**
+ * The City's Agents: `city.agents`.
  * @since 0.1.0
  * @category models
  */
@@ -56,6 +58,7 @@ export interface AgentsShape {
 }
 
 /**
+ * The Agents and the pause of Turns around a plugin restart.
  * @since 0.1.0
  * @category models
  */
@@ -66,12 +69,14 @@ export interface SessionsShape {
 }
 
 /**
+ * The Sessions service.
  * @since 0.1.0
  * @category tags
  */
 export class Sessions extends Context.Tag("effect-city/Sessions")<Sessions, SessionsShape>() {}
 
 /**
+ * Makes the Sessions service; its finalizer is the first part of close.
  * @since 0.1.0
  * @category constructors
  */
@@ -194,6 +199,7 @@ export const make = Effect.gen(function*() {
 })
 
 /**
+ * The Sessions service as a scoped Layer: closing it closes every Session.
  * @since 0.1.0
  * @category layers
  */

@@ -20,6 +20,7 @@ import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 
 /**
+ * The registry's snapshots by name and the stream of their changes.
  * @since 0.1.0
  * @category models
  */
@@ -43,6 +44,7 @@ export interface Snapshots {
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 /**
+ * Makes empty snapshots; the changes' PubSub is shut down with the Scope.
  * @since 0.1.0
  * @category constructors
  */

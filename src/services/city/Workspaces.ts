@@ -17,6 +17,11 @@ import * as CleanupScope from "./CleanupScope.ts"
 import { CityState } from "./CityState.ts"
 import { CloseReport } from "./CloseReport.ts"
 
+/**
+ * A Workspace of the City: its id, its path on disk, and its Scope.
+ * @since 0.1.0
+ * @category models
+ */
 export interface Workspace {
   readonly id: string
   readonly path: string
@@ -24,6 +29,11 @@ export interface Workspace {
   readonly scope: Scope.Scope
 }
 
+/**
+ * The City's Workspaces: `city.workspaces`.
+ * @since 0.1.0
+ * @category models
+ */
 export interface WorkspacesShape {
   readonly add: (options: { readonly id: string; readonly path: string }) => Effect.Effect<
     Workspace,
@@ -35,6 +45,11 @@ export interface WorkspacesShape {
   readonly remove: (id: string) => Effect.Effect<boolean, WorkspaceReleaseFailed>
 }
 
+/**
+ * The Workspaces service.
+ * @since 0.1.0
+ * @category tags
+ */
 export class Workspaces extends Context.Tag("effect-city/Workspaces")<Workspaces, WorkspacesShape>() {}
 
 interface Entry {
@@ -49,6 +64,11 @@ const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
       ? Effect.void
       : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause })))
 
+/**
+ * Makes the Workspaces service; its finalizer releases every workspace, last in close.
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const state = yield* CityState
   const report = yield* CloseReport
@@ -94,4 +114,9 @@ export const make = Effect.gen(function*() {
   return service
 })
 
+/**
+ * The Workspaces service as a scoped Layer: closing it releases every workspace.
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.scoped(Workspaces, make)
