@@ -17,40 +17,11 @@
 export * as City from "./city.ts"
 
 /**
- * Plugins as Scope-managed resources: `Plugin.make`, `Plugin.fromPromise`.
+ * What plugin code writes against, as `effect-city/plugin` exports it: Plugin, Contributions,
+ * PluginContext, PluginLifecycleContext, KeyedResources and the host model.
  * @since 0.1.0
  */
-export * as Plugin from "./services/Plugin.ts"
-
-/**
- * What a plugin gives the host: actions, hooks, system text, availability, skills.
- * @since 0.1.0
- */
-export * as Contributions from "./services/Contributions.ts"
-
-/**
- * The per-call context, projected fresh for every Action, Hook, System and Availability call.
- * @since 0.1.0
- */
-export * as PluginContext from "./services/PluginContext.ts"
-
-/**
- * The stable per-instance context given to initialize and dispose.
- * @since 0.1.0
- */
-export * as PluginLifecycleContext from "./services/PluginLifecycleContext.ts"
-
-/**
- * Plugin-owned resources keyed by their domain owner, all closed at dispose.
- * @since 0.1.0
- */
-export * as KeyedResources from "./services/KeyedResources.ts"
-
-/**
- * The host model as plain data, as a PluginContext carries it.
- * @since 0.1.0
- */
-export * as HostModel from "./schema/HostModel.ts"
+export { Contributions, HostModel, KeyedResources, Plugin, PluginContext, PluginLifecycleContext } from "./plugin.ts"
 
 /**
  * `requestReload`'s changes: a skills reload or a restart.

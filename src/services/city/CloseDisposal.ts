@@ -62,9 +62,7 @@ export const closePlugins = (options: {
     }
     const closing = Array.from(options.lives, ([name, incarnation]) => ({ name, incarnation }))
       .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
-    for (const { name } of closing) {
-      if (snapshots.statusOf(name) !== "disposing") yield* snapshots.disposing(name)
-    }
+    yield* snapshots.disposingAll(closing.map((item) => item.name))
     options.unpublish()
     yield* disposeAll({ ...options.dispose, closing })
     yield* snapshots.clear
@@ -128,7 +126,8 @@ export const disposeAll = (options: {
   }
 
   return Effect.gen(function*() {
-    yield* Effect.forEach(options.closing, waitForLeases, { concurrency: "unbounded", discard: true })
+    const leased = options.closing.filter((item) => views.isLeased(item.incarnation.instance))
+    if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
     const fibers = yield* Effect.forEach(options.closing, (item) => item.incarnation.begin)
     const allDone = Deferred.unsafeMake<void>(FiberId.none)
     let remaining = fibers.length

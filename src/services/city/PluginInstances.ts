@@ -176,7 +176,7 @@ export const make = Effect.gen(function*() {
       const run = Effect.flatMap(cleanup.close(Exit.void), (cause) =>
         cause === undefined ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause })))
       return Effect.map(
-        Effect.forkDaemon(Effect.ensuring(run, Deferred.succeed(done, undefined)).pipe(Effect.annotateLogs("plugin", name))),
+        Effect.forkDaemon(Effect.ensuring(run, Deferred.succeed(done, undefined))),
         (fiber) => (disposal = fiber)
       )
     })

@@ -243,7 +243,8 @@ export const make = Effect.gen(function*() {
       snapshots,
       lives,
       unpublish: () => publish(emptyPlugins),
-      dispose: { config, views, report, left: ({ incarnation, name }) => leaveRegistry(name, incarnation) }
+      // Each leaves the registry as it is disposed; the snapshots are cleared at once at the end.
+      dispose: { config, views, report, left: ({ incarnation, name }) => Effect.sync(() => lives.get(name) === incarnation && lives.delete(name)) }
     })
   )
 

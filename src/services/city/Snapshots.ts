@@ -37,6 +37,8 @@ export interface Snapshots {
   readonly ready: (name: string) => Effect.Effect<PluginSnapshot>
   readonly failed: (name: string, lastError: string) => Effect.Effect<void>
   readonly disposing: (name: string) => Effect.Effect<void>
+  /** Marks several `disposing` at once (one change each, one publication). */
+  readonly disposingAll: (names: ReadonlyArray<string>) => Effect.Effect<void>
   readonly remove: (name: string) => Effect.Effect<void>
   readonly clear: Effect.Effect<void>
 }
@@ -113,6 +115,23 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
     failed: (name, lastError) => Effect.asVoid(change(name, "error", lastError)),
     disposing: (name) => Effect.asVoid(change(name, "disposing")),
     remove,
-    clear: Effect.suspend(() => Effect.forEach(Array.from(SortedMap.keys(map)), remove, { discard: true }))
+    disposingAll: (names) =>
+      Effect.flatMap(now, (updated_at) => {
+        const changes: Array<SnapshotChange> = []
+        for (const name of names) {
+          const previous = current(name)
+          if (previous === undefined || previous.status === "disposing") continue
+          const { last_error: _, ...rest } = previous
+          const snapshot: PluginSnapshot = { ...rest, status: "disposing", updated_at }
+          map = SortedMap.set(map, name, snapshot)
+          changes.push({ _tag: "Updated", snapshot })
+        }
+        return PubSub.publishAll(pubsub, changes)
+      }),
+    clear: Effect.suspend(() => {
+      const changes: Array<SnapshotChange> = Array.from(SortedMap.keys(map), (name) => ({ _tag: "Removed", name }))
+      map = SortedMap.empty<string, PluginSnapshot>(Order.string)
+      return PubSub.publishAll(pubsub, changes)
+    })
   }
 })
