@@ -62,6 +62,8 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
     readonly readText: (relative: string) => Effect.Effect<Option.Option<string>, StateError>
     /** Writes `text` atomically: temp file, fsync, rename, fsync of the folder. Creates the folders. */
     readonly writeText: (relative: string, text: string, options?: WriteOptions) => Effect.Effect<void, StateError>
+    /** Writes `value` as indented JSON atomically (documents with a Schema go through a `DocumentStore`). */
+    readonly writeJson: (relative: string, value: unknown, options?: WriteOptions) => Effect.Effect<void, StateError>
     /** Creates a directory and its parents. */
     readonly makeDirectory: (relative: string) => Effect.Effect<void, StateError>
     /** Removes a file or directory tree; a missing path is not an error. */
@@ -147,6 +149,9 @@ export const make = (config: StateRootConfig): Effect.Effect<
       )
     }
 
+    const writeJson = (relative: string, value: unknown, options?: WriteOptions) =>
+      writeText(relative, `${JSON.stringify(value, null, 2)}\n`, options)
+
     const readText = (relative: string) => {
       const file = resolve(relative)
       return fs.readFileString(file).pipe(
@@ -212,7 +217,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
       )
     ).pipe(Effect.asVoid)
 
-    return StateRoot.of({ root, resolve, ensure, require, readText, writeText, makeDirectory, remove, list, lock })
+    return StateRoot.of({ root, resolve, ensure, require, readText, writeText, writeJson, makeDirectory, remove, list, lock })
   })
 
 /**
