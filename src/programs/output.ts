@@ -6,7 +6,6 @@
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
@@ -131,7 +130,8 @@ export const runVerb = <E extends CapabilityError, R>(json: boolean, verb: Effec
 export const settings = (json: boolean, timeoutMs: number, concurrency: number): JointSettings => {
   const onProgress = progress(json)
   return {
-    timeout: Duration.millis(timeoutMs),
+    // A number is milliseconds; passed as given so that a negative one is named in the refusal.
+    timeout: timeoutMs,
     concurrency,
     ...(onProgress === undefined ? {} : { onProgress })
   }
