@@ -258,6 +258,22 @@ describe("Provisioner joints", () => {
         yield* fs.chmod(join(root, "logs"), 0o755)
       })))
 
+  it_("a private directory that cannot be created fails the call before spawn, naming the reason", () => {
+    const runner = ok()
+    return inRoot(runner.layer, () =>
+      Effect.gen(function*() {
+        const report = yield* (yield* Provisioner.Provisioner).sync("stat")
+        expect(report.outcomes.map((o) => [o.runtime, o.state])).toEqual([["claude", "ok"], ["opencode", "failed"]])
+        expect(report.outcomes[1]?.detail).toContain("cannot create the private directory")
+        expect(runner.requests.map((r) => r.args[2])).toEqual(["claude"])
+      }), files({
+        "capabilities/stat.json": declaration("stat", ["claude", "opencode"]),
+        "peers/alice.json": peer("alice", ["claude", "opencode"]),
+        // `state/opencode` is a file: `state/opencode/alice` cannot be made.
+        "state/opencode": "not a directory"
+      }))
+  })
+
   it_("a corrupt records file is reported by the overview, not read as empty in silence, and replaced by the next call", () =>
     inRoot(ok().layer, () =>
       Effect.gen(function*() {
