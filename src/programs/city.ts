@@ -45,7 +45,7 @@ const main = Effect.suspend(() => cli(process.argv)).pipe(
       process.exitCode = 2
     })),
   Effect.catchAllCause(unexpected),
-  Effect.provide(Out.logger),
+  Out.withLogger,
   Effect.provide(NodeContext.layer)
 )
 

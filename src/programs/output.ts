@@ -7,6 +7,8 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
@@ -22,7 +24,9 @@ export const escapeControl = (text: string): string =>
 
 /** An aligned table; empty cells print as `-`; control characters in cells are escaped. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const all = [header, ...rows].map((row) => row.map((cell) => cell === "" ? "-" : escapeControl(cell)))
+  const all = [header, ...rows].map((row) =>
+    row.map((cell) => cell === "" ? "-" : escapeControl(cell.replace(/[\r\n\t]+/g, " ")))
+  )
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)))
   return all
     .map((row) => row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)).join("  "))
@@ -71,17 +75,19 @@ export const warnInvalid = (report: { readonly invalid: ReadonlyArray<InvalidFil
   Effect.forEach(report.invalid, (e) => Console.error(`city: warning: ${oneLine(e.message, 1000)}`), { discard: true })
 
 /**
- * The CLI's logger: a warning logged by a service (the log cannot be written, the root lock was
+ * The CLI's only logger: a warning logged by a service (the log cannot be written, the root lock was
  * compromised) is one `city: warning: …` line on stderr; errors likewise; nothing else is printed.
+ * It replaces every other logger (the runtime's pretty one would print a second, timestamped line).
  */
-export const logger = Logger.replace(
-  Logger.defaultLogger,
-  Logger.make(({ logLevel, message }) => {
-    if (logLevel._tag !== "Warning" && logLevel._tag !== "Error" && logLevel._tag !== "Fatal") return
-    const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
-    globalThis.console.error(`city: ${logLevel._tag === "Warning" ? "warning" : "error"}: ${oneLine(text, 1000)}`)
-  })
-)
+export const logger = Logger.make(({ logLevel, message }) => {
+  if (logLevel._tag !== "Warning" && logLevel._tag !== "Error" && logLevel._tag !== "Fatal") return
+  const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+  globalThis.console.error(`city: ${logLevel._tag === "Warning" ? "warning" : "error"}: ${oneLine(text, 1000)}`)
+})
+
+/** Runs `self` with the CLI's logger as the only one. */
+export const withLogger = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger))
 
 /** Each failed call of a birth or remove, as a loud warning (the flow itself completed). */
 export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
