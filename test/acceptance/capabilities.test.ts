@@ -521,6 +521,8 @@ describe("joints and failure policy", () => {
   acceptance("exit 2 for unknown capability, unknown peer and bad usage", () =>
     Effect.gen(function*() {
       const w = yield* world
+      // An existing root: the names are unknown in it (a missing root is its own refusal).
+      yield* (yield* FileSystem.FileSystem).makeDirectory(w.root)
       const runs = yield* Effect.forEach([
         ["capability", "sync", "nothing"],
         ["capability", "unregister", "nothing"],

@@ -92,11 +92,11 @@ const files = (entries: Record<string, unknown>) => (root: string) =>
     }
   })
 
-const it_ = (name: string, body: () => Effect.Effect<unknown, unknown, Scope.Scope>) =>
+const scoped = (name: string, body: () => Effect.Effect<unknown, unknown, Scope.Scope>) =>
   it.scoped(name, () => Effect.asVoid(body()))
 
 describe("Provisioner joints", () => {
-  it_("a sweep runs at most `concurrency` calls at once and attempts every endpoint", () => {
+  scoped("a sweep runs at most `concurrency` calls at once and attempts every endpoint", () => {
     const runner = scripted((r) => ({ state: r.args[1] === "p3" ? "failed" : "ok", ms: 1 }))
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {
@@ -117,7 +117,7 @@ describe("Provisioner joints", () => {
       }))
   })
 
-  it_("birth with a failing provisioner still creates the peer (verdict warned); remove with a failing one still removes it", () => {
+  scoped("birth with a failing provisioner still creates the peer (verdict warned); remove with a failing one still removes it", () => {
     const runner = scripted(() => ({ state: "failed", exit: 1, ms: 1, detail: "nope" }))
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {
@@ -143,7 +143,7 @@ describe("Provisioner joints", () => {
       }), files({ "capabilities/stat.json": declaration("stat", ["claude", "opencode"]) }))
   })
 
-  it_("refused input: unknown peer, unknown runtime, invalid names, an existing peer; each error says it is refused", () =>
+  scoped("refused input: unknown peer, unknown runtime, invalid names, an existing peer; each error says it is refused", () =>
     inRoot(ok().layer, (root) =>
       Effect.gen(function*() {
         const provisioner = yield* Provisioner.Provisioner
@@ -169,7 +169,7 @@ describe("Provisioner joints", () => {
         expect(refusals.map((e) => [e.refused, exitCodeOf(e)])).toEqual(refusals.map(() => [true, 2]))
       })))
 
-  it_("a timeout below 1 ms or a concurrency below 1 is refused before anything runs; unregister keeps the declaration", () => {
+  scoped("a timeout below 1 ms or a concurrency below 1 is refused before anything runs; unregister keeps the declaration", () => {
     const runner = ok()
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {
@@ -186,7 +186,7 @@ describe("Provisioner joints", () => {
       }), files({ "capabilities/stat.json": declaration("stat", ["claude"]), "peers/alice.json": peer("alice", ["claude"]) }))
   })
 
-  it_("a declaration naming a channel runtime of this host is refused; a runtime this host does not know is accepted", () =>
+  scoped("a declaration naming a channel runtime of this host is refused; a runtime this host does not know is accepted", () =>
     inRoot(ok().layer, (root) =>
       Effect.gen(function*() {
         const provisioner = yield* Provisioner.Provisioner
@@ -206,7 +206,7 @@ describe("Provisioner joints", () => {
         expect(report.outcomes.map((o) => o.runtime)).toEqual(["claude"])
       }), files({ "peers/alice.json": peer("alice", ["claude", "telegram"]) })))
 
-  it_("endpoints whose log identities collide (x-y + z and x + y-z) keep their own records", () => {
+  scoped("endpoints whose log identities collide (x-y + z and x + y-z) keep their own records", () => {
     const runner = scripted((r) => ({ state: r.args[1] === "z" ? "failed" : "ok", ms: 1, detail: r.args[1] ?? "" }))
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {
@@ -233,7 +233,7 @@ describe("Provisioner joints", () => {
       }))
   })
 
-  it_("endpoint records and the log are private to the owner: files 0600, folders 0700", () =>
+  scoped("endpoint records and the log are private to the owner: files 0600, folders 0700", () =>
     inRoot(scripted(() => ({ state: "failed", exit: 1, ms: 1, detail: "secret stderr" })).layer, (root) =>
       Effect.gen(function*() {
         const provisioner = yield* Provisioner.Provisioner
@@ -258,7 +258,7 @@ describe("Provisioner joints", () => {
         yield* fs.chmod(join(root, "logs"), 0o755)
       })))
 
-  it_("a private directory that cannot be created fails the call before spawn, naming the reason", () => {
+  scoped("a private directory that cannot be created fails the call before spawn, naming the reason", () => {
     const runner = ok()
     return inRoot(runner.layer, () =>
       Effect.gen(function*() {
@@ -274,7 +274,7 @@ describe("Provisioner joints", () => {
       }))
   })
 
-  it_("a corrupt records file is reported by the overview, not read as empty in silence, and replaced by the next call", () =>
+  scoped("a corrupt records file is reported by the overview, not read as empty in silence, and replaced by the next call", () =>
     inRoot(ok().layer, () =>
       Effect.gen(function*() {
         const overview = yield* Overview
@@ -295,7 +295,7 @@ describe("Provisioner joints", () => {
 })
 
 describe("a root that does not exist", () => {
-  it_("read-only views and joints on existing state fail with RootNotFound and create nothing", () =>
+  scoped("read-only views and joints on existing state fail with RootNotFound and create nothing", () =>
     inRoot(ok().layer, (root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -315,7 +315,7 @@ describe("a root that does not exist", () => {
         expect((yield* overview.peers).peers.length).toBe(1)
       })))
 
-  it_("a root under a file is a StateError (exit 1) that keeps its underlying cause", () =>
+  scoped("a root under a file is a StateError (exit 1) that keeps its underlying cause", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const file = join(yield* fs.makeTempDirectoryScoped(), "f")
@@ -337,7 +337,7 @@ describe("forced removal of a broken file", () => {
     "peers/bob.json": peer("bob", ["claude"])
   }
 
-  it_("peer remove refuses a corrupt peer file and says --force; with force it goes, naming what was not unprovisioned", () => {
+  scoped("peer remove refuses a corrupt peer file and says --force; with force it goes, naming what was not unprovisioned", () => {
     const runner = ok()
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {
@@ -364,7 +364,7 @@ describe("forced removal of a broken file", () => {
       }), files(broken))
   })
 
-  it_("unregister refuses a corrupt declaration and says --force; with force it is deleted and exits 1 over its endpoints", () => {
+  scoped("unregister refuses a corrupt declaration and says --force; with force it is deleted and exits 1 over its endpoints", () => {
     const runner = ok()
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {

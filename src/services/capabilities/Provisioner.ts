@@ -296,22 +296,17 @@ export const make: Effect.Effect<
     Effect.zipRight(
       checkName("capability", name),
       locked(settings, Effect.gen(function*() {
-        const declaration = yield* capabilities.get(name).pipe(
-          Effect.catchTag("InvalidDeclaration", (e) =>
-            Effect.fail(
-              new InvalidDeclaration({
-                file: e.file,
-                field: e.field,
-                rule: e.rule,
-                hint: `\`city capability unregister ${name} --force\` deletes it; its endpoints cannot be unprovisioned`
-              })
-            ))
-        ).pipe(Effect.either)
+        const declaration = yield* Effect.either(capabilities.get(name))
         if (declaration._tag === "Left") {
           const e = declaration.left
-          return yield* e._tag === "InvalidDeclaration" && settings?.force === true
-            ? forceUnregister(name, e)
-            : Effect.fail(e)
+          if (e._tag !== "InvalidDeclaration") return yield* e
+          if (settings?.force === true) return yield* forceUnregister(name, e)
+          return yield* new InvalidDeclaration({
+            file: e.file,
+            field: e.field,
+            rule: e.rule,
+            hint: `\`city capability unregister ${name} --force\` deletes it; its endpoints cannot be unprovisioned`
+          })
         }
         const report = yield* sweep(declaration.right, "off-all", settings)
         yield* capabilities.remove(name)
@@ -396,23 +391,17 @@ export const make: Effect.Effect<
     Effect.zipRight(
       checkName("personality", personality),
       locked(settings, Effect.gen(function*() {
-        const peer = yield* peersStore.get(personality).pipe(
-          Effect.catchTag("InvalidPeerFile", (e) =>
-            Effect.fail(
-              new InvalidPeerFile({
-                file: e.file,
-                field: e.field,
-                rule: e.rule,
-                hint: `\`city peer remove ${personality} --force\` removes it; its endpoints cannot be unprovisioned`
-              })
-            )),
-          Effect.either
-        )
+        const peer = yield* Effect.either(peersStore.get(personality))
         if (peer._tag === "Left") {
           const e = peer.left
-          return yield* e._tag === "InvalidPeerFile" && settings?.force === true
-            ? forceRemovePeer(personality, e)
-            : Effect.fail(e)
+          if (e._tag !== "InvalidPeerFile") return yield* e
+          if (settings?.force === true) return yield* forceRemovePeer(personality, e)
+          return yield* new InvalidPeerFile({
+            file: e.file,
+            field: e.field,
+            rule: e.rule,
+            hint: `\`city peer remove ${personality} --force\` removes it; its endpoints cannot be unprovisioned`
+          })
         }
         const report = yield* peerJoint(peer.right, peer.right.runtimes, "remove", settings)
         yield* peersStore.purge(personality)
