@@ -69,6 +69,8 @@ export * as Host from "./services/capabilities/Host.ts"
 /** @since 0.1.0 */
 export * as HostConfig from "./schema/HostConfig.ts"
 /** @since 0.1.0 */
+export * as JointReport from "./services/capabilities/JointReport.ts"
+/** @since 0.1.0 */
 export * as LifecycleLog from "./services/capabilities/LifecycleLog.ts"
 /** @since 0.1.0 */
 export * as Occasion from "./schema/Occasion.ts"

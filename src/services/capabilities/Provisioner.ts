@@ -10,7 +10,8 @@
  * | `unregister` | unprovision every endpoint, then delete the declaration | `off-all` |
  *
  * Which endpoints there are and how one call runs is `EndpointCalls`; where the
- * last call per endpoint is kept is `EndpointRecords`.
+ * last call per endpoint is kept is `EndpointRecords`; what a joint came to is
+ * its `JointReport` and verdict.
  *
  * Failure policy, as each report's `verdict`: "At birth and remove, a failure is
  * a loud warning and the flow continues" (`warned`: the caller prints each
@@ -48,7 +49,6 @@ import {
   DefaultRuntimeRemoval,
   InvalidCwd,
   InvalidDeclaration,
-  type InvalidFile,
   InvalidName,
   type InvalidJointSettings,
   InvalidPeerFile,
@@ -64,36 +64,17 @@ import {
 import type { Declaration } from "../../schema/Declaration.ts"
 import { isName, nameRule } from "../../schema/Name.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
-import type { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { Capabilities } from "./Capabilities.ts"
-import { type Calls, checkSettings, EndpointCalls, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
-import { type EndpointKey, EndpointRecords } from "./EndpointRecords.ts"
+import { checkSettings, EndpointCalls, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
+import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
+import { type JointReport, notUnprovisioned, verdictOf, withInvalid } from "./JointReport.ts"
 import { Peers } from "./Peers.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 export { type Endpoint, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
-
-/**
- * What a joint came to, for the operator and for the exit code: `ok` (every call ok, nothing to
- * report), `warned` (the joint completed; failed calls or invalid files are warnings: exit 0),
- * `failed` (a sweep with an endpoint that did not end ok, or that could not read a peer file: exit 1).
- * @since 0.1.0
- * @category models
- */
-export type Verdict = "ok" | "warned" | "failed"
-
-/**
- * What a joint did: each endpoint's outcome, every invalid file it met (to report loudly), and its verdict.
- * @since 0.1.0
- * @category models
- */
-export interface JointReport {
-  readonly outcomes: ReadonlyArray<EndpointOutcome>
-  readonly invalid: ReadonlyArray<InvalidFile>
-  readonly verdict: Verdict
-}
+export type { JointReport, Verdict } from "./JointReport.ts"
 
 /**
  * The settings of a removal joint: per-call settings, and `force` to remove an invalid file.
@@ -181,38 +162,6 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
 
 const checkName = (kind: string, value: string) =>
   isName(value) ? Effect.void : Effect.fail(new InvalidName({ kind, value, rule: nameRule }))
-
-/** A sweep fails when a call failed or a peer could not be read; birth and removal only warn. */
-const verdictOf = (policy: "sweep" | "joint", calls: Calls, invalid: ReadonlyArray<InvalidFile>): JointReport => {
-  const all = [...invalid, ...calls.invalid]
-  const failedCall = calls.outcomes.some((o) => o.state !== "ok")
-  const verdict: Verdict = policy === "sweep" && (failedCall || all.some((e) => e._tag === "InvalidPeerFile"))
-    ? "failed"
-    : failedCall || all.length > 0
-    ? "warned"
-    : "ok"
-  return { outcomes: calls.outcomes, invalid: all, verdict }
-}
-
-/** The report with more invalid files met after its calls (records rewritten): at least a warning. */
-const withInvalid = (report: JointReport, more: ReadonlyArray<InvalidFile>): JointReport =>
-  more.length === 0 ? report : {
-    ...report,
-    invalid: [...report.invalid, ...more],
-    verdict: report.verdict === "ok" ? "warned" : report.verdict
-  }
-
-/** The endpoints a forced removal could not unprovision, as failed outcomes naming why. */
-const notUnprovisioned = (keys: ReadonlyArray<EndpointKey>, occasion: Occasion, why: string) =>
-  keys.map((k): EndpointOutcome => ({
-    capability: k.capability,
-    personality: k.personality,
-    runtime: k.runtime,
-    occasion,
-    state: "failed",
-    ms: 0,
-    detail: `not unprovisioned: ${why}; its surfaces may remain`
-  }))
 
 /**
  * @since 0.1.0
