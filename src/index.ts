@@ -59,15 +59,25 @@ export * as CommandRunner from "./services/capabilities/CommandRunner.ts"
 /** @since 0.1.0 */
 export * as Declaration from "./schema/Declaration.ts"
 /** @since 0.1.0 */
+export * as DocumentStore from "./services/capabilities/DocumentStore.ts"
+/** @since 0.1.0 */
+export * as EndpointCalls from "./services/capabilities/EndpointCalls.ts"
+/** @since 0.1.0 */
+export * as EndpointRecords from "./services/capabilities/EndpointRecords.ts"
+/** @since 0.1.0 */
 export * as Host from "./services/capabilities/Host.ts"
 /** @since 0.1.0 */
 export * as HostConfig from "./schema/HostConfig.ts"
+/** @since 0.1.0 */
+export * as JointReport from "./services/capabilities/JointReport.ts"
 /** @since 0.1.0 */
 export * as LifecycleLog from "./services/capabilities/LifecycleLog.ts"
 /** @since 0.1.0 */
 export * as Occasion from "./schema/Occasion.ts"
 /** @since 0.1.0 */
 export * as Outcome from "./schema/Outcome.ts"
+/** @since 0.1.0 */
+export * as Overview from "./services/capabilities/Overview.ts"
 /** @since 0.1.0 */
 export * as Peer from "./schema/Peer.ts"
 /** @since 0.1.0 */

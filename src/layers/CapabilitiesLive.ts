@@ -1,8 +1,9 @@
 /**
  * Wiring of the capability part: the state root first (everything reads or
- * writes under it), then the host configuration, the stores, the command runner
- * and the log, then the joints. Node's file system, path and command executor
- * are provided by `NodeContext.layer` here, so the result needs nothing else.
+ * writes under it), then the host configuration, the document stores, the
+ * command runner and the log, then the calls, then the joints and the views.
+ * Node's file system and path are provided by `NodeContext.layer` here, so the
+ * result needs nothing else.
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -10,12 +11,19 @@ import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Capabilities from "../services/capabilities/Capabilities.ts"
 import * as CommandRunner from "../services/capabilities/CommandRunner.ts"
+import * as EndpointCalls from "../services/capabilities/EndpointCalls.ts"
+import * as EndpointRecords from "../services/capabilities/EndpointRecords.ts"
 import * as Host from "../services/capabilities/Host.ts"
 import * as LifecycleLog from "../services/capabilities/LifecycleLog.ts"
+import * as Overview from "../services/capabilities/Overview.ts"
 import * as Peers from "../services/capabilities/Peers.ts"
 import * as Provisioner from "../services/capabilities/Provisioner.ts"
 import * as StateRoot from "../services/capabilities/StateRoot.ts"
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CapabilitiesConfig {
   readonly root: string
   readonly lockWait?: Duration.DurationInput
@@ -37,18 +45,35 @@ export type CapabilityServices = Layer.Layer.Success<ReturnType<typeof layer>>
  */
 export type CapabilityServicesError = Layer.Layer.Error<ReturnType<typeof layer>>
 
-/** Every capability service, on Node. */
-export const layer = (config: CapabilitiesConfig) => {
+/**
+ * Every capability service over a given command runner (tests pass a scripted one).
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWith = <E, R>(
+  config: CapabilitiesConfig,
+  runner: Layer.Layer<CommandRunner.CommandRunner, E, R>
+) => {
   const root = StateRoot.layer({ root: config.root, ...(config.lockWait ? { lockWait: config.lockWait } : {}) })
   const host = Host.layer.pipe(Layer.provideMerge(root))
   const stores = Layer.mergeAll(
     Capabilities.layer,
     Peers.layer,
+    EndpointRecords.layer,
     LifecycleLog.layer(config.log ?? {}),
-    CommandRunner.layer(config.killGrace ? { killGrace: config.killGrace } : {})
+    runner
   ).pipe(Layer.provideMerge(host))
-  return Provisioner.layer.pipe(
-    Layer.provideMerge(stores),
+  const calls = EndpointCalls.layer.pipe(Layer.provideMerge(stores))
+  return Layer.mergeAll(Provisioner.layer, Overview.layer).pipe(
+    Layer.provideMerge(calls),
     Layer.provideMerge(NodeContext.layer)
   )
 }
+
+/**
+ * Every capability service, on Node.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (config: CapabilitiesConfig) =>
+  layerWith(config, CommandRunner.layer(config.killGrace ? { killGrace: config.killGrace } : {}))

@@ -7,10 +7,12 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Declaration } from "../schema/Declaration.ts"
+import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, Provisioner } from "../services/capabilities/Provisioner.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
@@ -63,12 +65,21 @@ export const sync = Command.make("sync", { ...Opt.commandOptions, name: nameArg 
     }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Provision every endpoint of a registered capability again (the repair)"))
 
-export const unregister = Command.make("unregister", { ...Opt.commandOptions, name: nameArg }, (o) =>
+const force = Options.boolean("force").pipe(
+  Options.withDescription(
+    "Delete the declaration even when it is invalid (its endpoints cannot be unprovisioned; they are listed)"
+  )
+)
+
+export const unregister = Command.make("unregister", { ...Opt.commandOptions, name: nameArg, force }, (o) =>
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
       const provisioner = yield* Provisioner
-      const report = yield* provisioner.unregister(o.name, Out.settings(o.json, o.timeoutMs, o.concurrency))
+      const report = yield* provisioner.unregister(o.name, {
+        ...Out.settings(o.json, o.timeoutMs, o.concurrency),
+        force: o.force
+      })
       yield* renderSweep(
         "unregister",
         o.json,
@@ -83,15 +94,13 @@ export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o)
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
-      const provisioner = yield* Provisioner
-      const overview = yield* provisioner.overview
+      const overview = yield* (yield* Overview).capabilities
       yield* Out.warnInvalid(overview)
       if (o.json) {
         return yield* Out.printJson({
           capabilities: overview.capabilities.map((c) => ({
             ...declarationJson(c.declaration),
             endpoints: c.endpoints.map((e) => ({
-              identity: e.identity,
               personality: e.personality,
               runtime: e.runtime,
               last: Option.getOrNull(e.last)
@@ -102,18 +111,18 @@ export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o)
       }
       const rows = overview.capabilities.flatMap((c) => {
         const head = [c.declaration.capability, c.declaration.version ?? ""]
-        if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", ""]]
+        if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", "", ""]]
         return c.endpoints.map((e) =>
           Option.match(e.last, {
-            onNone: () => [...head, e.identity, "never", "", ""],
-            onSome: (r) => [...head, e.identity, r.state, r.occasion, r.at]
+            onNone: () => [...head, e.personality, e.runtime, "never", "", ""],
+            onSome: (r) => [...head, e.personality, e.runtime, r.state, r.occasion, r.at]
           })
         )
       })
       yield* Console.log(
         rows.length === 0
           ? "no capabilities registered"
-          : Out.table(["CAPABILITY", "VERSION", "ENDPOINT", "LAST STATE", "OCCASION", "AT"], rows)
+          : Out.table(["CAPABILITY", "VERSION", "PEER", "RUNTIME", "LAST STATE", "OCCASION", "AT"], rows)
       )
       if (overview.invalid.length > 0) {
         yield* Console.log("")

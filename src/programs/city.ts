@@ -11,10 +11,13 @@
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { capability } from "./capability.ts"
 import { runMain } from "./main.ts"
+import * as Out from "./output.ts"
 import { peer } from "./peer.ts"
 
 export const city = Command.make("city").pipe(
@@ -24,11 +27,25 @@ export const city = Command.make("city").pipe(
 
 export const cli = Command.run(city, { name: "city", version: "0.1.0" })
 
+/**
+ * Anything a verb did not turn into a typed failure (a defect, a platform error from the parser)
+ * is still one line on stderr and exit 1: stdout stays clean (valid JSON under `--json`).
+ */
+const unexpected = (cause: Cause.Cause<unknown>) =>
+  Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
+    const failure = Cause.squash(cause)
+    const message = failure instanceof Error ? failure.message : String(failure)
+    yield* Console.error(`city: error: ${Out.oneLine(message, 2000)}`)
+    process.exitCode = 1
+  })
+
 const main = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.catchIf(ValidationError.isValidationError, () =>
     Effect.sync(() => {
       process.exitCode = 2
     })),
+  Effect.catchAllCause(unexpected),
+  Out.withLogger,
   Effect.provide(NodeContext.layer)
 )
 

@@ -10,7 +10,9 @@ import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
 import { homedir } from "node:os"
 import { join } from "node:path"
 
-export const root = Options.directory("root", { exists: "either" }).pipe(
+// Text, not `Options.directory`: the parser's own check of the path failed with a raw
+// platform error (a stack trace on stdout) on an inaccessible root; the state root reports it.
+export const root = Options.text("root").pipe(
   Options.withDescription("The state root (default: $CITY_ROOT, else ~/.city)"),
   Options.optional
 )

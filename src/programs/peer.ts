@@ -13,7 +13,9 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { basename } from "node:path"
+import type { CapabilityError } from "../schema/CapabilityErrors.ts"
 import type { Peer } from "../schema/Peer.ts"
+import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
@@ -77,7 +79,7 @@ const runtimeArg = Args.text({ name: "runtime" })
  * A verb on one runtime of one peer: it runs a joint of the Provisioner and renders its report,
  * with the joint's extra facts in the JSON document and the headline.
  */
-const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointReport }, E>(
+const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointReport }, E extends CapabilityError>(
   name: string,
   description: string,
   run: (
@@ -120,12 +122,21 @@ export const defaultRuntime = runtimeVerb(
   })
 )
 
-export const remove = Command.make("remove", { ...Opt.commandOptions, personality: personalityArg }, (o) =>
+const force = Options.boolean("force").pipe(
+  Options.withDescription(
+    "Remove the peer even when its peer file is invalid (its endpoints cannot be unprovisioned; they are listed)"
+  )
+)
+
+export const remove = Command.make("remove", { ...Opt.commandOptions, personality: personalityArg, force }, (o) =>
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
       const provisioner = yield* Provisioner
-      const report = yield* provisioner.removePeer(o.personality, Out.settings(o.json, o.timeoutMs, o.concurrency))
+      const report = yield* provisioner.removePeer(o.personality, {
+        ...Out.settings(o.json, o.timeoutMs, o.concurrency),
+        force: o.force
+      })
       yield* renderJoint("remove", o.json, report, { personality: o.personality }, `removed peer ${o.personality}`)
     }).pipe(Effect.provide(Opt.live(o.root)))
   )).pipe(Command.withDescription("Unprovision the peer's endpoints (remove), then purge its state"))
@@ -141,8 +152,7 @@ export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o)
   Out.runVerb(
     o.json,
     Effect.gen(function*() {
-      const provisioner = yield* Provisioner
-      const { peers, invalid } = yield* provisioner.peers
+      const { invalid, peers } = yield* (yield* Overview).peers
       yield* Out.warnInvalid({ invalid })
       if (o.json) return yield* Out.printJson({ peers, invalid: Out.invalidJson({ invalid }) })
       yield* Console.log(

@@ -1,21 +1,34 @@
 /**
  * Every failure of the capability part that a caller can act on. Messages name
- * the file, the field and the rule. `refusedTags` are the ones the CLI maps to
- * exit 2 (refused input); the others (state I/O, a busy root) exit 1.
+ * the file, the field and the rule.
+ *
+ * The exit-code policy is a property of each error type: every class carries
+ * `refused`, `true` for refused input (the operator can fix the command line or
+ * the file: CLI exit 2), `false` when the state root or the machine failed us
+ * (exit 1). `CapabilityError` is the union of all of them, so a new error that
+ * reaches the CLI without saying which it is does not compile.
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 
 const where = (file: string, field: string): string => field === "" ? file : `${file}: field "${field}"`
 
+const withHint = (message: string, hint: string | undefined): string =>
+  hint === undefined ? message : `${message}; ${hint}`
+
 /** A declaration that breaks a rule; `field` is empty when the file as a whole is unusable. */
 export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()("InvalidDeclaration", {
   file: Schema.String,
   field: Schema.String,
-  rule: Schema.String
+  rule: Schema.String,
+  /** What the operator can do about it, when a verb refused because of this file. */
+  hint: Schema.optional(Schema.String)
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
-    return `invalid capability declaration ${where(this.file, this.field)}: ${this.rule}`
+    return withHint(`invalid capability declaration ${where(this.file, this.field)}: ${this.rule}`, this.hint)
   }
 }
 
@@ -23,10 +36,15 @@ export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()
 export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("InvalidPeerFile", {
   file: Schema.String,
   field: Schema.String,
-  rule: Schema.String
+  rule: Schema.String,
+  /** What the operator can do about it, when a verb refused because of this file. */
+  hint: Schema.optional(Schema.String)
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
-    return `invalid peer file ${where(this.file, this.field)}: ${this.rule}`
+    return withHint(`invalid peer file ${where(this.file, this.field)}: ${this.rule}`, this.hint)
   }
 }
 
@@ -36,6 +54,9 @@ export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("
   field: Schema.String,
   rule: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `invalid host configuration ${where(this.file, this.field)}: ${this.rule}`
   }
@@ -47,6 +68,9 @@ export class InvalidName extends Schema.TaggedError<InvalidName>()("InvalidName"
   value: Schema.String,
   rule: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `invalid ${this.kind} ${JSON.stringify(this.value)}: ${this.rule}`
   }
@@ -56,6 +80,9 @@ export class UnknownCapability extends Schema.TaggedError<UnknownCapability>()("
   name: Schema.String,
   file: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `unknown capability ${this.name}: no declaration at ${this.file}`
   }
@@ -65,6 +92,9 @@ export class UnknownPeer extends Schema.TaggedError<UnknownPeer>()("UnknownPeer"
   personality: Schema.String,
   file: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `unknown peer ${this.personality}: no peer file at ${this.file}`
   }
@@ -74,6 +104,9 @@ export class PeerAlreadyExists extends Schema.TaggedError<PeerAlreadyExists>()("
   personality: Schema.String,
   file: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `peer ${this.personality} already exists (${this.file})`
   }
@@ -84,6 +117,9 @@ export class UnknownRuntime extends Schema.TaggedError<UnknownRuntime>()("Unknow
   runtime: Schema.String,
   known: Schema.Array(Schema.String)
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `unknown runtime ${this.runtime}: this host knows ${this.known.join(", ")} (host.json)`
   }
@@ -93,6 +129,9 @@ export class RuntimeNotWired extends Schema.TaggedError<RuntimeNotWired>()("Runt
   personality: Schema.String,
   runtime: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `peer ${this.personality} does not declare runtime ${this.runtime}`
   }
@@ -103,6 +142,9 @@ export class DefaultRuntimeRemoval extends Schema.TaggedError<DefaultRuntimeRemo
   personality: Schema.String,
   runtime: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `runtime ${this.runtime} is the default runtime of peer ${this.personality}: ` +
       `make another runtime the default first (city peer default-runtime)`
@@ -114,17 +156,24 @@ export class InvalidCwd extends Schema.TaggedError<InvalidCwd>()("InvalidCwd", {
   path: Schema.String,
   rule: Schema.String
 }) {
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `invalid --cwd ${this.path}: ${this.rule}`
   }
 }
 
-/** Reading or writing the state root failed. */
+/** Reading or writing the state root failed; `cause` is the underlying failure (e.g. the platform's `SystemError`). */
 export class StateError extends Schema.TaggedError<StateError>()("StateError", {
   operation: Schema.String,
   path: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
 }) {
+  get refused(): false {
+    return false
+  }
   override get message() {
     return `state root: cannot ${this.operation} ${this.path}: ${this.detail}`
   }
@@ -135,22 +184,80 @@ export class RootLockBusy extends Schema.TaggedError<RootLockBusy>()("RootLockBu
   root: Schema.String,
   waitedMs: Schema.Number
 }) {
+  get refused(): false {
+    return false
+  }
   override get message() {
     return `state root ${this.root} is locked by another city process (waited ${this.waitedMs} ms)`
   }
 }
 
-/** Tags of the errors that mean "refused input" (CLI exit 2). */
-export const refusedTags: ReadonlySet<string> = new Set([
-  "InvalidDeclaration",
-  "InvalidPeerFile",
-  "InvalidHostConfig",
-  "InvalidName",
-  "UnknownCapability",
-  "UnknownPeer",
-  "PeerAlreadyExists",
-  "UnknownRuntime",
-  "RuntimeNotWired",
-  "DefaultRuntimeRemoval",
-  "InvalidCwd"
-])
+/** A verb that needs existing state was pointed at a state root that does not exist (a mistyped `--root`). */
+export class RootNotFound extends Schema.TaggedError<RootNotFound>()("RootNotFound", {
+  root: Schema.String
+}) {
+  get refused(): true {
+    return true
+  }
+  override get message() {
+    return `no state root at ${this.root}: nothing has been created there ` +
+      `(check --root or $CITY_ROOT; \`city peer create\` and \`city capability register\` create it)`
+  }
+}
+
+/** A joint setting out of range: a timeout or a concurrency below 1. */
+export class InvalidJointSettings extends Schema.TaggedError<InvalidJointSettings>()("InvalidJointSettings", {
+  setting: Schema.String,
+  value: Schema.String,
+  rule: Schema.String
+}) {
+  get refused(): true {
+    return true
+  }
+  override get message() {
+    return `invalid ${this.setting} ${this.value}: ${this.rule}`
+  }
+}
+
+/** `state/endpoints/<capability>.json` that breaks a rule (the last calls of that capability are unknown). */
+export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRecords>()("InvalidEndpointRecords", {
+  file: Schema.String,
+  field: Schema.String,
+  rule: Schema.String
+}) {
+  get refused(): true {
+    return true
+  }
+  override get message() {
+    return `invalid endpoint records ${where(this.file, this.field)}: ${this.rule} (rewritten by the next call)`
+  }
+}
+
+/** Refused input: the operator can fix the command line or the file (CLI exit 2). */
+export type RefusedInput =
+  | InvalidDeclaration
+  | InvalidPeerFile
+  | InvalidHostConfig
+  | InvalidEndpointRecords
+  | InvalidName
+  | InvalidJointSettings
+  | UnknownCapability
+  | UnknownPeer
+  | PeerAlreadyExists
+  | UnknownRuntime
+  | RuntimeNotWired
+  | DefaultRuntimeRemoval
+  | InvalidCwd
+  | RootNotFound
+
+/** The state root or the machine failed us (CLI exit 1). */
+export type StateFailure = StateError | RootLockBusy
+
+/** Every failure of the capability part. Each one says whether it is refused input. */
+export type CapabilityError = RefusedInput | StateFailure
+
+/** An invalid file found on disk: reported, never skipped silently. */
+export type InvalidFile = InvalidDeclaration | InvalidPeerFile | InvalidEndpointRecords
+
+/** The CLI exit code of a failure: 2 for refused input, 1 otherwise. */
+export const exitCodeOf = (error: { readonly refused: boolean }): 1 | 2 => error.refused ? 2 : 1

@@ -20,12 +20,11 @@ export const Outcome = Schema.Struct({
 })
 export type Outcome = typeof Outcome.Type
 
-/** One endpoint's outcome at one joint, as reported and stored. */
+/** One endpoint's outcome at one joint, as reported. An endpoint is the (personality, runtime) pair. */
 export const EndpointOutcome = Schema.Struct({
   capability: Name,
   personality: Name,
   runtime: Name,
-  identity: Schema.String,
   occasion: Occasion,
   ...Outcome.fields
 })
@@ -41,9 +40,20 @@ export const EndpointRecord = Schema.Struct({
 })
 export type EndpointRecord = typeof EndpointRecord.Type
 
-/** `state/endpoints/<capability>.json`: identity (`<runtime>-<personality>`) → last record. */
-export const EndpointRecords = Schema.Record({ key: Schema.String, value: EndpointRecord })
+/**
+ * `state/endpoints/<capability>.json`: personality → runtime → last record. Keyed by the pair, never
+ * by the spec's `<runtime>-<personality>` identity, which is ambiguous when a name contains `-`
+ * (`x-y` + `z` and `x` + `y-z`).
+ */
+export const EndpointRecords = Schema.Struct({
+  schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
+  capability: Name,
+  endpoints: Schema.Record({ key: Name, value: Schema.Record({ key: Name, value: EndpointRecord }) })
+})
 export type EndpointRecords = typeof EndpointRecords.Type
 
-/** The endpoint identity used in logs and output: `<runtime>-<personality>`. */
+/**
+ * The spec's endpoint identity, `<runtime>-<personality>`, written only to the lifecycle log (its
+ * `identity=` field). It is not unique (see `EndpointRecords`): nothing is keyed by it.
+ */
 export const identityOf = (runtime: string, personality: string): string => `${runtime}-${personality}`

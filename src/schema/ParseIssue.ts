@@ -24,3 +24,16 @@ export const firstIssue = (error: ParseResult.ParseError): FieldRule => {
   const rule = issue._tag === "Unexpected" ? "is not a known field" : issue.message
   return { field: joinPath(issue.path), rule }
 }
+
+/**
+ * The first issue of decoding a JSON document with `Schema.parseJson(schema)`: text that is not
+ * JSON reads "not valid JSON (…)", a document that is not an object "must be a JSON object".
+ */
+export const documentIssue = (error: ParseResult.ParseError): FieldRule => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue !== undefined && issue.path.length === 0) {
+    if (issue._tag === "Transformation") return { field: "", rule: `not valid JSON (${issue.message})` }
+    if (issue._tag === "Type" && issue.message.startsWith("Expected {")) return { field: "", rule: "must be a JSON object" }
+  }
+  return firstIssue(error)
+}

@@ -173,15 +173,15 @@ describe("declarations", () => {
       yield* city(["capability", "register", file], { root: w.root })
       const table = yield* city(["capability", "list"], { root: w.root })
       expect(table.code).toBe(0)
-      expect(table.stdout).toMatch(/stat\s+2\.3\.4\s+claude-alice\s+ok\s+sweep-on/)
-      expect(table.stdout).toMatch(/stat\s+2\.3\.4\s+codex-alice\s+ok\s+sweep-on/)
+      expect(table.stdout).toMatch(/stat\s+2\.3\.4\s+alice\s+claude\s+ok\s+sweep-on/)
+      expect(table.stdout).toMatch(/stat\s+2\.3\.4\s+alice\s+codex\s+ok\s+sweep-on/)
       const listed = json(yield* city(["capability", "list", "--json"], { root: w.root }))
       expect(listed["capabilities"]).toMatchObject([{
         capability: "stat",
         version: "2.3.4",
         endpoints: [
-          { identity: "claude-alice", last: { state: "ok", occasion: "sweep-on" } },
-          { identity: "codex-alice", last: { state: "ok", occasion: "sweep-on" } }
+          { personality: "alice", runtime: "claude", last: { state: "ok", occasion: "sweep-on" } },
+          { personality: "alice", runtime: "codex", last: { state: "ok", occasion: "sweep-on" } }
         ]
       }])
     }))
@@ -196,10 +196,11 @@ describe("peers and endpoints", () => {
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script, runtimes: ["claude", "codex"] }))
       const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
       expect(run.code).toBe(0)
-      const outcomes = json(run)["outcomes"] as Array<{ identity: string }>
-      expect(outcomes.map((o) => o.identity)).toEqual(["claude-alice", "claude-bob"])
+      const outcomes = json(run)["outcomes"] as Array<{ personality: string; runtime: string }>
+      expect(outcomes.map((o) => `${o.personality}/${o.runtime}`)).toEqual(["alice/claude", "bob/claude"])
       const calls = yield* journalOf(w.journal)
-      expect(calls.map((c) => c.args.slice(1, 3))).toEqual([["alice", "claude"], ["bob", "claude"]])
+      // The calls run concurrently: the journal's order is the scheduler's, so compare as a set.
+      expect(calls.map((c) => c.args.slice(1, 3)).sort()).toEqual([["alice", "claude"], ["bob", "claude"]])
     }))
 
   acceptance("init, add-runtime, default-runtime, remove-runtime and list manage a peer's runtimes", () =>
@@ -275,7 +276,7 @@ describe("running the commands", () => {
       }))
       const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
       expect(run.code).toBe(1)
-      expect(json(run)["outcomes"]).toMatchObject([{ identity: "claude-alice", state: "failed" }])
+      expect(json(run)["outcomes"]).toMatchObject([{ personality: "alice", runtime: "claude", state: "failed" }])
       expect((json(run)["outcomes"] as Array<{ detail: string }>)[0]?.detail).toContain("{privateDir}")
       expect(yield* journalOf(w.journal)).toEqual([])
       // opencode: substituted, exported, and the directory exists for the plugin.
@@ -326,7 +327,7 @@ describe("running the commands", () => {
       expect(outcome?.detail.endsWith("the real reason")).toBe(true)
       expect(outcome?.detail.length).toBeLessThanOrEqual(4096)
       const text = yield* city(["capability", "sync", "stat"], { root: w.root })
-      expect(text.stdout).toMatch(/claude-alice\s+sweep-on\s+failed\s+3/)
+      expect(text.stdout).toMatch(/alice\s+claude\s+sweep-on\s+failed\s+3/)
     }))
 
   acceptance("a command that ignores SIGTERM and outlives a short timeout is `timeout`, and no process is left", () =>
@@ -344,7 +345,7 @@ describe("running the commands", () => {
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: stubborn }))
       const run = yield* city(["capability", "register", file, "--timeout-ms", "1000", "--json"], { root: w.root })
       expect(run.code).toBe(1)
-      expect(json(run)["outcomes"]).toMatchObject([{ identity: "claude-alice", state: "timeout" }])
+      expect(json(run)["outcomes"]).toMatchObject([{ personality: "alice", runtime: "claude", state: "timeout" }])
       const started = (yield* fs.readFileString(pids)).trim().split("\n").map(Number)
       expect(started.length).toBe(2)
       expect(started.filter(isAlive)).toEqual([])
@@ -361,7 +362,7 @@ describe("running the commands", () => {
         const file = yield* writeJson(w.bin, `${name}.json`, declaration({ name, command }))
         const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
         expect(run.code, name).toBe(1)
-        expect(json(run)["outcomes"], name).toMatchObject([{ identity: "claude-alice", state: "not-executable" }])
+        expect(json(run)["outcomes"], name).toMatchObject([{ personality: "alice", runtime: "claude", state: "not-executable" }])
       }
     }))
 
@@ -408,7 +409,7 @@ describe("joints and failure policy", () => {
       expect((yield* city(["capability", "register", file], { root: w.root })).code).toBe(0)
       const born = yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
       expect(born.code).toBe(0)
-      expect(born.stderr).toContain("warning: capability stat birth for claude-alice: failed exit=4: cannot write hooks")
+      expect(born.stderr).toContain("warning: capability stat birth for peer alice runtime claude: failed exit=4: cannot write hooks")
       const listed = json(yield* city(["peer", "list", "--json"], { root: w.root }))
       expect(listed["peers"]).toMatchObject([{ personality: "alice" }])
       expect((yield* journalOf(w.journal)).map((c) => c.args[4])).toEqual(["birth"])
@@ -434,7 +435,7 @@ describe("joints and failure policy", () => {
       expect(yield* fs.exists(privateDir)).toBe(true)
       const removed = yield* city(["peer", "remove", "alice"], { root: w.root })
       expect(removed.code).toBe(0)
-      expect(removed.stderr).toContain("warning: capability stat remove for claude-alice: failed exit=1")
+      expect(removed.stderr).toContain("warning: capability stat remove for peer alice runtime claude: failed exit=1")
       expect((yield* fs.readFileString(seen)).trim().split("\n").sort()).toEqual([
         "peer-file claude",
         "peer-file opencode",
@@ -458,9 +459,9 @@ describe("joints and failure policy", () => {
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: flaky }))
       const run = yield* city(["capability", "register", file, "--concurrency", "2"], { root: w.root })
       expect(run.code).toBe(1)
-      expect(run.stdout).toMatch(/claude-alice\s+sweep-on\s+ok/)
-      expect(run.stdout).toMatch(/claude-bob\s+sweep-on\s+failed\s+2\s+\d+\s+bob is broken/)
-      expect(run.stdout).toMatch(/claude-carol\s+sweep-on\s+ok/)
+      expect(run.stdout).toMatch(/alice\s+claude\s+sweep-on\s+ok/)
+      expect(run.stdout).toMatch(/bob\s+claude\s+sweep-on\s+failed\s+2\s+\d+\s+bob is broken/)
+      expect(run.stdout).toMatch(/carol\s+claude\s+sweep-on\s+ok/)
       expect(run.stdout).toContain("summary: 3 endpoints: 1 failed, 2 ok")
       expect((yield* journalOf(w.journal)).map((c) => c.args[1]).sort()).toEqual(["alice", "bob", "carol"])
     }))
@@ -521,6 +522,8 @@ describe("joints and failure policy", () => {
   acceptance("exit 2 for unknown capability, unknown peer and bad usage", () =>
     Effect.gen(function*() {
       const w = yield* world
+      // An existing root: the names are unknown in it (a missing root is its own refusal).
+      yield* (yield* FileSystem.FileSystem).makeDirectory(w.root)
       const runs = yield* Effect.forEach([
         ["capability", "sync", "nothing"],
         ["capability", "unregister", "nothing"],
@@ -531,5 +534,126 @@ describe("joints and failure policy", () => {
         ["capability", "frobnicate"]
       ], (args) => Effect.map(city(args, { root: w.root }), (r) => [args.join(" "), r.code] as const), { concurrency: 3 })
       expect(runs).toEqual(runs.map(([args]) => [args, 2]))
+    }))
+})
+
+describe("defects found by use (issue 8)", () => {
+  acceptance("a provisioner that exits 0 leaving `sleep 60 &` on its stderr is ok, and the sweep exits 0 at once", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const leaver = yield* provisioner(w.bin, "leaver", w.journal, "sleep 60 &\nexit 0")
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: leaver }))
+      // With a 60 s timeout the old runner waited for the end of stderr: timeout, exit 1.
+      const run = yield* city(["capability", "register", file, "--json", "--timeout-ms", "60000"], { root: w.root })
+      expect(run.code).toBe(0)
+      expect(json(run)["outcomes"]).toMatchObject([{ personality: "alice", runtime: "claude", state: "ok" }])
+    }))
+
+  acceptance("--timeout-ms 0 or below and --concurrency below 1 are refused with exit 2; unregister keeps the declaration", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const script = yield* provisioner(w.bin, "prov", w.journal)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      yield* fs.makeDirectory(join(w.root, "capabilities"))
+      yield* writeJson(join(w.root, "capabilities"), "stat.json", declaration({ name: "stat", command: script }))
+      const runs = yield* Effect.forEach(
+        [["--timeout-ms", "0"], ["--timeout-ms", "-1"], ["--concurrency", "0"]],
+        (flag) => city(["capability", "unregister", "stat", ...flag], { root: w.root }),
+        { concurrency: 3 }
+      )
+      expect(runs.map((r) => r.code)).toEqual([2, 2, 2])
+      expect(runs[0]?.stderr).toContain("invalid timeout 0 ms: must be at least 1 ms")
+      expect(runs[1]?.stderr).toContain("invalid timeout -1 ms")
+      expect(runs[2]?.stderr).toContain("invalid concurrency 0")
+      expect(yield* fs.exists(join(w.root, "capabilities", "stat.json"))).toBe(true)
+      expect(yield* journalOf(w.journal)).toEqual([])
+    }))
+
+  acceptance("an inaccessible root: clean stdout (valid JSON under --json), one line on stderr, exit 1", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const file = join(w.base, "f")
+      yield* fs.writeFileString(file, "")
+      const [asJson, asText] = yield* Effect.all([
+        city(["peer", "list", "--json", "--root", join(file, "sub")]),
+        city(["capability", "list", "--root", join(file, "sub")])
+      ], { concurrency: 2 })
+      expect(asJson.code).toBe(1)
+      expect(json(asJson)).toMatchObject({ ok: false, error: { _tag: "StateError" } })
+      expect(asJson.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^city: error: .*ENOTDIR/)])
+      expect(asText.code).toBe(1)
+      expect(asText.stdout).toBe("")
+      expect(asText.stderr.trim().split("\n").length).toBe(1)
+    }))
+
+  acceptance("read-only verbs on a missing root report it (exit 2) and create nothing", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const typo = join(w.base, "typo")
+      const runs = yield* Effect.all([
+        city(["peer", "list", "--root", typo]),
+        city(["capability", "list", "--json"], { root: typo })
+      ], { concurrency: 2 })
+      expect(runs.map((r) => r.code)).toEqual([2, 2])
+      expect(runs[0]?.stderr).toContain(`no state root at ${typo}`)
+      expect(runs[0]?.stdout).not.toContain("no peers")
+      expect(json(runs[1] ?? { code: 0, stdout: "{}", stderr: "" })).toMatchObject({ ok: false, error: { _tag: "RootNotFound" } })
+      expect(yield* fs.exists(typo)).toBe(false)
+    }))
+
+  acceptance("control characters and ANSI sequences from a plugin's stderr are escaped in tables and warnings", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const ansi = yield* provisioner(w.bin, "ansi", w.journal, "printf '\\033[31mred\\033[0m \\007bell' >&2; exit 1")
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: ansi }))
+      yield* seedPeer(w.root, "bob", w.work, ["claude"])
+      const swept = yield* city(["capability", "register", file], { root: w.root })
+      expect(swept.code).toBe(1)
+      expect(swept.stdout).toContain("\\u001b[31mred\\u001b[0m \\u0007bell")
+      expect(swept.stdout).not.toContain("\u001b")
+      const born = yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: w.root })
+      expect(born.code).toBe(0)
+      expect(born.stderr).toContain("\\u001b[31mred")
+      expect(born.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
+    }))
+
+  acceptance("a corrupt peer file or declaration: refused with a hint (exit 2); --force removes it and says what stays", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const script = yield* provisioner(w.bin, "prov", w.journal)
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script }))
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      yield* seedPeer(w.root, "bob", w.work, ["codex"])
+      expect((yield* city(["capability", "register", file], { root: w.root })).code).toBe(0)
+      yield* fs.writeFileString(join(w.root, "peers", "alice.json"), "{ torn")
+      yield* fs.writeFileString(join(w.root, "capabilities", "stat.json"), "{ torn")
+      const [peerRefused, capRefused] = yield* Effect.all([
+        city(["peer", "remove", "alice"], { root: w.root }),
+        city(["capability", "unregister", "stat"], { root: w.root })
+      ], { concurrency: 2 })
+      expect(peerRefused.code).toBe(2)
+      expect(peerRefused.stderr).toContain("city peer remove alice --force")
+      expect(capRefused.code).toBe(2)
+      expect(capRefused.stderr).toContain("city capability unregister stat --force")
+      const peerForced = yield* city(["peer", "remove", "alice", "--force"], { root: w.root })
+      expect(peerForced.code).toBe(0)
+      expect(peerForced.stderr).toContain("capability stat remove for peer alice runtime claude: failed")
+      expect(peerForced.stderr).toContain("not unprovisioned: the peer file is invalid")
+      expect(yield* fs.exists(join(w.root, "peers", "alice.json"))).toBe(false)
+      const capForced = yield* city(["capability", "unregister", "stat", "--force", "--json"], { root: w.root })
+      expect(capForced.code).toBe(1)
+      expect(json(capForced)).toMatchObject({
+        ok: false,
+        verdict: "failed",
+        outcomes: [{ personality: "bob", runtime: "codex", occasion: "off-all", state: "failed" }]
+      })
+      expect(yield* fs.exists(join(w.root, "capabilities", "stat.json"))).toBe(false)
+      // Only the sweep of register ran commands.
+      expect((yield* journalOf(w.journal)).map((c) => c.args[0])).toEqual(["provision-peer", "provision-peer"])
     }))
 })

@@ -5,7 +5,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import { isAlive } from "../fixtures.ts"
@@ -139,5 +141,58 @@ describe("CommandRunner.run", () => {
       const started = (yield* fs.readFileString(pids)).trim().split(" ").map(Number)
       expect(started.length).toBe(2)
       expect(started.filter(isAlive)).toEqual([])
+    }))
+
+  /** Waits (bounded poll of a condition, not a sleep) until none of `pids` is alive; fails after ~10 s. */
+  const allGone = (pids: ReadonlyArray<number>) =>
+    Effect.sync(() => pids.filter(isAlive)).pipe(
+      Effect.filterOrFail((alive) => alive.length === 0),
+      Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.compose(Schedule.recurs(500)))),
+      Effect.orElseSucceed(() => pids.filter(isAlive))
+    )
+
+  live("a command that exits 0 leaving a background process on its stderr is ok at its exit, and the leftover is terminated", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const pids = join(dir, "pids")
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
+      const leaver = yield* script(dir, "leaver", `echo 'all set' >&2\nsleep 60 &\necho $! > '${pids}'\nexit 0`)
+      // Before the fix the call waited for the end of stderr: it was killed at the timeout.
+      const outcome = yield* runner.run(request(leaver, { timeout: "15 seconds" }))
+      expect(outcome).toMatchObject({ state: "ok", exit: 0 })
+      expect(outcome.ms).toBeLessThan(15_000)
+      const left = Number((yield* fs.readFileString(pids)).trim())
+      expect(yield* allGone([left])).toEqual([])
+    }))
+
+  live("a failing command that leaves a background process is failed with its exit code and the stderr it wrote", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
+      const leaver = yield* script(dir, "leaver", `echo 'the reason' >&2\nsleep 60 &\nexit 3`)
+      expect(yield* runner.run(request(leaver, { timeout: "15 seconds" })))
+        .toMatchObject({ state: "failed", exit: 3, detail: "the reason" })
+    }))
+
+  live("a leftover that ignores SIGTERM gets SIGKILL after the grace, or when the runner's scope closes", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const pids = join(dir, "pids")
+      const stubborn = yield* script(dir, "stubborn", `trap '' TERM\nsleep 60 &\necho $! >> '${pids}'\nexit 0`)
+      const quick = yield* CommandRunner.make({ killGrace: "200 millis" })
+      expect((yield* quick.run(request(stubborn))).state).toBe("ok")
+      const first = Number((yield* fs.readFileString(pids)).trim())
+      expect(yield* allGone([first])).toEqual([])
+      // A long grace: the leftover outlives the call until the scope of the runner closes.
+      const scope = yield* Scope.make()
+      const patient = yield* CommandRunner.make({ killGrace: "60 seconds" }).pipe(Scope.extend(scope))
+      expect((yield* patient.run(request(stubborn))).state).toBe("ok")
+      const second = Number((yield* fs.readFileString(pids)).trim().split("\n")[1])
+      expect(isAlive(second)).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* allGone([second])).toEqual([])
     }))
 })

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import { join } from "node:path"
 import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
@@ -28,7 +30,9 @@ describe("logfmt", () => {
 })
 
 describe("the lifecycle log file", () => {
-  const withRoot = <A>(body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | StateRoot.StateRoot>) =>
+  const withRoot = <A>(
+    body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | Path.Path | StateRoot.StateRoot>
+  ) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const root = yield* fs.makeTempDirectoryScoped()
@@ -52,15 +56,28 @@ describe("the lifecycle log file", () => {
       })
     ))
 
-  it.scoped("a write failure never fails the operation", () =>
+  it.scoped("a write failure never fails the operation; it is one warning through the Effect logger", () =>
     withRoot((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         // `logs` is a file: the log cannot be created under it.
         yield* fs.writeFileString(join(root, "logs"), "not a directory")
         const log = yield* LifecycleLog.make()
-        const written = yield* Effect.exit(log.append([["ev", "capability-provision"]]))
+        const warnings: Array<string> = []
+        const capture = Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ logLevel, message }) => {
+            warnings.push(`${logLevel.label} ${String(Array.isArray(message) ? message.join(" ") : message)}`)
+          })
+        )
+        const written = yield* Effect.exit(
+          Effect.zipRight(log.append([["ev", "capability-provision"]]), log.append([["ev", "again"]])).pipe(
+            Effect.provide(capture)
+          )
+        )
         expect(written._tag).toBe("Success")
+        expect(warnings.length).toBe(1)
+        expect(warnings[0]).toMatch(/^WARN cannot write .*lifecycle\.log/)
       })
     ))
 })

@@ -37,6 +37,8 @@ describe("StateRoot", () => {
       Effect.gen(function*() {
         const first = yield* StateRoot.make({ root })
         const second = yield* StateRoot.make({ root, lockWait: "300 millis" })
+        expect((yield* Effect.flip(Effect.scoped(first.lock)))._tag).toBe("RootNotFound")
+        yield* first.ensure
         const held = yield* Scope.make()
         yield* Scope.extend(first.lock, held)
         const refused = yield* Effect.scoped(second.lock).pipe(Effect.flip)

@@ -6,10 +6,14 @@
  * `register`; an invalid file found on disk is reported loudly and never skipped
  * silently."
  *
- * `scan` returns the valid declarations and one `InvalidDeclaration` per bad
- * entry of the folder (bad JSON, a broken rule, a stem that differs from
- * `capability`, an entry that is not `<name>.json`). Temp files of an
- * interrupted atomic write (`*.tmp`) are ours and are not reported.
+ * A `DocumentStore` of `Declaration`s. Beside the Schema's rules, one rule
+ * depends on this host: "`runtimes` is a non-empty list of the agent runtimes
+ * the plugin supports", so a runtime this host knows as a channel runtime is
+ * refused (such a declaration would never have an endpoint). A name this host
+ * does not know at all is accepted: a declaration is portable across hosts, and
+ * a runtime another host runs as an agent simply has no endpoint here. The rule
+ * holds for `register` and for every stored declaration read back (a `host.json`
+ * changed later makes a stored declaration invalid, reported like any other).
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -18,98 +22,121 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { InvalidDeclaration, type StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
 import { Declaration } from "../../schema/Declaration.ts"
+import { defaultHostConfig, type HostConfig } from "../../schema/HostConfig.ts"
 import { isName } from "../../schema/Name.ts"
-import { firstIssue } from "../../schema/ParseIssue.ts"
-import { type Scan, scanDocuments, StateRoot } from "./StateRoot.ts"
+import * as DocumentStore from "./DocumentStore.ts"
+import { Host } from "./Host.ts"
+import type { StateRoot } from "./StateRoot.ts"
 
 export const capabilitiesDir = "capabilities"
 
-export type { Scan } from "./StateRoot.ts"
+export type { Scan } from "./DocumentStore.ts"
 
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class Capabilities extends Context.Tag("effect-city/Capabilities")<
   Capabilities,
   {
     /** Reads and validates a declaration file anywhere on disk (the input of `register`). */
-    readonly readFile: (file: string) => Effect.Effect<Declaration, InvalidDeclaration | StateError>
+    readonly readFile: (file: string) => Effect.Effect<Declaration, InvalidDeclaration>
     /** Stores a validated declaration, replacing any previous version. Caller holds the root lock. */
     readonly store: (declaration: Declaration) => Effect.Effect<void, StateError>
     /** The stored declaration of `name`. */
     readonly get: (name: string) => Effect.Effect<Declaration, UnknownCapability | InvalidDeclaration | StateError>
     /** Deletes the stored declaration. Caller holds the root lock. */
     readonly remove: (name: string) => Effect.Effect<void, StateError>
+    /** The absolute path of the stored declaration of `name`. */
+    readonly file: (name: string) => string
     /** Every declaration on disk, valid or not, in name order. */
-    readonly scan: Effect.Effect<Scan<Declaration, InvalidDeclaration>, StateError>
+    readonly scan: Effect.Effect<DocumentStore.Scan<Declaration, InvalidDeclaration>, StateError>
   }
 >() {}
 
-const decodeDeclaration = Schema.decodeUnknown(Declaration, { onExcessProperty: "error" })
+const invalid: DocumentStore.InvalidFileError<InvalidDeclaration> = (file, field, rule) =>
+  new InvalidDeclaration({ file, field, rule })
 
-/** Validates the text of a declaration file: JSON, every Schema rule, then "equals the file stem". */
-export const validate = (file: string, stem: string, text: string): Effect.Effect<Declaration, InvalidDeclaration> =>
-  Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (e) => new InvalidDeclaration({ file, field: "", rule: `not valid JSON (${String(e)})` })
-  }).pipe(
-    Effect.filterOrFail(
-      (json) => typeof json === "object" && json !== null && !Array.isArray(json),
-      () => new InvalidDeclaration({ file, field: "", rule: "must be a JSON object" })
-    ),
-    Effect.flatMap((json) =>
-      decodeDeclaration(json).pipe(Effect.mapError((e) => new InvalidDeclaration({ file, ...firstIssue(e) })))
-    ),
-    Effect.filterOrFail(
-      (declaration) => declaration.capability === stem,
-      (declaration) =>
-        new InvalidDeclaration({
-          file,
-          field: "capability",
-          rule: `must equal the file stem "${stem}", got "${declaration.capability}"`
-        })
-    )
-  )
+/**
+ * The host-dependent rule: no runtime this host knows as a channel runtime.
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkRuntimes = (host: HostConfig) => (declaration: Declaration) => {
+  const index = declaration.runtimes.findIndex((runtime) => host.channel_runtimes.includes(runtime))
+  return index === -1 ? Option.none() : Option.some({
+    field: `runtimes[${index}]`,
+    rule: `${declaration.runtimes[index]} is a channel runtime of this host (host.json), never an endpoint: ` +
+      `list agent runtimes only`
+  })
+}
 
-export const make: Effect.Effect<Capabilities["Type"], never, StateRoot | FileSystem.FileSystem | Path.Path> = Effect
-  .gen(function*() {
-    const state = yield* StateRoot
+/**
+ * The declaration store's options (also used by tests to validate text).
+ * @since 0.1.0
+ * @category validation
+ */
+export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptions<
+  Declaration,
+  typeof Declaration.Encoded,
+  InvalidDeclaration
+> => ({
+  dir: capabilitiesDir,
+  schema: Declaration,
+  invalid,
+  key: { field: "capability", of: (d) => d.capability },
+  isStem: isName,
+  namingRule: "is not a declaration: expected <name>.json",
+  check: checkRuntimes(host)
+})
+
+/**
+ * Validates the text of a declaration file on this host: JSON, every Schema rule, "equals the file
+ * stem", no channel runtime.
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate = (
+  file: string,
+  stem: string,
+  text: string,
+  host: HostConfig = defaultHostConfig
+): Effect.Effect<Declaration, InvalidDeclaration> => DocumentStore.decoder(storeOptions(host))(file, stem, text)
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Capabilities["Type"], never, Host | StateRoot | FileSystem.FileSystem | Path.Path> =
+  Effect.gen(function*() {
+    const host = yield* Host
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const relative = (name: string) => `${capabilitiesDir}/${name}.json`
+    const store = yield* DocumentStore.make(storeOptions(host.config))
 
     const readFile = (file: string) => {
       const absolute = path.resolve(file)
       const stem = path.basename(absolute, path.extname(absolute))
       return fs.readFileString(absolute).pipe(
-        Effect.mapError((e) =>
-          new InvalidDeclaration({ file: absolute, field: "", rule: `cannot be read (${e.message})` })
-        ),
-        Effect.flatMap((text) => validate(absolute, stem, text))
+        Effect.mapError((e) => invalid(absolute, "", `cannot be read (${e.message})`)),
+        Effect.flatMap((text) => store.decode(absolute, stem, text))
       )
     }
 
-    const store = (declaration: Declaration) => state.writeJson(relative(declaration.capability), declaration)
-
     const get = (name: string) =>
-      state.readText(relative(name)).pipe(
-        Effect.flatMap((text): Effect.Effect<Declaration, UnknownCapability | InvalidDeclaration> =>
-          Option.isNone(text)
-            ? Effect.fail(new UnknownCapability({ name, file: state.resolve(relative(name)) }))
-            : validate(state.resolve(relative(name)), name, text.value)
-        )
-      )
+      Effect.flatMap(store.read(name), (found) =>
+        Option.match(found, {
+          onNone: () => Effect.fail(new UnknownCapability({ name, file: store.file(name) })),
+          onSome: Effect.succeed
+        }))
 
-    const remove = (name: string) => state.remove(relative(name))
-
-    const scan = scanDocuments(state, capabilitiesDir, {
-      invalid: (file, rule) => new InvalidDeclaration({ file, field: "", rule }),
-      validate,
-      isStem: isName,
-      namingRule: "is not a declaration: expected <name>.json"
-    })
-
-    return Capabilities.of({ readFile, store, get, remove, scan })
+    return Capabilities.of({ readFile, store: store.write, get, remove: store.remove, file: store.file, scan: store.list })
   })
 
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Capabilities, make)

@@ -20,6 +20,17 @@
  * - The child runs in its own process group. On timeout (or interruption) the
  *   whole group gets SIGTERM, then SIGKILL after `killGrace` (default 2 s) if
  *   anything of it is still alive.
+ * - The outcome is decided by the exit of the command itself, not by the end of
+ *   its stderr: a command that leaves a background process holding stderr open
+ *   (`sleep 60 & exit 0`) is `ok` at exit 0. Its stderr tail is what arrived
+ *   until the pipe closed, or until `stderrGrace` (default 250 ms) after the
+ *   exit, whichever comes first.
+ * - What the command leaves behind in its process group is terminated when it
+ *   exits (decision; the spec is silent): SIGTERM at once, SIGKILL after
+ *   `killGrace` if anything is still alive, without delaying the outcome; groups
+ *   still alive when the service's scope closes (the CLI exits) get SIGKILL. A
+ *   call is over when its command exits; a helper meant to outlive it must leave
+ *   the group (`setsid`).
  * - Outcomes: `ok` (exit 0), `failed` (exit code + stderr tail, or killed by a
  *   signal), `timeout`, `not-executable` (spawn refused: missing file, no execute
  *   permission). `run` itself never fails.
@@ -31,6 +42,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
@@ -84,6 +96,8 @@ export interface CommandRunnerConfig {
   readonly killGrace?: Duration.DurationInput
   /** Bytes of stderr kept (the tail; default 4096). */
   readonly stderrTailBytes?: number
+  /** How long after the command's exit its stderr is still read, when something else holds it open (default 250 ms). */
+  readonly stderrGrace?: Duration.DurationInput
 }
 
 export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
@@ -127,10 +141,38 @@ const describeSpawnError = (error: unknown): string =>
     ? ("code" in error && typeof error.code === "string" ? `${error.code}: ${error.message}` : error.message)
     : String(error)
 
-export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRunner["Type"]> =>
-  Effect.sync(() => {
+/**
+ * The runner; groups left behind by a command and still alive when the scope closes get SIGKILL.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
+  Effect.gen(function*() {
     const killGraceMs = Duration.toMillis(Duration.decode(config.killGrace ?? Duration.seconds(2)))
+    const stderrGraceMs = Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250)))
     const tailBytes = config.stderrTailBytes ?? 4096
+
+    /** Process groups left behind by commands that exited, until they are gone. */
+    const lingering = new Set<number>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const pid of lingering) signalGroup(pid, "SIGKILL")
+        lingering.clear()
+      })
+    )
+
+    /** SIGTERM to what is left of an exited command's group; SIGKILL after the grace if it is still there. */
+    const reapLeftovers = (pid: number) => {
+      if (pid <= 0 || !signalGroup(pid, 0)) return
+      signalGroup(pid, "SIGTERM")
+      lingering.add(pid)
+      const timer = setTimeout(() => {
+        lingering.delete(pid)
+        if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
+      }, killGraceMs)
+      // The outcome does not wait for the leftovers; the scope's finalizer covers an earlier exit.
+      timer.unref()
+    }
 
     // The environment is read once, when the service is built: `process.env` is slow to
     // enumerate, and a sweep spawns hundreds of children.
@@ -211,11 +253,15 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
           spawned = true
         })
         child.stderr?.on("data", (chunk: Uint8Array) => tail.push(chunk))
-        child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
-          closed = true
-          if (terminating || !spawned) return
+        let exited: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
+        let ms = 0
+        /** The command exited and its stderr closed (or the grace ran out): settle from its exit. */
+        const finish = () => {
+          if (settled || terminating || exited === undefined) return
+          const { code, signal } = exited
           const stderr = tail.text()
-          const ms = elapsed()
+          if (!closed) child.stderr?.destroy()
+          reapLeftovers(child.pid ?? 0)
           if (code === 0) return settle({ state: "ok", exit: 0, ms })
           if (code === null) {
             return settle({
@@ -225,6 +271,17 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
             })
           }
           settle({ state: "failed", exit: code, ms, detail: stderr === "" ? `exit ${code}` : stderr })
+        }
+        child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
+          if (terminating || !spawned) return
+          exited = { code, signal }
+          ms = elapsed()
+          // Usually "close" follows at once; a leftover process holding stderr must not hold the call.
+          timers.push(setTimeout(finish, stderrGraceMs))
+        })
+        child.once("close", () => {
+          closed = true
+          finish()
         })
         // `setTimeout` fires at once for longer delays than 2^31-1 ms: those mean "no timeout".
         if (timeoutMs <= 2_147_483_647) timers.push(setTimeout(() => {
@@ -240,7 +297,7 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
 
         // Interrupted (the CLI got SIGINT, the caller gave up): the same termination, awaited.
         return Effect.async<void>((resumeCancel) => {
-          if (closed && !terminating) {
+          if (settled) {
             for (const t of timers) clearTimeout(t)
             return resumeCancel(Effect.void)
           }
@@ -254,4 +311,8 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
     return CommandRunner.of({ run })
   })
 
-export const layer = (config: CommandRunnerConfig = {}) => Layer.effect(CommandRunner, make(config))
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (config: CommandRunnerConfig = {}) => Layer.scoped(CommandRunner, make(config))

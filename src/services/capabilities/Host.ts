@@ -11,10 +11,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { InvalidHostConfig, type StateError } from "../../schema/CapabilityErrors.ts"
 import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
-import { firstIssue } from "../../schema/ParseIssue.ts"
+import { decodeDocument } from "./DocumentStore.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 export const hostFile = "host.json"
@@ -49,17 +48,7 @@ export const fromConfig = (config: HostConfig): Host["Type"] => {
   })
 }
 
-const parse = (file: string, text: string) =>
-  Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (e) => new InvalidHostConfig({ file, field: "", rule: `not valid JSON: ${String(e)}` })
-  }).pipe(
-    Effect.flatMap((json) =>
-      Schema.decodeUnknown(HostConfig, { onExcessProperty: "error" })(json).pipe(
-        Effect.mapError((e) => new InvalidHostConfig({ file, ...firstIssue(e) }))
-      )
-    )
-  )
+const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidHostConfig({ file, field, rule }))
 
 export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot

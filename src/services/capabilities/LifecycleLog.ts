@@ -4,20 +4,20 @@
  * `lifecycle.log` as `ev=capability-provision capability=<name>
  * identity=<runtime>-<peer> occasion=… state=…`").
  *
- * The file is created 0600. Before an append that would take it past `maxBytes`
- * it rotates: `lifecycle.log` → `.1` → `.2` … and the oldest beyond `keep` is
- * deleted. Appends and rotation happen under the root lock held by the joint, so
- * two processes never rotate at once. Writing the log never fails the
- * operation: a write error is reported once on stderr and otherwise ignored.
+ * The file is created 0600 in a 0700 folder (its lines carry stderr tails).
+ * Before an append that would take it past `maxBytes` it rotates:
+ * `lifecycle.log` → `.1` → `.2` … and the oldest beyond `keep` is deleted.
+ * Appends and rotation happen under the root lock held by the joint, so two
+ * processes never rotate at once. All of it goes through the platform
+ * `FileSystem`. Writing the log never fails the operation: a write error is
+ * reported once as a warning through the Effect logger and otherwise ignored.
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as fs from "node:fs"
-import { dirname } from "node:path"
 import { StateRoot } from "./StateRoot.ts"
 
 export const logFile = "logs/lifecycle.log"
@@ -58,44 +58,58 @@ export const quote = (value: string): string =>
 export const formatLine = (fields: ReadonlyArray<readonly [string, LogValue]>): string =>
   fields.flatMap(([key, value]) => value === undefined ? [] : [`${key}=${quote(String(value))}`]).join(" ")
 
-export const make = (config: LifecycleLogConfig = {}): Effect.Effect<LifecycleLog["Type"], never, StateRoot> =>
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  config: LifecycleLogConfig = {}
+): Effect.Effect<LifecycleLog["Type"], never, StateRoot | FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
     const state = yield* StateRoot
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
     const file = state.resolve(logFile)
+    const dir = path.dirname(file)
     const maxBytes = config.maxBytes ?? 1024 * 1024
     const keep = Math.max(1, config.keep ?? 5)
+    const encoder = new TextEncoder()
+    let folderReady = false
     let warned = false
 
-    const rotate = () => {
-      fs.rmSync(`${file}.${keep}`, { force: true })
-      for (let i = keep - 1; i >= 1; i--) {
-        if (fs.existsSync(`${file}.${i}`)) fs.renameSync(`${file}.${i}`, `${file}.${i + 1}`)
-      }
-      fs.renameSync(file, `${file}.1`)
-    }
+    const missing = (e: { readonly _tag: string; readonly reason?: string }) =>
+      e._tag === "SystemError" && e.reason === "NotFound"
 
-    // One line is a few hundred bytes: synchronous calls (stat, open, write, close) cost a
-    // few microseconds, far less than a round trip through the thread pool per call of a
-    // 500-endpoint sweep.
-    const write = (line: string) => {
-      const size = fs.statSync(file, { throwIfNoEntry: false })?.size
-      if (size === undefined) fs.mkdirSync(dirname(file), { recursive: true })
-      else if (size > 0 && size + Buffer.byteLength(line) > maxBytes) rotate()
-      fs.appendFileSync(file, line, { mode: 0o600 })
-    }
+    const rotate = Effect.gen(function*() {
+      yield* fs.remove(`${file}.${keep}`, { force: true })
+      for (let i = keep - 1; i >= 1; i--) {
+        yield* fs.rename(`${file}.${i}`, `${file}.${i + 1}`).pipe(Effect.catchIf(missing, () => Effect.void))
+      }
+      yield* fs.rename(file, `${file}.1`)
+    })
+
+    const write = (line: Uint8Array) =>
+      Effect.gen(function*() {
+        if (!folderReady) {
+          yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
+          // A folder made before (or by an older version) is tightened too.
+          yield* fs.chmod(dir, 0o700)
+          folderReady = true
+        }
+        const size = yield* fs.stat(file).pipe(
+          Effect.map((info) => Number(info.size)),
+          Effect.catchIf(missing, () => Effect.succeed(0))
+        )
+        if (size > 0 && size + line.length > maxBytes) yield* rotate
+        yield* fs.writeFile(file, line, { flag: "a", mode: 0o600 })
+      })
 
     const append = (fields: ReadonlyArray<readonly [string, LogValue]>) =>
-      Effect.try({
-        try: () => write(`${formatLine(fields)}\n`),
-        catch: (error) => error instanceof Error ? error.message : String(error)
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.sync(() => {
-            if (!warned) {
-              warned = true
-              const reason = Cause.failureOption(cause).pipe(Option.getOrElse(() => Cause.pretty(cause)))
-              process.stderr.write(`city: warning: cannot write ${file}: ${reason.split("\n")[0]}\n`)
-            }
+      write(encoder.encode(`${formatLine(fields)}\n`)).pipe(
+        Effect.catchAll((error) =>
+          warned ? Effect.void : Effect.suspend(() => {
+            warned = true
+            return Effect.logWarning(`cannot write ${file}: ${error.message.split("\n")[0]}`)
           })
         )
       )
@@ -103,4 +117,8 @@ export const make = (config: LifecycleLogConfig = {}): Effect.Effect<LifecycleLo
     return LifecycleLog.of({ append, file })
   })
 
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (config: LifecycleLogConfig = {}) => Layer.effect(LifecycleLog, make(config))

@@ -16,16 +16,19 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import { InvalidPeerFile, type StateError, UnknownPeer } from "../../schema/CapabilityErrors.ts"
 import { isName } from "../../schema/Name.ts"
-import { firstIssue } from "../../schema/ParseIssue.ts"
 import { Peer } from "../../schema/Peer.ts"
+import * as DocumentStore from "./DocumentStore.ts"
 import { Host } from "./Host.ts"
-import { type Scan, scanDocuments, StateRoot } from "./StateRoot.ts"
+import { StateRoot } from "./StateRoot.ts"
 
 export const peersDir = "peers"
 
+/**
+ * @since 0.1.0
+ * @category tags
+ */
 export class Peers extends Context.Tag("effect-city/Peers")<
   Peers,
   {
@@ -37,48 +40,45 @@ export class Peers extends Context.Tag("effect-city/Peers")<
     readonly purge: (personality: string) => Effect.Effect<void, StateError>
     /** Removes the private directory of one (peer, runtime), if the runtime has one. */
     readonly purgeRuntime: (personality: string, runtime: string) => Effect.Effect<void, StateError>
-    readonly scan: Effect.Effect<Scan<Peer, InvalidPeerFile>, StateError>
+    /** The absolute path of the peer file of `personality`. */
+    readonly file: (personality: string) => string
+    readonly scan: Effect.Effect<DocumentStore.Scan<Peer, InvalidPeerFile>, StateError>
   }
 >() {}
 
-const decodePeer = Schema.decodeUnknown(Peer, { onExcessProperty: "error" })
+const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidPeerFile> = {
+  dir: peersDir,
+  schema: Peer,
+  invalid: (file, field, rule) => new InvalidPeerFile({ file, field, rule }),
+  key: { field: "personality", of: (peer) => peer.personality },
+  isStem: isName,
+  namingRule: "is not a peer file: expected <personality>.json"
+}
 
-export const validate = (file: string, stem: string, text: string): Effect.Effect<Peer, InvalidPeerFile> =>
-  Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (e) => new InvalidPeerFile({ file, field: "", rule: `not valid JSON (${String(e)})` })
-  }).pipe(
-    Effect.flatMap((json) =>
-      decodePeer(json).pipe(Effect.mapError((e) => new InvalidPeerFile({ file, ...firstIssue(e) })))
-    ),
-    Effect.filterOrFail(
-      (peer) => peer.personality === stem,
-      (peer) =>
-        new InvalidPeerFile({
-          file,
-          field: "personality",
-          rule: `must equal the file stem "${stem}", got "${peer.personality}"`
-        })
-    )
-  )
+/**
+ * Validates the text of a peer file: JSON, every Schema rule, then "equals the file stem".
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate = DocumentStore.decoder(storeOptions)
 
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effect.gen(function*() {
   const state = yield* StateRoot
   const host = yield* Host
-  const relative = (personality: string) => `${peersDir}/${personality}.json`
+  const store = yield* DocumentStore.make(storeOptions)
 
   const get = (personality: string) =>
-    state.readText(relative(personality)).pipe(
-      Effect.flatMap((text): Effect.Effect<Peer, UnknownPeer | InvalidPeerFile> =>
-        Option.isNone(text)
-          ? Effect.fail(new UnknownPeer({ personality, file: state.resolve(relative(personality)) }))
-          : validate(state.resolve(relative(personality)), personality, text.value)
-      )
-    )
+    Effect.flatMap(store.read(personality), (found) =>
+      Option.match(found, {
+        onNone: () => Effect.fail(new UnknownPeer({ personality, file: store.file(personality) })),
+        onSome: Effect.succeed
+      }))
 
-  const exists = (personality: string) => Effect.map(state.readText(relative(personality)), Option.isSome)
-
-  const put = (peer: Peer) => state.writeJson(relative(peer.personality), peer)
+  const exists = (personality: string) => Effect.map(state.readText(`${peersDir}/${personality}.json`), Option.isSome)
 
   const purgeRuntime = (personality: string, runtime: string) =>
     Option.match(host.privateDir(runtime, personality), {
@@ -88,18 +88,15 @@ export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effec
 
   const purge = (personality: string) =>
     Effect.gen(function*() {
-      yield* state.remove(relative(personality))
+      yield* store.remove(personality)
       for (const runtime of Object.keys(host.config.profiles)) yield* purgeRuntime(personality, runtime)
     })
 
-  const scan = scanDocuments(state, peersDir, {
-    invalid: (file, rule) => new InvalidPeerFile({ file, field: "", rule }),
-    validate,
-    isStem: isName,
-    namingRule: "is not a peer file: expected <personality>.json"
-  })
-
-  return Peers.of({ get, exists, put, purge, purgeRuntime, scan })
+  return Peers.of({ get, exists, put: store.write, purge, purgeRuntime, file: store.file, scan: store.list })
 })
 
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Peers, make)

@@ -1,0 +1,179 @@
+/**
+ * One JSON document store for the state root: a folder of `<name>.json`
+ * documents of one Schema (declarations, peers, endpoint records), each decoded
+ * with `Schema.parseJson(schema)` (excess properties refused), its stem checked
+ * against the name it carries, and written atomically through `StateRoot`.
+ *
+ * `list` reads the whole folder and returns the valid documents and one invalid
+ * item per bad entry (spec/capability-plugin-lifecycle.md, "Declaration": "an
+ * invalid file found on disk is reported loudly and never skipped silently"):
+ * bad JSON, a broken rule, a stem that differs from the name inside, an entry
+ * that is not `<name>.json`, a file that cannot be read. Temp files of an
+ * interrupted atomic write (`*.tmp`) are ours and are not reported; a file
+ * deleted between the listing and the read is simply gone.
+ *
+ * A store is a value built on the `StateRoot` service (it is generic in its
+ * Schema, so it is not a service itself); `Capabilities`, `Peers` and
+ * `EndpointRecords` each build one, `Host` decodes its single file with
+ * `decodeDocument`.
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { StateError } from "../../schema/CapabilityErrors.ts"
+import { documentIssue } from "../../schema/ParseIssue.ts"
+import { type WriteOptions, StateRoot } from "./StateRoot.ts"
+
+/**
+ * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scan<A, E> {
+  readonly valid: ReadonlyArray<A>
+  readonly invalid: ReadonlyArray<E>
+}
+
+/** Builds the error for an invalid file: `field` is empty when the file as a whole is unusable. */
+export type InvalidFileError<E> = (file: string, field: string, rule: string) => E
+
+/**
+ * Decodes the text of one JSON document with `Schema.parseJson(schema)`; excess properties are
+ * refused. A failure names the file, the field and the rule.
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: InvalidFileError<E>) => {
+  const decode = Schema.decodeUnknown(Schema.parseJson(schema), { onExcessProperty: "error" })
+  return (file: string, text: string): Effect.Effect<A, E> =>
+    decode(text).pipe(Effect.mapError((error) => {
+      const { field, rule } = documentIssue(error)
+      return invalid(file, field, rule)
+    }))
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DocumentStoreOptions<A, I, E> {
+  /** The folder under the root, e.g. `peers`. */
+  readonly dir: string
+  readonly schema: Schema.Schema<A, I>
+  readonly invalid: InvalidFileError<E>
+  /** The name a document is stored under, and the field that carries it (it must equal the stem). */
+  readonly key: { readonly field: string; readonly of: (document: A) => string }
+  /** What a valid stem is. */
+  readonly isStem: (stem: string) => boolean
+  /** The rule an entry breaks when its name is wrong, e.g. "is not a peer file: expected <personality>.json". */
+  readonly namingRule: string
+  /** A rule the Schema cannot state alone (it depends on this host); `None` when it holds. */
+  readonly check?: (document: A) => Option.Option<{ readonly field: string; readonly rule: string }>
+  /** Files only the owner may read (see `StateRoot.WriteOptions`). */
+  readonly private?: boolean
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DocumentStore<A, E> {
+  /** The absolute path of a document. */
+  readonly file: (name: string) => string
+  /** Decodes and checks the text of a document named `stem`, found at `file`. */
+  readonly decode: (file: string, stem: string, text: string) => Effect.Effect<A, E>
+  /** The document stored under `name`; `None` when there is none. */
+  readonly read: (name: string) => Effect.Effect<Option.Option<A>, E | StateError>
+  /** Writes a document atomically under its own name. Caller holds the root lock. */
+  readonly write: (document: A) => Effect.Effect<void, StateError>
+  /** Removes the document of `name`; a missing one is not an error. Caller holds the root lock. */
+  readonly remove: (name: string) => Effect.Effect<void, StateError>
+  /** Every document of the folder, valid or not, in name order. */
+  readonly list: Effect.Effect<Scan<A, E>, StateError>
+}
+
+/**
+ * Decodes and checks the text of the document named `stem` found at `file`: the Schema, the stem
+ * rule, then the store's own `check`.
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
+  const parse = decodeDocument(options.schema, options.invalid)
+  return (path: string, stem: string, text: string): Effect.Effect<A, E> =>
+      parse(path, text).pipe(
+        Effect.filterOrElse(
+          (document) => options.key.of(document) === stem,
+          (document) =>
+            Effect.fail(options.invalid(
+              path,
+              options.key.field,
+              `must equal the file stem "${stem}", got "${options.key.of(document)}"`
+            ))
+        ),
+        Effect.flatMap((document) =>
+          Option.match(options.check?.(document) ?? Option.none(), {
+            onNone: () => Effect.succeed(document),
+            onSome: ({ field, rule }) => Effect.fail(options.invalid(path, field, rule))
+          })
+        )
+      )
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A, I, E>(
+  options: DocumentStoreOptions<A, I, E>
+): Effect.Effect<DocumentStore<A, E>, never, StateRoot> =>
+  Effect.gen(function*() {
+    const state = yield* StateRoot
+    const relative = (name: string) => `${options.dir}/${name}.json`
+    const file = (name: string) => state.resolve(relative(name))
+    const decode = decoder(options)
+    const encode = Schema.encode(Schema.parseJson(options.schema, { space: 2 }))
+    const writeOptions: WriteOptions = options.private === true ? { private: true } : {}
+
+    const read = (name: string) =>
+      Effect.flatMap(state.readText(relative(name)), (text): Effect.Effect<Option.Option<A>, E> =>
+        Option.isNone(text) ? Effect.succeed(Option.none()) : Effect.map(decode(file(name), name, text.value), Option.some))
+
+    const write = (document: A) => {
+      const name = options.key.of(document)
+      return encode(document).pipe(
+        Effect.mapError((e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })),
+        Effect.flatMap((text) => state.writeText(relative(name), `${text}\n`, writeOptions))
+      )
+    }
+
+    const remove = (name: string) => state.remove(relative(name))
+
+    const list = Effect.gen(function*() {
+      const entries = yield* state.list(options.dir)
+      const checked = yield* Effect.forEach(entries, (entry): Effect.Effect<Option.Option<Either.Either<A, E>>> => {
+        const path = state.resolve(`${options.dir}/${entry}`)
+        if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
+        const stem = entry.slice(0, -5)
+        if (!entry.endsWith(".json") || !options.isStem(stem)) {
+          return Effect.succeed(Option.some(Either.left(options.invalid(path, "", options.namingRule))))
+        }
+        return state.readText(`${options.dir}/${entry}`).pipe(
+          Effect.mapError((e) => options.invalid(path, "", `cannot be read (${e.detail})`)),
+          Effect.flatMap((text) =>
+            Option.isNone(text)
+              ? Effect.succeed(Option.none<Either.Either<A, E>>())
+              : Effect.map(decode(path, stem, text.value), (a) => Option.some(Either.right(a)))
+          ),
+          Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
+        )
+      }, { concurrency: 16 })
+      const found = Arr.getSomes(checked)
+      return { valid: Arr.getRights(found), invalid: Arr.getLefts(found) }
+    })
+
+    return { file, decode, read, write, remove, list }
+  })

@@ -1,0 +1,242 @@
+/**
+ * Running the calls of a joint (spec/capability-plugin-lifecycle.md, "Joints
+ * (core-owned)"): which endpoints a declaration has, and one call per endpoint
+ * with bounded concurrency, each logged ("Every call is logged to
+ * `lifecycle.log` as `ev=capability-provision capability=<name>
+ * identity=<runtime>-<peer> occasion=… state=…`") and recorded as that
+ * endpoint's last call.
+ *
+ * An endpoint "is one `(peer, runtime)` pair where the runtime is: declared by
+ * the peer; hostable as an agent by this core; listed in the declaration's
+ * `runtimes`".
+ *
+ * Decisions where the spec is silent:
+ * - commands run with the state root as their working directory (the peer's cwd
+ *   is passed as `{cwd}`), so a call never depends on where the operator stood;
+ * - a runtime with a private directory gets it created before each call; if it
+ *   cannot be created the call is `failed` before spawn, with the reason;
+ * - the timeout is at least 1 ms and the concurrency at least 1
+ *   (`InvalidJointSettings` otherwise): a zero timeout would fail every call
+ *   before it could act.
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { InvalidJointSettings, type InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
+import type { Declaration } from "../../schema/Declaration.ts"
+import { commandOf, type Occasion } from "../../schema/Occasion.ts"
+import { type EndpointOutcome, identityOf, type Outcome } from "../../schema/Outcome.ts"
+import type { Peer } from "../../schema/Peer.ts"
+import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts"
+import { EndpointRecords } from "./EndpointRecords.ts"
+import { Host } from "./Host.ts"
+import { LifecycleLog } from "./LifecycleLog.ts"
+import { StateRoot } from "./StateRoot.ts"
+
+/**
+ * One endpoint of one capability.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Endpoint {
+  readonly declaration: Declaration
+  readonly peer: Peer
+  readonly runtime: string
+}
+
+/**
+ * Per-call settings of a joint.
+ * @since 0.1.0
+ * @category models
+ */
+export interface JointSettings {
+  /** Timeout per call (default 120 s); at least 1 ms. */
+  readonly timeout?: Duration.DurationInput
+  /** Calls run at once (default 4); an integer of at least 1. */
+  readonly concurrency?: number
+  /** Called after each call with (done, total). */
+  readonly onProgress?: (done: number, total: number) => Effect.Effect<void>
+}
+
+/**
+ * The endpoints of one declaration among the given peers, in personality then runtime order.
+ * @since 0.1.0
+ * @category endpoints
+ */
+export const endpointsOf = (
+  declaration: Declaration,
+  peers: ReadonlyArray<Peer>,
+  isAgent: (runtime: string) => boolean
+): ReadonlyArray<Endpoint> =>
+  [...peers]
+    .sort((a, b) => a.personality < b.personality ? -1 : a.personality > b.personality ? 1 : 0)
+    .flatMap((peer) =>
+      peer.runtimes
+        .filter((runtime) => isAgent(runtime) && declaration.runtimes.includes(runtime))
+        .map((runtime) => ({ declaration, peer, runtime }))
+    )
+
+/**
+ * Refuses a timeout below 1 ms and a concurrency that is not an integer of at least 1.
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkSettings = (settings: JointSettings = {}): Effect.Effect<void, InvalidJointSettings> => {
+  if (settings.timeout !== undefined) {
+    const timeout = Duration.decodeUnknown(settings.timeout)
+    const ms = Option.match(timeout, { onNone: () => Number.NaN, onSome: Duration.toMillis })
+    if (!(ms >= 1)) {
+      return Effect.fail(new InvalidJointSettings({
+        setting: "timeout",
+        // A negative number decodes to 0: name what was given.
+        value: typeof settings.timeout === "number" || Number.isNaN(ms) ? `${String(settings.timeout)} ms` : `${ms} ms`,
+        rule: "must be at least 1 ms: a call needs time to run (--timeout-ms takes milliseconds, default 120000)"
+      }))
+    }
+  }
+  const concurrency = settings.concurrency
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
+    return Effect.fail(new InvalidJointSettings({
+      setting: "concurrency",
+      value: String(concurrency),
+      rule: "must be a whole number of at least 1 (calls run at once; default 4)"
+    }))
+  }
+  return Effect.void
+}
+
+/**
+ * What the calls of a joint came to: each endpoint's outcome, and any invalid records file met.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Calls {
+  readonly outcomes: ReadonlyArray<EndpointOutcome>
+  readonly invalid: ReadonlyArray<InvalidEndpointRecords>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
+  EndpointCalls,
+  {
+    /**
+     * One call per endpoint, `settings.concurrency` at a time, each logged; then each endpoint's
+     * last call is recorded. Caller holds the root lock and has checked the settings.
+     */
+    readonly run: (
+      endpoints: ReadonlyArray<Endpoint>,
+      occasion: Occasion,
+      settings?: JointSettings
+    ) => Effect.Effect<Calls, StateError>
+  }
+>() {}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  EndpointCalls["Type"],
+  never,
+  StateRoot | Host | CommandRunner | LifecycleLog | EndpointRecords | FileSystem.FileSystem
+> = Effect.gen(function*() {
+  const state = yield* StateRoot
+  const host = yield* Host
+  const runner = yield* CommandRunner
+  const log = yield* LifecycleLog
+  const records = yield* EndpointRecords
+  const fs = yield* FileSystem.FileSystem
+
+  /** Runs one call: substitute, create the private directory, spawn (or refuse before spawn), log. */
+  const call = (endpoint: Endpoint, occasion: Occasion, timeout: Duration.DurationInput) =>
+    Effect.gen(function*() {
+      const { declaration, peer, runtime } = endpoint
+      const privateDir = Option.map(host.privateDir(runtime, peer.personality), state.resolve)
+      const values: Substitutions = {
+        personality: peer.personality,
+        runtime,
+        cwd: peer.cwd,
+        occasion,
+        ...(Option.isSome(privateDir) ? { privateDir: privateDir.value } : {})
+      }
+      const argv = buildArgv(declaration[commandOf(occasion)], values)
+      const outcome: Outcome = Either.isLeft(argv)
+        ? {
+          state: "failed",
+          ms: 0,
+          detail: `{${argv.left}} is not available: runtime ${runtime} has no private directory; refused before spawn`
+        }
+        : yield* Effect.gen(function*() {
+          if (Option.isSome(privateDir)) {
+            const made = yield* Effect.either(fs.makeDirectory(privateDir.value, { recursive: true }))
+            if (Either.isLeft(made)) {
+              return {
+                state: "failed",
+                ms: 0,
+                detail: `cannot create the private directory ${privateDir.value}: ${made.left.message}; refused before spawn`
+              } satisfies Outcome
+            }
+          }
+          const [command, ...args] = argv.right
+          return yield* runner.run({ command, args, cwd: state.root, privateDir, timeout })
+        })
+      const now = yield* DateTime.now
+      yield* log.append([
+        ["ts", DateTime.formatIso(now)],
+        ["ev", "capability-provision"],
+        ["capability", declaration.capability],
+        ["identity", identityOf(runtime, peer.personality)],
+        ["occasion", occasion],
+        ["state", outcome.state],
+        ["exit", outcome.exit],
+        ["ms", Math.round(outcome.ms)],
+        ["detail", outcome.detail]
+      ])
+      const result: EndpointOutcome = {
+        capability: declaration.capability,
+        personality: peer.personality,
+        runtime,
+        occasion,
+        ...outcome
+      }
+      return result
+    })
+
+  const run = (endpoints: ReadonlyArray<Endpoint>, occasion: Occasion, settings: JointSettings = {}) =>
+    Effect.gen(function*() {
+      const timeout = settings.timeout ?? Duration.seconds(120)
+      const total = endpoints.length
+      let done = 0
+      const outcomes = yield* Effect.forEach(
+        endpoints,
+        (endpoint) =>
+          call(endpoint, occasion, timeout).pipe(
+            Effect.tap(() => {
+              done++
+              return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total)
+            })
+          ),
+        { concurrency: settings.concurrency ?? 4 }
+      )
+      const at = DateTime.formatIso(yield* DateTime.now)
+      const invalid = yield* records.record(outcomes, at)
+      return { outcomes, invalid }
+    })
+
+  return EndpointCalls.of({ run })
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.effect(EndpointCalls, make)

@@ -1,0 +1,165 @@
+/**
+ * The last call per endpoint, `$CITY_ROOT/state/endpoints/<capability>.json`,
+ * shown by `city capability list`: personality → runtime → `{ state, occasion,
+ * at, exit?, detail? }`. Keyed by the (personality, runtime) pair: the spec's
+ * `<runtime>-<personality>` identity is for the log only (two endpoints can
+ * share it).
+ *
+ * The records hold stderr tails, so they are private to the owner: files 0600
+ * in a 0700 folder, like the log. They are a record of what happened, not
+ * state a joint depends on: an invalid records file is reported (never read as
+ * empty in silence) and replaced by the next write, which then holds only the
+ * calls made since.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
+import { isName } from "../../schema/Name.ts"
+import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
+import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
+import * as DocumentStore from "./DocumentStore.ts"
+import type { StateRoot } from "./StateRoot.ts"
+
+export const recordsDir = "state/endpoints"
+
+/** One endpoint of one capability. */
+export interface EndpointKey {
+  readonly capability: string
+  readonly personality: string
+  readonly runtime: string
+}
+
+/** The records of one capability as read: the last call per endpoint, and the file if it was invalid. */
+export interface CapabilityRecords {
+  readonly last: (personality: string, runtime: string) => Option.Option<EndpointRecord>
+  /** Every recorded endpoint, in personality then runtime order. */
+  readonly endpoints: ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>
+  readonly invalid: Option.Option<InvalidEndpointRecords>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
+  EndpointRecords,
+  {
+    /** The records of one capability (none recorded: empty). */
+    readonly get: (capability: string) => Effect.Effect<CapabilityRecords, StateError>
+    /** Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock. */
+    readonly record: (
+      outcomes: ReadonlyArray<EndpointOutcome>,
+      at: string
+    ) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
+    /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
+    readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
+    /** Every recorded endpoint of one personality, over all capabilities. */
+    readonly ofPeer: (personality: string) => Effect.Effect<ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>, StateError>
+    /** Deletes the records of a capability. Caller holds the root lock. */
+    readonly remove: (capability: string) => Effect.Effect<void, StateError>
+  }
+>() {}
+
+const entriesOf = (records: Records) =>
+  Object.keys(records.endpoints).sort().flatMap((personality) => {
+    const runtimes = records.endpoints[personality] ?? {}
+    return Object.keys(runtimes).sort().flatMap((runtime) => {
+      const record = runtimes[runtime]
+      return record === undefined ? [] : [{ capability: records.capability, personality, runtime, record }]
+    })
+  })
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Effect.gen(function*() {
+  const store = yield* DocumentStore.make({
+    dir: recordsDir,
+    schema: RecordsSchema,
+    invalid: (file, field, rule) => new InvalidEndpointRecords({ file, field, rule }),
+    key: { field: "capability", of: (records) => records.capability },
+    isStem: isName,
+    namingRule: "is not an endpoint records file: expected <capability>.json",
+    private: true
+  })
+
+  const empty = (capability: string): Records => ({ schema: 1, capability, endpoints: {} })
+
+  /** The records of a capability; an invalid file reads as empty and is returned beside them. */
+  const load = (capability: string) =>
+    store.read(capability).pipe(
+      Effect.map((found) => ({
+        records: Option.getOrElse(found, () => empty(capability)),
+        invalid: Option.none<InvalidEndpointRecords>()
+      })),
+      Effect.catchTag("InvalidEndpointRecords", (invalid) =>
+        Effect.succeed({ records: empty(capability), invalid: Option.some(invalid) }))
+    )
+
+  const get = (capability: string) =>
+    Effect.map(load(capability), ({ invalid, records }): CapabilityRecords => ({
+      last: (personality, runtime) => Option.fromNullable(records.endpoints[personality]?.[runtime]),
+      endpoints: entriesOf(records),
+      invalid
+    }))
+
+  /** Applies `change` to the records of each capability named; an emptied file is deleted. */
+  const update = (
+    capabilities: Iterable<string>,
+    change: (capability: string, endpoints: Record<string, Record<string, EndpointRecord>>) => void
+  ) =>
+    Effect.map(
+      Effect.forEach(new Set(capabilities), (capability) =>
+        Effect.gen(function*() {
+          const { invalid, records } = yield* load(capability)
+          const endpoints: Record<string, Record<string, EndpointRecord>> = {}
+          for (const [personality, runtimes] of Object.entries(records.endpoints)) endpoints[personality] = { ...runtimes }
+          change(capability, endpoints)
+          for (const [personality, runtimes] of Object.entries(endpoints)) {
+            if (Object.keys(runtimes).length === 0) delete endpoints[personality]
+          }
+          yield* Object.keys(endpoints).length === 0
+            ? store.remove(capability)
+            : store.write({ schema: 1, capability, endpoints })
+          return invalid
+        })),
+      (invalid) => invalid.flatMap(Option.toArray)
+    )
+
+  const record = (outcomes: ReadonlyArray<EndpointOutcome>, at: string) =>
+    update(outcomes.map((o) => o.capability), (capability, endpoints) => {
+      for (const o of outcomes) {
+        if (o.capability !== capability) continue
+        const runtimes = endpoints[o.personality] ?? {}
+        runtimes[o.runtime] = {
+          state: o.state,
+          occasion: o.occasion,
+          at,
+          ...(o.exit === undefined ? {} : { exit: o.exit }),
+          ...(o.detail === undefined ? {} : { detail: o.detail })
+        }
+        endpoints[o.personality] = runtimes
+      }
+    })
+
+  const forget = (keys: ReadonlyArray<EndpointKey>) =>
+    update(keys.map((k) => k.capability), (capability, endpoints) => {
+      for (const k of keys) if (k.capability === capability) delete endpoints[k.personality]?.[k.runtime]
+    })
+
+  const ofPeer = (personality: string) =>
+    Effect.map(store.list, (scan) =>
+      scan.valid.flatMap(entriesOf).filter((entry) => entry.personality === personality))
+
+  return EndpointRecords.of({ get, record, forget, ofPeer, remove: store.remove })
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.effect(EndpointRecords, make)

@@ -1,0 +1,122 @@
+/**
+ * The read-only views behind `city capability list` and `city peer list`: every
+ * declaration with its endpoints and their last recorded call, and every peer.
+ * Every invalid file met is returned beside the valid ones (reported loudly,
+ * never skipped). Reading never creates anything: on a root that does not exist
+ * both fail with `RootNotFound`, so a mistyped root is not shown as an empty one.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type { InvalidFile, InvalidPeerFile, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { Declaration } from "../../schema/Declaration.ts"
+import type { EndpointRecord } from "../../schema/Outcome.ts"
+import type { Peer } from "../../schema/Peer.ts"
+import { Capabilities } from "./Capabilities.ts"
+import { endpointsOf } from "./EndpointCalls.ts"
+import { EndpointRecords } from "./EndpointRecords.ts"
+import { Host } from "./Host.ts"
+import { Peers } from "./Peers.ts"
+import { StateRoot } from "./StateRoot.ts"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface EndpointView {
+  readonly personality: string
+  readonly runtime: string
+  readonly last: Option.Option<EndpointRecord>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CapabilityView {
+  readonly declaration: Declaration
+  readonly endpoints: ReadonlyArray<EndpointView>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CapabilitiesOverview {
+  readonly capabilities: ReadonlyArray<CapabilityView>
+  readonly invalid: ReadonlyArray<InvalidFile>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PeersOverview {
+  readonly peers: ReadonlyArray<Peer>
+  readonly invalid: ReadonlyArray<InvalidPeerFile>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Overview extends Context.Tag("effect-city/Overview")<
+  Overview,
+  {
+    /** Every declaration with its endpoints and their last recorded call. */
+    readonly capabilities: Effect.Effect<CapabilitiesOverview, RootNotFound | StateError>
+    /** Every peer, and every invalid peer file. */
+    readonly peers: Effect.Effect<PeersOverview, RootNotFound | StateError>
+  }
+>() {}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Overview["Type"], never, StateRoot | Host | Capabilities | Peers | EndpointRecords> =
+  Effect.gen(function*() {
+    const state = yield* StateRoot
+    const host = yield* Host
+    const declarations = yield* Capabilities
+    const peersStore = yield* Peers
+    const records = yield* EndpointRecords
+
+    const capabilities = Effect.gen(function*() {
+      yield* state.require
+      const found = yield* declarations.scan
+      const peers = yield* peersStore.scan
+      const views = yield* Effect.forEach(found.valid, (declaration) =>
+        Effect.map(records.get(declaration.capability), (recorded) => ({
+          view: {
+            declaration,
+            endpoints: endpointsOf(declaration, peers.valid, host.isAgent).map((e): EndpointView => ({
+              personality: e.peer.personality,
+              runtime: e.runtime,
+              last: recorded.last(e.peer.personality, e.runtime)
+            }))
+          } satisfies CapabilityView,
+          invalid: recorded.invalid
+        })))
+      const invalidRecords = views.flatMap((v) => v.invalid._tag === "Some" ? [v.invalid.value] : [])
+      return {
+        capabilities: views.map((v) => v.view),
+        invalid: [...found.invalid, ...peers.invalid, ...invalidRecords]
+      } satisfies CapabilitiesOverview
+    })
+
+    const peers = Effect.zipRight(
+      state.require,
+      Effect.map(peersStore.scan, (scan): PeersOverview => ({ peers: scan.valid, invalid: scan.invalid }))
+    )
+
+    return Overview.of({ capabilities, peers })
+  })
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.effect(Overview, make)
