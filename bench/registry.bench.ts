@@ -28,7 +28,13 @@ const bareScopes = (n: number) =>
   })
 
 let unique = 0
-const addRemove = (city: City.CityShape, n: number) =>
+/** Adds n fresh plugins, then removes them, `times` times. */
+const addRemove = (city: City.CityShape, n: number, times = 1) =>
+  Effect.gen(function*() {
+    for (let t = 0; t < times; t++) yield* addRemoveOnce(city, n)
+  })
+
+const addRemoveOnce = (city: City.CityShape, n: number) =>
   Effect.gen(function*() {
     const round = unique++
     const names: Array<string> = []
@@ -60,16 +66,17 @@ const main = Effect.gen(function*() {
 
   const ratios: Array<number> = []
   for (const n of [100, 1_000, 10_000]) {
-    const rounds = n >= 10_000 ? 5 : 9
+    // Every round does at least 10,000 plugins (N at a time), so a round is long enough to time.
+    const times = Math.max(1, Math.floor(10_000 / n))
     const c = yield* Effect.promise(() =>
       compare({
         label: `add + remove of a no-op plugin, N = ${n}`,
         baseline: "bare Scope",
-        ops: n,
-        rounds,
+        ops: n * times,
+        rounds: 5,
         warmup: 1,
-        subjectRound: { run: run(addRemove(city, n)) },
-        baselineRound: { run: run(bareScopes(n)) }
+        subjectRound: { run: run(addRemove(city, n, times)) },
+        baselineRound: { run: run(bareScopes(n * times)) }
       })
     )
     console.log(line(c))

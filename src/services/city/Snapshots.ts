@@ -3,18 +3,17 @@
  * last_error in city.plugins.snapshots()"): one snapshot per live or failed plugin, kept in a
  * persistent map sorted by name (code-unit order), and a stream of changes.
  *
- * A change costs O(log P) here and is published as itself (`Updated` / `Removed`), never as the
+ * A change costs O(1) here (a HAMT update) and is published as itself (`Updated` / `Removed`), never as the
  * whole list, so a watcher of `changes` costs the registry O(1) per change whatever the number of
  * plugins. A subscriber first receives the current snapshots, then every change.
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
-import * as Order from "effect/Order"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
-import * as SortedMap from "effect/SortedMap"
 import * as Stream from "effect/Stream"
 import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
@@ -51,14 +50,17 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString
  * @category constructors
  */
 export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(function*() {
-  let map = SortedMap.empty<string, PluginSnapshot>(Order.string)
+  let map = HashMap.empty<string, PluginSnapshot>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
   const put = (snapshot: PluginSnapshot) => {
-    map = SortedMap.set(map, snapshot.name, snapshot)
+    map = HashMap.set(map, snapshot.name, snapshot)
     return Effect.as(PubSub.publish(pubsub, { _tag: "Updated", snapshot }), snapshot)
   }
-  const current = (name: string) => Option.getOrUndefined(SortedMap.get(map, name))
+  /** The snapshots in code-unit name order: sorted when asked for, so a change stays O(1)-ish. */
+  const sorted = (): Array<PluginSnapshot> =>
+    Array.from(HashMap.values(map)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const current = (name: string) => Option.getOrUndefined(HashMap.get(map, name))
 
   const change = (name: string, status: PluginStatus, lastError?: string) =>
     Effect.flatMap(now, (updated_at) => {
@@ -70,8 +72,8 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
 
   const remove = (name: string) =>
     Effect.suspend(() => {
-      if (!SortedMap.has(map, name)) return Effect.void
-      map = SortedMap.remove(map, name)
+      if (!HashMap.has(map, name)) return Effect.void
+      map = HashMap.remove(map, name)
       return PubSub.publish(pubsub, { _tag: "Removed", name })
     })
 
@@ -88,14 +90,11 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
           ...(snapshot.last_error === undefined ? {} : { last_error: snapshot.last_error })
         })
     },
-    get: (name) => Effect.sync(() => SortedMap.get(map, name)),
-    list: Effect.sync(() => Array.from(SortedMap.values(map))),
+    get: (name) => Effect.sync(() => HashMap.get(map, name)),
+    list: Effect.sync(sorted),
     changes: Stream.unwrapScoped(
       Effect.map(PubSub.subscribe(pubsub), (queue) => {
-        const now: ReadonlyArray<SnapshotChange> = Array.from(
-          SortedMap.values(map),
-          (snapshot) => ({ _tag: "Updated", snapshot })
-        )
+        const now: ReadonlyArray<SnapshotChange> = sorted().map((snapshot) => ({ _tag: "Updated", snapshot }))
         return Stream.concat(Stream.fromIterable(now), Stream.fromQueue(queue))
       })
     ),
@@ -123,14 +122,14 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
           if (previous === undefined || previous.status === "disposing") continue
           const { last_error: _, ...rest } = previous
           const snapshot: PluginSnapshot = { ...rest, status: "disposing", updated_at }
-          map = SortedMap.set(map, name, snapshot)
+          map = HashMap.set(map, name, snapshot)
           changes.push({ _tag: "Updated", snapshot })
         }
         return PubSub.publishAll(pubsub, changes)
       }),
     clear: Effect.suspend(() => {
-      const changes: Array<SnapshotChange> = Array.from(SortedMap.keys(map), (name) => ({ _tag: "Removed", name }))
-      map = SortedMap.empty<string, PluginSnapshot>(Order.string)
+      const changes: Array<SnapshotChange> = Array.from(HashMap.keys(map), (name) => ({ _tag: "Removed", name }))
+      map = HashMap.empty<string, PluginSnapshot>()
       return PubSub.publishAll(pubsub, changes)
     })
   }
