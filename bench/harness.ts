@@ -13,9 +13,11 @@ export interface Comparison {
   /** Median ns per operation of the subject and of the baseline. */
   readonly subjectNs: number
   readonly baselineNs: number
-  /** Median and min of the per-round ratio subject / baseline. */
+  /** Median and min of the per-round ratio subject / baseline (wall-clock time). */
   readonly median: number
   readonly min: number
+  /** Median per-round ratio of the CPU time this process used (less sensitive to other load). */
+  readonly cpuMedian: number
 }
 
 const median = (values: ReadonlyArray<number>) => {
@@ -29,11 +31,18 @@ export interface Round {
   readonly run: () => Promise<void>
 }
 
-const time = async (round: Round): Promise<number> => {
+const cpuNow = () => {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1000
+}
+
+/** Wall-clock and CPU milliseconds of one round's `run`. */
+const time = async (round: Round): Promise<readonly [number, number]> => {
   if (round.setup !== undefined) await round.setup()
+  const cpu = cpuNow()
   const start = performance.now()
   await round.run()
-  return performance.now() - start
+  return [performance.now() - start, cpuNow() - cpu]
 }
 
 /** Runs baseline and subject alternately (`rounds` pairs after `warmup` pairs). */
@@ -52,10 +61,11 @@ export const compare = async (options: {
   const subject: Array<number> = []
   const base: Array<number> = []
   const ratios: Array<number> = []
+  const cpuRatios: Array<number> = []
   for (let i = 0; i < warmup + rounds; i++) {
     // Alternate which side goes first, too.
-    let bt: number
-    let st: number
+    let bt: readonly [number, number]
+    let st: readonly [number, number]
     if (i % 2 === 0) {
       bt = await time(options.baselineRound)
       st = await time(options.subjectRound)
@@ -64,11 +74,12 @@ export const compare = async (options: {
       bt = await time(options.baselineRound)
     }
     if (i < warmup) continue
-    const sNs = (st * 1e6) / options.ops
-    const bNs = (bt * 1e6) / (options.baselineOps ?? options.ops)
+    const sNs = (st[0] * 1e6) / options.ops
+    const bNs = (bt[0] * 1e6) / (options.baselineOps ?? options.ops)
     subject.push(sNs)
     base.push(bNs)
     ratios.push(sNs / bNs)
+    cpuRatios.push((st[1] / options.ops) / (bt[1] / (options.baselineOps ?? options.ops)))
   }
   return {
     label: options.label,
@@ -76,7 +87,8 @@ export const compare = async (options: {
     subjectNs: median(subject),
     baselineNs: median(base),
     median: median(ratios),
-    min: Math.min(...ratios)
+    min: Math.min(...ratios),
+    cpuMedian: median(cpuRatios)
   }
 }
 
@@ -86,7 +98,7 @@ export const formatNs = (ns: number) =>
 /** One line: the subject, its baseline, and the per-round ratio (median, min). */
 export const line = (c: Comparison) =>
   `${c.label.padEnd(52)} ${formatNs(c.subjectNs).padStart(10)}/op   ${c.baseline} ${formatNs(c.baselineNs)}/op   ` +
-  `ratio median ${c.median.toFixed(2)}x min ${c.min.toFixed(2)}x`
+  `ratio median ${c.median.toFixed(2)}x min ${c.min.toFixed(2)}x (cpu ${c.cpuMedian.toFixed(2)}x)`
 
 let failedGoals = 0
 
