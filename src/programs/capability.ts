@@ -38,10 +38,12 @@ export const register = verb(
       "capability register",
       o.json,
       Effect.gen(function*() {
+        // Checked before the state root is touched: a typo in the path changes nothing.
         const file = yield* Opt.inputFile(o.file)
-        const provisioner = yield* Provisioner
-        const settings = yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
-        const { declaration, report } = yield* provisioner.register(file, settings)
+        const { declaration, report } = yield* Effect.gen(function*() {
+          const provisioner = yield* Provisioner
+          return yield* provisioner.register(file, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+        }).pipe(Effect.provide(Opt.live(o.root)))
         yield* renderSweep(
           "capability register",
           o.json,
@@ -50,7 +52,7 @@ export const register = verb(
           `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
             `sweep-on over ${report.outcomes.length} endpoint(s)`
         )
-      }).pipe(Effect.provide(Opt.live(o.root)))
+      })
     ),
   ["city capability register ./stat.json", "city capability register ./stat.json --json --concurrency 8"]
 )

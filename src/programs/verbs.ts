@@ -16,9 +16,12 @@ import type * as Types from "effect/Types"
 import type { Invocation } from "./invocation.ts"
 import { helpFor, type ParamHelp } from "./options.ts"
 
+/** What a verb's handler may use: the invocation and the file system (to check its inputs). */
+export type VerbContext = Invocation | FileSystem.FileSystem
+
 /** What parsing a verb's arguments decided. */
 export type Parsed =
-  | { readonly _tag: "Run"; readonly effect: Effect.Effect<void, never, Invocation> }
+  | { readonly _tag: "Run"; readonly effect: Effect.Effect<void, never, VerbContext> }
   /** A built-in flag of `@effect/cli` that `city` does not offer on a verb (`--wizard`, ...). */
   | { readonly _tag: "BuiltIn"; readonly flag: string }
   | { readonly _tag: "Leftover"; readonly leftover: ReadonlyArray<string> }
@@ -63,7 +66,7 @@ export const verb = <const Name extends string, const Config extends Command.Com
   name: Name,
   summary: string,
   config: Config,
-  handler: (parsed: Types.Simplify<Command.Command.ParseConfig<Config>>) => Effect.Effect<void, never, Invocation>,
+  handler: (parsed: Types.Simplify<Command.Command.ParseConfig<Config>>) => Effect.Effect<void, never, VerbContext>,
   examples: ReadonlyArray<string> = []
 ): Verb => {
   const command = Command.make(name, config, handler).pipe(Command.withDescription(summary))
