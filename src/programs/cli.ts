@@ -23,6 +23,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Terminal from "@effect/platform/Terminal"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -133,6 +134,31 @@ const completions = (shell: string | undefined, json: boolean) => {
  * returns its exit code. Never fails.
  */
 export const run = (
+  args: ReadonlyArray<string>
+): Effect.Effect<number, never, Invocation | FileSystem.FileSystem | Path.Path | Terminal.Terminal> =>
+  dispatch(args).pipe(
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : unexpected(args.includes("--json"), cause)
+    ),
+    // Only an interruption is left, and it ends the process (130); in-process it ends the fiber.
+    Effect.orDie
+  )
+
+/**
+ * Anything no verb turned into a typed failure (a defect, a platform error from the parser): one
+ * line on stderr, the envelope on stdout with `--json` (stdout stays valid JSON), exit 1.
+ */
+const unexpected = (json: boolean, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const failure = Cause.squash(cause)
+    const message = failure instanceof Error ? failure.message : String(failure)
+    yield* Out.endProgress()
+    yield* Console.error(`city: error: ${message.split("\n")[0] ?? ""}`)
+    if (json) yield* Out.printJson({ ok: false, verb: "", error: { _tag: "UnexpectedError", message } })
+    return 1
+  })
+
+const dispatch = (
   args: ReadonlyArray<string>
 ): Effect.Effect<number, never, Invocation | FileSystem.FileSystem | Path.Path | Terminal.Terminal> =>
   Effect.gen(function*() {
