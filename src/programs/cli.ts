@@ -35,7 +35,7 @@ import * as Help from "./help.ts"
 import { Invocation, stdoutColor } from "./invocation.ts"
 import * as Out from "./output.ts"
 import { peer } from "./peer.ts"
-import { group, type Node } from "./verbs.ts"
+import { group, type Node, type Verb } from "./verbs.ts"
 
 export const city = group("city", "effect-city: capability plugins and peers on this host", [capability, peer])
 
@@ -47,6 +47,28 @@ const unstyle = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
 const lowerFirst = (text: string) => text.length === 0 ? text : `${text[0]?.toLowerCase()}${text.slice(1)}`
 
 const isHelp = (arg: string) => arg === "--help" || arg === "-h"
+
+/** `@effect/cli`'s messages, in the words gh uses; one line per message. */
+const reword = (text: string): string =>
+  text.split("\n").map((line) => line.trim()).filter((line) => line !== "").map((line) =>
+    lowerFirst(
+      line
+        .replace(/^Expected to find option: '(.+)'$/, "missing required flag $1")
+        .replace(/^Expected at least (\d+) value\(s\) for option: '(.+)'$/, "missing required flag $2")
+    )
+  ).join("; ")
+
+/**
+ * A flag that takes a value, given last or followed by another flag (`--timeout-ms --json`):
+ * the parser would otherwise read the next word, or the flag itself, as something else.
+ */
+const flagWithoutValue = (verb: Verb, args: ReadonlyArray<string>): string | undefined => {
+  const valued = new Set(verb.params.flatMap((p) => {
+    const match = /^(--[a-z-]+) </.exec(p.usage)
+    return p.kind === "flag" && match?.[1] !== undefined ? [match[1]] : []
+  }))
+  return args.find((arg, i) => valued.has(arg) && (args[i + 1] === undefined || args[i + 1]?.startsWith("--") === true))
+}
 
 /**
  * The version in package.json, found by walking up from this module (the sources, `dist/`, or
@@ -206,9 +228,11 @@ const dispatch = (
     const rest = args.slice(i)
     const end = rest.indexOf("--")
     if ((end === -1 ? rest : rest.slice(0, end)).some(isHelp)) return yield* showHelp(path, verb)
+    const missing = flagWithoutValue(verb, end === -1 ? rest : rest.slice(0, end))
+    if (missing !== undefined) return yield* usageError(path, verb, json, `flag needs a value: ${missing}`)
     const parsed = yield* Effect.either(verb.parse(rest, config))
     if (Either.isLeft(parsed)) {
-      return yield* usageError(path, verb, json, lowerFirst(unstyle(HelpDoc.toAnsiText(parsed.left.error)).trim()))
+      return yield* usageError(path, verb, json, reword(unstyle(HelpDoc.toAnsiText(parsed.left.error))))
     }
     const directive = parsed.right
     switch (directive._tag) {

@@ -165,6 +165,14 @@ describe("usage errors", () => {
       const flag = yield* city(["peer", "list", "--concurrency", "3"])
       expect(flag.code).toBe(2)
       expect(flag.stderr).toContain("unknown flag '--concurrency' for 'city peer list'")
+      const required = yield* city(["peer", "create", "alice"])
+      expect(required.code).toBe(2)
+      expect(required.stderr).toContain("city: error: missing required flag --cwd; missing required flag --runtime")
+      expect(required.stderr).toContain("Usage: city peer create <personality> --cwd <dir> --runtime <name> [flags]")
+      // A flag's value left out is named, not read as the next argument.
+      const noValue = yield* city(["capability", "sync", "--timeout-ms"])
+      expect(noValue.code).toBe(2)
+      expect(noValue.stderr).toContain("flag needs a value: --timeout-ms")
     }))
 
   scenario("bad numbers read as English; a missing file is named once", () =>
