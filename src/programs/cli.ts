@@ -12,6 +12,8 @@
  * - Bad usage (unknown command or flag, a missing or malformed value) is exit 2, the message on
  *   stderr followed by the usage line; with `--json` the envelope `{ ok: false, verb, error }`
  *   goes to stdout too.
+ * - `--root <dir>` and `--json`, which every verb takes, may also come before the command
+ *   (`city --root /srv/city peer list`), as kubectl allows its global flags.
  * - `--version` and `--completions <bash|zsh|fish>` belong to `city` alone; `--wizard` and
  *   `--log-level` are not offered (the wizard needs a terminal, a script would hang on it).
  * @since 0.1.0
@@ -186,6 +188,7 @@ const dispatch = (
   Effect.gen(function*() {
     const json = args.includes("--json")
     const path: Array<string> = ["city"]
+    const carried: Array<string> = []
     let node: Node = city
     let i = 0
     while (node._tag === "Group") {
@@ -194,8 +197,17 @@ const dispatch = (
         return json ? yield* usageError(path, node, json, `missing command for '${path.join(" ")}'`) : yield* showHelp(path, node)
       }
       if (isHelp(word)) return yield* showHelp(path, node)
-      if (word === "--json") {
+      // The flags every verb takes may also come before the command (`city --root /srv/city peer list`).
+      if (word === "--json" || word.startsWith("--root=")) {
+        carried.push(word)
         i++
+        continue
+      }
+      if (word === "--root") {
+        const value = args[i + 1]
+        if (value === undefined || value.startsWith("--")) return yield* usageError(path, node, json, "flag needs a value: --root")
+        carried.push(word, value)
+        i += 2
         continue
       }
       if (path.length === 1 && word === "--version") {
@@ -225,7 +237,7 @@ const dispatch = (
       i++
     }
     const verb = node
-    const rest = args.slice(i)
+    const rest = [...args.slice(i), ...carried]
     const end = rest.indexOf("--")
     if ((end === -1 ? rest : rest.slice(0, end)).some(isHelp)) return yield* showHelp(path, verb)
     const missing = flagWithoutValue(verb, end === -1 ? rest : rest.slice(0, end))

@@ -195,6 +195,22 @@ describe("usage errors", () => {
     }))
 })
 
+describe("flags before the command", () => {
+  scenario("--root and --json may come before the command, as kubectl's global flags do", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      for (const args of [["--root", w.root, "--json", "peer", "list"], [`--root=${w.root}`, "peer", "--json", "list"]]) {
+        const run = yield* city(args)
+        expect(run.code, args.join(" ")).toBe(0)
+        expect(json(run), args.join(" ")).toMatchObject({ ok: true, verb: "peer list", peers: [{ personality: "alice" }] })
+      }
+      const missing = yield* city(["--root"])
+      expect(missing.code).toBe(2)
+      expect(missing.stderr).toContain("flag needs a value: --root")
+    }))
+})
+
 describe("--json", () => {
   scenario("one envelope { ok, verb, ... } on every verb, list verbs and usage errors included", () =>
     Effect.gen(function*() {
