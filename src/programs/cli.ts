@@ -29,7 +29,9 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { capability } from "./capability.ts"
@@ -72,6 +74,10 @@ const flagWithoutValue = (verb: Verb, args: ReadonlyArray<string>): string | und
   return args.find((arg, i) => valued.has(arg) && (args[i + 1] === undefined || args[i + 1]?.startsWith("--") === true))
 }
 
+const decodeManifest = Schema.decodeUnknownOption(
+  Schema.parseJson(Schema.Struct({ name: Schema.String, version: Schema.String }))
+)
+
 /**
  * The version in package.json, found by walking up from this module (the sources, `dist/`, or
  * the bundle `dist/city.mjs` all live below it).
@@ -81,13 +87,9 @@ export const version: Effect.Effect<string, never, FileSystem.FileSystem> = Effe
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let depth = 0; depth < 6; depth++) {
     const text = yield* fs.readFileString(join(dir, "package.json")).pipe(Effect.option)
-    if (text._tag === "Some") {
-      const parsed = yield* Effect.try(() => JSON.parse(text.value) as { name?: unknown; version?: unknown }).pipe(
-        Effect.option
-      )
-      if (parsed._tag === "Some" && parsed.value.name === "effect-city" && typeof parsed.value.version === "string") {
-        return parsed.value.version
-      }
+    if (Option.isSome(text)) {
+      const manifest = decodeManifest(text.value)
+      if (Option.isSome(manifest) && manifest.value.name === "effect-city") return manifest.value.version
     }
     dir = dirname(dir)
   }
