@@ -331,6 +331,38 @@ describe("the real process", () => {
       expect(json(runs[2] ?? { code: 0, stdout: "", stderr: "" })).toMatchObject({ ok: false, verb: "capability" })
     }))
 
+  scenario("the installed package runs from its bundle alone: package.json, bin/ and dist/city.mjs, no node_modules", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const checkout = join(binary, "..", "..")
+      const installed = join(w.base, "node_modules", "effect-city")
+      yield* fs.makeDirectory(join(installed, "bin"), { recursive: true })
+      yield* fs.makeDirectory(join(installed, "dist"))
+      for (const part of ["package.json", "bin/city.mjs", "dist/city.mjs"]) {
+        yield* fs.copyFile(join(checkout, part), join(installed, part))
+      }
+      yield* fs.makeDirectory(w.root)
+      const run = (args: ReadonlyArray<string>) =>
+        Effect.async<{ code: number | null; stdout: string }>((resume) => {
+          const child = spawn(process.execPath, [join(installed, "bin", "city.mjs"), ...args], {
+            cwd: w.base,
+            env: { ...process.env, CITY_ROOT: w.root },
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+          let stdout = ""
+          child.stdout.on("data", (chunk: Buffer) => {
+            stdout += chunk.toString()
+          })
+          child.once("close", (code) => resume(Effect.succeed({ code, stdout })))
+        })
+      const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+      expect(yield* run(["--version"])).toEqual({ code: 0, stdout: `${pkg.version}\n` })
+      const list = yield* run(["peer", "list", "--json"])
+      expect(list.code).toBe(0)
+      expect(JSON.parse(list.stdout)).toMatchObject({ ok: true, verb: "peer list", peers: [] })
+    }))
+
   scenario("Ctrl-C during a sweep exits 130, terminates the running command and releases the lock", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
