@@ -5,10 +5,12 @@
  * peer file could not be read, so some endpoint could not be attempted).
  * @since 0.1.0
  */
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Declaration } from "../schema/Declaration.ts"
+import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, Provisioner } from "../services/capabilities/Provisioner.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
@@ -81,17 +83,33 @@ export const sync = verb(
     )
 )
 
+const force = Opt.described(
+  Options.boolean("force").pipe(
+    Options.withDescription(
+      "Delete the declaration even when it is invalid (its endpoints cannot be unprovisioned; they are listed)"
+    )
+  ),
+  {
+    kind: "flag",
+    usage: "--force",
+    description: "Delete the declaration even when it is invalid; its endpoints cannot be unprovisioned and are listed"
+  }
+)
+
 export const unregister = verb(
   "unregister",
   "Unprovision every endpoint (off-all), then delete the declaration",
-  { ...Opt.commandOptions, name: nameArg },
+  { ...Opt.commandOptions, name: nameArg, force },
   (o) =>
     Out.runVerb(
       "capability unregister",
       o.json,
       Effect.gen(function*() {
         const provisioner = yield* Provisioner
-        const report = yield* provisioner.unregister(o.name, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+        const report = yield* provisioner.unregister(o.name, {
+          ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
+          force: o.force
+        })
         yield* renderSweep(
           "capability unregister",
           o.json,
@@ -112,8 +130,7 @@ export const list = verb(
       "capability list",
       o.json,
       Effect.gen(function*() {
-        const provisioner = yield* Provisioner
-        const overview = yield* provisioner.overview
+        const overview = yield* (yield* Overview).capabilities
         yield* Out.warnInvalid(overview)
         if (o.json) {
           return yield* Out.printJson({
@@ -122,7 +139,6 @@ export const list = verb(
             capabilities: overview.capabilities.map((c) => ({
               ...declarationJson(c.declaration),
               endpoints: c.endpoints.map((e) => ({
-                identity: e.identity,
                 personality: e.personality,
                 runtime: e.runtime,
                 last: Option.getOrNull(e.last)
@@ -133,18 +149,18 @@ export const list = verb(
         }
         const rows = overview.capabilities.flatMap((c) => {
           const head = [c.declaration.capability, c.declaration.version ?? ""]
-          if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", ""]]
+          if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", "", ""]]
           return c.endpoints.map((e) =>
             Option.match(e.last, {
-              onNone: () => [...head, e.identity, "never", "", ""],
-              onSome: (r) => [...head, e.identity, r.state, r.occasion, r.at]
+              onNone: () => [...head, e.personality, e.runtime, "never", "", ""],
+              onSome: (r) => [...head, e.personality, e.runtime, r.state, r.occasion, r.at]
             })
           )
         })
         yield* Console.log(
           rows.length === 0
             ? "no capabilities registered"
-            : Out.table(["CAPABILITY", "VERSION", "ENDPOINT", "LAST STATE", "OCCASION", "AT"], rows)
+            : Out.table(["CAPABILITY", "VERSION", "PEER", "RUNTIME", "LAST STATE", "OCCASION", "AT"], rows)
         )
         if (overview.invalid.length > 0) {
           yield* Console.log("")

@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
 import { runMain } from "./main.ts"
+import * as Out from "./output.ts"
 
 let signal: "SIGINT" | "SIGTERM" | undefined
 process.once("SIGINT", () => {
@@ -33,6 +34,7 @@ const main = Effect.flatMap(fromProcess, (invocation) =>
         code = exitCode
       })
     ),
+    Out.withLogger,
     Effect.provide(NodeContext.layer)
   )
 

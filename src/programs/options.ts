@@ -62,7 +62,9 @@ const numberOption = (name: string, unit: string, fallback: number) =>
   )
 
 export const root = described(
-  Options.directory("root", { exists: "either" }).pipe(
+  // Text, not `Options.directory`: the parser's own check of the path failed with a raw
+  // platform error (a stack trace on stdout) on an inaccessible root; the state root reports it.
+  Options.text("root").pipe(
     Options.withPseudoName("dir"),
     Options.withDescription("The state root"),
     Options.optional
@@ -96,8 +98,12 @@ export const concurrency = described(numberOption("concurrency", "calls", 4), {
 export const file = (name: string, description: string) =>
   described(Args.text({ name }), { kind: "argument", usage: `<${name}>`, description })
 
-/** An argument of the command line that cannot be used: exit 2, like any bad usage. */
-export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
+/** An argument of the command line that cannot be used: refused input (exit 2), like any bad usage. */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {
+  get refused(): true {
+    return true
+  }
+}
 
 /** The absolute path of a file argument, or `file not found: <path>` naming it once. */
 export const inputFile = (path: string) =>

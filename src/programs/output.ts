@@ -18,31 +18,46 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
-import { refusedTags } from "../schema/CapabilityErrors.ts"
+import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
-import * as Duration from "effect/Duration"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
 import { Invocation, stderrColor } from "./invocation.ts"
+import type { UsageError } from "./options.ts"
 
-/** An aligned table; empty cells print as `-`. */
+/**
+ * Text from outside (a plugin's stderr, a file name, a rule quoting a value) made safe for a
+ * terminal: control characters (C0, DEL, C1, so ANSI escape sequences too) are written as `\uXXXX`,
+ * as the lifecycle log writes them.
+ */
+export const escapeControl = (text: string): string =>
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/** An aligned table; empty cells print as `-`; control characters in cells are escaped. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const all = [header, ...rows].map((row) => row.map((cell) => cell === "" ? "-" : cell))
+  const all = [header, ...rows].map((row) =>
+    row.map((cell) => cell === "" ? "-" : escapeControl(cell.replace(/[\r\n\t]+/g, " ")))
+  )
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)))
   return all
     .map((row) => row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)).join("  "))
     .join("\n")
 }
 
-const oneLine = (text: string, max = 160): string => {
-  const flat = text.replace(/\s+/g, " ").trim()
+/** One line of at most `max` characters (the end is kept: the reason is usually last), control characters escaped. */
+export const oneLine = (text: string, max = 160): string => {
+  const flat = escapeControl(text.replace(/\s+/g, " ").trim())
   return flat.length > max ? `…${flat.slice(flat.length - max)}` : flat
 }
 
 export const outcomeRows = (outcomes: ReadonlyArray<EndpointOutcome>) =>
   outcomes.map((o) => [
     o.capability,
-    o.identity,
+    o.personality,
+    o.runtime,
     o.occasion,
     o.state,
     o.exit === undefined ? "" : String(o.exit),
@@ -51,7 +66,7 @@ export const outcomeRows = (outcomes: ReadonlyArray<EndpointOutcome>) =>
   ])
 
 export const outcomeTable = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
-  table(["CAPABILITY", "ENDPOINT", "OCCASION", "STATE", "EXIT", "MS", "DETAIL"], outcomeRows(outcomes))
+  table(["CAPABILITY", "PEER", "RUNTIME", "OCCASION", "STATE", "EXIT", "MS", "DETAIL"], outcomeRows(outcomes))
 
 export const summarize = (outcomes: ReadonlyArray<EndpointOutcome>) => {
   const counts: Record<string, number> = {}
@@ -66,12 +81,27 @@ export const summaryLine = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
   return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
 }
 
-export const invalidJson = (report: Pick<JointReport, "invalid">) =>
+export const invalidJson = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
   report.invalid.map((e) => ({ kind: e._tag, file: e.file, field: e.field, rule: e.rule, message: e.message }))
 
 /** Every invalid file met, loudly on stderr. */
-export const warnInvalid = (report: Pick<JointReport, "invalid">) =>
-  Effect.forEach(report.invalid, (e) => Console.error(`city: warning: ${e.message}`), { discard: true })
+export const warnInvalid = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
+  Effect.forEach(report.invalid, (e) => Console.error(`city: warning: ${oneLine(e.message, 1000)}`), { discard: true })
+
+/**
+ * The CLI's only logger: a warning logged by a service (the log cannot be written, the root lock was
+ * compromised) is one `city: warning: …` line on stderr; errors likewise; nothing else is printed.
+ * It replaces every other logger (the runtime's pretty one would print a second, timestamped line).
+ */
+export const logger = Logger.make(({ logLevel, message }) => {
+  if (logLevel._tag !== "Warning" && logLevel._tag !== "Error" && logLevel._tag !== "Fatal") return
+  const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+  globalThis.console.error(`city: ${logLevel._tag === "Warning" ? "warning" : "error"}: ${oneLine(text, 1000)}`)
+})
+
+/** Runs `self` with the CLI's logger as the only one. */
+export const withLogger = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger))
 
 /** Each failed call of a birth or remove, as a loud warning (the flow itself completed). */
 export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
@@ -79,11 +109,12 @@ export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
     outcomes.filter((o) => o.state !== "ok"),
     (o) =>
       Console.error(
-        `city: warning: capability ${o.capability} ${o.occasion} for ${o.identity}: ${o.state}` +
+        `city: warning: capability ${o.capability} ${o.occasion} for peer ${o.personality} runtime ${o.runtime}: ${o.state}` +
           `${o.exit === undefined ? "" : ` exit=${o.exit}`}${o.detail === undefined ? "" : `: ${oneLine(o.detail, 400)}`}`
       ),
     { discard: true }
   )
+
 
 /** Ends the progress line if one is on screen: erased, or (`interrupted`) kept and ended. */
 export const endProgress = (interrupted = false) =>
@@ -116,58 +147,41 @@ export const printJson = (value: unknown) => Console.log(JSON.stringify(value, n
 
 export const setExitCode = (code: number) => Effect.flatMap(Invocation, (i) => Ref.set(i.exitCode, code))
 
-/** Some endpoint did not end `ok` (exit 1). */
-export const anyFailed = (outcomes: ReadonlyArray<EndpointOutcome>): boolean => outcomes.some((o) => o.state !== "ok")
-
-interface Failure {
-  readonly _tag: string
-  readonly message: string
-}
-
-const isFailure = (u: unknown): u is Failure =>
-  typeof u === "object" && u !== null && "_tag" in u && "message" in u &&
-  typeof (u as Failure)._tag === "string" && typeof (u as Failure).message === "string"
-
-/** A failure's fields for the JSON envelope (the facts, then its tag and message). */
-const errorJson = (error: unknown, failure: Failure): Record<string, unknown> => ({
-  ...(typeof error === "object" && error !== null ? { ...error } : {}),
-  _tag: failure._tag,
-  message: failure.message
-})
+/** What a verb can fail with: a capability error or bad usage; each says whether it is refused input. */
+export type VerbError = CapabilityError | UsageError
 
 /** Prints a failure (stderr, and the envelope on stdout with `--json`) and sets its exit code. */
-export const reportFailure = (verb: VerbPath, json: boolean, error: unknown, code: number) =>
+export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =>
   Effect.gen(function*() {
-    const failure = isFailure(error) ? error : { _tag: "Error", message: String(error) }
     yield* endProgress()
-    yield* Console.error(`city: error: ${failure.message}`)
-    if (json) yield* printJson({ ok: false, verb, error: errorJson(error, failure) })
-    yield* setExitCode(code)
+    yield* Console.error(`city: error: ${oneLine(error.message, 2000)}`)
+    if (json) yield* printJson({ ok: false, verb, error: { ...error, _tag: error._tag, message: error.message } })
+    yield* setExitCode(exitCodeOf(error))
   })
 
 /**
- * Runs a verb: a typed failure is printed (stderr, and as JSON on stdout with
- * `--json`) and mapped to exit 2 when it refuses input, else exit 1. When the verb is
- * interrupted (Ctrl-C) the progress line is ended first; the services' finalizers release the
- * lock and terminate the running commands.
+ * Runs a verb: a typed failure is printed as one line on stderr (and as JSON on stdout with
+ * `--json`) and sets the exit code its type carries: 2 when it refuses input, else 1. Every error
+ * a verb can fail with must say which it is (`VerbError`), so a new one cannot slip through. When
+ * the verb is interrupted (Ctrl-C) the progress line is ended first; the services' finalizers
+ * release the lock and terminate the running commands.
  */
-export const runVerb = <E, R>(
+export const runVerb = <E extends VerbError, R>(
   verb: VerbPath,
   json: boolean,
   effect: Effect.Effect<void, E, R>
 ): Effect.Effect<void, never, R | Invocation> =>
   effect.pipe(
     Effect.zipLeft(endProgress()),
-    Effect.catchAll((error) =>
-      reportFailure(verb, json, error, isFailure(error) && (refusedTags.has(error._tag) || error._tag === "UsageError") ? 2 : 1)
-    ),
+    Effect.catchAll((error: VerbError) => reportFailure(verb, json, error)),
     Effect.onInterrupt(() => endProgress(true))
   )
 
 /** The settings of a verb that runs commands: per-call timeout, concurrency, TTY progress. */
 export const settings = (json: boolean, timeoutMs: number, concurrency: number): Effect.Effect<JointSettings, never, Invocation> =>
   Effect.map(progress(json), (onProgress) => ({
-    timeout: Duration.millis(timeoutMs),
+    // A number is milliseconds; passed as given so that a negative one is named in the refusal.
+    timeout: timeoutMs,
     concurrency,
     ...(onProgress === undefined ? {} : { onProgress })
   }))
@@ -175,14 +189,14 @@ export const settings = (json: boolean, timeoutMs: number, concurrency: number):
 /** The failed calls, one line each: what the end of a sweep's output says. */
 export const failureLines = (outcomes: ReadonlyArray<EndpointOutcome>): Array<string> =>
   outcomes.filter((o) => o.state !== "ok").map((o) =>
-    `  ${o.capability} ${o.identity}: ${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
+    `  ${o.capability} peer ${o.personality} runtime ${o.runtime}: ${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
     `${o.detail === undefined || o.detail === "" ? "" : `: ${oneLine(o.detail, 200)}`}`
   )
 
 /**
- * Renders a joint's report. A `sweep` (register, sync, unregister) exits 1 when an endpoint
- * failed or a peer file could not be read; a `joint` (birth, remove) always completes with exit 0
- * and prints each failed call as a loud warning.
+ * Renders a joint's report; its `verdict` decides the exit code (`failed`: 1, else 0). A `sweep`
+ * (register, sync, unregister) lists every outcome, then its failures; a `joint` (birth, remove)
+ * prints each failed call as a loud warning.
  */
 export const renderReport = (options: {
   readonly policy: "sweep" | "joint"
@@ -194,8 +208,7 @@ export const renderReport = (options: {
 }) =>
   Effect.gen(function*() {
     const { extra, headline, json, policy, report, verb } = options
-    const failed = policy === "sweep" &&
-      (anyFailed(report.outcomes) || report.invalid.some((e) => e._tag === "InvalidPeerFile"))
+    const failed = report.verdict === "failed"
     yield* endProgress()
     yield* warnInvalid(report)
     if (policy === "joint") yield* warnFailures(report.outcomes)
@@ -203,6 +216,7 @@ export const renderReport = (options: {
       yield* printJson({
         ok: !failed,
         verb,
+        verdict: report.verdict,
         ...extra,
         outcomes: report.outcomes,
         summary: summarize(report.outcomes),

@@ -12,7 +12,9 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { basename } from "node:path"
+import type { CapabilityError } from "../schema/CapabilityErrors.ts"
 import type { Peer } from "../schema/Peer.ts"
+import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
@@ -116,7 +118,7 @@ const runtimeArg = Opt.text("runtime", "A runtime name (claude, codex, opencode,
  * A verb on one runtime of one peer: it runs a joint of the Provisioner and renders its report,
  * with the joint's extra facts in the JSON document and the headline.
  */
-const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointReport }, E>(
+const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointReport }, E extends CapabilityError>(
   name: string,
   description: string,
   run: (
@@ -162,17 +164,33 @@ export const defaultRuntime = runtimeVerb(
   })
 )
 
+const force = Opt.described(
+  Options.boolean("force").pipe(
+    Options.withDescription(
+      "Remove the peer even when its peer file is invalid (its endpoints cannot be unprovisioned; they are listed)"
+    )
+  ),
+  {
+    kind: "flag",
+    usage: "--force",
+    description: "Remove the peer even when its peer file is invalid; its endpoints cannot be unprovisioned and are listed"
+  }
+)
+
 export const remove = verb(
   "remove",
   "Unprovision the peer's endpoints (remove), then purge its state",
-  { ...Opt.commandOptions, personality: personalityArg },
+  { ...Opt.commandOptions, personality: personalityArg, force },
   (o) =>
     Out.runVerb(
       "peer remove",
       o.json,
       Effect.gen(function*() {
         const provisioner = yield* Provisioner
-        const report = yield* provisioner.removePeer(o.personality, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+        const report = yield* provisioner.removePeer(o.personality, {
+          ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
+          force: o.force
+        })
         yield* renderJoint("peer remove", o.json, report, { personality: o.personality }, `removed peer ${o.personality}`)
       }).pipe(Effect.provide(Opt.live(o.root)))
     )
@@ -194,8 +212,7 @@ export const list = verb(
       "peer list",
       o.json,
       Effect.gen(function*() {
-        const provisioner = yield* Provisioner
-        const { peers, invalid } = yield* provisioner.peers
+        const { invalid, peers } = yield* (yield* Overview).peers
         yield* Out.warnInvalid({ invalid })
         if (o.json) {
           return yield* Out.printJson({ ok: true, verb: "peer list", peers, invalid: Out.invalidJson({ invalid }) })

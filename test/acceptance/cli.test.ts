@@ -217,6 +217,7 @@ describe("--json", () => {
       const w = yield* world
       const script = yield* provisioner(w.bin, "prov", w.journal)
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script }))
+      yield* (yield* FileSystem.FileSystem).makeDirectory(w.root)
       const cases: ReadonlyArray<readonly [ReadonlyArray<string>, number, Record<string, unknown>]> = [
         [["peer", "list"], 0, { ok: true, verb: "peer list", peers: [] }],
         [["capability", "list"], 0, { ok: true, verb: "capability list", capabilities: [] }],
@@ -256,7 +257,7 @@ describe("sweeps on a terminal", () => {
       const lines = run.stdout.trimEnd().split("\n")
       expect(lines.slice(-3)).toEqual([
         "failed (1 of 6):",
-        "  stat claude-p1: failed exit=2: p1 is broken",
+        "  stat peer p1 runtime claude: failed exit=2: p1 is broken",
         "summary: 6 endpoints: 1 failed, 5 ok"
       ])
       // Off a terminal there is no progress line.
