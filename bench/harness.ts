@@ -112,3 +112,46 @@ export const goal = (text: string, pass: boolean, measured: string) => {
 export const finish = () => {
   process.exitCode = failedGoals > 0 ? 1 : 0
 }
+
+/** The per-round ratios of a paired benchmark of whole operations, with their median and minimum. */
+export interface Paired {
+  readonly baseline: ReadonlyArray<number>
+  readonly subject: ReadonlyArray<number>
+  /** subject / baseline, per round. */
+  readonly ratios: ReadonlyArray<number>
+  readonly median: number
+  readonly min: number
+}
+
+/**
+ * Paired rounds of operations that time themselves (milliseconds; a whole process, a whole
+ * sweep): baseline and subject each round, the order alternating round by round, the ratio taken
+ * per round so a drift of the machine's speed cancels within a pair.
+ */
+export const pairedRounds = async (
+  rounds: number,
+  baseline: () => Promise<number>,
+  subject: () => Promise<number>
+): Promise<Paired> => {
+  const b: Array<number> = []
+  const s: Array<number> = []
+  for (let r = 0; r < rounds; r++) {
+    if (r % 2 === 0) {
+      b.push(await baseline())
+      s.push(await subject())
+    } else {
+      s.push(await subject())
+      b.push(await baseline())
+    }
+  }
+  const ratios = s.map((value, i) => value / (b[i] ?? Number.NaN))
+  return { baseline: b, subject: s, ratios, median: median(ratios), min: Math.min(...ratios) }
+}
+
+/** `name: median 2.91x, min 2.80x, max 3.10x (15 rounds)`. */
+export const ratioLine = (name: string, ratios: ReadonlyArray<number>) =>
+  `${name}: median ${median(ratios).toFixed(2)}x, min ${Math.min(...ratios).toFixed(2)}x, ` +
+  `max ${Math.max(...ratios).toFixed(2)}x (${ratios.length} rounds)`
+
+/** The median of some numbers. */
+export const medianOf = median

@@ -1,13 +1,11 @@
 #!/usr/bin/env node
-// The `city` binary. In a checkout (the TypeScript sources are here) it runs them through the
-// tsx loader, so an edit needs no build; an installed package ships only `dist/` and runs that.
+// The `city` binary: one bundled, tree-shaken module, `dist/city.mjs` (scripts/bundle.mjs).
+// In a checkout (where `src/` is) the bundle is rebuilt first whenever a source file is newer,
+// so an edit never runs stale code; an installed package ships the bundle and runs it as is.
 import { existsSync } from "node:fs"
 
-const source = new URL("../src/programs/city.ts", import.meta.url)
-if (existsSync(source)) {
-  const { register } = await import("tsx/esm/api")
-  register()
-  await import(source.href)
-} else {
-  await import(new URL("../dist/programs/city.js", import.meta.url).href)
+if (existsSync(new URL("../src/programs/city.ts", import.meta.url))) {
+  const { ensureBundle } = await import("../scripts/bundle.mjs")
+  await ensureBundle()
 }
+await import("../dist/city.mjs")

@@ -5,8 +5,6 @@
  * peer file could not be read, so some endpoint could not be attempted).
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -16,6 +14,7 @@ import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, Provisioner } from "../services/capabilities/Provisioner.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
+import { group, verb } from "./verbs.ts"
 
 const declarationJson = (d: Declaration) => ({
   capability: d.capability,
@@ -32,108 +31,150 @@ const renderSweep = (
   headline: string
 ) => Out.renderReport({ policy: "sweep", verb, json, report, extra, headline })
 
-export const register = Command.make(
+export const register = verb(
   "register",
-  { ...Opt.commandOptions, file: Args.file({ name: "file", exists: "either" }) },
+  "Validate a declaration file, store it, and provision every endpoint (sweep-on)",
+  { ...Opt.commandOptions, file: Opt.file("file", "The declaration to register (JSON, named <capability>.json)") },
   (o) =>
     Out.runVerb(
+      "capability register",
       o.json,
       Effect.gen(function*() {
-        const provisioner = yield* Provisioner
-        const { declaration, report } = yield* provisioner.register(o.file, Out.settings(o.json, o.timeoutMs, o.concurrency))
+        // Checked before the state root is touched: a typo in the path changes nothing.
+        const file = yield* Opt.inputFile(o.file)
+        const { declaration, report } = yield* Effect.gen(function*() {
+          const provisioner = yield* Provisioner
+          return yield* provisioner.register(file, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+        }).pipe(Effect.provide(Opt.live(o.root)))
         yield* renderSweep(
-          "register",
+          "capability register",
           o.json,
           report,
           { declaration: declarationJson(declaration) },
           `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
             `sweep-on over ${report.outcomes.length} endpoint(s)`
         )
+      })
+    ),
+  ["city capability register ./stat.json", "city capability register ./stat.json --json --concurrency 8"]
+)
+
+const nameArg = Opt.text("name", "The name of a registered capability")
+
+export const sync = verb(
+  "sync",
+  "Provision every endpoint of a registered capability again (the repair)",
+  { ...Opt.commandOptions, name: nameArg },
+  (o) =>
+    Out.runVerb(
+      "capability sync",
+      o.json,
+      Effect.gen(function*() {
+        const provisioner = yield* Provisioner
+        const report = yield* provisioner.sync(o.name, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+        yield* renderSweep(
+          "capability sync",
+          o.json,
+          report,
+          { capability: o.name },
+          `sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`
+        )
       }).pipe(Effect.provide(Opt.live(o.root)))
     )
-).pipe(Command.withDescription("Validate a declaration file, store it, and provision every endpoint (sweep-on)"))
-
-const nameArg = Args.text({ name: "name" })
-
-export const sync = Command.make("sync", { ...Opt.commandOptions, name: nameArg }, (o) =>
-  Out.runVerb(
-    o.json,
-    Effect.gen(function*() {
-      const provisioner = yield* Provisioner
-      const report = yield* provisioner.sync(o.name, Out.settings(o.json, o.timeoutMs, o.concurrency))
-      yield* renderSweep("sync", o.json, report, { capability: o.name }, `sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`)
-    }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Provision every endpoint of a registered capability again (the repair)"))
-
-const force = Options.boolean("force").pipe(
-  Options.withDescription(
-    "Delete the declaration even when it is invalid (its endpoints cannot be unprovisioned; they are listed)"
-  )
 )
 
-export const unregister = Command.make("unregister", { ...Opt.commandOptions, name: nameArg, force }, (o) =>
-  Out.runVerb(
-    o.json,
-    Effect.gen(function*() {
-      const provisioner = yield* Provisioner
-      const report = yield* provisioner.unregister(o.name, {
-        ...Out.settings(o.json, o.timeoutMs, o.concurrency),
-        force: o.force
-      })
-      yield* renderSweep(
-        "unregister",
-        o.json,
-        report,
-        { capability: o.name },
-        `unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
-      )
-    }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Unprovision every endpoint (off-all), then delete the declaration"))
+const force = Opt.described(
+  Options.boolean("force").pipe(
+    Options.withDescription(
+      "Delete the declaration even when it is invalid (its endpoints cannot be unprovisioned; they are listed)"
+    )
+  ),
+  {
+    kind: "flag",
+    usage: "--force",
+    description: "Delete the declaration even when it is invalid; its endpoints cannot be unprovisioned and are listed"
+  }
+)
 
-export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o) =>
-  Out.runVerb(
-    o.json,
-    Effect.gen(function*() {
-      const overview = yield* (yield* Overview).capabilities
-      yield* Out.warnInvalid(overview)
-      if (o.json) {
-        return yield* Out.printJson({
-          capabilities: overview.capabilities.map((c) => ({
-            ...declarationJson(c.declaration),
-            endpoints: c.endpoints.map((e) => ({
-              personality: e.personality,
-              runtime: e.runtime,
-              last: Option.getOrNull(e.last)
-            }))
-          })),
-          invalid: Out.invalidJson(overview)
+export const unregister = verb(
+  "unregister",
+  "Unprovision every endpoint (off-all), then delete the declaration",
+  { ...Opt.commandOptions, name: nameArg, force },
+  (o) =>
+    Out.runVerb(
+      "capability unregister",
+      o.json,
+      Effect.gen(function*() {
+        const provisioner = yield* Provisioner
+        const report = yield* provisioner.unregister(o.name, {
+          ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
+          force: o.force
         })
-      }
-      const rows = overview.capabilities.flatMap((c) => {
-        const head = [c.declaration.capability, c.declaration.version ?? ""]
-        if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", "", ""]]
-        return c.endpoints.map((e) =>
-          Option.match(e.last, {
-            onNone: () => [...head, e.personality, e.runtime, "never", "", ""],
-            onSome: (r) => [...head, e.personality, e.runtime, r.state, r.occasion, r.at]
-          })
+        yield* renderSweep(
+          "capability unregister",
+          o.json,
+          report,
+          { capability: o.name },
+          `unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
         )
-      })
-      yield* Console.log(
-        rows.length === 0
-          ? "no capabilities registered"
-          : Out.table(["CAPABILITY", "VERSION", "PEER", "RUNTIME", "LAST STATE", "OCCASION", "AT"], rows)
-      )
-      if (overview.invalid.length > 0) {
-        yield* Console.log("")
-        yield* Console.log(
-          Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
-        )
-      }
-    }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Each declaration, its version, its endpoints and their last state"))
-
-export const capability = Command.make("capability").pipe(
-  Command.withDescription("Capability plugins: declarations and their provisioning sweeps"),
-  Command.withSubcommands([register, sync, unregister, list])
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    )
 )
+
+export const list = verb(
+  "list",
+  "List each declaration, its version, its endpoints and their last state",
+  Opt.readOptions,
+  (o) =>
+    Out.runVerb(
+      "capability list",
+      o.json,
+      Effect.gen(function*() {
+        const overview = yield* (yield* Overview).capabilities
+        yield* Out.warnInvalid(overview)
+        if (o.json) {
+          return yield* Out.printJson({
+            ok: true,
+            verb: "capability list",
+            capabilities: overview.capabilities.map((c) => ({
+              ...declarationJson(c.declaration),
+              endpoints: c.endpoints.map((e) => ({
+                personality: e.personality,
+                runtime: e.runtime,
+                last: Option.getOrNull(e.last)
+              }))
+            })),
+            invalid: Out.invalidJson(overview)
+          })
+        }
+        const rows = overview.capabilities.flatMap((c) => {
+          const head = [c.declaration.capability, c.declaration.version ?? ""]
+          if (c.endpoints.length === 0) return [[...head, "(no endpoints)", "", "", "", ""]]
+          return c.endpoints.map((e) =>
+            Option.match(e.last, {
+              onNone: () => [...head, e.personality, e.runtime, "never", "", ""],
+              onSome: (r) => [...head, e.personality, e.runtime, r.state, r.occasion, r.at]
+            })
+          )
+        })
+        yield* Console.log(
+          rows.length === 0
+            ? "no capabilities registered"
+            : Out.table(["CAPABILITY", "VERSION", "PEER", "RUNTIME", "LAST STATE", "OCCASION", "AT"], rows)
+        )
+        if (overview.invalid.length > 0) {
+          yield* Console.log("")
+          yield* Console.log(
+            Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
+          )
+        }
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    )
+)
+
+export const capability = group("capability", "Capability plugins: declarations and their provisioning sweeps", [
+  register,
+  sync,
+  unregister,
+  list
+])

@@ -1,43 +1,140 @@
 /**
- * Options shared by the `city` verbs: `--root` and `--json` on every verb;
- * `--timeout-ms` and `--concurrency` on every verb that runs provisioning
- * commands.
+ * The arguments and options of the `city` verbs, each with the text its help shows: a real
+ * description, the value's name and the default. `--root` and `--json` are on every verb;
+ * `--timeout-ms` and `--concurrency` only on verbs that run provisioning commands.
+ *
+ * `@effect/cli` parses; the help is ours (`help.ts`): `described` records what a parameter's help
+ * row says, keyed by the parameter itself, so a verb lists its parameters once (in its
+ * `Command.make` config) and its help follows from that list.
+ *
+ * Decisions: numbers are whole decimal numbers, and a value that is not one is refused in English
+ * (`--timeout-ms expects a whole number of milliseconds, got 'soon'`); a file argument that does
+ * not exist is refused before anything runs, naming the file once.
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { isAbsolute, join, resolve } from "node:path"
 import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
-import { homedir } from "node:os"
-import { join } from "node:path"
+import { Invocation, type InvocationShape } from "./invocation.ts"
 
-// Text, not `Options.directory`: the parser's own check of the path failed with a raw
-// platform error (a stack trace on stdout) on an inaccessible root; the state root reports it.
-export const root = Options.text("root").pipe(
-  Options.withDescription("The state root (default: $CITY_ROOT, else ~/.city)"),
-  Options.optional
+/** What one help row says about a parameter. */
+export interface ParamHelp {
+  readonly kind: "argument" | "flag"
+  /** `<file>`, `[<personality>]`, `--timeout-ms <ms>`. */
+  readonly usage: string
+  readonly description: string
+  readonly default?: string
+  /** A required flag is shown in the usage line too. */
+  readonly required?: boolean
+}
+
+const helpOf = new WeakMap<object, ParamHelp>()
+
+/** Records the help row of a parameter (an `Args` or `Options` value) and returns it unchanged. */
+export const described = <P extends object>(param: P, help: ParamHelp): P => {
+  helpOf.set(param, help)
+  return param
+}
+
+/** The help row of a parameter, if it was `described`. */
+export const helpFor = (param: unknown): ParamHelp | undefined =>
+  typeof param === "object" && param !== null ? helpOf.get(param) : undefined
+
+/** A whole decimal number, or an English refusal naming the flag and what it expects. */
+export const wholeNumber = (flag: string, unit: string) => (text: string) =>
+  /^[+-]?\d+$/.test(text.trim()) && Number.isSafeInteger(Number(text))
+    ? Effect.succeed(Number(text))
+    : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} expects a whole number of ${unit}, got '${text}'`)))
+
+const numberOption = (name: string, unit: string, fallback: number) =>
+  Options.text(name).pipe(
+    Options.withPseudoName(unit === "milliseconds" ? "ms" : "n"),
+    Options.mapEffect(wholeNumber(name, unit)),
+    Options.withDefault(fallback)
+  )
+
+export const root = described(
+  // Text, not `Options.directory`: the parser's own check of the path failed with a raw
+  // platform error (a stack trace on stdout) on an inaccessible root; the state root reports it.
+  Options.text("root").pipe(
+    Options.withPseudoName("dir"),
+    Options.withDescription("The state root"),
+    Options.optional
+  ),
+  { kind: "flag", usage: "--root <dir>", description: "The state root", default: "$CITY_ROOT, else ~/.city" }
 )
 
-export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
-
-export const timeoutMs = Options.integer("timeout-ms").pipe(
-  Options.withDescription("Timeout per provisioning call, in milliseconds"),
-  Options.withDefault(120_000)
+export const json = described(
+  Options.boolean("json").pipe(Options.withDescription("Print one JSON document on stdout")),
+  { kind: "flag", usage: "--json", description: "Print one JSON document on stdout, { ok, verb, ... }" }
 )
 
-export const concurrency = Options.integer("concurrency").pipe(
-  Options.withDescription("Provisioning calls run at once"),
-  Options.withDefault(4)
-)
+export const timeoutMs = described(numberOption("timeout-ms", "milliseconds", 120_000), {
+  kind: "flag",
+  usage: "--timeout-ms <ms>",
+  description: "Time limit of each provisioning call; then its process group is killed",
+  default: "120000"
+})
 
-/** `--root`, else `$CITY_ROOT`, else `~/.city`. */
-export const resolveRoot = (flag: Option.Option<string>): string =>
-  Option.getOrElse(flag, () => {
-    const fromEnv = process.env["CITY_ROOT"]
-    return fromEnv !== undefined && fromEnv !== "" ? fromEnv : join(homedir(), ".city")
+export const concurrency = described(numberOption("concurrency", "calls", 4), {
+  kind: "flag",
+  usage: "--concurrency <n>",
+  description: "Provisioning calls run at once",
+  default: "4"
+})
+
+/**
+ * A file argument. The verb reads it from the current directory of the invocation and refuses a
+ * missing one as `file not found: <path>` (`inputFile`), before anything runs.
+ */
+export const file = (name: string, description: string) =>
+  described(Args.text({ name }), { kind: "argument", usage: `<${name}>`, description })
+
+/** An argument of the command line that cannot be used: refused input (exit 2), like any bad usage. */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {
+  get refused(): true {
+    return true
+  }
+}
+
+/** The absolute path of a file argument, or `file not found: <path>` naming it once. */
+export const inputFile = (path: string) =>
+  Effect.gen(function*() {
+    const invocation = yield* Invocation
+    const fs = yield* FileSystem.FileSystem
+    const absolute = isAbsolute(path) ? path : resolve(invocation.cwd, path)
+    const exists = yield* fs.exists(absolute).pipe(Effect.orElseSucceed(() => false))
+    if (!exists) return yield* new UsageError({ message: `file not found: ${path}` })
+    return absolute
   })
+
+/** A required text argument. */
+export const text = (name: string, description: string) =>
+  described(Args.text({ name }), { kind: "argument", usage: `<${name}>`, description })
+
+/** `--root`, else `$CITY_ROOT`, else `~/.city`; a relative path is read from the current directory. */
+export const resolveRoot = (flag: Option.Option<string>, invocation: InvocationShape): string => {
+  const chosen = Option.getOrElse(flag, () => {
+    const fromEnv = invocation.env["CITY_ROOT"]
+    return fromEnv !== undefined && fromEnv !== "" ? fromEnv : join(invocation.home, ".city")
+  })
+  return isAbsolute(chosen) ? chosen : resolve(invocation.cwd, chosen)
+}
 
 /** The options of every verb that runs provisioning commands. */
 export const commandOptions = { root, json, timeoutMs, concurrency }
 
+/** The options of every verb that only reads. */
+export const readOptions = { root, json }
+
 /** The capability services on the state root the operator chose. */
-export const live = (flag: Option.Option<string>) => CapabilitiesLive.layer({ root: resolveRoot(flag) })
+export const live = (flag: Option.Option<string>) =>
+  Layer.unwrapEffect(Effect.map(Invocation, (i) => CapabilitiesLive.layer({ root: resolveRoot(flag, i) })))

@@ -3,6 +3,17 @@
  * scripts, warnings on stderr, progress on a TTY, and the exit codes of the
  * issue: 0 success, 1 some endpoint failed (or the state root failed us),
  * 2 refused input.
+ *
+ * Decisions (also in the README):
+ * - `--json` prints exactly one document on stdout for every verb and every outcome, the
+ *   envelope `{ ok, verb, ... }` where `verb` is the whole command without `city`
+ *   (`"capability register"`, `"peer list"`); a failure is `{ ok: false, verb, error: { _tag,
+ *   message, ... } }`, bad usage included (`_tag: "UsageError"`).
+ * - The progress line (stderr, a terminal, not `--json`) counts failures as they happen
+ *   (`37/120 endpoints, 2 failed`); it is erased before the result is printed, and ended with
+ *   a newline when the verb is interrupted (Ctrl-C), so the shell prompt starts on a fresh line.
+ * - A sweep's table is followed by its failures, one line each, and the summary line last, so
+ *   the end of the output says what went wrong without scrolling a long table.
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
@@ -10,9 +21,12 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
+import * as Ref from "effect/Ref"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
+import { Invocation, stderrColor } from "./invocation.ts"
+import type { UsageError } from "./options.ts"
 
 /**
  * Text from outside (a plugin's stderr, a file name, a rule quoting a value) made safe for a
@@ -101,56 +115,92 @@ export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
     { discard: true }
   )
 
-/** Progress on a TTY (stderr), unless JSON was asked for. */
-export const progress = (json: boolean): JointSettings["onProgress"] =>
-  !json && process.stderr.isTTY
-    ? (done, total) =>
-      Effect.sync(() => {
-        process.stderr.write(`\r  ${done}/${total} endpoints${done === total ? "\r\u001b[K" : ""}`)
-      })
-    : undefined
+
+/** Ends the progress line if one is on screen: erased, or (`interrupted`) kept and ended. */
+export const endProgress = (interrupted = false) =>
+  Effect.gen(function*() {
+    const invocation = yield* Invocation
+    if (!(yield* Ref.getAndSet(invocation.progressShown, false))) return
+    if (interrupted) return yield* invocation.writeStderr("\n")
+    yield* invocation.writeStderr(stderrColor(invocation) ? "\r\u001b[K" : `\r${" ".repeat(60)}\r`)
+  })
+
+/**
+ * Progress on a terminal (stderr), unless JSON was asked for: `  37/120 endpoints, 2 failed`,
+ * rewritten in place after each call.
+ */
+export const progress = (json: boolean): Effect.Effect<JointSettings["onProgress"], never, Invocation> =>
+  Effect.map(Invocation, (invocation) => {
+    if (json || !invocation.stderrIsTTY) return undefined
+    let failed = 0
+    return (done: number, total: number, outcome?: EndpointOutcome) => {
+      if (outcome !== undefined && outcome.state !== "ok") failed++
+      const text = `\r  ${done}/${total} endpoints${failed === 0 ? "" : `, ${failed} failed`}`
+      return Effect.zipRight(invocation.writeStderr(text), Ref.set(invocation.progressShown, true))
+    }
+  })
+
+/** The envelope's `verb`: the whole command without `city`. */
+export type VerbPath = string
 
 export const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
-export const setExitCode = (code: number) => Effect.sync(() => {
-  process.exitCode = code
-})
+export const setExitCode = (code: number) => Effect.flatMap(Invocation, (i) => Ref.set(i.exitCode, code))
+
+/** What a verb can fail with: a capability error or bad usage; each says whether it is refused input. */
+export type VerbError = CapabilityError | UsageError
+
+/** Prints a failure (stderr, and the envelope on stdout with `--json`) and sets its exit code. */
+export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =>
+  Effect.gen(function*() {
+    yield* endProgress()
+    yield* Console.error(`city: error: ${oneLine(error.message, 2000)}`)
+    if (json) yield* printJson({ ok: false, verb, error: { ...error, _tag: error._tag, message: error.message } })
+    yield* setExitCode(exitCodeOf(error))
+  })
 
 /**
  * Runs a verb: a typed failure is printed as one line on stderr (and as JSON on stdout with
  * `--json`) and sets the exit code its type carries: 2 when it refuses input, else 1. Every error
- * a verb can fail with must say which it is (`CapabilityError`), so a new one cannot slip through.
+ * a verb can fail with must say which it is (`VerbError`), so a new one cannot slip through. When
+ * the verb is interrupted (Ctrl-C) the progress line is ended first; the services' finalizers
+ * release the lock and terminate the running commands.
  */
-export const runVerb = <E extends CapabilityError, R>(json: boolean, verb: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
-  verb.pipe(
-    Effect.catchAll((error: CapabilityError) =>
-      Effect.gen(function*() {
-        yield* Console.error(`city: error: ${oneLine(error.message, 2000)}`)
-        if (json) yield* printJson({ ok: false, error: { ...error, _tag: error._tag, message: error.message } })
-        yield* setExitCode(exitCodeOf(error))
-      })
-    )
+export const runVerb = <E extends VerbError, R>(
+  verb: VerbPath,
+  json: boolean,
+  effect: Effect.Effect<void, E, R>
+): Effect.Effect<void, never, R | Invocation> =>
+  effect.pipe(
+    Effect.zipLeft(endProgress()),
+    Effect.catchAll((error: VerbError) => reportFailure(verb, json, error)),
+    Effect.onInterrupt(() => endProgress(true))
   )
 
 /** The settings of a verb that runs commands: per-call timeout, concurrency, TTY progress. */
-export const settings = (json: boolean, timeoutMs: number, concurrency: number): JointSettings => {
-  const onProgress = progress(json)
-  return {
+export const settings = (json: boolean, timeoutMs: number, concurrency: number): Effect.Effect<JointSettings, never, Invocation> =>
+  Effect.map(progress(json), (onProgress) => ({
     // A number is milliseconds; passed as given so that a negative one is named in the refusal.
     timeout: timeoutMs,
     concurrency,
     ...(onProgress === undefined ? {} : { onProgress })
-  }
-}
+  }))
+
+/** The failed calls, one line each: what the end of a sweep's output says. */
+export const failureLines = (outcomes: ReadonlyArray<EndpointOutcome>): Array<string> =>
+  outcomes.filter((o) => o.state !== "ok").map((o) =>
+    `  ${o.capability} peer ${o.personality} runtime ${o.runtime}: ${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
+    `${o.detail === undefined || o.detail === "" ? "" : `: ${oneLine(o.detail, 200)}`}`
+  )
 
 /**
  * Renders a joint's report; its `verdict` decides the exit code (`failed`: 1, else 0). A `sweep`
- * (register, sync, unregister) lists every outcome; a `joint` (birth, remove) prints each failed
- * call as a loud warning.
+ * (register, sync, unregister) lists every outcome, then its failures; a `joint` (birth, remove)
+ * prints each failed call as a loud warning.
  */
 export const renderReport = (options: {
   readonly policy: "sweep" | "joint"
-  readonly verb: string
+  readonly verb: VerbPath
   readonly json: boolean
   readonly report: JointReport
   readonly extra: Record<string, unknown>
@@ -159,6 +209,7 @@ export const renderReport = (options: {
   Effect.gen(function*() {
     const { extra, headline, json, policy, report, verb } = options
     const failed = report.verdict === "failed"
+    yield* endProgress()
     yield* warnInvalid(report)
     if (policy === "joint") yield* warnFailures(report.outcomes)
     if (json) {
@@ -174,6 +225,10 @@ export const renderReport = (options: {
     } else {
       yield* Console.log(headline)
       if (report.outcomes.length > 0) yield* Console.log(outcomeTable(report.outcomes))
+      const failures = failureLines(report.outcomes)
+      if (policy === "sweep" && failures.length > 0) {
+        yield* Console.log(`\nfailed (${failures.length} of ${report.outcomes.length}):\n${failures.join("\n")}`)
+      }
       if (policy === "sweep" || report.outcomes.length > 0) yield* Console.log(`summary: ${summaryLine(report.outcomes)}`)
     }
     yield* setExitCode(failed ? 1 : 0)

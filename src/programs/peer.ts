@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -18,7 +17,9 @@ import type { Peer } from "../schema/Peer.ts"
 import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
 import * as Opt from "./options.ts"
+import { Invocation } from "./invocation.ts"
 import * as Out from "./output.ts"
+import { group, verb } from "./verbs.ts"
 
 const peerRow = (p: Peer) => [p.personality, p.default_runtime, p.runtimes.join(","), p.cwd]
 
@@ -26,17 +27,30 @@ const peerRow = (p: Peer) => [p.personality, p.default_runtime, p.runtimes.join(
 const renderJoint = (verb: string, json: boolean, report: JointReport, extra: Record<string, unknown>, headline: string) =>
   Out.renderReport({ policy: "joint", verb, json, report, extra, headline })
 
-const runtimeOption = Options.text("runtime").pipe(
-  Options.withDescription("A runtime of the peer (repeat for several; the first is the default)"),
-  Options.atLeast(1)
+const runtimeOption = Opt.described(
+  Options.text("runtime").pipe(
+    Options.withPseudoName("name"),
+    Options.withDescription("A runtime of the peer (repeat for several; the first is the default)"),
+    Options.atLeast(1)
+  ),
+  {
+    kind: "flag",
+    usage: "--runtime <name>",
+    description: "A runtime of the peer; repeat for several, the first is the default",
+    required: true
+  }
 )
 
-const create = (o: { readonly json: boolean; readonly timeoutMs: number; readonly concurrency: number }, input: NewPeer) =>
+const create = (
+  verbPath: string,
+  o: { readonly json: boolean; readonly timeoutMs: number; readonly concurrency: number },
+  input: NewPeer
+) =>
   Effect.gen(function*() {
     const provisioner = yield* Provisioner
-    const { peer, report } = yield* provisioner.createPeer(input, Out.settings(o.json, o.timeoutMs, o.concurrency))
+    const { peer, report } = yield* provisioner.createPeer(input, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
     yield* renderJoint(
-      "create",
+      verbPath,
       o.json,
       report,
       { peer },
@@ -44,36 +58,61 @@ const create = (o: { readonly json: boolean; readonly timeoutMs: number; readonl
     )
   })
 
-export const createCommand = Command.make("create", {
-  ...Opt.commandOptions,
-  personality: Args.text({ name: "personality" }),
-  cwd: Options.text("cwd").pipe(Options.withDescription("The peer's working directory")),
-  runtime: runtimeOption
-}, (o) =>
-  Out.runVerb(
-    o.json,
-    create(o, { personality: o.personality, cwd: o.cwd, runtimes: o.runtime }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Create a peer and provision its endpoints (birth)"))
+const personalityArg = Opt.text("personality", "The peer's name")
 
-export const init = Command.make("init", {
-  ...Opt.commandOptions,
-  personality: Args.text({ name: "personality" }).pipe(
-    Args.withDescription("Default: the name of the current directory"),
-    Args.optional
-  ),
-  runtime: runtimeOption
-}, (o) =>
-  Out.runVerb(
-    o.json,
-    create(o, {
-      personality: Option.getOrElse(o.personality, () => basename(process.cwd())),
-      cwd: process.cwd(),
-      runtimes: o.runtime
-    }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Create a peer whose cwd is the current directory (birth)"))
+export const createCommand = verb(
+  "create",
+  "Create a peer and provision its endpoints (birth)",
+  {
+    ...Opt.commandOptions,
+    personality: personalityArg,
+    cwd: Opt.described(
+      Options.text("cwd").pipe(Options.withPseudoName("dir"), Options.withDescription("The peer's working directory")),
+      { kind: "flag", usage: "--cwd <dir>", description: "The peer's working directory (absolute)", required: true }
+    ),
+    runtime: runtimeOption
+  },
+  (o) =>
+    Out.runVerb(
+      "peer create",
+      o.json,
+      create("peer create", o, { personality: o.personality, cwd: o.cwd, runtimes: o.runtime }).pipe(
+        Effect.provide(Opt.live(o.root))
+      )
+    ),
+  ["city peer create alice --cwd ~/src/alice --runtime claude --runtime opencode"]
+)
 
-const personalityArg = Args.text({ name: "personality" })
-const runtimeArg = Args.text({ name: "runtime" })
+export const init = verb(
+  "init",
+  "Create a peer whose working directory is the current one (birth)",
+  {
+    ...Opt.commandOptions,
+    personality: Opt.described(Args.text({ name: "personality" }).pipe(Args.optional), {
+      kind: "argument",
+      usage: "[<personality>]",
+      description: "The peer's name",
+      default: "the name of the current directory"
+    }),
+    runtime: runtimeOption
+  },
+  (o) =>
+    Out.runVerb(
+      "peer init",
+      o.json,
+      Effect.gen(function*() {
+        const { cwd } = yield* Invocation
+        yield* create("peer init", o, {
+          personality: Option.getOrElse(o.personality, () => basename(cwd)),
+          cwd,
+          runtimes: o.runtime
+        })
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    ),
+  ["cd ~/src/alice && city peer init --runtime claude"]
+)
+
+const runtimeArg = Opt.text("runtime", "A runtime name (claude, codex, opencode, or one of host.json)")
 
 /**
  * A verb on one runtime of one peer: it runs a joint of the Provisioner and renders its report,
@@ -90,20 +129,23 @@ const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointRepo
   ) => Effect.Effect<A, E>,
   render: (result: A, runtime: string) => { readonly extra: Record<string, unknown>; readonly headline: string }
 ) =>
-  Command.make(
+  verb(
     name,
+    description,
     { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
     (o) =>
       Out.runVerb(
+        `peer ${name}`,
         o.json,
         Effect.gen(function*() {
           const provisioner = yield* Provisioner
-          const result = yield* run(provisioner, o.personality, o.runtime, Out.settings(o.json, o.timeoutMs, o.concurrency))
+          const settings = yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
+          const result = yield* run(provisioner, o.personality, o.runtime, settings)
           const { extra, headline } = render(result, o.runtime)
-          yield* renderJoint(name, o.json, result.report, extra, headline)
+          yield* renderJoint(`peer ${name}`, o.json, result.report, extra, headline)
         }).pipe(Effect.provide(Opt.live(o.root)))
       )
-  ).pipe(Command.withDescription(description))
+  )
 
 export const addRuntime = runtimeVerb(
   "add-runtime",
@@ -122,24 +164,37 @@ export const defaultRuntime = runtimeVerb(
   })
 )
 
-const force = Options.boolean("force").pipe(
-  Options.withDescription(
-    "Remove the peer even when its peer file is invalid (its endpoints cannot be unprovisioned; they are listed)"
-  )
+const force = Opt.described(
+  Options.boolean("force").pipe(
+    Options.withDescription(
+      "Remove the peer even when its peer file is invalid (its endpoints cannot be unprovisioned; they are listed)"
+    )
+  ),
+  {
+    kind: "flag",
+    usage: "--force",
+    description: "Remove the peer even when its peer file is invalid; its endpoints cannot be unprovisioned and are listed"
+  }
 )
 
-export const remove = Command.make("remove", { ...Opt.commandOptions, personality: personalityArg, force }, (o) =>
-  Out.runVerb(
-    o.json,
-    Effect.gen(function*() {
-      const provisioner = yield* Provisioner
-      const report = yield* provisioner.removePeer(o.personality, {
-        ...Out.settings(o.json, o.timeoutMs, o.concurrency),
-        force: o.force
-      })
-      yield* renderJoint("remove", o.json, report, { personality: o.personality }, `removed peer ${o.personality}`)
-    }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Unprovision the peer's endpoints (remove), then purge its state"))
+export const remove = verb(
+  "remove",
+  "Unprovision the peer's endpoints (remove), then purge its state",
+  { ...Opt.commandOptions, personality: personalityArg, force },
+  (o) =>
+    Out.runVerb(
+      "peer remove",
+      o.json,
+      Effect.gen(function*() {
+        const provisioner = yield* Provisioner
+        const report = yield* provisioner.removePeer(o.personality, {
+          ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
+          force: o.force
+        })
+        yield* renderJoint("peer remove", o.json, report, { personality: o.personality }, `removed peer ${o.personality}`)
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    )
+)
 
 export const removeRuntime = runtimeVerb(
   "remove-runtime",
@@ -148,25 +203,38 @@ export const removeRuntime = runtimeVerb(
   ({ peer }, runtime) => ({ extra: { peer }, headline: `peer ${peer.personality}: runtime ${runtime} removed` })
 )
 
-export const list = Command.make("list", { root: Opt.root, json: Opt.json }, (o) =>
-  Out.runVerb(
-    o.json,
-    Effect.gen(function*() {
-      const { invalid, peers } = yield* (yield* Overview).peers
-      yield* Out.warnInvalid({ invalid })
-      if (o.json) return yield* Out.printJson({ peers, invalid: Out.invalidJson({ invalid }) })
-      yield* Console.log(
-        peers.length === 0 && invalid.length === 0
-          ? "no peers"
-          : Out.table(["PERSONALITY", "DEFAULT", "RUNTIMES", "CWD"], [
-            ...peers.map(peerRow),
-            ...invalid.map((e) => ["INVALID", "", "", `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`])
-          ])
-      )
-    }).pipe(Effect.provide(Opt.live(o.root)))
-  )).pipe(Command.withDescription("Every peer with its runtimes and cwd"))
-
-export const peer = Command.make("peer").pipe(
-  Command.withDescription("Peers and their runtimes (endpoint birth and removal)"),
-  Command.withSubcommands([createCommand, init, addRuntime, defaultRuntime, remove, removeRuntime, list])
+export const list = verb(
+  "list",
+  "List every peer with its runtimes and working directory",
+  Opt.readOptions,
+  (o) =>
+    Out.runVerb(
+      "peer list",
+      o.json,
+      Effect.gen(function*() {
+        const { invalid, peers } = yield* (yield* Overview).peers
+        yield* Out.warnInvalid({ invalid })
+        if (o.json) {
+          return yield* Out.printJson({ ok: true, verb: "peer list", peers, invalid: Out.invalidJson({ invalid }) })
+        }
+        yield* Console.log(
+          peers.length === 0 && invalid.length === 0
+            ? "no peers"
+            : Out.table(["PERSONALITY", "DEFAULT", "RUNTIMES", "CWD"], [
+              ...peers.map(peerRow),
+              ...invalid.map((e) => ["INVALID", "", "", `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`])
+            ])
+        )
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    )
 )
+
+export const peer = group("peer", "Peers and their runtimes (endpoint birth and removal)", [
+  createCommand,
+  init,
+  addRuntime,
+  defaultRuntime,
+  remove,
+  removeRuntime,
+  list
+])

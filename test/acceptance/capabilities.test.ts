@@ -1,14 +1,16 @@
 /**
  * Acceptance for issue 4 (spec/capability-plugin-lifecycle.md up to "Applying
- * surfaces to a live endpoint"): the real `city` binary against temp roots, with
- * real provisioner scripts that journal their argv and environment.
+ * surfaces to a live endpoint"): the `city` command tree run in-process against
+ * temp roots, with real provisioner scripts that journal their argv and
+ * environment; the scenarios about the process itself (the lock across
+ * processes, the environment children inherit, exit codes) run the real binary.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
-import { city, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.ts"
+import { city, cityProcess, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.ts"
 import { isAlive } from "../fixtures.ts"
 
 /** A temp world: a state root, a peer cwd, a folder for scripts and declarations, a journal. */
@@ -24,12 +26,13 @@ const world = Effect.gen(function*() {
 })
 
 /**
- * One scenario. Scenarios spawn the CLI several times (about a second each with
- * tsx), so they get more room than the default 60 s when the machine is busy
- * with other test files.
+ * One scenario. Scenarios run provisioning commands (real processes), so they
+ * get more room than the default when the machine is busy with other test files.
  */
-const acceptance = (name: string, body: () => Effect.Effect<void, unknown, FileSystem.FileSystem | import("effect/Scope").Scope>) =>
-  it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 180_000)
+const acceptance = (
+  name: string,
+  body: () => Effect.Effect<void, unknown, NodeContext.NodeContext | import("effect/Scope").Scope>
+) => it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 120_000)
 
 describe("state root", () => {
   acceptance("JSON state is plain, atomically written files; --root and CITY_ROOT both select the root", () =>
@@ -56,8 +59,9 @@ describe("state root", () => {
       const names = Array.from({ length: 10 }, (_, i) => `cap-${i}`)
       const files = yield* Effect.forEach(names, (name) =>
         writeJson(w.bin, `${name}.json`, declaration({ name, command: script })))
+      // Real processes: the root lock is taken across processes.
       const runs = yield* Effect.forEach(files, (file) =>
-        city(["capability", "register", file], { root: w.root }), { concurrency: "unbounded" })
+        cityProcess(["capability", "register", file], { root: w.root }), { concurrency: "unbounded" })
       expect(runs.map((r) => r.code)).toEqual(names.map(() => 0))
       const stored = (yield* fs.readDirectory(join(w.root, "capabilities"))).sort()
       expect(stored).toEqual(names.map((n) => `${n}.json`).sort())
@@ -293,19 +297,20 @@ describe("running the commands", () => {
       const script = yield* provisioner(w.bin, "prov", w.journal)
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script }))
       yield* city(["capability", "register", file], { root: w.root })
-      yield* city(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "opencode"], {
+      // A real process, so that a stale CITY_PRIVATE_DIR really is in the environment children inherit.
+      yield* cityProcess(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "opencode"], {
         root: w.root,
         env: { CITY_PRIVATE_DIR: "/stale/from/parent" }
       })
       yield* city(["peer", "remove", "alice"], { root: w.root })
       const calls = yield* journalOf(w.journal)
       const dir = join(w.root, "state", "opencode", "alice")
-      expect(calls.map((c) => [c.args[0], c.args[2], c.env])).toEqual([
-        ["provision-peer", "claude", "<unset>"],
-        ["provision-peer", "opencode", dir],
-        ["unprovision-peer", "claude", "<unset>"],
-        ["unprovision-peer", "opencode", dir]
-      ])
+      // The calls of one joint run concurrently: compared as a set.
+      const seen = (verb: string) =>
+        calls.filter((c) => c.args[0] === verb).map((c) => `${c.args[2]} ${c.env}`).sort()
+      expect(calls.length).toBe(4)
+      expect(seen("provision-peer")).toEqual([`claude <unset>`, `opencode ${dir}`])
+      expect(seen("unprovision-peer")).toEqual([`claude <unset>`, `opencode ${dir}`])
     }))
 
   acceptance("exit 3 with stderr is `failed exit=3` with the tail of stderr; a huge stderr is bounded", () =>
@@ -503,14 +508,14 @@ describe("joints and failure policy", () => {
       const script = yield* provisioner(w.bin, "prov", w.journal)
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script }))
       const verbs: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, unknown>]> = [
-        [["capability", "register", file], { ok: true, verb: "register" }],
-        [["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "codex"], { ok: true, verb: "create" }],
-        [["capability", "sync", "stat"], { ok: true, verb: "sync", summary: { total: 2, ok: 2, failed: 0 } }],
-        [["peer", "remove-runtime", "alice", "codex"], { ok: true, verb: "remove-runtime" }],
-        [["peer", "list"], { peers: [{ personality: "alice" }] }],
-        [["capability", "list"], { capabilities: [{ capability: "stat" }] }],
-        [["peer", "remove", "alice"], { ok: true, verb: "remove" }],
-        [["capability", "unregister", "stat"], { ok: true, verb: "unregister" }]
+        [["capability", "register", file], { ok: true, verb: "capability register" }],
+        [["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "codex"], { ok: true, verb: "peer create" }],
+        [["capability", "sync", "stat"], { ok: true, verb: "capability sync", summary: { total: 2, ok: 2, failed: 0 } }],
+        [["peer", "remove-runtime", "alice", "codex"], { ok: true, verb: "peer remove-runtime" }],
+        [["peer", "list"], { ok: true, verb: "peer list", peers: [{ personality: "alice" }] }],
+        [["capability", "list"], { ok: true, verb: "capability list", capabilities: [{ capability: "stat" }] }],
+        [["peer", "remove", "alice"], { ok: true, verb: "peer remove" }],
+        [["capability", "unregister", "stat"], { ok: true, verb: "capability unregister" }]
       ]
       for (const [args, expected] of verbs) {
         const run = yield* city([...args, "--json"], { root: w.root })
@@ -519,7 +524,7 @@ describe("joints and failure policy", () => {
       }
     }))
 
-  acceptance("exit 2 for unknown capability, unknown peer and bad usage", () =>
+  acceptance("exit 2 for unknown capability, unknown peer and bad usage (real processes: the exit status)", () =>
     Effect.gen(function*() {
       const w = yield* world
       // An existing root: the names are unknown in it (a missing root is its own refusal).
@@ -532,7 +537,9 @@ describe("joints and failure policy", () => {
         ["peer", "create", "alice", "--cwd", w.work],
         ["peer", "create", "alice", "--cwd", join(w.base, "absent"), "--runtime", "claude"],
         ["capability", "frobnicate"]
-      ], (args) => Effect.map(city(args, { root: w.root }), (r) => [args.join(" "), r.code] as const), { concurrency: 3 })
+      ], (args) => Effect.map(cityProcess(args, { root: w.root }), (r) => [args.join(" "), r.code] as const), {
+        concurrency: 3
+      })
       expect(runs).toEqual(runs.map(([args]) => [args, 2]))
     }))
 })

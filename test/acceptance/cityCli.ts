@@ -1,13 +1,22 @@
 /**
- * Support for the acceptance tests: runs the real `city` binary as a child
- * process against a temp root, writes small provisioner scripts that journal
- * their argv and environment, and reads the journals back.
+ * Support for the acceptance tests: runs `city` in-process (the command tree of
+ * `src/programs/cli.ts` against a test Console and a temp root) or, for the few
+ * scenarios that are about the process itself (exit codes, signals, the lock
+ * across processes, the environment children inherit), as the real binary in a
+ * child process; writes small provisioner scripts that journal their argv and
+ * environment, and reads the journals back.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type * as Terminal from "@effect/platform/Terminal"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
+import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { run } from "../../src/programs/cli.ts"
+import * as Invocation from "../../src/programs/invocation.ts"
 
 export const binary = resolve(dirname(fileURLToPath(import.meta.url)), "../../bin/city.mjs")
 
@@ -23,8 +32,76 @@ export interface RunOptions {
   readonly env?: Record<string, string>
 }
 
-/** Runs `city ...args` with `CITY_ROOT=root`; never fails (the exit code is in the result). */
-export const city = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<Run> =>
+export interface InProcessOptions extends RunOptions {
+  /** Pretend stdout and stderr are terminals (progress line, colour). */
+  readonly tty?: boolean
+}
+
+/** A Console that collects what is printed: `log` and `info` to stdout, the rest to stderr. */
+export const collectingConsole = (stdout: Array<string>, stderr: Array<string>): Console.Console => {
+  const line = (sink: Array<string>) => (...args: ReadonlyArray<unknown>) =>
+    Effect.sync(() => {
+      sink.push(`${args.map(String).join(" ")}\n`)
+    })
+  const none = () => Effect.void
+  return {
+    [Console.TypeId]: Console.TypeId,
+    assert: none,
+    clear: Effect.void,
+    count: none,
+    countReset: none,
+    debug: line(stderr),
+    dir: line(stdout),
+    dirxml: line(stdout),
+    error: line(stderr),
+    group: none,
+    groupEnd: Effect.void,
+    info: line(stdout),
+    log: line(stdout),
+    table: line(stdout),
+    time: none,
+    timeEnd: none,
+    timeLog: none,
+    trace: line(stderr),
+    warn: line(stderr),
+    unsafe: globalThis.console
+  }
+}
+
+/**
+ * Runs `city ...args` in this process with `CITY_ROOT=root`: the same command tree as the
+ * binary, its output collected; never fails (the exit code is in the result).
+ */
+export const city = (
+  args: ReadonlyArray<string>,
+  options: InProcessOptions = {}
+): Effect.Effect<Run, never, FileSystem.FileSystem | Path.Path | Terminal.Terminal> =>
+  Effect.gen(function*() {
+    const stdout: Array<string> = []
+    const stderr: Array<string> = []
+    const invocation = yield* Invocation.make({
+      env: { ...(options.root === undefined ? {} : { CITY_ROOT: options.root }), ...options.env },
+      cwd: options.cwd ?? process.cwd(),
+      home: homedir(),
+      stdoutIsTTY: options.tty ?? false,
+      stderrIsTTY: options.tty ?? false,
+      writeStderr: (text) =>
+        Effect.sync(() => {
+          stderr.push(text)
+        })
+    })
+    const code = yield* run(args).pipe(
+      Effect.provideService(Invocation.Invocation, invocation),
+      Console.withConsole(collectingConsole(stdout, stderr))
+    )
+    return { code, stdout: stdout.join(""), stderr: stderr.join("") }
+  })
+
+/**
+ * Runs the real binary, `node bin/city.mjs ...args`, with `CITY_ROOT=root`; never fails (the
+ * exit code is in the result).
+ */
+export const cityProcess = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<Run> =>
   Effect.async<Run>((resume) => {
     const env: Record<string, string | undefined> = { ...process.env }
     delete env["CITY_PRIVATE_DIR"]

@@ -60,8 +60,8 @@ export interface JointSettings {
   readonly timeout?: Duration.DurationInput
   /** Calls run at once (default 4); an integer of at least 1. */
   readonly concurrency?: number
-  /** Called after each call with (done, total). */
-  readonly onProgress?: (done: number, total: number) => Effect.Effect<void>
+  /** Called after each call with (done, total) and that call's outcome. */
+  readonly onProgress?: (done: number, total: number, outcome: EndpointOutcome) => Effect.Effect<void>
 }
 
 /**
@@ -220,9 +220,9 @@ export const make: Effect.Effect<
         endpoints,
         (endpoint) =>
           call(endpoint, occasion, timeout).pipe(
-            Effect.tap(() => {
+            Effect.tap((outcome) => {
               done++
-              return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total)
+              return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
             })
           ),
         { concurrency: settings.concurrency ?? 4 }

@@ -1,0 +1,72 @@
+/**
+ * Start-up of the `city` binary (issue 8, "Speed of the tool"): the wall time of a whole
+ * `city --help` and `city peer list` process, beside a bare `node -e 0`, in paired rounds
+ * (alternating which goes first). Measured from a checkout (`bin/city.mjs` with `src/` present:
+ * it checks the bundle is fresh, then imports it) and from an install (a copy of `package.json`,
+ * `bin/` and `dist/` alone, as npm installs the package). Goal: the median ratio ≤ 4 for each.
+ *
+ *   node --import tsx bench/startup.bench.ts
+ */
+import { spawn } from "node:child_process"
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { ensureBundle } from "../scripts/bundle.mjs"
+import { finish, goal, pairedRounds, ratioLine } from "./harness.ts"
+
+const rounds = 21
+const checkout = join(dirname(fileURLToPath(import.meta.url)), "..")
+
+/** Wall milliseconds of one process; fails when it does not exit 0. */
+const time = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    child.once("error", reject)
+    child.once("exit", (code) => {
+      if (code === 0) resolve(performance.now() - started)
+      else reject(new Error(`node ${args.join(" ")} exited ${code}: ${stderr}`))
+    })
+  })
+
+const main = async () => {
+  await ensureBundle()
+  const base = mkdtempSync(join(tmpdir(), "city-startup-"))
+  try {
+    // An install: what npm puts in node_modules/effect-city (the `files` of package.json).
+    const installed = join(base, "node_modules", "effect-city")
+    mkdirSync(installed, { recursive: true })
+    for (const part of ["package.json", "bin", "dist/city.mjs"]) {
+      cpSync(join(checkout, part), join(installed, part), { recursive: true })
+    }
+    const root = join(base, "root")
+    mkdirSync(join(root, "peers"), { recursive: true })
+    const env = { ...process.env, CITY_ROOT: root }
+    const bare = () => time(["-e", "0"])
+    console.log(`city start-up vs node -e 0 (wall time per process, ${rounds} paired rounds)`)
+    for (const [where, bin] of [["checkout", join(checkout, "bin", "city.mjs")], ["install", join(installed, "bin", "city.mjs")]] as const) {
+      for (const args of [["--help"], ["peer", "list"]]) {
+        const command = () => time([bin, ...args], env)
+        await command() // warm-up (file cache), not measured
+        await bare()
+        const paired = await pairedRounds(rounds, bare, command)
+        const name = `city ${args.join(" ")} (${where})`
+        console.log(ratioLine(`${name} / node -e 0`, paired.ratios))
+        goal(`${name} wall time <= 4x node -e 0 (median)`, paired.median <= 4, `${paired.median.toFixed(2)}x`)
+      }
+    }
+    finish()
+  } finally {
+    rmSync(base, { recursive: true, force: true })
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})

@@ -1,0 +1,100 @@
+/**
+ * The command tree of `city`: groups (`city`, `city capability`, `city peer`) and verbs. A verb
+ * is an `@effect/cli` command (it parses the verb's arguments) plus the help rows of its
+ * parameters (`options.ts`); a group only routes. `cli.ts` walks the tree, `help.ts` renders it.
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
+import type * as CliConfig from "@effect/cli/CliConfig"
+import type * as ValidationError from "@effect/cli/ValidationError"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type * as Terminal from "@effect/platform/Terminal"
+import * as Effect from "effect/Effect"
+import type * as Types from "effect/Types"
+import type { Invocation } from "./invocation.ts"
+import { helpFor, type ParamHelp } from "./options.ts"
+
+/** What a verb's handler may use: the invocation and the file system (to check its inputs). */
+export type VerbContext = Invocation | FileSystem.FileSystem
+
+/** What parsing a verb's arguments decided. */
+export type Parsed =
+  | { readonly _tag: "Run"; readonly effect: Effect.Effect<void, never, VerbContext> }
+  /** A built-in flag of `@effect/cli` that `city` does not offer on a verb (`--wizard`, ...). */
+  | { readonly _tag: "BuiltIn"; readonly flag: string }
+  | { readonly _tag: "Leftover"; readonly leftover: ReadonlyArray<string> }
+
+export interface Verb {
+  readonly _tag: "Verb"
+  readonly name: string
+  readonly summary: string
+  readonly params: ReadonlyArray<ParamHelp>
+  readonly examples: ReadonlyArray<string>
+  readonly parse: (
+    args: ReadonlyArray<string>,
+    config: CliConfig.CliConfig
+  ) => Effect.Effect<Parsed, ValidationError.ValidationError, FileSystem.FileSystem | Path.Path | Terminal.Terminal>
+  /** The parser's view of the verb, for the completion scripts. */
+  readonly descriptor: Descriptor.Command<void>
+}
+
+export interface Group {
+  readonly _tag: "Group"
+  readonly name: string
+  readonly summary: string
+  readonly children: ReadonlyArray<Node>
+  readonly descriptor: Descriptor.Command<void>
+}
+
+export type Node = Verb | Group
+
+const builtInFlag: Record<string, string> = {
+  ShowHelp: "--help",
+  ShowCompletions: "--completions",
+  ShowWizard: "--wizard",
+  ShowVersion: "--version",
+  SetLogLevel: "--log-level"
+}
+
+/**
+ * A verb: `name`, a one-line summary, its parameters (each `described`) and its handler, which
+ * reports failures itself (`output.runVerb`) and so cannot fail.
+ */
+export const verb = <const Name extends string, const Config extends Command.Command.Config>(
+  name: Name,
+  summary: string,
+  config: Config,
+  handler: (parsed: Types.Simplify<Command.Command.ParseConfig<Config>>) => Effect.Effect<void, never, VerbContext>,
+  examples: ReadonlyArray<string> = []
+): Verb => {
+  const command = Command.make(name, config, handler).pipe(Command.withDescription(summary))
+  const params = Object.values(config).flatMap((param) => {
+    const help = helpFor(param)
+    return help === undefined ? [] : [help]
+  })
+  return {
+    _tag: "Verb",
+    name,
+    summary,
+    params,
+    examples,
+    descriptor: Descriptor.map(command.descriptor, () => undefined),
+    parse: (args, cliConfig) =>
+      Effect.map(Descriptor.parse(command.descriptor, [name, ...args], cliConfig), (directive): Parsed => {
+        if (directive._tag === "BuiltIn") return { _tag: "BuiltIn", flag: builtInFlag[directive.option._tag] ?? "--help" }
+        if (directive.leftover.length > 0) return { _tag: "Leftover", leftover: directive.leftover }
+        return { _tag: "Run", effect: command.transform(command.handler(directive.value), directive.value) }
+      })
+  }
+}
+
+export const group = (name: string, summary: string, children: ReadonlyArray<Node>): Group => {
+  const [first, ...rest] = children.map((c) => [c.name, c.descriptor] as const)
+  const base = Descriptor.withDescription(Descriptor.make(name), summary)
+  const descriptor = first === undefined
+    ? Descriptor.map(base, () => undefined)
+    : Descriptor.map(Descriptor.withSubcommands(base, [first, ...rest]), () => undefined)
+  return { _tag: "Group", name, summary, children, descriptor }
+}
