@@ -21,8 +21,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { isAbsolute, join, resolve } from "node:path"
+import { isAbsolute, resolve } from "node:path"
 import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
+import * as CityConfig from "../services/city/CityConfig.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
 
 /** What one help row says about a parameter. */
@@ -120,14 +121,9 @@ export const inputFile = (path: string) =>
 export const text = (name: string, description: string) =>
   described(Args.text({ name }), { kind: "argument", usage: `<${name}>`, description })
 
-/** `--root`, else `$CITY_ROOT`, else `~/.city`; a relative path is read from the current directory. */
-export const resolveRoot = (flag: Option.Option<string>, invocation: InvocationShape): string => {
-  const chosen = Option.getOrElse(flag, () => {
-    const fromEnv = invocation.env["CITY_ROOT"]
-    return fromEnv !== undefined && fromEnv !== "" ? fromEnv : join(invocation.home, ".city")
-  })
-  return isAbsolute(chosen) ? chosen : resolve(invocation.cwd, chosen)
-}
+/** `--root`, else `$CITY_ROOT`, else `~/.city` (the library's rule, CityConfig.rootFrom). */
+export const resolveRoot = (flag: Option.Option<string>, invocation: InvocationShape): string =>
+  CityConfig.rootFrom({ root: Option.getOrUndefined(flag), env: invocation.env, home: invocation.home, cwd: invocation.cwd })
 
 /** The options of every verb that runs provisioning commands. */
 export const commandOptions = { root, json, timeoutMs, concurrency }

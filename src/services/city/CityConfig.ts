@@ -54,14 +54,30 @@ export interface CityConfigShape {
 export class CityConfig extends Context.Tag("effect-city/CityConfig")<CityConfig, CityConfigShape>() {}
 
 /**
- * The state root: `root`, else `$CITY_ROOT` when set and not empty, else `~/.city`; absolute.
+ * The state root rule, on explicit inputs: `root`, else `CITY_ROOT` when it is set and not empty,
+ * else `<home>/.city`; a relative path is read from `cwd`. The library, the CLI and the daemon all
+ * use it.
  * @since 0.1.0
  * @category constructors
  */
-export const resolveRoot = (root?: string | undefined): string => {
-  const fromEnv = process.env["CITY_ROOT"]
-  return path.resolve(root ?? (fromEnv !== undefined && fromEnv !== "" ? fromEnv : path.join(os.homedir(), ".city")))
+export const rootFrom = (options: {
+  readonly root?: string | undefined
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly home: string
+  readonly cwd: string
+}): string => {
+  const fromEnv = options.env["CITY_ROOT"]
+  const chosen = options.root ?? (fromEnv !== undefined && fromEnv !== "" ? fromEnv : path.join(options.home, ".city"))
+  return path.resolve(options.cwd, chosen)
 }
+
+/**
+ * The state root of this process: `rootFrom` on its environment, home and working directory.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolveRoot = (root?: string | undefined): string =>
+  rootFrom({ root, env: process.env, home: os.homedir(), cwd: process.cwd() })
 
 /**
  * Resolves options to their defaults (see `CityOptions`) and the root by the root rule.
