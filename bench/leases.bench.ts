@@ -5,6 +5,9 @@
  * - `turn.step(() => Effect.void)` inside a Turn (the Turn opened once per round);
  * - `Effect.scoped(city.leases.acquire)`.
  * Goals: each ≤ 1.5x the floor, and flat in P (the ratio at 10,000 plugins ≤ 1.3x the one at 10).
+ * `Effect.scoped` alone costs several times the bare Scope (it provides the Scope through the
+ * context), so the lease through `Effect.scoped` is also compared with the Effect floor of the same
+ * shape: `Effect.scoped(Effect.scope + Scope.addFinalizer)`.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -45,9 +48,14 @@ const main = Effect.gen(function*() {
     for (let i = 0; i < STEPS; i++) yield* Effect.scoped(city.leases.acquire)
   })
 
+  // The Effect floor for the shape `Effect.scoped(<a resource released with the Scope>)`.
+  const scopedFloor = Effect.gen(function*() {
+    for (let i = 0; i < STEPS; i++) yield* Effect.scoped(Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, Effect.void)))
+  })
   const floor = { run: run(bareScope) }
   const stepRatios: Array<number> = []
   const acquireRatios: Array<number> = []
+  const scopedRatios: Array<number> = []
   let registered = 0
   for (const size of [10, 1_000, 10_000]) {
     for (; registered < size; registered++) {
@@ -59,8 +67,13 @@ const main = Effect.gen(function*() {
     const acquire = yield* Effect.promise(() =>
       compare({ label: `Effect.scoped(city.leases.acquire), ${size} plugins`, baseline: "bare Scope", ops: STEPS, subjectRound: { run: run(scopedAcquire) }, baselineRound: floor })
     )
+    const acquireVsScoped = yield* Effect.promise(() =>
+      compare({ label: `Effect.scoped(city.leases.acquire), ${size} plugins`, baseline: "Effect.scoped(addFinalizer)", ops: STEPS, subjectRound: { run: run(scopedAcquire) }, baselineRound: { run: run(scopedFloor) } })
+    )
     console.log(line(step))
     console.log(line(acquire))
+    console.log(line(acquireVsScoped))
+    scopedRatios.push(acquireVsScoped.median)
     stepRatios.push(step.median)
     acquireRatios.push(acquire.median)
   }
@@ -69,6 +82,7 @@ const main = Effect.gen(function*() {
   goal("turn.step ≤ 1.5x a bare Scope at P = 10 / 1,000 / 10,000", worst(stepRatios) <= 1.5, `worst median ${worst(stepRatios).toFixed(2)}x`)
   goal("turn.step flat in P (ratio at 10,000 ≤ 1.3x the ratio at 10)", flat(stepRatios) <= 1.3, `${flat(stepRatios).toFixed(2)}x`)
   goal("Effect.scoped(city.leases.acquire) ≤ 1.5x a bare Scope at every P", worst(acquireRatios) <= 1.5, `worst median ${worst(acquireRatios).toFixed(2)}x`)
+  goal("Effect.scoped(city.leases.acquire) ≤ 1.5x the same shape's Effect floor (Effect.scoped + addFinalizer)", worst(scopedRatios) <= 1.5, `worst median ${worst(scopedRatios).toFixed(2)}x`)
   goal("Effect.scoped(city.leases.acquire) flat in P", flat(acquireRatios) <= 1.3, `${flat(acquireRatios).toFixed(2)}x`)
 })
 
