@@ -1,0 +1,75 @@
+/**
+ * What one load of the plugin set did (spec/plugin-loader-lifecycle.md: skips are logged, and "An
+ * enabled name that no root provides is reported once at the end"): the plugins loaded with
+ * their root, the folders skipped with their reason, the enabled names no root provides.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * Which root a folder comes from: the bundled root is scanned first, the instance root second.
+ * @since 0.1.0
+ * @category models
+ */
+export const RootKind = Schema.Literal("bundled", "instance")
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RootKind = typeof RootKind.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const LoadedPlugin = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  root: RootKind,
+  /** The plugin folder, absolute. */
+  folder: Schema.String
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type LoadedPlugin = typeof LoadedPlugin.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const SkippedPlugin = Schema.Struct({
+  /** The manifest's name, else the folder's. */
+  name: Schema.String,
+  root: RootKind,
+  folder: Schema.String,
+  /** The failure's tag (`ManifestInvalid`, `NotLicensed`, `EntryImportFailed`, ...). */
+  kind: Schema.String,
+  reason: Schema.String
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SkippedPlugin = typeof SkippedPlugin.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const LoadReport = Schema.Struct({
+  /** The generation this load built (1 at start, +1 per restart). */
+  generation: Schema.Number,
+  /** In load order: bundled root first, then instance root, each in code-unit name order. */
+  loaded: Schema.Array(LoadedPlugin),
+  /** Every skipped copy, in the order met; a name may be skipped in one root and loaded from the other. */
+  skipped: Schema.Array(SkippedPlugin),
+  /** Enabled names that no root provides, sorted (code units). */
+  missing: Schema.Array(Schema.String)
+})
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type LoadReport = typeof LoadReport.Type

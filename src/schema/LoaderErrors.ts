@@ -1,0 +1,142 @@
+/**
+ * Why the loader skipped a plugin folder (spec/plugin-loader-lifecycle.md: "A malformed
+ * manifest, failed import, or throwing registration skips that plugin"), and why a restart was
+ * not applied. Each message names the file, the field and the rule, and is the `<reason>` of the
+ * `plugin skipped: <name>: <reason>` log line.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { AnyCause, describeCause } from "./Errors.ts"
+
+const Issue = Schema.Struct({ field: Schema.String, rule: Schema.String })
+
+/**
+ * `city-plugin.json` is not valid JSON, not an object, or breaks one or more rules: one issue per
+ * violated rule.
+ * @since 0.1.0
+ * @category errors
+ */
+export class ManifestInvalid extends Schema.TaggedError<ManifestInvalid>()("ManifestInvalid", {
+  file: Schema.String,
+  issues: Schema.Array(Issue)
+}) {
+  override get message() {
+    return this.issues.map((i) => `${this.file}: ${i.field === "" ? "" : `${i.field}: `}${i.rule}`).join("; ")
+  }
+}
+
+/**
+ * An instance-root plugin outside the licence set, refused before its entry is imported.
+ * The message is the spec's, word for word.
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotLicensed extends Schema.TaggedError<NotLicensed>()("NotLicensed", { name: Schema.String }) {
+  override get message() {
+    return "not included in this licence"
+  }
+}
+
+/**
+ * The entry named by the manifest is missing or is not a file.
+ * @since 0.1.0
+ * @category errors
+ */
+export class EntryNotFound extends Schema.TaggedError<EntryNotFound>()("EntryNotFound", {
+  file: Schema.String,
+  found: Schema.Literal("nothing", "directory", "other")
+}) {
+  override get message() {
+    return this.found === "nothing"
+      ? `entry: ${this.file} does not exist`
+      : `entry: ${this.file} is a ${this.found === "directory" ? "directory" : "special file"}, not a file`
+  }
+}
+
+/**
+ * A prompt file (`prompt/*.md`) over the size cap, or unreadable.
+ * @since 0.1.0
+ * @category errors
+ */
+export class PromptRejected extends Schema.TaggedError<PromptRejected>()("PromptRejected", {
+  file: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `${this.file}: ${this.reason}`
+  }
+}
+
+/**
+ * Importing the entry failed: a syntax error, a missing import, or top-level code that threw.
+ * @since 0.1.0
+ * @category errors
+ */
+export class EntryImportFailed extends Schema.TaggedError<EntryImportFailed>()("EntryImportFailed", {
+  file: Schema.String,
+  error: Schema.Unknown
+}) {
+  override get message() {
+    const detail = this.error instanceof Error ? this.error.message : String(this.error)
+    return `import of ${this.file} failed: ${detail.split("\n")[0]}`
+  }
+}
+
+/**
+ * The entry exports neither a Plugin (default or `plugin`) nor a `register` function, or its
+ * Plugin carries another name than the manifest.
+ * @since 0.1.0
+ * @category errors
+ */
+export class EntryShapeInvalid extends Schema.TaggedError<EntryShapeInvalid>()("EntryShapeInvalid", {
+  file: Schema.String,
+  rule: Schema.String
+}) {
+  override get message() {
+    return `${this.file}: ${this.rule}`
+  }
+}
+
+/**
+ * Registration or initialize failed (a `register` that threw or rejected, an initialize that
+ * failed): nothing of it was published, what it acquired was released.
+ * @since 0.1.0
+ * @category errors
+ */
+export class RegistrationFailed extends Schema.TaggedError<RegistrationFailed>()("RegistrationFailed", {
+  name: Schema.String,
+  cause: AnyCause
+}) {
+  override get message() {
+    return `registration failed: ${describeCause(this.cause)}`
+  }
+}
+
+/**
+ * One reason a plugin folder was skipped.
+ * @since 0.1.0
+ * @category models
+ */
+export type SkipReason =
+  | ManifestInvalid
+  | NotLicensed
+  | EntryNotFound
+  | PromptRejected
+  | EntryImportFailed
+  | EntryShapeInvalid
+  | RegistrationFailed
+
+/**
+ * A plugin root could not be listed (it exists but is unreadable, or is not a directory).
+ * A root that does not exist is simply empty.
+ * @since 0.1.0
+ * @category errors
+ */
+export class PluginRootUnreadable extends Schema.TaggedError<PluginRootUnreadable>()("PluginRootUnreadable", {
+  root: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `plugin root ${this.root} cannot be read: ${this.reason}`
+  }
+}
