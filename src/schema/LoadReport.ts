@@ -66,7 +66,11 @@ export const LoadReport = Schema.Struct({
   /** Every skipped copy, in the order met; a name may be skipped in one root and loaded from the other. */
   skipped: Schema.Array(SkippedPlugin),
   /** Enabled names that no root provides, sorted (code units). */
-  missing: Schema.Array(Schema.String)
+  missing: Schema.Array(Schema.String),
+  /** For a restart: the previous generation's plugins whose dispose failed (the restart went on). */
+  disposeFailures: Schema.optionalWith(Schema.Array(Schema.Struct({ name: Schema.String, reason: Schema.String })), {
+    exact: true
+  })
 })
 /**
  * @since 0.1.0

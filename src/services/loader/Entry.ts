@@ -1,0 +1,141 @@
+/**
+ * The entry of a plugin folder: checked on disk, its prompt files read, imported with a URL that
+ * defeats Node's module cache across in-place updates, and recognized as a Plugin or a
+ * `register(ctx)` function (spec/plugin-loader-lifecycle.md: "Each import URL carries the
+ * manifest version and the entry file's modification time ... Node caches a module by URL for
+ * the life of the process, so a later load must not reuse a stale module after an in-place
+ * update").
+ *
+ * Decisions where the spec is silent:
+ * - the entry must be a file (a directory is a skip); the containment check stays lexical, so an
+ *   entry that is a symlink, or sits under a symlinked folder, is followed wherever it points:
+ *   the folder's owner decides what its entry is (a development checkout linked into a root),
+ *   exactly as the spec's lexical check allows;
+ * - the mtime in the URL is the entry file's own (following a symlink), in milliseconds;
+ * - a Plugin export must carry the manifest's name; its version is the manifest's;
+ * - `prompt/*.md` files are read in code-unit name order, each at most {@link promptFileCap}
+ *   bytes; a larger one is a skip (never silently truncated). Other files (icon, i18n, web
+ *   assets) are allowed and ignored.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { EntryImportFailed, EntryNotFound, EntryShapeInvalid, PromptRejected } from "../../schema/LoaderErrors.ts"
+import type { Manifest } from "../../schema/Manifest.ts"
+import { isPlugin, type Plugin } from "../Plugin.ts"
+import type { RegisterFunction } from "./Staging.ts"
+
+/**
+ * The largest prompt file read into system content, in bytes (64 KiB).
+ * @since 0.1.0
+ * @category constants
+ */
+export const promptFileCap = 64 * 1024
+
+/** The entry file, checked to exist and be a file; its mtime in ms. */
+export const statEntry = (file: string): Effect.Effect<number, EntryNotFound> =>
+  Effect.suspend(() => {
+    let stat: fs.Stats
+    try {
+      stat = fs.statSync(file)
+    } catch {
+      return Effect.fail(new EntryNotFound({ file, found: "nothing" }))
+    }
+    if (stat.isFile()) return Effect.succeed(stat.mtimeMs)
+    return Effect.fail(new EntryNotFound({ file, found: stat.isDirectory() ? "directory" : "other" }))
+  })
+
+/** The text of `prompt/*.md`, joined by blank lines, or `undefined` when there is none. */
+export const readPrompts = (folder: string): Effect.Effect<string | undefined, PromptRejected> =>
+  Effect.suspend(() => {
+    const dir = path.join(folder, "prompt")
+    let names: Array<string>
+    try {
+      names = fs.readdirSync(dir).filter((n) => n.endsWith(".md")).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    } catch {
+      return Effect.succeed(undefined)
+    }
+    const texts: Array<string> = []
+    for (const name of names) {
+      const file = path.join(dir, name)
+      try {
+        const size = fs.statSync(file).size
+        if (size > promptFileCap) {
+          return Effect.fail(new PromptRejected({ file, reason: `is ${size} bytes, over the ${promptFileCap}-byte cap` }))
+        }
+        const text = fs.readFileSync(file, "utf8").trim()
+        if (text.length > 0) texts.push(text)
+      } catch (error) {
+        return Effect.fail(new PromptRejected({ file, reason: `cannot be read: ${error instanceof Error ? error.message : String(error)}` }))
+      }
+    }
+    return Effect.succeed(texts.length === 0 ? undefined : texts.join("\n\n"))
+  })
+
+/**
+ * The import URL: the entry's file URL with the manifest version and the mtime as its query.
+ * @since 0.1.0
+ * @category import
+ */
+export const importUrl = (file: string, version: string, mtimeMs: number): string => {
+  const url = pathToFileURL(file)
+  url.search = `?v=${encodeURIComponent(version)}&mtime=${Math.trunc(mtimeMs)}`
+  return url.href
+}
+
+const dynamicImport = (url: string): Promise<unknown> => import(url)
+
+/** Imports the entry (its top-level code runs now); a throw or a missing import is EntryImportFailed. */
+export const importEntry = (file: string, url: string): Effect.Effect<unknown, EntryImportFailed> =>
+  Effect.tryPromise({ try: () => dynamicImport(url), catch: (error) => new EntryImportFailed({ file, error }) })
+
+/**
+ * What an entry exports: a Plugin (default export, else a named `plugin` export) or a `register`
+ * function.
+ * @since 0.1.0
+ * @category models
+ */
+export type EntryShape =
+  | { readonly _tag: "Plugin"; readonly plugin: Plugin<unknown> }
+  | { readonly _tag: "Register"; readonly register: RegisterFunction }
+
+/**
+ * An entry's Plugin may require only what the registry provides (its Scope and its lifecycle
+ * context); anything else is a defect at initialize, which skips it.
+ */
+const isLoadablePlugin = (u: unknown): u is Plugin<unknown> => isPlugin(u)
+
+const isRegister = (u: unknown): u is RegisterFunction => typeof u === "function"
+
+const field = (module: unknown, key: string): unknown =>
+  typeof module === "object" && module !== null && key in module ? Reflect.get(module, key) : undefined
+
+/** Recognizes the entry's export. */
+export const shapeOf = (module: unknown, manifest: Manifest, file: string): Effect.Effect<EntryShape, EntryShapeInvalid> => {
+  const byDefault = field(module, "default")
+  const named = field(module, "plugin")
+  const plugin = isLoadablePlugin(byDefault) ? byDefault : isLoadablePlugin(named) ? named : undefined
+  if (plugin !== undefined) {
+    if (plugin.name !== manifest.name) {
+      return Effect.fail(
+        new EntryShapeInvalid({
+          file,
+          rule: `exports a Plugin named ${JSON.stringify(plugin.name)}; the manifest names ${JSON.stringify(manifest.name)}`
+        })
+      )
+    }
+    return Effect.succeed({ _tag: "Plugin", plugin })
+  }
+  const register = field(module, "register")
+  if (isRegister(register)) return Effect.succeed({ _tag: "Register", register })
+  const keys = typeof module === "object" && module !== null ? Object.keys(module) : []
+  return Effect.fail(
+    new EntryShapeInvalid({
+      file,
+      rule: "exports neither a Plugin (default or `plugin` export, made with Plugin.make) nor a `register(ctx)` function" +
+        `; found ${keys.length === 0 ? "no exports" : `exports ${keys.sort().join(", ")}`}`
+    })
+  )
+}

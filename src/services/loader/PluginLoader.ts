@@ -1,0 +1,219 @@
+/**
+ * The loader (spec/plugin-loader-lifecycle.md, "Lifecycle and layout"): one pass over the plugin
+ * roots that adds the enabled plugins to the City's registry.
+ *
+ * - Roots: bundled first (none unless the host passes one), instance second (default
+ *   `<city root>/plugins`). Only enabled names are looked at; within a root, folders go in
+ *   code-unit name order, one at a time, so registration order never depends on the file system.
+ * - A name loads from the first root whose copy loads; a copy that fails is skipped (logged,
+ *   reported, alerted) and the next root's copy is tried. A folder without `city-plugin.json` is
+ *   not a plugin and is passed over without a word.
+ * - Per copy: manifest (Discovery) → licence (instance root only, before anything is imported)
+ *   → entry on disk → prompt files → import (URL with version and mtime) → Plugin or
+ *   `register(ctx)` → `registry.add`, whose initialize stages the contributions and publishes
+ *   them only on success (Staging).
+ * - Every skip logs `plugin skipped: <name>: <reason>` with the annotation
+ *   `code=plugin.load_failed` (and `root`, `folder`); the enabled names no root provides are
+ *   logged once at the end with `code=plugin.enabled_missing`, sorted.
+ *
+ * Decisions where the spec is silent:
+ * - a name that loaded from the bundled root is not looked at in the instance root (its
+ *   instance copy is neither loaded nor reported);
+ * - a name already in the registry (added by code) is a skip with PluginAlreadyRegistered;
+ * - a folder that is not enabled is passed over without a word, like a folder without manifest.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Stream from "effect/Stream"
+import * as path from "node:path"
+import type { CityClosed } from "../../schema/Errors.ts"
+import { NotLicensed, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
+import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../schema/LoadReport.ts"
+import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
+import { CityConfig } from "../city/CityConfig.ts"
+import { ExecutionLeases } from "../city/ExecutionLeases.ts"
+import { bind } from "../city/ExecutionView.ts"
+import { PluginRegistry } from "../city/PluginRegistry.ts"
+import { make as makePlugin, type Plugin } from "../Plugin.ts"
+import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
+import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
+import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "./Entry.ts"
+import * as LoadAlerts from "./LoadAlerts.ts"
+import { fromRegister, type SiblingInvoke, withExtras } from "./Staging.ts"
+
+/**
+ * What the host tells the loader.
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoaderOptions {
+  /** The bundled root, scanned first and never licence-gated. Default: none. */
+  readonly bundledRoot?: string | undefined
+  /** The instance root, scanned second. Default: `<city root>/plugins`. */
+  readonly instanceRoot?: string | undefined
+  /** The names that load; every other folder is passed over. */
+  readonly enabled: Iterable<string>
+  /** The instance-root names this licence includes; others are refused before import. */
+  readonly licensed: Iterable<string>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestReloadFor = (name: string) => PluginLifecycleContextShape["requestReload"]
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PluginLoaderShape {
+  /** The roots, in scan order. */
+  readonly roots: ReadonlyArray<PluginRoot>
+  /** Every plugin folder of the roots, parsing manifests only. */
+  readonly discover: Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable>
+  /** One load pass into the registry. */
+  readonly load: (options: {
+    readonly generation: number
+    readonly requestReload: RequestReloadFor
+  }) => Effect.Effect<LoadReport, PluginRootUnreadable | CityClosed>
+  /** The current load failures (see LoadAlerts). */
+  readonly alerts: Effect.Effect<ReadonlyArray<PluginSnapshot>>
+  readonly alertChanges: Stream.Stream<ReadonlyArray<PluginSnapshot>>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class PluginLoader extends Context.Tag("effect-city/PluginLoader")<PluginLoader, PluginLoaderShape>() {}
+
+/** The source a loaded plugin's snapshot carries: the root's kind and the folder. */
+export const sourceOf = (root: RootKind, folder: string) => `${root}:${folder}`
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: LoaderOptions) =>
+  Effect.gen(function*() {
+    const registry = yield* PluginRegistry
+    const leases = yield* ExecutionLeases
+    const config = yield* CityConfig
+    const alerts = yield* LoadAlerts.make
+    const enabled = new Set(options.enabled)
+    const licensed = new Set(options.licensed)
+    const roots: ReadonlyArray<PluginRoot> = [
+      ...(options.bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(options.bundledRoot) }]),
+      { kind: "instance", path: path.resolve(options.instanceRoot ?? path.join(config.root, "plugins")) }
+    ]
+
+    // Sibling access at the time of use: every call leases the view current *then*.
+    const invoke: SiblingInvoke = (base, plugin, action, input) =>
+      leases.run(`invoke ${plugin}/${action}`, (view) => bind(view, base, registry.snapshotOf).invoke(plugin, action, input))
+
+    /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
+    const stage = (found: DiscoveredPlugin & { readonly _tag: "Valid" }): Effect.Effect<Plugin<unknown>, SkipReason> =>
+      Effect.gen(function*() {
+        const { folder, manifest } = found
+        if (found.root === "instance" && !licensed.has(manifest.name)) {
+          return yield* Effect.fail(new NotLicensed({ name: manifest.name }))
+        }
+        const file = path.resolve(folder, manifest.entry)
+        const mtime = yield* statEntry(file)
+        const prompt = yield* readPrompts(folder)
+        const module = yield* importEntry(file, importUrl(file, manifest.version, mtime))
+        const shape = yield* shapeOf(module, manifest, file)
+        const extras = { prompt, skills: manifest.skills }
+        if (shape._tag === "Register") {
+          return fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
+        }
+        const plugin = shape.plugin
+        return makePlugin({
+          name: manifest.name,
+          version: manifest.version,
+          initialize: Effect.map(plugin.initialize, (contributions) => withExtras(contributions, extras))
+        })
+      })
+
+    const load: PluginLoaderShape["load"] = ({ requestReload, generation }) =>
+      Effect.gen(function*() {
+        const loaded: Array<LoadedPlugin> = []
+        const skipped: Array<SkippedPlugin> = []
+        const provided = new Set<string>()
+        const done = new Set<string>()
+
+        const skip = (found: DiscoveredPlugin, name: string, version: string | undefined, error: SkipReason | { readonly _tag: string; readonly message: string }) =>
+          Effect.gen(function*() {
+            const reason = error.message
+            skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
+            yield* Effect.logWarning(`plugin skipped: ${name}: ${reason}`).pipe(
+              Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
+            )
+            yield* alerts.fail({ name, source: sourceOf(found.root, found.folder), version, reason })
+          })
+
+        for (const root of roots) {
+          const names = yield* listRoot(root)
+          for (const folderName of names) {
+            if (!enabled.has(folderName) || done.has(folderName)) continue
+            const found = readFolder(root, folderName)
+            if (found === undefined) continue
+            provided.add(folderName)
+            if (found._tag === "Invalid") {
+              yield* skip(found, folderName, undefined, found.error)
+              continue
+            }
+            const { manifest } = found
+            const staged = yield* Effect.either(stage(found))
+            if (staged._tag === "Left") {
+              yield* skip(found, manifest.name, manifest.version, staged.left)
+              continue
+            }
+            const added = yield* Effect.either(
+              registry.add(staged.right, {
+                source: sourceOf(found.root, found.folder),
+                requestReload: requestReload(manifest.name)
+              })
+            )
+            if (added._tag === "Left") {
+              const error = added.left
+              if (error._tag === "CityClosed") return yield* Effect.fail(error)
+              const reason = error._tag === "PluginInitializeFailed"
+                ? new RegistrationFailed({ name: manifest.name, cause: error.cause })
+                : error
+              yield* skip(found, manifest.name, manifest.version, reason)
+              continue
+            }
+            done.add(manifest.name)
+            loaded.push({ name: manifest.name, version: manifest.version, root: found.root, folder: found.folder })
+            yield* alerts.clear(manifest.name)
+          }
+        }
+
+        const missing = [...enabled].filter((name) => !provided.has(name)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        if (missing.length > 0) {
+          yield* Effect.logWarning(`plugins enabled but provided by no root: ${missing.join(", ")}`).pipe(
+            Effect.annotateLogs({ code: "plugin.enabled_missing", missing: missing.join(",") })
+          )
+        }
+        return { generation, loaded, skipped, missing }
+      })
+
+    const service: PluginLoaderShape = {
+      roots,
+      discover: discover(roots),
+      load,
+      alerts: alerts.current,
+      alertChanges: alerts.changes
+    }
+    return service
+  })
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: LoaderOptions) => Layer.effect(PluginLoader, make(options))

@@ -1,0 +1,232 @@
+/**
+ * Staging (spec/plugin-loader-lifecycle.md: "Each plugin is loaded into a staging registry ...
+ * Contributions are merged only after registration completes. A malformed manifest, failed
+ * import, or throwing registration skips that plugin without leaving partial tools or routes in
+ * the live registry").
+ *
+ * A `register(ctx)` entry registers into a staging area: `ctx.registerAction`, `registerHook`,
+ * `registerSystem`, `registerAvailability`, `registerSkills` only record. The staged set becomes
+ * the plugin's Contributions when `register` has completed, and the registry publishes them only
+ * when initialize as a whole succeeded; so a `register` that throws halfway, or rejects,
+ * contributes nothing. What it acquired is released through `ctx.onDispose(fn)`: the callbacks
+ * run in reverse order at dispose, and also when registration fails, since they belong to the
+ * plugin's Scope from the start.
+ *
+ * Decisions where the spec is silent:
+ * - registering after `register` completed is ignored with a warning (the staging area is closed); a plugin that
+ *   needs to change its skills later uses `ctx.requestReload({ mode: "reload", skills })`;
+ * - an action's `input` is an Effect Schema when the plugin has one, else the input is passed
+ *   through unchecked (a `register(ctx)` plugin need not import anything);
+ * - `prompt/*.md` text comes before the plugin's own system text, separated by a blank line.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import type { CallBase } from "../../schema/HostModel.ts"
+import type { PluginChange, Skill } from "../../schema/PluginChange.ts"
+import type { AnyAction, Availability, Contributions, Hook } from "../Contributions.ts"
+import { callback, make as makePlugin, type Plugin } from "../Plugin.ts"
+import { PluginContext, type PluginContextShape } from "../PluginContext.ts"
+import { PluginLifecycleContext } from "../PluginLifecycleContext.ts"
+import type { PluginCallbackFailed } from "../../schema/Errors.ts"
+
+type Awaitable<A> = A | PromiseLike<A>
+
+/**
+ * What a `register(ctx)` handler receives on each call: the fresh call context, plus `invoke` to
+ * reach a sibling plugin, resolved from the current execution view at the time of the call.
+ * @since 0.1.0
+ * @category models
+ */
+export interface RegisterCallContext extends PluginContextShape {
+  readonly invoke: (plugin: string, action: string, input?: unknown) => Promise<unknown>
+}
+
+/**
+ * The `ctx` of `register(ctx)`.
+ * @since 0.1.0
+ * @category models
+ */
+export interface RegisterContext {
+  readonly name: string
+  readonly version: string
+  readonly storage: { readonly path: string }
+  readonly log: {
+    readonly debug: (message: string) => void
+    readonly info: (message: string) => void
+    readonly warn: (message: string) => void
+    readonly error: (message: string) => void
+  }
+  /** Rejects with the ReloadRejected error when the host cannot apply the change. */
+  readonly requestReload: (change: PluginChange) => Promise<void>
+  readonly registerAction: (
+    name: string,
+    action: {
+      readonly input?: Schema.Schema.AnyNoContext | undefined
+      readonly handler: (input: unknown, ctx: RegisterCallContext) => Awaitable<unknown>
+    }
+  ) => void
+  readonly registerHook: (point: string, handler: (value: unknown, ctx: RegisterCallContext) => Awaitable<unknown>) => void
+  readonly registerSystem: (system: string | ((ctx: RegisterCallContext) => Awaitable<string | undefined>)) => void
+  readonly registerAvailability: (check: (ctx: RegisterCallContext) => Awaitable<Availability>) => void
+  readonly registerSkills: (skills: ReadonlyArray<Skill>) => void
+  /** Runs `release` at dispose (reverse order), or at once if registration fails afterwards. */
+  readonly onDispose: (release: () => Awaitable<void>) => void
+}
+
+/**
+ * A `register(ctx)` function as an entry exports it.
+ * @since 0.1.0
+ * @category models
+ */
+export type RegisterFunction = (ctx: RegisterContext) => Awaitable<void>
+
+/**
+ * How a loaded plugin reaches a sibling: an action call resolved from the current view, with the
+ * calling context's agent, workspace, session and turn.
+ * @since 0.1.0
+ * @category models
+ */
+export type SiblingInvoke = (base: CallBase, plugin: string, action: string, input: unknown) => Effect.Effect<unknown, unknown>
+
+/** What the loader adds around any entry: prompt text and the manifest's initial skills. */
+export interface Extras {
+  readonly prompt: string | undefined
+  readonly skills: ReadonlyArray<Skill> | undefined
+}
+
+/** Adds the prompt text before the plugin's own system text, and the manifest's skills if it has none. */
+export const withExtras = (contributions: Contributions, extras: Extras): Contributions => {
+  const own = contributions.system
+  const prompt = extras.prompt
+  const system: Contributions["system"] = prompt === undefined
+    ? own
+    : own === undefined
+    ? () => Effect.succeed(prompt)
+    : (ctx) => Effect.map(own(ctx), (text) => (text === undefined || text.length === 0 ? prompt : `${prompt}\n\n${text}`))
+  return {
+    ...contributions,
+    system,
+    skills: contributions.skills ?? extras.skills
+  }
+}
+
+/** Runs an Effect for plugin code written with Promises: resolves with its value, rejects with its error. */
+const toPromise = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>): Promise<A> =>
+  Runtime.runPromiseExit(runtime)(effect).then((exit) =>
+    Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
+  )
+
+const callContext = (ctx: PluginContextShape, invoke: SiblingInvoke, runtime: Runtime.Runtime<never>): RegisterCallContext => ({
+  ...ctx,
+  invoke: (plugin, action, input) => toPromise(runtime, invoke(ctx, plugin, action, input))
+})
+
+/**
+ * A Plugin from a `register(ctx)` function: initialize runs `register` against a staging area
+ * and returns what it recorded once it completed.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromRegister = (options: {
+  readonly name: string
+  readonly version: string
+  readonly register: RegisterFunction
+  readonly extras: Extras
+  readonly invoke: SiblingInvoke
+}): Plugin<PluginCallbackFailed> => {
+  const { name } = options
+  return makePlugin({
+    name,
+    version: options.version,
+    initialize: Effect.gen(function*() {
+      const lifecycle = yield* PluginLifecycleContext
+      const runtime = yield* Effect.runtime<never>()
+      const run = Runtime.runSync(runtime)
+      const actions: Record<string, AnyAction> = {}
+      const hooks: Record<string, Array<Hook>> = {}
+      const systems: Array<(ctx: RegisterCallContext) => Awaitable<string | undefined>> = []
+      let availability: ((ctx: RegisterCallContext) => Awaitable<Availability>) | undefined
+      let skills: ReadonlyArray<Skill> | undefined
+      const releases: Array<() => Awaitable<void>> = []
+      let open = true
+
+      yield* Effect.addFinalizer(() =>
+        Effect.forEach(
+          releases.reverse(),
+          (release, i) =>
+            callback(name, `onDispose #${releases.length - i}`, release).pipe(
+              Effect.catchAll((error) => Effect.logWarning(error.message))
+            ),
+          { discard: true }
+        )
+      )
+
+      // After register completed the staging area is closed: a late registration is ignored, loudly.
+      const staged = <A extends ReadonlyArray<unknown>>(what: string, f: (...args: A) => void) => (...args: A) => {
+        if (open) f(...args)
+        else run(lifecycle.log.warn(`${what} after register completed is ignored: the staging area is closed`))
+      }
+      const withCtx = <A>(f: (ctx: RegisterCallContext) => Awaitable<A>, label: string) =>
+        Effect.flatMap(PluginContext, (ctx) => callback(name, label, () => f(callContext(ctx, options.invoke, runtime))))
+
+      const ctx: RegisterContext = {
+        name,
+        version: options.version,
+        storage: lifecycle.storage,
+        log: {
+          debug: (m) => run(lifecycle.log.debug(m)),
+          info: (m) => run(lifecycle.log.info(m)),
+          warn: (m) => run(lifecycle.log.warn(m)),
+          error: (m) => run(lifecycle.log.error(m))
+        },
+        requestReload: (change) => toPromise(runtime, lifecycle.requestReload(change)),
+        registerAction: staged("registerAction", (actionName: string, action) => {
+          actions[actionName] = {
+            input: action.input ?? Schema.Unknown,
+            handler: (input: never) => withCtx((c) => action.handler(input, c), `action ${actionName}`)
+          }
+        }),
+        registerHook: staged("registerHook", (point: string, handler) => {
+          ;(hooks[point] ??= []).push((value) => withCtx((c) => handler(value, c), `hook ${point}`))
+        }),
+        registerSystem: staged("registerSystem", (system) => {
+          systems.push(typeof system === "string" ? () => system : system)
+        }),
+        registerAvailability: staged("registerAvailability", (check) => {
+          availability = check
+        }),
+        registerSkills: staged("registerSkills", (next) => {
+          skills = [...next]
+        }),
+        onDispose: (release) => {
+          releases.push(release)
+        }
+      }
+
+      yield* callback(name, "register", () => options.register(ctx))
+      open = false
+
+      const system: Contributions["system"] = systems.length === 0 ? undefined : (callCtx) =>
+        Effect.map(
+          Effect.forEach(systems, (s, i) =>
+            callback(name, `system #${i + 1}`, () => s(callContext(callCtx, options.invoke, runtime)))),
+          (texts) => texts.filter((t): t is string => t !== undefined && t.length > 0).join("\n\n")
+        )
+      const check = availability
+      const contributions: Contributions = {
+        actions,
+        hooks,
+        system,
+        availability: check === undefined
+          ? undefined
+          : (callCtx) => callback(name, "availability", () => check(callContext(callCtx, options.invoke, runtime))),
+        skills
+      }
+      return withExtras(contributions, options.extras)
+    })
+  })
+}

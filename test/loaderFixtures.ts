@@ -1,0 +1,125 @@
+/**
+ * Fixtures for the loader tests: real plugin folders written into temp roots (real ESM `.mjs`
+ * entries), a City core with the loader on top, and a logger that records messages with their
+ * annotations.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as City from "../src/city.ts"
+import * as Loader from "../src/layers/Loader.ts"
+import { CityConfig } from "../src/services/city/CityConfig.ts"
+import { PluginRegistry } from "../src/services/city/PluginRegistry.ts"
+import { Sessions } from "../src/services/city/Sessions.ts"
+import { Workspaces } from "../src/services/city/Workspaces.ts"
+import { Generations } from "../src/services/loader/Generations.ts"
+import { PluginLoader, type LoaderOptions } from "../src/services/loader/PluginLoader.ts"
+
+/** A manifest for `name` with the usual fields; `extra` overrides or adds. */
+export const manifest = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  version: "1.0.0",
+  apiVersion: 1,
+  description: `the ${name} plugin`,
+  entry: "index.mjs",
+  ...extra
+})
+
+export interface FolderSpec {
+  /** The manifest: an object (written as JSON), a raw string, or `null` for no manifest at all. */
+  readonly manifest: unknown
+  /** Other files, relative to the folder (e.g. `index.mjs`, `prompt/a.md`). */
+  readonly files?: Record<string, string>
+}
+
+/** Writes a plugin folder `root/folder` (synchronously: setup, not the subject). */
+export const writePlugin = (root: string, folder: string, spec: FolderSpec) => {
+  const dir = path.join(root, folder)
+  fs.mkdirSync(dir, { recursive: true })
+  if (spec.manifest !== null) {
+    const text = typeof spec.manifest === "string" ? spec.manifest : JSON.stringify(spec.manifest, null, 2)
+    fs.writeFileSync(path.join(dir, "city-plugin.json"), text)
+  }
+  for (const [file, content] of Object.entries(spec.files ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+    fs.writeFileSync(path.join(dir, file), content)
+  }
+  return dir
+}
+
+/** Top-level code that records that the module ran, under `key` (see {@link runs}). */
+export const marker = (key: string) => `(globalThis.__cityLoaderRuns ??= []).push(${JSON.stringify(key)})\n`
+
+/** Every marker recorded so far in this process. */
+export const runs = (): ReadonlyArray<string> => {
+  const recorded: unknown = Reflect.get(globalThis, "__cityLoaderRuns")
+  return Array.isArray(recorded) ? recorded.map(String) : []
+}
+
+/** A unique prefix per test, so markers of different tests never mix. */
+let counter = 0
+export const unique = (label: string) => `${label}-${process.pid}-${++counter}`
+
+/** A `register(ctx)` entry whose body is `body` (it runs inside `async function register(ctx)`). */
+export const registerEntry = (key: string, body = "") =>
+  `${marker(key)}export async function register(ctx) {\n${body}\n}\n`
+
+/** An Effect-style entry importing `effect-city/plugin` as a real plugin does. */
+export const effectEntry = (key: string, name: string, body = "return {}") =>
+  [
+    `import * as Effect from "effect/Effect"`,
+    `import { Plugin } from "effect-city/plugin"`,
+    marker(key),
+    `export default Plugin.make({ name: ${JSON.stringify(name)}, initialize: Effect.gen(function*() { ${body} }) })`,
+    ""
+  ].join("\n")
+
+export interface LogLine {
+  readonly level: string
+  readonly message: string
+  readonly annotations: Record<string, unknown>
+}
+
+/** Runs `body` with a logger that records every line (and prints nothing). */
+export const withLogs = <A, E, R>(body: (logs: Array<LogLine>) => Effect.Effect<A, E, R>) => {
+  const logs: Array<LogLine> = []
+  const logger = Logger.make(({ annotations, logLevel, message }) => {
+    const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+    logs.push({ level: logLevel.label, message: text, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+  })
+  return Effect.provide(body(logs), Logger.replace(Logger.defaultLogger, logger))
+}
+
+/** Temp roots: the City root (instance root `root/plugins`) and a bundled root. */
+export const makeRoots = Effect.gen(function*() {
+  const fileSystem = yield* FileSystem.FileSystem
+  const root = yield* fileSystem.makeTempDirectoryScoped({ prefix: "city-loader-" })
+  const bundled = path.join(root, "bundled")
+  const instance = path.join(root, "plugins")
+  fs.mkdirSync(bundled, { recursive: true })
+  fs.mkdirSync(instance, { recursive: true })
+  return { root, bundled, instance }
+})
+
+/** The City core with the loader on top, built in the test's Scope (generation 1 loads now). */
+export const startLoader = (
+  root: string,
+  options: LoaderOptions,
+  city: Omit<City.CityLayerOptions, "root" | "plugins"> = {}
+) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(Loader.layer(options).pipe(Layer.provideMerge(City.core({ root, ...city }))))
+    return {
+      loader: Context.get(context, PluginLoader),
+      generations: Context.get(context, Generations),
+      registry: Context.get(context, PluginRegistry),
+      sessions: Context.get(context, Sessions),
+      workspaces: Context.get(context, Workspaces),
+      config: Context.get(context, CityConfig)
+    }
+  })
