@@ -226,9 +226,141 @@ describe("Plugin loader", () => {
         })
       })
     )))
+
+  it.scoped("each bad input is one skip with a precise reason, and the rest load", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("bad")
+        const outside = path.join(root, "outside")
+        fs.mkdirSync(outside, { recursive: true })
+        fs.writeFileSync(path.join(outside, "index.mjs"), registerEntry(`${key}:outside`))
+        const ok = (name: string) => registerEntry(`${key}:${name}`)
+        const at = (folder: string, file = "index.mjs") => path.join(instance, folder, file)
+        writePlugin(instance, "a-bad-json", { manifest: "{ \"name\": ", files: { "index.mjs": ok("a-bad-json") } })
+        writePlugin(instance, "b-not-object", { manifest: "[1, 2]", files: { "index.mjs": ok("b-not-object") } })
+        writePlugin(instance, "c-mismatch", { manifest: manifest("other-name"), files: { "index.mjs": ok("c-mismatch") } })
+        writePlugin(instance, "d-api", { manifest: manifest("d-api", { apiVersion: 2 }), files: { "index.mjs": ok("d-api") } })
+        writePlugin(instance, "e-absolute", { manifest: manifest("e-absolute", { entry: path.join(outside, "index.mjs") }) })
+        writePlugin(instance, "f-escape", { manifest: manifest("f-escape", { entry: "../../outside/index.mjs" }) })
+        writePlugin(instance, "g-missing", { manifest: manifest("g-missing", { entry: "dist/index.mjs" }) })
+        writePlugin(instance, "h-exports", { manifest: manifest("h-exports"), files: { "index.mjs": "export const version = 1\nexport function setup() {}\n" } })
+        writePlugin(instance, "i-throws", { manifest: manifest("i-throws"), files: { "index.mjs": "throw new Error('top-level boom')\n" } })
+        writePlugin(instance, "j-register-throws", { manifest: manifest("j-register-throws"), files: { "index.mjs": "export function register(ctx) { throw new Error('sync boom') }\n" } })
+        writePlugin(instance, "k-register-rejects", { manifest: manifest("k-register-rejects"), files: { "index.mjs": "export async function register(ctx) { await null; throw new Error('async boom') }\n" } })
+        writePlugin(instance, "l-directory", { manifest: manifest("l-directory", { entry: "lib" }), files: { "lib/index.mjs": ok("l-directory") } })
+        writePlugin(instance, "m-two-errors", { manifest: { ...manifest("m-two-errors", { version: "" }), description: 5 } })
+        writePlugin(instance, "z-good", { manifest: manifest("z-good"), files: { "index.mjs": ok("z-good") } })
+        // Lexical check only (the spec's): a symlinked entry, or an entry under a symlinked folder,
+        // that points outside the plugin folder passes the containment check and loads.
+        writePlugin(instance, "n-symlink-file", { manifest: manifest("n-symlink-file") })
+        fs.symlinkSync(path.join(outside, "index.mjs"), at("n-symlink-file"))
+        writePlugin(instance, "o-symlink-folder", { manifest: manifest("o-symlink-folder", { entry: "lib/index.mjs" }) })
+        fs.symlinkSync(outside, at("o-symlink-folder", "lib"))
+        const names = fs.readdirSync(instance)
+        const { generations } = yield* startLoader(root, { enabled: names, licensed: names })
+        const report = yield* generations.current
+        const manifestOf = (folder: string) => path.join(instance, folder, "city-plugin.json")
+        expect(report.skipped.map((s) => [s.name, s.kind, s.reason])).toEqual([
+          ["a-bad-json", "ManifestInvalid", expect.stringMatching(new RegExp(`^${manifestOf("a-bad-json")}: is not valid JSON: `))],
+          ["b-not-object", "ManifestInvalid", `${manifestOf("b-not-object")}: must be a JSON object, got an array`],
+          ["c-mismatch", "ManifestInvalid", `${manifestOf("c-mismatch")}: name: must equal the folder name "c-mismatch", got "other-name"`],
+          ["d-api", "ManifestInvalid", `${manifestOf("d-api")}: apiVersion: must be a supported API version (1), got 2`],
+          ["e-absolute", "ManifestInvalid", `${manifestOf("e-absolute")}: entry: must be relative to the plugin folder, got the absolute path ${JSON.stringify(path.join(outside, "index.mjs"))}`],
+          ["f-escape", "ManifestInvalid", `${manifestOf("f-escape")}: entry: must stay inside the plugin folder, got "../../outside/index.mjs"`],
+          ["g-missing", "EntryNotFound", `entry: ${at("g-missing", "dist/index.mjs")} does not exist`],
+          ["h-exports", "EntryShapeInvalid", `${at("h-exports")}: exports neither a Plugin (default or \`plugin\` export, made with Plugin.make) nor a \`register(ctx)\` function; found exports setup, version`],
+          ["i-throws", "EntryImportFailed", `import of ${at("i-throws")} failed: top-level boom`],
+          ["j-register-throws", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin j-register-throws: register threw: sync boom"],
+          ["k-register-rejects", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin k-register-rejects: register threw: async boom"],
+          ["l-directory", "EntryNotFound", `entry: ${at("l-directory", "lib")} is a directory, not a file`],
+          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string; ${manifestOf("m-two-errors")}: description: Expected string, actual 5`]
+        ])
+        expect(report.loaded.map((p) => p.name)).toEqual(["n-symlink-file", "o-symlink-folder", "z-good"])
+        expect(skipLines(logs)).toEqual(report.skipped.map((s) => `plugin skipped: ${s.name}: ${s.reason}`))
+        // Only the loadable entries ran. Both symlinks lead to one real file with one mtime, and
+        // an ES module is keyed by its real path and query: the outside module ran once.
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:outside`, `${key}:z-good`])
+      })
+    )))
+
+  it.scoped("keeps the current load failures as an alert naming root and folder, cleared when the name loads", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "flaky", { manifest: manifest("flaky", { apiVersion: 9 }), files: { "index.mjs": registerEntry(unique("flaky")) } })
+        const { generations, loader } = yield* startLoader(root, { enabled: ["flaky"], licensed: ["flaky"] })
+        const alerts = yield* loader.alerts
+        expect(alerts.map((a) => [a.name, a.status, a.source, a.attempts])).toEqual([
+          ["flaky", "error", `instance:${path.join(instance, "flaky")}`, 1]
+        ])
+        expect(alerts[0]?.last_error).toContain("apiVersion: must be a supported API version (1), got 9")
+        writePlugin(instance, "flaky", { manifest: manifest("flaky") })
+        const report = yield* generations.restart("fixed the manifest")
+        expect(report.loaded.map((p) => p.name)).toEqual(["flaky"])
+        expect(yield* loader.alerts).toEqual([])
+      })
+    )))
+
+  it.scoped("prompt/*.md files become system content in name order, before the plugin's own text", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "guide", {
+          manifest: manifest("guide"),
+          files: {
+            "index.mjs": registerEntry(unique("guide"), `ctx.registerSystem(() => "own text")`),
+            "prompt/b.md": "second\n",
+            "prompt/a.md": "first\n",
+            "prompt/notes.txt": "ignored",
+            "icon.svg": "<svg/>",
+            "i18n/cs.json": "{}"
+          }
+        })
+        writePlugin(instance, "huge", {
+          manifest: manifest("huge"),
+          files: { "index.mjs": registerEntry(unique("huge")), "prompt/big.md": "x".repeat(64 * 1024 + 1) }
+        })
+        const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: ["guide", "huge"], licensed: ["guide", "huge"] })
+        const report = yield* generations.current
+        expect(report.skipped.map((s) => s.reason)).toEqual([
+          `${path.join(instance, "huge", "prompt", "big.md")}: is 65537 bytes, over the 65536-byte cap`
+        ])
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
+        const system = yield* session.turn((turn) => turn.step((view) => view.system()))
+        expect(system).toEqual([{ name: "guide", content: "first\n\nsecond\n\nown text" }])
+      })
+    )))
+
+  it.scoped("a plugin reaches a sibling through its call context, resolved at the time of use", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "caller", {
+          manifest: manifest("caller"),
+          files: {
+            "index.mjs": registerEntry(
+              unique("caller"),
+              `ctx.registerAction("ask", { handler: async (input, call) => "caller got " + await call.invoke("callee", "answer", input) })`
+            )
+          }
+        })
+        const callee = (answer: string) =>
+          registerEntry(unique("callee"), `ctx.registerAction("answer", { handler: (q) => ${JSON.stringify(answer)} + ":" + q })`)
+        writePlugin(instance, "callee", { manifest: manifest("callee"), files: { "index.mjs": callee("v1") } })
+        const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: ["caller", "callee"], licensed: ["caller", "callee"] })
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
+        const ask = session.turn((turn) => turn.step((view) => view.invoke("caller", "ask", "q")))
+        expect(yield* ask).toBe("caller got v1:q")
+        writePlugin(instance, "callee", { manifest: manifest("callee", { version: "2.0.0" }), files: { "index.mjs": callee("v2") } })
+        yield* generations.restart("callee updated")
+        expect(yield* ask).toBe("caller got v2:q")
+      })
+    )))
 })
 
 // Keep the imports used by tests added below.
 void Deferred
 void Fiber
-void fs
