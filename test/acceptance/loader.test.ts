@@ -359,6 +359,47 @@ describe("Plugin loader", () => {
         expect(yield* ask).toBe("caller got v2:q")
       })
     )))
+
+  it.scoped("a skills reload is seen by the next Turn, not by the running one, and replaces only the caller's own set", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "skilled", {
+          manifest: manifest("skilled", { skills: [{ name: "from-manifest" }] }),
+          files: {
+            "index.mjs": registerEntry(
+              unique("skilled"),
+              `ctx.registerAction("learn", { handler: async (skills) => { await ctx.requestReload({ mode: "reload", skills }); return "learned" } })
+               ctx.registerAction("garble", { handler: async () => { try { await ctx.requestReload({ mode: "reload", skills: [{}] }) } catch (e) { return e._tag + ": " + e.message } } })`
+            )
+          }
+        })
+        writePlugin(instance, "other", {
+          manifest: manifest("other"),
+          files: { "index.mjs": registerEntry(unique("other"), `ctx.registerSkills([{ name: "other-skill" }])`) }
+        })
+        const { sessions, workspaces } = yield* startLoader(root, { enabled: ["skilled", "other"], licensed: ["skilled", "other"] })
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
+        const running = yield* session.turn((turn) =>
+          Effect.gen(function*() {
+            const before = turn.skills
+            yield* turn.step((view) => view.invoke("skilled", "learn", [{ name: "new-a" }, { name: "new-b", body: "..." }]))
+            const garbled = yield* turn.step((view) => view.invoke("skilled", "garble", undefined))
+            return { before, after: turn.skills, garbled }
+          })
+        )
+        const initial = [{ plugin: "other", skills: [{ name: "other-skill" }] }, { plugin: "skilled", skills: [{ name: "from-manifest" }] }]
+        expect(running.before).toEqual(initial)
+        expect(running.after).toEqual(initial)
+        expect(running.garbled).toMatch(/^ReloadRejected: Plugin skilled asked for a reload, not applied: invalid change/)
+        const next = yield* session.turn((turn) => Effect.succeed(turn.skills))
+        expect(next).toEqual([
+          { plugin: "other", skills: [{ name: "other-skill" }] },
+          { plugin: "skilled", skills: [{ name: "new-a" }, { name: "new-b", body: "..." }] }
+        ])
+      })
+    )))
 })
 
 // Keep the imports used by tests added below.
