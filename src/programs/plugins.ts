@@ -1,0 +1,117 @@
+/**
+ * `city plugins list|discover`: the loader's observability (issue 9, "Observability").
+ *
+ * - `discover` reads the manifests of both roots and prints every plugin folder with its root,
+ *   version and whether its manifest is valid (with the reason when not). It imports nothing.
+ * - `list` loads the plugin set the way a City starts it (a throwaway City on the state root:
+ *   import, initialize, publish), prints the loaded plugins with root, version and status, the
+ *   skipped ones with their reasons and the enabled names no root provides, then closes that
+ *   City (every plugin is disposed). It runs plugin code; `discover` never does.
+ *
+ * Roots: `--bundled <dir>` (else `bundledRoot` in `$CITY_ROOT/plugins.json`, else none) and the
+ * instance root `$CITY_ROOT/plugins`. Enabled and licensed names come from `plugins.json`
+ * (schema/LoaderSettings.ts). Both verbs exit 0 when they could report, 1 when a root or the
+ * settings could not be read. Logs go to stderr, so `--json` output stays parseable.
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as City from "../city.ts"
+import * as Loader from "../layers/Loader.ts"
+import { PluginRegistry } from "../services/city/PluginRegistry.ts"
+import { discover as discoverRoots } from "../services/loader/Discovery.ts"
+import { Generations } from "../services/loader/Generations.ts"
+import { PluginLoader } from "../services/loader/PluginLoader.ts"
+import * as Settings from "../services/loader/Settings.ts"
+import * as Opt from "./options.ts"
+import * as Out from "./output.ts"
+
+const bundled = Options.directory("bundled", { exists: "either" }).pipe(
+  Options.withDescription("The bundled plugin root, scanned before the instance root (default: plugins.json's bundledRoot)"),
+  Options.optional
+)
+
+const verbOptions = { root: Opt.root, json: Opt.json, bundled }
+
+/** Every log line of the verb goes to stderr as logfmt (whatever loggers the runtime installed). */
+const toStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locally(effect, FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger)))
+
+export const discover = Command.make("discover", verbOptions, (o) =>
+  Out.runVerb(
+    o.json,
+    Effect.gen(function*() {
+      const root = Opt.resolveRoot(o.root)
+      const options = yield* Settings.options(root, Option.getOrUndefined(o.bundled))
+      const found = yield* discoverRoots(options.roots)
+      const enabled = new Set(options.enabled)
+      const rows = found.map((d) => ({
+        name: d.name,
+        root: d.root,
+        folder: d.folder,
+        version: d._tag === "Valid" ? d.manifest.version : null,
+        description: d._tag === "Valid" ? d.manifest.description : null,
+        status: d._tag === "Valid" ? "valid" : "invalid",
+        enabled: enabled.has(d.name),
+        reason: d._tag === "Invalid" ? d.error.message : null
+      }))
+      if (o.json) return yield* Out.printJson({ ok: true, roots: options.roots, plugins: rows })
+      yield* Console.log(`roots: ${options.roots.map((r) => `${r.kind} ${r.path}`).join(", ")}`)
+      yield* Console.log(
+        rows.length === 0
+          ? "no plugin folders"
+          : Out.table(
+            ["NAME", "ROOT", "VERSION", "MANIFEST", "ENABLED", "REASON"],
+            rows.map((r) => [r.name, r.root, r.version ?? "", r.status, r.enabled ? "yes" : "no", r.reason ?? ""])
+          )
+      )
+    })
+  )).pipe(Command.withDescription("List the plugin folders of both roots by reading their manifests (never runs plugin code)"))
+
+export const list = Command.make("list", verbOptions, (o) =>
+  Out.runVerb(
+    o.json,
+    Effect.scoped(Effect.gen(function*() {
+      const root = Opt.resolveRoot(o.root)
+      const options = yield* Settings.options(root, Option.getOrUndefined(o.bundled))
+      const context = yield* Layer.build(Loader.layer(options).pipe(Layer.provideMerge(City.core({ root }))))
+      const report = yield* Context.get(context, Generations).current
+      const snapshots = yield* Context.get(context, PluginRegistry).snapshots
+      const alerts = yield* Context.get(context, PluginLoader).alerts
+      const statusOf = (name: string) => snapshots.find((s) => s.name === name)?.status ?? "gone"
+      const loaded = report.loaded.map((p) => ({ ...p, status: statusOf(p.name) }))
+      if (o.json) {
+        return yield* Out.printJson({
+          ok: true,
+          generation: report.generation,
+          loaded,
+          skipped: report.skipped,
+          missing: report.missing,
+          alerts
+        })
+      }
+      yield* Console.log(
+        loaded.length === 0
+          ? "no plugins loaded"
+          : Out.table(["NAME", "ROOT", "VERSION", "STATUS", "FOLDER"], loaded.map((p) => [p.name, p.root, p.version, p.status, p.folder]))
+      )
+      if (report.skipped.length > 0) {
+        yield* Console.log("")
+        yield* Console.log(Out.table(["SKIPPED", "ROOT", "REASON"], report.skipped.map((s) => [s.name, s.root, s.reason])))
+      }
+      if (report.missing.length > 0) yield* Console.log(`\nenabled but provided by no root: ${report.missing.join(", ")}`)
+    })).pipe(toStderr)
+  )).pipe(Command.withDescription("Load the plugin set as a City starts it and list loaded and skipped plugins"))
+
+export const plugins = Command.make("plugins").pipe(
+  Command.withDescription("Plugin folders: what the roots hold and what loads"),
+  Command.withSubcommands([list, discover])
+)
