@@ -3,12 +3,11 @@
  * written into temp roots (real ESM `.mjs` entries). One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { provideNode } from "../fixtures.ts"
+import { city, json } from "./cityCli.ts"
 import {
   effectEntry,
   makeRoots,
@@ -402,6 +401,47 @@ describe("Plugin loader", () => {
     )))
 })
 
-// Keep the imports used by tests added below.
-void Deferred
-void Fiber
+describe("city plugins", () => {
+  const fileMarker = (file: string) => `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(file)}, "ran\\n")\n`
+
+  it.live("discover lists both roots' folders from their manifests and runs no plugin code; list loads them", () =>
+    provideNode(Effect.scoped(Effect.gen(function*() {
+      const { bundled, instance, root } = yield* makeRoots
+      const ran = path.join(root, "ran.log")
+      writePlugin(bundled, "base", { manifest: manifest("base"), files: { "index.mjs": `${fileMarker(ran)}export function register(ctx) {}\n` } })
+      writePlugin(instance, "extra", { manifest: manifest("extra", { version: "3.1.0" }), files: { "index.mjs": `${fileMarker(ran)}export function register(ctx) {}\n` } })
+      writePlugin(instance, "wrong", { manifest: manifest("wrong", { apiVersion: 7 }) })
+      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ bundledRoot: bundled, enabled: ["base", "extra", "wrong", "gone"] }))
+
+      const discovered = yield* city(["plugins", "discover", "--json"], { root })
+      expect(discovered.code).toBe(0)
+      expect(json(discovered)["plugins"]).toEqual([
+        expect.objectContaining({ name: "base", root: "bundled", version: "1.0.0", status: "valid", enabled: true }),
+        expect.objectContaining({ name: "extra", root: "instance", version: "3.1.0", status: "valid", enabled: true }),
+        expect.objectContaining({
+          name: "wrong",
+          root: "instance",
+          status: "invalid",
+          reason: `${path.join(instance, "wrong", "city-plugin.json")}: apiVersion: must be a supported API version (1), got 7`
+        })
+      ])
+      expect(fs.existsSync(ran)).toBe(false)
+
+      const listed = yield* city(["plugins", "list", "--json"], { root })
+      expect(listed.code).toBe(0)
+      const out = json(listed)
+      expect(out["loaded"]).toEqual([
+        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready" },
+        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready" }
+      ])
+      expect(out["skipped"]).toEqual([expect.objectContaining({ name: "wrong", root: "instance", kind: "ManifestInvalid" })])
+      expect(out["missing"]).toEqual(["gone"])
+      expect(listed.stderr).toContain("plugin skipped: wrong: ")
+      expect(fs.readFileSync(ran, "utf8")).toBe("ran\nran\n")
+
+      const table = yield* city(["plugins", "list", "--bundled", bundled], { root })
+      expect(table.stdout).toMatch(/NAME\s+ROOT\s+VERSION\s+STATUS\s+FOLDER\nbase\s+bundled\s+1\.0\.0\s+ready/)
+      expect(table.stdout).toMatch(/SKIPPED\s+ROOT\s+REASON\nwrong\s+instance\s+.*apiVersion: must be a supported API version/)
+      expect(table.stdout).toContain("enabled but provided by no root: gone")
+    }))))
+})

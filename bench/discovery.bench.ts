@@ -1,0 +1,164 @@
+/**
+ * Loader benchmark (issue 9):
+ *
+ * 1. `discover` over 1,000 generated plugin folders beside a plain synchronous `readdirSync` +
+ *    `readFileSync` + `JSON.parse` loop, alternating round by round. Goal: at most 1.2× the plain
+ *    loop. Printed twice: as a caller repeats it (manifests unchanged since the last call, so
+ *    their validation is reused: the memo is keyed by the file's text) and cold (the memo
+ *    forgotten before every round: every manifest Schema-decoded).
+ * 2. `load` of 100 trivial `register(ctx)` plugin folders end to end (discover, licence, stat,
+ *    import, initialize, publish into a City core), in ms per plugin, beside a plain loop of
+ *    `import()` of the same 100 files. Every round touches the entries (a new mtime), so every
+ *    round imports fresh modules, as an in-place update would.
+ *
+ *   node --import tsx bench/discovery.bench.ts
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { performance } from "node:perf_hooks"
+import * as City from "../src/city.ts"
+import * as Loader from "../src/layers/Loader.ts"
+import { discover, forgetValidations } from "../src/services/loader/Discovery.ts"
+import { Generations } from "../src/services/loader/Generations.ts"
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const min = (xs: ReadonlyArray<number>) => Math.min(...xs)
+const ms = (x: number) => `${x.toFixed(2)} ms`
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "city-discovery-bench-"))
+const writeFolders = (root: string, count: number, entry: (name: string) => string | undefined) => {
+  const names: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const name = `plugin-${String(i).padStart(4, "0")}`
+    names.push(name)
+    fs.mkdirSync(path.join(root, name), { recursive: true })
+    fs.writeFileSync(
+      path.join(root, name, "city-plugin.json"),
+      JSON.stringify({ name, version: "1.0.0", apiVersion: 1, description: `generated plugin ${i}`, entry: "index.mjs", icon: "icon.svg" })
+    )
+    const code = entry(name)
+    if (code !== undefined) fs.writeFileSync(path.join(root, name, "index.mjs"), code)
+  }
+  return names
+}
+
+const plainLoop = (root: string) => {
+  const manifests: Array<unknown> = []
+  for (const name of fs.readdirSync(root)) {
+    try {
+      manifests.push(JSON.parse(fs.readFileSync(path.join(root, name, "city-plugin.json"), "utf8")))
+    } catch {
+      // not a plugin
+    }
+  }
+  return manifests
+}
+
+const benchDiscovery = async () => {
+  const root = path.join(scratch, "discover")
+  writeFolders(root, 1_000, () => undefined)
+  const roots = [{ kind: "instance" as const, path: root }]
+  const run = (cold: boolean) => {
+    if (cold) forgetValidations()
+    const found = Effect.runSync(discover(roots))
+    if (found.length !== 1_000 || found.some((d) => d._tag !== "Valid")) throw new Error("discover did not find 1,000 valid plugins")
+  }
+  for (const cold of [false, true]) {
+    const ratios: Array<number> = []
+    const plain: Array<number> = []
+    const ours: Array<number> = []
+    for (let i = 0; i < 3; i++) {
+      plainLoop(root)
+      run(cold)
+    }
+    for (let round = 0; round < 21; round++) {
+      const order = round % 2 === 0 ? ["plain", "ours"] : ["ours", "plain"]
+      const times: Record<string, number> = {}
+      for (const which of order) {
+        const start = performance.now()
+        if (which === "plain") plainLoop(root)
+        else run(cold)
+        times[which] = performance.now() - start
+      }
+      plain.push(times["plain"]!)
+      ours.push(times["ours"]!)
+      ratios.push(times["ours"]! / times["plain"]!)
+    }
+    const label = cold ? "discover, cold (validation memo forgotten each round)" : "discover, repeated (as a request handler calls it)"
+    console.log(`${label}, 1,000 folders, 21 alternating rounds`)
+    console.log(`  plain readdirSync + readFileSync + JSON.parse loop  median ${ms(median(plain))}`)
+    console.log(`  discover                                            median ${ms(median(ours))}`)
+    console.log(`  ratio discover/plain: median ${median(ratios).toFixed(2)}x, min ${min(ratios).toFixed(2)}x`)
+    console.log(`goal: ${cold ? "cold" : "repeated"} discover <= 1.2x the plain loop (median ratio): ${median(ratios) <= 1.2 ? "PASS" : "FAIL"}`)
+  }
+}
+
+const benchLoad = async () => {
+  const root = path.join(scratch, "load")
+  const plugins = path.join(root, "plugins")
+  const names = writeFolders(plugins, 100, (name) => `export function register(ctx) { ctx.registerSystem(${JSON.stringify(name)}) }\n`)
+  const entries = names.map((n) => path.join(plugins, n, "index.mjs"))
+  let tick = Math.floor(Date.now() / 1000)
+  const touch = () => {
+    tick += 10
+    for (const file of entries) fs.utimesSync(file, tick, tick)
+  }
+  const loadOnce = Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(
+      Loader.layer({ enabled: names, licensed: names }).pipe(Layer.provideMerge(City.core({ root })))
+    )
+    const report = yield* Context.get(context, Generations).current
+    if (report.loaded.length !== 100) return yield* Effect.dieMessage(`loaded ${report.loaded.length} of 100: ${report.skipped[0]?.reason}`)
+  })).pipe(Effect.provide(NodeContext.layer), Effect.provide(Logger.remove(Logger.defaultLogger)))
+  const plainImports = async () => {
+    for (const file of entries) {
+      const url = pathToFileURL(file)
+      url.search = `?plain=${tick}`
+      const module: unknown = await import(url.href)
+      if (typeof module !== "object" || module === null) throw new Error("import failed")
+    }
+  }
+  const ours: Array<number> = []
+  const plain: Array<number> = []
+  const ratios: Array<number> = []
+  for (let round = 0; round < 8; round++) {
+    touch()
+    const order = round % 2 === 0 ? ["plain", "ours"] : ["ours", "plain"]
+    const times: Record<string, number> = {}
+    for (const which of order) {
+      const start = performance.now()
+      if (which === "plain") await plainImports()
+      else await Effect.runPromise(loadOnce)
+      times[which] = performance.now() - start
+    }
+    if (round < 2) continue // warm-up
+    plain.push(times["plain"]! / 100)
+    ours.push(times["ours"]! / 100)
+    ratios.push(times["ours"]! / times["plain"]!)
+  }
+  console.log("load of 100 trivial register(ctx) plugin folders end to end (fresh modules every round), 6 rounds")
+  console.log(`  plain loop of import() of the same files          median ${ms(median(plain))} per plugin`)
+  console.log(`  load (discover, stat, import, initialize, publish) median ${ms(median(ours))} per plugin`)
+  console.log(`  ratio load/plain import: median ${median(ratios).toFixed(2)}x, min ${min(ratios).toFixed(2)}x`)
+}
+
+const main = async () => {
+  try {
+    await benchDiscovery()
+    await benchLoad()
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
