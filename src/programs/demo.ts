@@ -3,16 +3,25 @@
  * `$CITY_DEMO_ROOT`), and walks through the lifecycle, printing each step: plugins start (one
  * optional plugin fails and is isolated), a Session runs a Turn of Steps, a plugin is removed while
  * a Step holds it and is disposed only after that Step, a retry replaces an error snapshot, and
- * close disposes the rest in reverse name order.
+ * close disposes the rest in reverse name order. Then the loader: the plugin folders of
+ * `examples/plugins/` load from two roots (one is skipped, with its reason), a Turn uses them, a
+ * plugin reloads its skills, and a restart builds a new generation while the Session survives.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as City from "../city.ts"
+import * as Loader from "../layers/Loader.ts"
+import { Sessions, type Turn } from "../services/city/Sessions.ts"
+import { Workspaces } from "../services/city/Workspaces.ts"
+import { Generations } from "../services/loader/Generations.ts"
 import { action } from "../services/Contributions.ts"
 import * as Plugin from "../services/Plugin.ts"
 import type { PluginSnapshot } from "../schema/PluginSnapshot.ts"
@@ -121,7 +130,54 @@ const program = Effect.gen(function*() {
   yield* say("\n5. close: Sessions stop, plugins are disposed in reverse name order, then Workspaces:")
   yield* city.close
   yield* say(`  snapshots after close: ${(yield* city.plugins.snapshots).length}`)
+
+  yield* Effect.scoped(loaderDemo(root))
   yield* say("\ndone.")
 })
+
+/** Sections 6 to 8: plugin folders on disk (examples/plugins), loaded from two roots. */
+const loaderDemo = (root: string) =>
+  Effect.gen(function*() {
+    const examples = fileURLToPath(new URL("../../examples/plugins/", import.meta.url))
+    const bundledRoot = path.join(examples, "bundled")
+    const instanceRoot = path.join(examples, "instance")
+    yield* say(`\n6. The loader: plugin folders from two roots (bundled ${bundledRoot}, instance ${instanceRoot}):`)
+    const context = yield* Layer.build(
+      Loader.layer({
+        bundledRoot,
+        instanceRoot,
+        enabled: ["clock", "greeter", "broken", "weather"],
+        licensed: ["greeter", "broken"]
+      }).pipe(Layer.provideMerge(City.core({ root })))
+    )
+    const generations = Context.get(context, Generations)
+    const sessions = Context.get(context, Sessions)
+    const workspaces = Context.get(context, Workspaces)
+    const report = yield* generations.current
+    for (const p of report.loaded) yield* say(`  loaded  ${p.name.padEnd(8)} ${p.version.padEnd(6)} from the ${p.root} root`)
+    for (const s of report.skipped) yield* say(`  skipped ${s.name.padEnd(8)} ${s.reason}`)
+    yield* say(`  enabled but missing: ${report.missing.join(", ")}`)
+
+    yield* say("\n7. A Turn uses them; greeter reaches clock through its call context, then reloads its skills:")
+    const agent = yield* sessions.agents.add({ id: "grace" })
+    const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "loader-demo", path: root }) })
+    const skillNames = (turn: Turn) => turn.skills.map((s) => `${s.plugin}: ${s.skills.map((k) => k.name).join(", ")}`).join(" | ")
+    yield* session.turn((turn) =>
+      Effect.gen(function*() {
+        const system = yield* turn.step((view) => view.system())
+        for (const block of system) yield* say(`  system ${block.name}: ${block.content.replace(/\n+/g, " / ")}`)
+        yield* say(`  greeter.greet -> ${String(yield* turn.step((view) => view.invoke("greeter", "greet", "Ada")))}`)
+        yield* say(`  greeter.learn -> ${String(yield* turn.step((view) => view.invoke("greeter", "learn", "farewell")))}`)
+        yield* say(`  skills in this Turn (resolved at its start): ${skillNames(turn)}`)
+      })
+    )
+    yield* session.turn((turn) => say(`  skills in the next Turn: ${skillNames(turn)}`))
+
+    yield* say("\n8. A restart builds generation 2 from disk; the Session survives:")
+    const next = yield* generations.restart("demo: settings changed")
+    yield* say(`  generation ${next.generation}: ${next.loaded.map((p) => p.name).join(", ")} loaded, ${next.skipped.length} skipped`)
+    const again = yield* session.turn((turn) => turn.step((view) => view.invoke("greeter", "greet", "Ada")))
+    yield* say(`  same Session, new generation: ${String(again)}`)
+  })
 
 runMain(program.pipe(Effect.scoped, Effect.provide(NodeContext.layer)))
