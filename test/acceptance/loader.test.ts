@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { provideNode } from "../fixtures.ts"
 import { city, json } from "./cityCli.ts"
 import {
@@ -397,6 +398,28 @@ describe("Plugin loader", () => {
           { plugin: "other", skills: [{ name: "other-skill" }] },
           { plugin: "skilled", skills: [{ name: "new-a" }, { name: "new-b", body: "..." }] }
         ])
+      })
+    )))
+})
+
+describe("examples/plugins", () => {
+  it.scoped("the example folders load from two roots: an Effect-style and a register(ctx) plugin, one skip with its reason", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { root } = yield* makeRoots
+        const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../examples/plugins")
+        const { generations } = yield* startLoader(root, {
+          bundledRoot: path.join(examples, "bundled"),
+          instanceRoot: path.join(examples, "instance"),
+          enabled: ["clock", "greeter", "broken"],
+          licensed: ["greeter", "broken"]
+        })
+        const report = yield* generations.current
+        expect(report.loaded.map((p) => [p.name, p.root])).toEqual([["clock", "bundled"], ["greeter", "instance"]])
+        expect(report.skipped.map((s) => [s.name, s.reason])).toEqual([
+          ["broken", "registration failed: PluginCallbackFailed: Plugin broken: register threw: the weather service is unreachable"]
+        ])
+        expect(skipLines(logs)).toHaveLength(1)
       })
     )))
 })
