@@ -86,3 +86,13 @@ export * as Peers from "./services/capabilities/Peers.ts"
 export * as Provisioner from "./services/capabilities/Provisioner.ts"
 /** @since 0.1.0 */
 export * as StateRoot from "./services/capabilities/StateRoot.ts"
+
+// Plugin loader: plugin folders on disk, discovery, staging, generations (spec/plugin-loader-lifecycle.md).
+export * as Discovery from "./services/loader/Discovery.ts"
+export * as Generations from "./services/loader/Generations.ts"
+export * as Loader from "./layers/Loader.ts"
+export * as LoaderErrors from "./schema/LoaderErrors.ts"
+export * as LoadReport from "./schema/LoadReport.ts"
+export * as Manifest from "./schema/Manifest.ts"
+export * as PluginLoader from "./services/loader/PluginLoader.ts"
+export * as Staging from "./services/loader/Staging.ts"
