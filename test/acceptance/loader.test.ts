@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -398,6 +400,114 @@ describe("Plugin loader", () => {
           { plugin: "other", skills: [{ name: "other-skill" }] },
           { plugin: "skilled", skills: [{ name: "new-a" }, { name: "new-b", body: "..." }] }
         ])
+      })
+    )))
+})
+
+describe("Restart by generation", () => {
+  /** A register(ctx) entry whose top-level code and dispose are recorded, answering `version`. */
+  const versioned = (key: string, version: string) =>
+    registerEntry(
+      `${key}:top:${version}`,
+      `ctx.registerAction("version", { handler: () => ${JSON.stringify(version)} })
+       ctx.onDispose(() => { globalThis.__cityLoaderRuns.push(${JSON.stringify(`${key}:dispose:${version}`)}) })`
+    )
+  /** Rewrites a plugin in place: new version, new code, an mtime later than before. */
+  const update = (folder: string, key: string, version: string) => {
+    writePlugin(path.dirname(folder), path.basename(folder), {
+      manifest: manifest(path.basename(folder), { version }),
+      files: { "index.mjs": versioned(key, version) }
+    })
+    const later = new Date(fs.statSync(path.join(folder, "index.mjs")).mtimeMs + 5_000)
+    fs.utimesSync(path.join(folder, "index.mjs"), later, later)
+  }
+
+  it.scoped("an in-place update re-runs the module's top-level code on restart; the old generation is disposed first", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("inplace")
+        const folder = writePlugin(instance, "worker", { manifest: manifest("worker"), files: { "index.mjs": versioned(key, "v1") } })
+        const { generations, registry, sessions, workspaces } = yield* startLoader(root, { enabled: ["worker"], licensed: ["worker"] })
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
+        const ask = session.turn((turn) => turn.step((view) => view.invoke("worker", "version", undefined)))
+        expect(yield* ask).toBe("v1")
+        update(folder, key, "v2")
+        const report = yield* generations.restart("updated on disk")
+        expect(report.generation).toBe(2)
+        expect(report.loaded.map((p) => [p.name, p.version])).toEqual([["worker", "v2"]])
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top:v1`, `${key}:dispose:v1`, `${key}:top:v2`])
+        // The same Session goes on, now served by the new generation.
+        expect(yield* ask).toBe("v2")
+        expect((yield* registry.get("worker")).pipe((o) => o._tag === "Some" && o.value.version)).toBe("v2")
+      })
+    )))
+
+  it.scoped("a new generation in which a plugin fails is served, with that plugin skipped and nothing of it left", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("partial")
+        writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": versioned(key, "steady") } })
+        const folder = writePlugin(instance, "fragile", { manifest: manifest("fragile"), files: { "index.mjs": versioned(key, "fragile") } })
+        const { generations, registry } = yield* startLoader(root, { enabled: ["steady", "fragile"], licensed: ["steady", "fragile"] })
+        fs.writeFileSync(path.join(folder, "index.mjs"), `export function register(ctx) { ctx.registerAction("x", { handler: () => 1 }); throw new Error("broken by the update") }\n`)
+        fs.utimesSync(path.join(folder, "index.mjs"), new Date(Date.now() + 10_000), new Date(Date.now() + 10_000))
+        const report = yield* generations.restart("fragile updated")
+        expect(report.loaded.map((p) => p.name)).toEqual(["steady"])
+        expect(report.skipped.map((s) => [s.name, s.kind])).toEqual([["fragile", "RegistrationFailed"]])
+        expect(registry.views.view.names).toEqual(["steady"])
+        // Disposed in reverse load order; steady's unchanged entry is the same module (same URL),
+        // registered anew; fragile's new code registered nothing that reached the City.
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([
+          `${key}:top:fragile`,
+          `${key}:top:steady`,
+          `${key}:dispose:steady`,
+          `${key}:dispose:fragile`
+        ])
+      })
+    )))
+
+  it.scoped("a restart whose new generation cannot be built fails with ReloadRejected and the old generation keeps serving", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { bundled, instance, root } = yield* makeRoots
+        const key = unique("unbuildable")
+        writePlugin(instance, "keeper", { manifest: manifest("keeper"), files: { "index.mjs": versioned(key, "keeper") } })
+        const { generations, registry } = yield* startLoader(root, { bundledRoot: bundled, enabled: ["keeper"], licensed: ["keeper"] })
+        // The bundled root is no longer a directory: it cannot be listed.
+        fs.rmSync(bundled, { recursive: true })
+        fs.writeFileSync(bundled, "not a directory")
+        const error = yield* Effect.flip(generations.restart("try", "keeper"))
+        expect(error._tag).toBe("ReloadRejected")
+        expect(error.message).toMatch(new RegExp(`^Plugin keeper asked for a restart, not applied: the new generation cannot be built: plugin root ${bundled} cannot be read: `))
+        expect(registry.views.view.names).toEqual(["keeper"])
+        expect((yield* generations.current).generation).toBe(1)
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top:keeper`])
+      })
+    )))
+
+  it.scoped("a restart is refused with ReloadRejected once the City is closing; a plugin sees the rejection", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("closing")
+        writePlugin(instance, "late", {
+          manifest: manifest("late"),
+          files: { "index.mjs": registerEntry(key, `globalThis[${JSON.stringify(key)}] = ctx`) }
+        })
+        const scope = yield* Scope.make()
+        const { generations } = yield* startLoader(root, { enabled: ["late"], licensed: ["late"] }).pipe(Scope.extend(scope))
+        yield* Scope.close(scope, Exit.void)
+        const error = yield* Effect.flip(generations.restart("too late"))
+        expect(error.message).toBe("Plugin host asked for a restart, not applied: the City is closing")
+        const ctx: unknown = Reflect.get(globalThis, key)
+        const rejection = yield* Effect.promise(() =>
+          (ctx as { requestReload: (c: unknown) => Promise<void> }).requestReload({ mode: "restart", reason: "settings changed" })
+            .then(() => "applied", (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)))
+        )
+        expect(rejection).toBe("ReloadRejected: Plugin late asked for a restart, not applied: the City is closing")
       })
     )))
 })

@@ -44,6 +44,7 @@ import * as Schema from "effect/Schema"
 import { describeCause, ReloadRejected } from "../../schema/Errors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { PluginChange, type Skill } from "../../schema/PluginChange.ts"
+import { Admission } from "../city/Admission.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { Sessions } from "../city/Sessions.ts"
 import { PluginContext } from "../PluginContext.ts"
@@ -86,6 +87,7 @@ export const make = Effect.gen(function*() {
   const loader = yield* PluginLoader
   const registry = yield* PluginRegistry
   const sessions = yield* Sessions
+  const admission = yield* Admission
   // TODO(quiesce): sessions.quiesce lands with the lead's core; until then no pausing.
   const quiesce = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.zipRight(Effect.succeed(sessions), effect)
   const workers = yield* FiberSet.make<void, never>()
@@ -130,7 +132,7 @@ export const make = Effect.gen(function*() {
       for (const root of loader.roots) {
         const listed = yield* Effect.either(listRoot(root))
         if (listed._tag === "Left") {
-          return yield* Effect.fail(rejected(batch.reasons[0] ?? "", "restart", `the new generation cannot be built: ${listed.left.message}`))
+          return yield* Effect.fail(rejected("", "restart", `the new generation cannot be built: ${listed.left.message}`))
         }
       }
       const previous = yield* current
@@ -169,7 +171,7 @@ export const make = Effect.gen(function*() {
 
   const restart: GenerationsShape["restart"] = (reason, requestedBy = "host") =>
     Effect.suspend(() => {
-      if (closed) return Effect.fail(rejected(requestedBy, "restart", "the City is closing"))
+      if (closed || admission.isClosed()) return Effect.fail(rejected(requestedBy, "restart", "the City is closing"))
       let batch = queued
       if (batch === undefined) {
         batch = { done: Deferred.unsafeMake<LoadReport, ReloadRejected>(FiberId.none), reasons: [] }
@@ -195,7 +197,7 @@ export const make = Effect.gen(function*() {
           return Effect.fail(rejected(name, "reload", `invalid change: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`))
         }
         const valid = decoded.right
-        if (closed) return Effect.fail(rejected(name, valid.mode, "the City is closing"))
+        if (closed || admission.isClosed()) return Effect.fail(rejected(name, valid.mode, "the City is closing"))
         if (report !== undefined && report.generation !== generation) {
           return Effect.fail(rejected(name, valid.mode, `this instance belongs to generation ${generation}, now ${report.generation}`))
         }
