@@ -9,7 +9,7 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { provideNode } from "../fixtures.ts"
+import { eventually, provideNode } from "../fixtures.ts"
 import { city, json } from "./cityCli.ts"
 import {
   effectEntry,
@@ -226,6 +226,32 @@ describe("Plugin loader", () => {
           skills: [],
           action: "PluginNotReady"
         })
+      })
+    )))
+
+  it.scoped("an Effect-style plugin whose initialize fails contributes nothing and releases what it acquired", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("effect-fail")
+        writePlugin(instance, "failing", {
+          manifest: manifest("failing"),
+          files: {
+            "index.mjs": effectEntry(
+              `${key}:top`,
+              "failing",
+              `yield* Effect.acquireRelease(Effect.void, () => Effect.sync(() => globalThis.__cityLoaderRuns.push(${JSON.stringify(`${key}:released`)})))
+               return yield* Effect.fail("database unreachable")`
+            )
+          }
+        })
+        const { generations, registry } = yield* startLoader(root, { enabled: ["failing"], licensed: ["failing"] })
+        const report = yield* generations.current
+        expect(report.skipped.map((s) => [s.name, s.kind, s.reason])).toEqual([
+          ["failing", "RegistrationFailed", "registration failed: Error: database unreachable"]
+        ])
+        expect(registry.views.view.names).toEqual([])
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top`, `${key}:released`])
       })
     )))
 
@@ -466,6 +492,51 @@ describe("Restart by generation", () => {
           `${key}:dispose:steady`,
           `${key}:dispose:fragile`
         ])
+      })
+    )))
+
+  it.scoped("concurrent restart requests coalesce into one new generation", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("coalesce")
+        const folder = writePlugin(instance, "worker", { manifest: manifest("worker"), files: { "index.mjs": versioned(key, "v1") } })
+        const { generations } = yield* startLoader(root, { enabled: ["worker"], licensed: ["worker"] })
+        update(folder, key, "v2")
+        const reports = yield* Effect.all(
+          [generations.restart("one", "a"), generations.restart("two", "b"), generations.restart("three", "c")],
+          { concurrency: "unbounded" }
+        )
+        expect(reports.map((r) => r.generation)).toEqual([2, 2, 2])
+        expect((yield* generations.current).generation).toBe(2)
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top:v1`, `${key}:dispose:v1`, `${key}:top:v2`])
+        expect(logs.filter((l) => l.message.startsWith("plugin generation")).map((l) => l.message)).toEqual([
+          "plugin generation 2: 1 loaded, 0 skipped (a: one; b: two; c: three)"
+        ])
+      })
+    )))
+
+  it.scoped("a restart requested from inside a Turn returns once queued and applies after that Turn", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("inturn")
+        writePlugin(instance, "settings", {
+          manifest: manifest("settings"),
+          files: {
+            "index.mjs": registerEntry(
+              `${key}:top`,
+              `ctx.registerAction("save", { handler: async () => { await ctx.requestReload({ mode: "restart", reason: "settings changed" }); return "saved and restart queued" } })`
+            )
+          }
+        })
+        const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: ["settings"], licensed: ["settings"] })
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
+        const saved = yield* session.turn((turn) => turn.step((view) => view.invoke("settings", "save", undefined)))
+        expect(saved).toBe("saved and restart queued")
+        yield* eventually(Effect.map(generations.current, (r) => r.generation === 2))
+        expect(yield* session.status).toBe("idle")
       })
     )))
 

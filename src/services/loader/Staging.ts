@@ -25,6 +25,7 @@ import * as Cause from "effect/Cause"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
+import { AsyncLocalStorage } from "node:async_hooks"
 import type { CallBase } from "../../schema/HostModel.ts"
 import type { PluginChange, Skill } from "../../schema/PluginChange.ts"
 import type { AnyAction, Availability, Contributions, Hook } from "../Contributions.ts"
@@ -114,6 +115,12 @@ export const withExtras = (contributions: Contributions, extras: Extras): Contri
   }
 }
 
+/**
+ * The call a `register(ctx)` plugin's code is running for, across its awaits: `ctx` is one
+ * object for the plugin's life, so `ctx.requestReload` learns its caller's call from here.
+ */
+const currentCall = new AsyncLocalStorage<PluginContextShape>()
+
 /** Runs an Effect for plugin code written with Promises: resolves with its value, rejects with its error. */
 const toPromise = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>): Promise<A> =>
   Runtime.runPromiseExit(runtime)(effect).then((exit) =>
@@ -171,7 +178,8 @@ export const fromRegister = (options: {
         else run(lifecycle.log.warn(`${what} after register completed is ignored: the staging area is closed`))
       }
       const withCtx = <A>(f: (ctx: RegisterCallContext) => Awaitable<A>, label: string) =>
-        Effect.flatMap(PluginContext, (ctx) => callback(name, label, () => f(callContext(ctx, options.invoke, runtime))))
+        Effect.flatMap(PluginContext, (ctx) =>
+          callback(name, label, () => currentCall.run(ctx, () => f(callContext(ctx, options.invoke, runtime)))))
 
       const ctx: RegisterContext = {
         name,
@@ -183,7 +191,13 @@ export const fromRegister = (options: {
           warn: (m) => run(lifecycle.log.warn(m)),
           error: (m) => run(lifecycle.log.error(m))
         },
-        requestReload: (change) => toPromise(runtime, lifecycle.requestReload(change)),
+        // Within a call, the request carries that call's context (a restart asked inside a Turn
+        // must not wait for itself: see Generations).
+        requestReload: (change) => {
+          const call = currentCall.getStore()
+          const request = lifecycle.requestReload(change)
+          return toPromise(runtime, call === undefined ? request : Effect.provideService(request, PluginContext, call))
+        },
         registerAction: staged("registerAction", (actionName: string, action) => {
           actions[actionName] = {
             input: action.input ?? Schema.Unknown,
