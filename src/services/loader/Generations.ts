@@ -170,7 +170,8 @@ export const make = Effect.gen(function*() {
   })
 
   const restart: GenerationsShape["restart"] = (reason, requestedBy = "host") =>
-    Effect.suspend(() => {
+    // Uninterruptible up to the fork, so a `working` flag set here always has its worker.
+    Effect.uninterruptibleMask((restore) => Effect.suspend(() => {
       if (closed || admission.isClosed()) return Effect.fail(rejected(requestedBy, "restart", "the City is closing"))
       let batch = queued
       if (batch === undefined) {
@@ -178,15 +179,16 @@ export const make = Effect.gen(function*() {
         queued = batch
       }
       batch.reasons.push(`${requestedBy}: ${reason}`)
-      const start = working ? Effect.void : Effect.asVoid(Effect.zipRight(Effect.sync(() => { working = true }), FiberSet.run(workers, work)))
+      const start = working ? Effect.void : Effect.asVoid(FiberSet.run(workers, work))
+      working = true
       const done = batch.done
       return Effect.zipRight(
         start,
-        Deferred.await(done).pipe(
+        restore(Deferred.await(done)).pipe(
           Effect.mapError((e) => (e.plugin === "" ? rejected(requestedBy, "restart", e.reason) : e))
         )
       )
-    })
+    }))
 
   function requestReloadFor(name: string): PluginLifecycleContextShape["requestReload"] {
     const generation = report === undefined ? 1 : report.generation + 1
