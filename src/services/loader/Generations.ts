@@ -179,7 +179,7 @@ export const make = Effect.gen(function*() {
         queued = batch
       }
       batch.reasons.push(`${requestedBy}: ${reason}`)
-      const start = working ? Effect.void : Effect.asVoid(FiberSet.run(workers, work))
+      const start = working ? Effect.void : Effect.asVoid(FiberSet.run(workers, Effect.interruptible(work)))
       working = true
       const done = batch.done
       return Effect.zipRight(
