@@ -61,6 +61,13 @@ export const runs = (): ReadonlyArray<string> => {
   return Array.isArray(recorded) ? recorded.map(String) : []
 }
 
+/** Records `entry` beside the markers (from test code). */
+export const record = (entry: string) => {
+  const recorded: unknown = Reflect.get(globalThis, "__cityLoaderRuns")
+  if (Array.isArray(recorded)) recorded.push(entry)
+  else Reflect.set(globalThis, "__cityLoaderRuns", [entry])
+}
+
 /** A unique prefix per test, so markers of different tests never mix. */
 let counter = 0
 export const unique = (label: string) => `${label}-${process.pid}-${++counter}`

@@ -5,6 +5,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -16,6 +18,7 @@ import {
   makeRoots,
   manifest,
   marker,
+  record,
   registerEntry,
   runs,
   startLoader,
@@ -492,6 +495,102 @@ describe("Restart by generation", () => {
           `${key}:dispose:steady`,
           `${key}:dispose:fragile`
         ])
+      })
+    )))
+
+  it.scoped("a restart waits for a running Turn, holds new Turns, disposes the old plugins, and the Session survives with the new code", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("waits")
+        const slow = (version: string) =>
+          registerEntry(
+            `${key}:top:${version}`,
+            `ctx.registerAction("version", { handler: () => ${JSON.stringify(version)} })
+             ctx.registerAction("slow", { handler: async () => { globalThis[${JSON.stringify(key)}].entered(); await globalThis[${JSON.stringify(key)}].gate; return ${JSON.stringify(version)} } })
+             ctx.onDispose(() => { globalThis.__cityLoaderRuns.push(${JSON.stringify(`${key}:dispose:${version}`)}) })`
+          )
+        const folder = writePlugin(instance, "worker", { manifest: manifest("worker"), files: { "index.mjs": slow("v1") } })
+        let release = () => {}
+        let entered = () => {}
+        const enteredOnce = new Promise<void>((resolve) => (entered = resolve))
+        Reflect.set(globalThis, key, { entered, gate: new Promise<void>((resolve) => (release = resolve)) })
+        const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: ["worker"], licensed: ["worker"] })
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const workspace = yield* workspaces.add({ id: "w", path: root })
+        const busy = yield* agent.sessions.create({ workspace })
+        const other = yield* agent.sessions.create({ workspace })
+
+        const running = yield* Effect.fork(busy.turn((turn) => turn.step((view) => view.invoke("worker", "slow", undefined))))
+        yield* Effect.promise(() => enteredOnce)
+        writePlugin(instance, "worker", { manifest: manifest("worker", { version: "2.0.0" }), files: { "index.mjs": slow("v2") } })
+        fs.utimesSync(path.join(folder, "index.mjs"), new Date(Date.now() + 10_000), new Date(Date.now() + 10_000))
+        const restart = yield* Effect.fork(generations.restart("worker updated"))
+        yield* eventually(sessions.quiescing)
+        // A new Turn waits at its boundary; the restart waits for the running Turn.
+        const waiting = yield* Effect.fork(other.turn((turn) =>
+          Effect.zipRight(
+            Effect.sync(() => record(`${key}:turn`)),
+            turn.step((view) => view.invoke("worker", "version", undefined))
+          )
+        ))
+        for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+        expect(restart.unsafePoll()).toBe(null)
+        expect(waiting.unsafePoll()).toBe(null)
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top:v1`])
+
+        release()
+        expect(yield* Fiber.join(running)).toBe("v1")
+        const report = yield* Fiber.join(restart)
+        expect(report.loaded.map((p) => [p.name, p.version])).toEqual([["worker", "2.0.0"]])
+        expect(yield* Fiber.join(waiting)).toBe("v2")
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([
+          `${key}:top:v1`,
+          `${key}:dispose:v1`,
+          `${key}:top:v2`,
+          `${key}:turn`
+        ])
+        // The Session that was running survives and is served by the new generation.
+        expect(yield* busy.status).toBe("idle")
+        expect(yield* busy.turn((turn) => turn.step((view) => view.invoke("worker", "version", undefined)))).toBe("v2")
+      })
+    )))
+
+  it.scoped("a Turn still running after drainTimeout is interrupted so the restart goes on", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("stuck")
+        writePlugin(instance, "stuck", {
+          manifest: manifest("stuck"),
+          files: {
+            "index.mjs": registerEntry(
+              key,
+              `ctx.registerAction("hang", { handler: () => { globalThis[${JSON.stringify(key)}](); return new Promise(() => {}) } })`
+            )
+          }
+        })
+        let entered = () => {}
+        const enteredOnce = new Promise<void>((resolve) => (entered = resolve))
+        Reflect.set(globalThis, key, entered)
+        const { generations, sessions, workspaces } = yield* startLoader(
+          root,
+          { enabled: ["stuck"], licensed: ["stuck"] },
+          { drainTimeout: "1 second" }
+        )
+        const agent = yield* sessions.agents.add({ id: "ada" })
+        const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
+        const hanging = yield* Effect.fork(session.turn((turn) => turn.step((view) => view.invoke("stuck", "hang", undefined))))
+        yield* Effect.promise(() => enteredOnce)
+        const restart = yield* Effect.fork(generations.restart("must go on"))
+        yield* eventually(sessions.quiescing)
+        yield* TestClock.adjust("1 second")
+        const report = yield* Fiber.join(restart)
+        expect(report.generation).toBe(2)
+        const exit = yield* Fiber.await(hanging)
+        expect(Exit.isInterrupted(exit)).toBe(true)
+        expect(logs.some((l) => l.message === "quiesce: interrupting 1 Turn(s) still running after drainTimeout")).toBe(true)
+        expect(yield* session.status).toBe("idle")
       })
     )))
 

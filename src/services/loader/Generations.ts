@@ -88,8 +88,6 @@ export const make = Effect.gen(function*() {
   const registry = yield* PluginRegistry
   const sessions = yield* Sessions
   const admission = yield* Admission
-  // TODO(quiesce): sessions.quiesce lands with the lead's core; until then no pausing.
-  const quiesce = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.zipRight(Effect.succeed(sessions), effect)
   const workers = yield* FiberSet.make<void, never>()
   let closed = false
   let queued: Batch | undefined
@@ -155,7 +153,7 @@ export const make = Effect.gen(function*() {
         return
       }
       const exit = yield* Effect.exit(
-        quiesce(Effect.suspend(() => {
+        sessions.quiesce(Effect.suspend(() => {
           // From here on, a new request is for a later restart: this one may have read disk already.
           if (queued === batch) queued = undefined
           return rebuild(batch)
