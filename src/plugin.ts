@@ -40,6 +40,12 @@ export * as PluginLifecycleContext from "./services/PluginLifecycleContext.ts"
 export * as KeyedResources from "./services/KeyedResources.ts"
 
 /**
+ * Sibling access at the time of use, for plugins the loader loads.
+ * @since 0.1.0
+ */
+export * as Siblings from "./services/Siblings.ts"
+
+/**
  * The host model as plain data: agent, workspace, session and turn as a PluginContext carries them.
  * @since 0.1.0
  */

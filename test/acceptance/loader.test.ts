@@ -364,7 +364,7 @@ describe("Plugin loader", () => {
       })
     )))
 
-  it.scoped("a plugin reaches a sibling through its call context, resolved at the time of use", () =>
+  it.scoped("a plugin reaches a sibling through its context, resolved at the time of use (both entry styles)", () =>
     provideNode(withLogs(() =>
       Effect.gen(function*() {
         const { instance, root } = yield* makeRoots
@@ -377,17 +377,37 @@ describe("Plugin loader", () => {
             )
           }
         })
+        writePlugin(instance, "asker", {
+          manifest: manifest("asker"),
+          files: {
+            "index.mjs": [
+              `import * as Effect from "effect/Effect"`,
+              `import * as Schema from "effect/Schema"`,
+              `import { Contributions, Plugin, Siblings } from "effect-city/plugin"`,
+              `export default Plugin.make({ name: "asker", initialize: Effect.gen(function*() {`,
+              `  const siblings = yield* Siblings.Siblings // stable; each invoke resolves at the time of use`,
+              `  return { actions: { ask: Contributions.action({ input: Schema.String, handler: (q) =>`,
+              `    Effect.map(siblings.invoke("callee", "answer", q), (a) => "asker got " + a) }) } }`,
+              `}) })`,
+              ``
+            ].join("\n")
+          }
+        })
         const callee = (answer: string) =>
           registerEntry(unique("callee"), `ctx.registerAction("answer", { handler: (q) => ${JSON.stringify(answer)} + ":" + q })`)
         writePlugin(instance, "callee", { manifest: manifest("callee"), files: { "index.mjs": callee("v1") } })
-        const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: ["caller", "callee"], licensed: ["caller", "callee"] })
+        const names = ["asker", "caller", "callee"]
+        const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: names, licensed: names })
         const agent = yield* sessions.agents.add({ id: "ada" })
         const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
         const ask = session.turn((turn) => turn.step((view) => view.invoke("caller", "ask", "q")))
+        const askEffect = session.turn((turn) => turn.step((view) => view.invoke("asker", "ask", "q")))
         expect(yield* ask).toBe("caller got v1:q")
+        expect(yield* askEffect).toBe("asker got v1:q")
         writePlugin(instance, "callee", { manifest: manifest("callee", { version: "2.0.0" }), files: { "index.mjs": callee("v2") } })
         yield* generations.restart("callee updated")
         expect(yield* ask).toBe("caller got v2:q")
+        expect(yield* askEffect).toBe("asker got v2:q")
       })
     )))
 

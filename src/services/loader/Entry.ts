@@ -25,6 +25,7 @@ import { pathToFileURL } from "node:url"
 import { EntryImportFailed, EntryNotFound, EntryShapeInvalid, PromptRejected } from "../../schema/LoaderErrors.ts"
 import type { Manifest } from "../../schema/Manifest.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
+import type { Siblings } from "../Siblings.ts"
 import type { RegisterFunction } from "./Staging.ts"
 
 /**
@@ -98,14 +99,14 @@ export const importEntry = (file: string, url: string): Effect.Effect<unknown, E
  * @category models
  */
 export type EntryShape =
-  | { readonly _tag: "Plugin"; readonly plugin: Plugin<unknown> }
+  | { readonly _tag: "Plugin"; readonly plugin: Plugin<unknown, Siblings> }
   | { readonly _tag: "Register"; readonly register: RegisterFunction }
 
 /**
- * An entry's Plugin may require only what the registry provides (its Scope and its lifecycle
- * context); anything else is a defect at initialize, which skips it.
+ * An entry's Plugin may require only what the registry and the loader provide (its Scope, its
+ * lifecycle context, Siblings); anything else is a defect at initialize, which skips it.
  */
-const isLoadablePlugin = (u: unknown): u is Plugin<unknown> => isPlugin(u)
+const isLoadablePlugin = (u: unknown): u is Plugin<unknown, Siblings> => isPlugin(u)
 
 const isRegister = (u: unknown): u is RegisterFunction => typeof u === "function"
 

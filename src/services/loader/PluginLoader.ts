@@ -37,7 +37,9 @@ import { ExecutionLeases } from "../city/ExecutionLeases.ts"
 import { bind } from "../city/ExecutionView.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { make as makePlugin, type Plugin } from "../Plugin.ts"
+import { PluginContext } from "../PluginContext.ts"
 import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
+import { Siblings, type SiblingsShape } from "../Siblings.ts"
 import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
 import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "./Entry.ts"
 import * as LoadAlerts from "./LoadAlerts.ts"
@@ -113,6 +115,9 @@ export const make = (options: LoaderOptions) =>
     // Sibling access at the time of use: every call leases the view current *then*.
     const invoke: SiblingInvoke = (base, plugin, action, input) =>
       leases.run(`invoke ${plugin}/${action}`, (view) => bind(view, base, registry.snapshotOf).invoke(plugin, action, input))
+    const siblings: SiblingsShape = {
+      invoke: (plugin, action, input) => Effect.flatMap(PluginContext, (ctx) => invoke(ctx, plugin, action, input))
+    }
 
     /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
     const stage = (found: DiscoveredPlugin & { readonly _tag: "Valid" }): Effect.Effect<Plugin<unknown>, SkipReason> =>
@@ -134,7 +139,10 @@ export const make = (options: LoaderOptions) =>
         return makePlugin({
           name: manifest.name,
           version: manifest.version,
-          initialize: Effect.map(plugin.initialize, (contributions) => withExtras(contributions, extras))
+          initialize: plugin.initialize.pipe(
+            Effect.map((contributions) => withExtras(contributions, extras)),
+            Effect.provideService(Siblings, siblings)
+          )
         })
       })
 
