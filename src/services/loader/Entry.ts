@@ -35,7 +35,11 @@ import type { RegisterFunction } from "./Staging.ts"
  */
 export const promptFileCap = 64 * 1024
 
-/** The entry file, checked to exist and be a file; its mtime in ms. */
+/**
+ * The entry file, checked to exist and be a file; its mtime in ms.
+ * @since 0.1.0
+ * @category entry
+ */
 export const statEntry = (file: string): Effect.Effect<number, EntryNotFound> =>
   Effect.suspend(() => {
     let stat: fs.Stats
@@ -48,7 +52,11 @@ export const statEntry = (file: string): Effect.Effect<number, EntryNotFound> =>
     return Effect.fail(new EntryNotFound({ file, found: stat.isDirectory() ? "directory" : "other" }))
   })
 
-/** The text of `prompt/*.md`, joined by blank lines, or `undefined` when there is none. */
+/**
+ * The text of `prompt/*.md`, joined by blank lines, or `undefined` when there is none.
+ * @since 0.1.0
+ * @category entry
+ */
 export const readPrompts = (folder: string): Effect.Effect<string | undefined, PromptRejected> =>
   Effect.suspend(() => {
     const dir = path.join(folder, "prompt")
@@ -88,7 +96,11 @@ export const importUrl = (file: string, version: string, mtimeMs: number): strin
 
 const dynamicImport = (url: string): Promise<unknown> => import(url)
 
-/** Imports the entry (its top-level code runs now); a throw or a missing import is EntryImportFailed. */
+/**
+ * Imports the entry (its top-level code runs now); a throw or a missing import is EntryImportFailed.
+ * @since 0.1.0
+ * @category import
+ */
 export const importEntry = (file: string, url: string): Effect.Effect<unknown, EntryImportFailed> =>
   Effect.tryPromise({ try: () => dynamicImport(url), catch: (error) => new EntryImportFailed({ file, error }) })
 
@@ -113,7 +125,11 @@ const isRegister = (u: unknown): u is RegisterFunction => typeof u === "function
 const field = (module: unknown, key: string): unknown =>
   typeof module === "object" && module !== null && key in module ? Reflect.get(module, key) : undefined
 
-/** Recognizes the entry's export. */
+/**
+ * Recognizes the entry's export.
+ * @since 0.1.0
+ * @category import
+ */
 export const shapeOf = (module: unknown, manifest: Manifest, file: string): Effect.Effect<EntryShape, EntryShapeInvalid> => {
   const byDefault = field(module, "default")
   const named = field(module, "plugin")

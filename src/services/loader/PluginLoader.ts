@@ -92,7 +92,11 @@ export interface PluginLoaderShape {
  */
 export class PluginLoader extends Context.Tag("effect-city/PluginLoader")<PluginLoader, PluginLoaderShape>() {}
 
-/** The source a loaded plugin's snapshot carries: the root's kind and the folder. */
+/**
+ * The source a loaded plugin's snapshot carries: the root's kind and the folder.
+ * @since 0.1.0
+ * @category models
+ */
 export const sourceOf = (root: RootKind, folder: string) => `${root}:${folder}`
 
 /**

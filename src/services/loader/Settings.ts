@@ -13,7 +13,11 @@ import type { PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import { discover, type PluginRoot } from "./Discovery.ts"
 import type { LoaderOptions } from "./PluginLoader.ts"
 
-/** The settings file of a state root. */
+/**
+ * The settings file of a state root.
+ * @since 0.1.0
+ * @category settings
+ */
 export const settingsFile = (root: string) => path.join(root, "plugins.json")
 
 /**

@@ -93,13 +93,21 @@ export type RegisterFunction = (ctx: RegisterContext) => Awaitable<void>
  */
 export type SiblingInvoke = (base: CallBase, plugin: string, action: string, input: unknown) => Effect.Effect<unknown, unknown>
 
-/** What the loader adds around any entry: prompt text and the manifest's initial skills. */
+/**
+ * What the loader adds around any entry: prompt text and the manifest's initial skills.
+ * @since 0.1.0
+ * @category models
+ */
 export interface Extras {
   readonly prompt: string | undefined
   readonly skills: ReadonlyArray<Skill> | undefined
 }
 
-/** Adds the prompt text before the plugin's own system text, and the manifest's skills if it has none. */
+/**
+ * Adds the prompt text before the plugin's own system text, and the manifest's skills if it has none.
+ * @since 0.1.0
+ * @category staging
+ */
 export const withExtras = (contributions: Contributions, extras: Extras): Contributions => {
   const own = contributions.system
   const prompt = extras.prompt
