@@ -1,0 +1,49 @@
+/**
+ * Discovery: code-unit order, manifest-less folders and plain files passed over, a missing root
+ * is empty, an unreadable root fails, and the reused validation never goes stale.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { discover, discoverRoot } from "../../src/services/loader/Discovery.ts"
+import { provideNode } from "../fixtures.ts"
+import { makeRoots, manifest, writePlugin } from "../loaderFixtures.ts"
+
+describe("Discovery", () => {
+  it.scoped("lists plugin folders in code-unit order and passes over folders without a manifest and plain files", () =>
+    provideNode(Effect.gen(function*() {
+      const { instance } = yield* makeRoots
+      for (const name of ["zz", "Zz", "a.b", "a-b", "ä"]) writePlugin(instance, name, { manifest: manifest(name === "ä" ? "ae" : name) })
+      writePlugin(instance, "no-manifest", { manifest: null, files: { "index.mjs": "" } })
+      fs.writeFileSync(path.join(instance, "notes.txt"), "not a folder")
+      const found = yield* discoverRoot({ kind: "instance", path: instance })
+      expect(found.map((d) => d.name)).toEqual(["Zz", "a-b", "a.b", "zz", "ä"])
+      expect(found.map((d) => d._tag)).toEqual(["Valid", "Valid", "Valid", "Valid", "Invalid"])
+    })))
+
+  it.scoped("a root that does not exist is empty; one that cannot be listed fails with PluginRootUnreadable", () =>
+    provideNode(Effect.gen(function*() {
+      const { root } = yield* makeRoots
+      expect(yield* discover([{ kind: "bundled", path: path.join(root, "absent") }])).toEqual([])
+      const file = path.join(root, "a-file")
+      fs.writeFileSync(file, "")
+      const error = yield* Effect.flip(discover([{ kind: "bundled", path: file }]))
+      expect(error._tag).toBe("PluginRootUnreadable")
+      expect(error.message).toMatch(new RegExp(`^plugin root ${file} cannot be read: ENOTDIR`))
+    })))
+
+  it.scoped("a manifest changed on disk is validated again: the reused validation is keyed by the text", () =>
+    provideNode(Effect.gen(function*() {
+      const { instance } = yield* makeRoots
+      writePlugin(instance, "notes", { manifest: manifest("notes") })
+      const root = { kind: "instance" as const, path: instance }
+      expect((yield* discoverRoot(root)).map((d) => d._tag)).toEqual(["Valid"])
+      writePlugin(instance, "notes", { manifest: manifest("notes", { apiVersion: 5 }) })
+      const again = yield* discoverRoot(root)
+      expect(again.map((d) => d._tag)).toEqual(["Invalid"])
+      writePlugin(instance, "notes", { manifest: manifest("notes", { version: "1.0.1" }) })
+      const third = yield* discoverRoot(root)
+      expect(third.map((d) => (d._tag === "Valid" ? d.manifest.version : "invalid"))).toEqual(["1.0.1"])
+    })))
+})
