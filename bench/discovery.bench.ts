@@ -23,7 +23,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { performance } from "node:perf_hooks"
-import * as City from "../src/city.ts"
 import * as Loader from "../src/layers/Loader.ts"
 import { discover, forgetValidations } from "../src/services/loader/Discovery.ts"
 import { Generations } from "../src/services/loader/Generations.ts"
@@ -112,7 +111,7 @@ const benchLoad = async () => {
   }
   const loadOnce = Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(
-      Loader.layer({ enabled: names, licensed: names }).pipe(Layer.provideMerge(City.core({ root })))
+      Loader.withCore({ root }, { enabled: names, licensed: names })
     )
     const report = yield* Context.get(context, Generations).current
     if (report.loaded.length !== 100) return yield* Effect.dieMessage(`loaded ${report.loaded.length} of 100: ${report.skipped[0]?.reason}`)

@@ -11,9 +11,12 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as City from "../src/city.ts"
+import type * as City from "../src/city.ts"
 import * as Loader from "../src/layers/Loader.ts"
 import { CityConfig } from "../src/services/city/CityConfig.ts"
+import { makeScope } from "../src/services/city/City.ts"
+import { ExecutionLeases } from "../src/services/city/ExecutionLeases.ts"
+import { ExecutionViews } from "../src/services/city/ExecutionViews.ts"
 import { PluginRegistry } from "../src/services/city/PluginRegistry.ts"
 import { Sessions } from "../src/services/city/Sessions.ts"
 import { Workspaces } from "../src/services/city/Workspaces.ts"
@@ -120,11 +123,15 @@ export const startLoader = (
   city: Omit<City.CityLayerOptions, "root" | "plugins"> = {}
 ) =>
   Effect.gen(function*() {
-    const context = yield* Layer.build(Loader.layer(options).pipe(Layer.provideMerge(City.core({ root, ...city }))))
+    const context = yield* Layer.build(Loader.withCore({ root, ...city }, options))
+    const registry = Context.get(context, PluginRegistry)
     return {
+      /** Calls outside a Session, as `city.scope` makes them. */
+      calls: makeScope(registry, Context.get(context, ExecutionLeases)),
       loader: Context.get(context, PluginLoader),
       generations: Context.get(context, Generations),
-      registry: Context.get(context, PluginRegistry),
+      registry,
+      views: Context.get(context, ExecutionViews),
       sessions: Context.get(context, Sessions),
       workspaces: Context.get(context, Workspaces),
       config: Context.get(context, CityConfig)

@@ -64,8 +64,13 @@ export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
  */
 export type CityBuildError = InvalidPluginName | PluginAlreadyRegistered | PluginInitializeFailed
 
-/** The core services on a given configuration, in acquisition order. */
-const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
+/**
+ * The core services on a given configuration, in acquisition order, as tags (the loader's Layer,
+ * `Loader.layer`, is built over them).
+ * @since 0.1.0
+ * @category layers
+ */
+export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ExecutionLeases.layer),
     Layer.provideMerge(PluginRegistry.layer),

@@ -19,7 +19,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as City from "../city.ts"
 import * as Loader from "../layers/Loader.ts"
-import { Sessions, type Turn } from "../services/city/Sessions.ts"
+import type { Turn } from "../services/city/Session.ts"
+import { Sessions } from "../services/city/Sessions.ts"
 import { Workspaces } from "../services/city/Workspaces.ts"
 import { Generations } from "../services/loader/Generations.ts"
 import { action } from "../services/Contributions.ts"
@@ -143,12 +144,12 @@ const loaderDemo = (root: string) =>
     const instanceRoot = path.join(examples, "instance")
     yield* say(`\n6. The loader: plugin folders from two roots (bundled ${bundledRoot}, instance ${instanceRoot}):`)
     const context = yield* Layer.build(
-      Loader.layer({
+      Loader.withCore({ root }, {
         bundledRoot,
         instanceRoot,
         enabled: ["clock", "greeter", "broken", "weather"],
         licensed: ["greeter", "broken"]
-      }).pipe(Layer.provideMerge(City.core({ root })))
+      })
     )
     const generations = Context.get(context, Generations)
     const sessions = Context.get(context, Sessions)

@@ -24,7 +24,6 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import * as City from "../city.ts"
 import * as Loader from "../layers/Loader.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
 import { discover as discoverRoots } from "../services/loader/Discovery.ts"
@@ -82,7 +81,7 @@ export const list = Command.make("list", verbOptions, (o) =>
     Effect.scoped(Effect.gen(function*() {
       const root = Opt.resolveRoot(o.root)
       const options = yield* Settings.options(root, Option.getOrUndefined(o.bundled))
-      const context = yield* Layer.build(Loader.layer(options).pipe(Layer.provideMerge(City.core({ root }))))
+      const context = yield* Layer.build(Loader.withCore({ root }, options))
       const report = yield* Context.get(context, Generations).current
       const snapshots = yield* Context.get(context, PluginRegistry).snapshots
       const alerts = yield* Context.get(context, PluginLoader).alerts

@@ -25,10 +25,12 @@
  *   the old generation serving;
  * - plugins added by code (`city.plugins.add`) are not part of a generation and survive restarts;
  * - `requestReload` of a plugin instance of an older generation is refused;
- * - `requestReload({ mode: "restart" })` called inside a Turn returns once the restart is queued,
- *   without waiting: the restart waits for that very Turn to end, so waiting inside it could
- *   only end in the Turn's interruption. A failure is then logged (`code=plugin.restart_failed`).
- *   Called outside a Turn, it waits for the new generation and fails if it could not be built.
+ * - `requestReload({ mode: "restart" })` called inside a plugin call (a handler: a Step of a Turn
+ *   or a City scope call) returns once the restart is queued, without waiting: the restart waits
+ *   for that very Turn, and for the lease that call holds, so waiting inside it could only end in
+ *   the Turn's interruption. A failure is then logged (`code=plugin.restart_failed`). Called
+ *   outside any call (a plugin's background fiber, the host), it waits for the new generation and
+ *   fails if it could not be built.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -44,7 +46,8 @@ import * as Schema from "effect/Schema"
 import { describeCause, ReloadRejected } from "../../schema/Errors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { PluginChange, type Skill } from "../../schema/PluginChange.ts"
-import { Admission } from "../city/Admission.ts"
+import { CityState } from "../city/CityState.ts"
+import { heldViews } from "../city/ExecutionViews.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { Sessions } from "../city/Sessions.ts"
 import { PluginContext } from "../PluginContext.ts"
@@ -87,7 +90,7 @@ export const make = Effect.gen(function*() {
   const loader = yield* PluginLoader
   const registry = yield* PluginRegistry
   const sessions = yield* Sessions
-  const admission = yield* Admission
+  const state = yield* CityState
   const workers = yield* FiberSet.make<void, never>()
   let closed = false
   let queued: Batch | undefined
@@ -111,7 +114,9 @@ export const make = Effect.gen(function*() {
         ...previous.skipped.filter((s) => s.kind === "RegistrationFailed").map((s) => s.name)
       ]
       for (const name of names) {
-        const exit = yield* Effect.exit(registry.remove(name))
+        const exit = yield* Effect.exit(
+          Effect.flatMap(registry.remove(name), (removal) => (removal === false ? Effect.void : removal.disposal))
+        )
         if (Exit.isFailure(exit)) {
           const reason = describeCause(exit.cause)
           failures.push({ name, reason })
@@ -152,12 +157,13 @@ export const make = Effect.gen(function*() {
         working = false
         return
       }
+      yield* Effect.logInfo(`plugin restart: pausing Turns (${batch.reasons.join("; ")})`)
       const exit = yield* Effect.exit(
         sessions.quiesce(Effect.suspend(() => {
           // From here on, a new request is for a later restart: this one may have read disk already.
           if (queued === batch) queued = undefined
           return rebuild(batch)
-        }))
+        })).pipe(Effect.catchTag("CityClosed", () => Effect.fail(rejected("", "restart", "the City is closing"))))
       )
       if (queued === batch) queued = undefined
       yield* Deferred.done(
@@ -170,14 +176,18 @@ export const make = Effect.gen(function*() {
   const restart: GenerationsShape["restart"] = (reason, requestedBy = "host") =>
     // Uninterruptible up to the fork, so a `working` flag set here always has its worker.
     Effect.uninterruptibleMask((restore) => Effect.suspend(() => {
-      if (closed || admission.isClosed()) return Effect.fail(rejected(requestedBy, "restart", "the City is closing"))
+      if (closed || state.phase()._tag !== "Open") return Effect.fail(rejected(requestedBy, "restart", "the City is closing"))
       let batch = queued
       if (batch === undefined) {
         batch = { done: Deferred.unsafeMake<LoadReport, ReloadRejected>(FiberId.none), reasons: [] }
         queued = batch
       }
       batch.reasons.push(`${requestedBy}: ${reason}`)
-      const start = working ? Effect.void : Effect.asVoid(FiberSet.run(workers, Effect.interruptible(work)))
+      // The worker holds no view, whoever asked: a request made inside a call must not make its
+      // removals look like the caller's own (they would be left pending on the caller's lease).
+      const start = working
+        ? Effect.void
+        : Effect.asVoid(FiberSet.run(workers, Effect.interruptible(Effect.locally(work, heldViews, undefined))))
       working = true
       const done = batch.done
       return Effect.zipRight(
@@ -197,15 +207,16 @@ export const make = Effect.gen(function*() {
           return Effect.fail(rejected(name, "reload", `invalid change: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`))
         }
         const valid = decoded.right
-        if (closed || admission.isClosed()) return Effect.fail(rejected(name, valid.mode, "the City is closing"))
+        if (closed || state.phase()._tag !== "Open") return Effect.fail(rejected(name, valid.mode, "the City is closing"))
         if (report !== undefined && report.generation !== generation) {
           return Effect.fail(rejected(name, valid.mode, `this instance belongs to generation ${generation}, now ${report.generation}`))
         }
         if (valid.mode === "reload") return reload(name, valid.skills)
         return Effect.flatMap(Effect.serviceOption(PluginContext), (ctx) => {
           const request = restart(valid.reason, name)
-          if (Option.isSome(ctx) && ctx.value.turn !== undefined) {
-            // Inside a Turn: the restart waits for this Turn to end; do not wait for it here.
+          if (Option.isSome(ctx)) {
+            // Inside a call (a Step of a Turn, or a City scope call): the restart waits for that
+            // Turn, and for the lease the call holds; do not wait for it here.
             return Effect.asVoid(FiberSet.run(workers, request.pipe(
               Effect.catchAll((error) => Effect.logWarning(error.message).pipe(Effect.annotateLogs({ code: "plugin.restart_failed" }))),
               Effect.asVoid

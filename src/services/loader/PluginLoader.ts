@@ -34,7 +34,7 @@ import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../sc
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import { CityConfig } from "../city/CityConfig.ts"
 import { ExecutionLeases } from "../city/ExecutionLeases.ts"
-import { bind } from "../city/ExecutionView.ts"
+import { makeScope } from "../city/City.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { make as makePlugin, type Plugin } from "../Plugin.ts"
 import { PluginContext } from "../PluginContext.ts"
@@ -117,8 +117,8 @@ export const make = (options: LoaderOptions) =>
     ]
 
     // Sibling access at the time of use: every call leases the view current *then*.
-    const invoke: SiblingInvoke = (base, plugin, action, input) =>
-      leases.run(`invoke ${plugin}/${action}`, (view) => bind(view, base, registry.snapshotOf).invoke(plugin, action, input))
+    const calls = makeScope(registry, leases)
+    const invoke: SiblingInvoke = (base, plugin, action, input) => calls(base).invoke(plugin, action, input)
     const siblings: SiblingsShape = {
       invoke: (plugin, action, input) => Effect.flatMap(PluginContext, (ctx) => invoke(ctx, plugin, action, input))
     }
