@@ -51,19 +51,26 @@ describe("Plugin loader", () => {
           manifest: manifest("beta", { version: "2.0.0" }),
           files: { "index.mjs": registerEntry(`${key}:beta`, "ctx.registerSystem('beta speaks')") }
         })
-        const { generations, registry } = yield* startLoader(root, { enabled: ["alpha", "beta"], licensed: ["alpha", "beta"] })
+        writePlugin(instance, "gamma", {
+          manifest: manifest("gamma"),
+          files: { "index.mjs": effectEntry(`${key}:gamma`, "gamma").replace("export default Plugin.make", "export const plugin = Plugin.make") }
+        })
+        const names = ["alpha", "beta", "gamma"]
+        const { generations, registry } = yield* startLoader(root, { enabled: names, licensed: names })
         const report = yield* generations.current
         expect(report.loaded.map((p) => [p.name, p.version, p.root])).toEqual([
           ["alpha", "1.0.0", "instance"],
-          ["beta", "2.0.0", "instance"]
+          ["beta", "2.0.0", "instance"],
+          ["gamma", "1.0.0", "instance"]
         ])
         expect(report.skipped).toEqual([])
         const snapshots = yield* registry.snapshots
         expect(snapshots.map((s) => [s.name, s.status, s.version, s.source])).toEqual([
           ["alpha", "ready", "1.0.0", `instance:${path.join(instance, "alpha")}`],
-          ["beta", "ready", "2.0.0", `instance:${path.join(instance, "beta")}`]
+          ["beta", "ready", "2.0.0", `instance:${path.join(instance, "beta")}`],
+          ["gamma", "ready", "1.0.0", `instance:${path.join(instance, "gamma")}`]
         ])
-        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:alpha`, `${key}:beta`])
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:alpha`, `${key}:beta`, `${key}:gamma`])
       })
     )))
 
@@ -291,6 +298,7 @@ describe("Plugin loader", () => {
         writePlugin(instance, "k-register-rejects", { manifest: manifest("k-register-rejects"), files: { "index.mjs": "export async function register(ctx) { await null; throw new Error('async boom') }\n" } })
         writePlugin(instance, "l-directory", { manifest: manifest("l-directory", { entry: "lib" }), files: { "lib/index.mjs": ok("l-directory") } })
         writePlugin(instance, "m-two-errors", { manifest: { ...manifest("m-two-errors", { version: "" }), description: 5 } })
+        writePlugin(instance, "p-plugin-name", { manifest: manifest("p-plugin-name"), files: { "index.mjs": effectEntry(`${key}:p`, "another-name") } })
         writePlugin(instance, "z-good", { manifest: manifest("z-good"), files: { "index.mjs": ok("z-good") } })
         // Lexical check only (the spec's): a symlinked entry, or an entry under a symlinked folder,
         // that points outside the plugin folder passes the containment check and loads.
@@ -315,13 +323,15 @@ describe("Plugin loader", () => {
           ["j-register-throws", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin j-register-throws: register threw: sync boom"],
           ["k-register-rejects", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin k-register-rejects: register threw: async boom"],
           ["l-directory", "EntryNotFound", `entry: ${at("l-directory", "lib")} is a directory, not a file`],
-          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string; ${manifestOf("m-two-errors")}: description: Expected string, actual 5`]
+          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string; ${manifestOf("m-two-errors")}: description: Expected string, actual 5`],
+          ["p-plugin-name", "EntryShapeInvalid", `${at("p-plugin-name")}: exports a Plugin named "another-name"; the manifest names "p-plugin-name"`]
         ])
         expect(report.loaded.map((p) => p.name)).toEqual(["n-symlink-file", "o-symlink-folder", "z-good"])
         expect(skipLines(logs)).toEqual(report.skipped.map((s) => `plugin skipped: ${s.name}: ${s.reason}`))
-        // Only the loadable entries ran. Both symlinks lead to one real file with one mtime, and
-        // an ES module is keyed by its real path and query: the outside module ran once.
-        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:outside`, `${key}:z-good`])
+        // Only entries that were imported ran: the loadable ones, and the Plugin whose name is
+        // wrong (known only once imported; it contributed nothing). Both symlinks lead to one real
+        // file with one mtime, and an ES module is keyed by its real path and query: it ran once.
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:outside`, `${key}:p`, `${key}:z-good`])
       })
     )))
 
