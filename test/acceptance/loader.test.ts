@@ -118,6 +118,28 @@ describe("Plugin loader", () => {
       })
     )))
 
+  it.scoped("a bundled copy whose register throws leaves nothing, and the instance copy of the same name loads", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { bundled, instance, root } = yield* makeRoots
+        writePlugin(bundled, "notes", {
+          manifest: manifest("notes"),
+          files: { "index.mjs": `export function register(ctx) { ctx.registerSystem("bundled"); throw new Error("bundled register fails") }\n` }
+        })
+        writePlugin(instance, "notes", {
+          manifest: manifest("notes", { version: "1.1.0" }),
+          files: { "index.mjs": registerEntry(unique("notes"), `ctx.registerSystem("instance")`) }
+        })
+        const { generations, loader, registry } = yield* startLoader(root, { bundledRoot: bundled, enabled: ["notes"], licensed: ["notes"] })
+        const report = yield* generations.current
+        expect(report.skipped.map((s) => [s.root, s.kind])).toEqual([["bundled", "RegistrationFailed"]])
+        expect(report.loaded.map((p) => [p.root, p.version])).toEqual([["instance", "1.1.0"]])
+        const snapshot = yield* registry.get("notes")
+        expect(snapshot._tag === "Some" && [snapshot.value.status, snapshot.value.source]).toEqual(["ready", `instance:${path.join(instance, "notes")}`])
+        expect(yield* loader.alerts).toEqual([])
+      })
+    )))
+
   it.scoped("a manifest-less bundled folder is not a plugin: nothing is logged for it and the instance copy loads", () =>
     provideNode(withLogs((logs) =>
       Effect.gen(function*() {
