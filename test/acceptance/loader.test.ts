@@ -11,6 +11,7 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Plugin from "../../src/services/Plugin.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { city, json } from "./cityCli.ts"
 import {
@@ -652,6 +653,24 @@ describe("Restart by generation", () => {
         const exit = yield* Fiber.await(hanging)
         expect(Exit.isInterrupted(exit)).toBe(true)
         expect(yield* session.status).toBe("idle")
+      })
+    )))
+
+  it.scoped("plugins added by code are not part of a generation: they survive a restart, and a folder of the same name is skipped", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const { generations, registry } = yield* startLoader(root, { enabled: ["manual"], licensed: ["manual"] })
+        expect((yield* generations.current).missing).toEqual(["manual"])
+        yield* registry.add(Plugin.make({ name: "manual", version: "9.9.9", initialize: Effect.succeed({}) }))
+        writePlugin(instance, "manual", { manifest: manifest("manual"), files: { "index.mjs": registerEntry(unique("manual")) } })
+        const report = yield* generations.restart("a folder appeared")
+        expect(report.loaded).toEqual([])
+        expect(report.skipped.map((s) => [s.name, s.kind, s.reason])).toEqual([
+          ["manual", "PluginAlreadyRegistered", "Plugin already exists in City: manual"]
+        ])
+        const snapshot = yield* registry.get("manual")
+        expect(snapshot._tag === "Some" && [snapshot.value.status, snapshot.value.source, snapshot.value.version]).toEqual(["ready", "code", "9.9.9"])
       })
     )))
 
