@@ -656,6 +656,30 @@ describe("Restart by generation", () => {
       })
     )))
 
+  it.scoped("a restart disposes the old generation in reverse load order, collects dispose failures, and goes on", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("disposefail")
+        const disposing = (name: string, fails: boolean) =>
+          registerEntry(
+            `${key}:top:${name}`,
+            `ctx.onDispose(() => { globalThis.__cityLoaderRuns.push(${JSON.stringify(`${key}:dispose:${name}`)}); ${fails ? `throw new Error("${name} cannot let go")` : ""} })`
+          )
+        for (const [name, fails] of [["a", false], ["b", true], ["c", false]] as const) {
+          writePlugin(instance, name, { manifest: manifest(name), files: { "index.mjs": disposing(name, fails) } })
+        }
+        const { generations, views } = yield* startLoader(root, { enabled: ["a", "b", "c"], licensed: ["a", "b", "c"] })
+        const report = yield* generations.restart("all of them")
+        expect(runs().filter((r) => r.startsWith(`${key}:dispose`))).toEqual([`${key}:dispose:c`, `${key}:dispose:b`, `${key}:dispose:a`])
+        expect(report.disposeFailures?.map((f) => f.name)).toEqual(["b"])
+        expect(report.disposeFailures?.[0]?.reason).toContain("b cannot let go")
+        expect(report.loaded.map((p) => p.name)).toEqual(["a", "b", "c"])
+        expect(views.current().names).toEqual(["a", "b", "c"])
+        expect(logs.filter((l) => l.annotations["code"] === "plugin.dispose_failed")).toHaveLength(1)
+      })
+    )))
+
   it.scoped("plugins added by code are not part of a generation: they survive a restart, and a folder of the same name is skipped", () =>
     provideNode(withLogs(() =>
       Effect.gen(function*() {

@@ -10,7 +10,8 @@
  * when initialize as a whole succeeded; so a `register` that throws halfway, or rejects,
  * contributes nothing. What it acquired is released through `ctx.onDispose(fn)`: the callbacks
  * run in reverse order at dispose, and also when registration fails, since they belong to the
- * plugin's Scope from the start.
+ * plugin's Scope from the start. One that throws does not stop the others; the failures fail the
+ * dispose, which the registry reports.
  *
  * Decisions where the spec is silent:
  * - registering after `register` completed is ignored with a warning (the staging area is closed); a plugin that
@@ -169,14 +170,16 @@ export const fromRegister = (options: {
       const releases: Array<() => Awaitable<void>> = []
       let open = true
 
+      // Every onDispose runs (reverse order) even when one fails; the failures then fail the
+      // dispose together, so the registry reports them (PluginDisposeFailed).
       yield* Effect.addFinalizer(() =>
-        Effect.forEach(
-          releases.reverse(),
-          (release, i) =>
-            callback(name, `onDispose #${releases.length - i}`, release).pipe(
-              Effect.catchAll((error) => Effect.logWarning(error.message))
-            ),
-          { discard: true }
+        Effect.flatMap(
+          Effect.forEach([...releases].reverse(), (release, i) =>
+            Effect.either(callback(name, `onDispose #${releases.length - i}`, release))),
+          (results) => {
+            const failures = results.flatMap((r) => (r._tag === "Left" ? [Cause.die(r.left)] : []))
+            return failures.length === 0 ? Effect.void : Effect.failCause(failures.reduce((a, b) => Cause.sequential(a, b)))
+          }
         )
       )
 
