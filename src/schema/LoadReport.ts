@@ -13,12 +13,14 @@ import * as Schema from "effect/Schema"
  */
 export const RootKind = Schema.Literal("bundled", "instance")
 /**
+ * Which root a folder comes from.
  * @since 0.1.0
  * @category models
  */
 export type RootKind = typeof RootKind.Type
 
 /**
+ * A plugin that loaded: its name, version, root and folder.
  * @since 0.1.0
  * @category models
  */
@@ -30,12 +32,14 @@ export const LoadedPlugin = Schema.Struct({
   folder: Schema.String
 })
 /**
+ * A plugin that loaded: its name, version, root and folder.
  * @since 0.1.0
  * @category models
  */
 export type LoadedPlugin = typeof LoadedPlugin.Type
 
 /**
+ * A plugin folder that was skipped, with the kind and the reason of its failure.
  * @since 0.1.0
  * @category models
  */
@@ -49,12 +53,14 @@ export const SkippedPlugin = Schema.Struct({
   reason: Schema.String
 })
 /**
+ * A plugin folder that was skipped, with the kind and the reason of its failure.
  * @since 0.1.0
  * @category models
  */
 export type SkippedPlugin = typeof SkippedPlugin.Type
 
 /**
+ * What one load pass did: the plugins loaded, the folders skipped, the enabled names missing.
  * @since 0.1.0
  * @category models
  */
@@ -73,6 +79,7 @@ export const LoadReport = Schema.Struct({
   })
 })
 /**
+ * What one load pass did: the plugins loaded, the folders skipped, the enabled names missing.
  * @since 0.1.0
  * @category models
  */

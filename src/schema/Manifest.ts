@@ -116,6 +116,7 @@ export const Manifest = Schema.Struct(
 ).annotations({ identifier: "CityPluginManifest", title: "city-plugin.json" })
 
 /**
+ * A validated `city-plugin.json`; extra keys are kept.
  * @since 0.1.0
  * @category models
  */

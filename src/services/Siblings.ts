@@ -18,6 +18,7 @@ import type * as Effect from "effect/Effect"
 import type { PluginContext } from "./PluginContext.ts"
 
 /**
+ * What `Siblings` offers a plugin.
  * @since 0.1.0
  * @category models
  */
@@ -27,6 +28,7 @@ export interface SiblingsShape {
 }
 
 /**
+ * The Siblings service, provided by the loader to the plugins it loads.
  * @since 0.1.0
  * @category tags
  */

@@ -100,7 +100,11 @@ export const readFolder = (root: PluginRoot, name: string): DiscoveredPlugin | u
 const memo = new Map<string, { readonly text: string; readonly result: DiscoveredPlugin }>()
 const memoLimit = 10_000
 
-/** Forgets every memoized validation (the benchmark measures discovery with and without it). */
+/**
+ * Forgets every memoized validation (the benchmark measures discovery with and without it).
+ * @since 0.1.0
+ * @category discovery
+ */
 export const forgetValidations = (): void => memo.clear()
 
 const validate = (

@@ -56,6 +56,7 @@ import { listRoot } from "./Discovery.ts"
 import { PluginLoader } from "./PluginLoader.ts"
 
 /**
+ * The generations of the loaded plugin set: the serving generation's report, and restart.
  * @since 0.1.0
  * @category models
  */
@@ -70,6 +71,7 @@ export interface GenerationsShape {
 }
 
 /**
+ * The Generations service (see the module comment).
  * @since 0.1.0
  * @category tags
  */
@@ -83,6 +85,7 @@ interface Batch {
 const decodeChange = Schema.decodeUnknownEither(PluginChange)
 
 /**
+ * Loads generation 1, then serves skills reloads and restarts; its finalizer refuses further restarts.
  * @since 0.1.0
  * @category constructors
  */
@@ -245,6 +248,7 @@ export const make = Effect.gen(function*() {
 })
 
 /**
+ * Generations as a scoped Layer over the loader and the City core.
  * @since 0.1.0
  * @category layers
  */

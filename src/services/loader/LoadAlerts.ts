@@ -18,6 +18,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 
 /**
+ * The current load failures, kept as an observable alert.
  * @since 0.1.0
  * @category models
  */
@@ -36,6 +37,7 @@ const byNameThenSource = (a: PluginSnapshot, b: PluginSnapshot) =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : a.source < b.source ? -1 : a.source > b.source ? 1 : 0
 
 /**
+ * A fresh, empty alert.
  * @since 0.1.0
  * @category constructors
  */

@@ -62,12 +62,14 @@ export interface LoaderOptions {
 }
 
 /**
+ * Builds the `requestReload` a loaded plugin gets, bound to its name.
  * @since 0.1.0
  * @category models
  */
 export type RequestReloadFor = (name: string) => PluginLifecycleContextShape["requestReload"]
 
 /**
+ * What the loader offers: its roots, discovery, one load pass, the load alert.
  * @since 0.1.0
  * @category models
  */
@@ -87,6 +89,7 @@ export interface PluginLoaderShape {
 }
 
 /**
+ * The PluginLoader service.
  * @since 0.1.0
  * @category tags
  */
@@ -100,6 +103,7 @@ export class PluginLoader extends Context.Tag("effect-city/PluginLoader")<Plugin
 export const sourceOf = (root: RootKind, folder: string) => `${root}:${folder}`
 
 /**
+ * Builds the loader over the City core's registry, leases and configuration.
  * @since 0.1.0
  * @category constructors
  */
@@ -225,6 +229,7 @@ export const make = (options: LoaderOptions) =>
   })
 
 /**
+ * The loader as a Layer over the City core's services.
  * @since 0.1.0
  * @category layers
  */
