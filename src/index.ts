@@ -88,11 +88,21 @@ export * as Provisioner from "./services/capabilities/Provisioner.ts"
 export * as StateRoot from "./services/capabilities/StateRoot.ts"
 
 // Plugin loader: plugin folders on disk, discovery, staging, generations (spec/plugin-loader-lifecycle.md).
+/** @since 0.1.0 */
 export * as Discovery from "./services/loader/Discovery.ts"
+/** @since 0.1.0 */
 export * as Generations from "./services/loader/Generations.ts"
+/** @since 0.1.0 */
 export * as Loader from "./layers/Loader.ts"
+/** @since 0.1.0 */
 export * as LoaderErrors from "./schema/LoaderErrors.ts"
+/** @since 0.1.0 */
 export * as LoadReport from "./schema/LoadReport.ts"
+/** @since 0.1.0 */
 export * as Manifest from "./schema/Manifest.ts"
+/** @since 0.1.0 */
 export * as PluginLoader from "./services/loader/PluginLoader.ts"
+/** @since 0.1.0 */
+export { Siblings } from "./plugin.ts"
+/** @since 0.1.0 */
 export * as Staging from "./services/loader/Staging.ts"
