@@ -10,8 +10,9 @@
  *
  * Roots: `--bundled <dir>` (else `bundledRoot` in `$CITY_ROOT/plugins.json`, else none) and the
  * instance root `$CITY_ROOT/plugins`. Enabled and licensed names come from `plugins.json`
- * (schema/LoaderSettings.ts). Both verbs exit 0 when they could report, 1 when a root or the
- * settings could not be read. Logs go to stderr, so `--json` output stays parseable.
+ * (schema/LoaderSettings.ts). Both verbs exit 0 when they could report, 2 when `plugins.json` is
+ * refused, 1 when a root cannot be read. Warnings (each skip) go to stderr through the CLI's
+ * logger, so `--json` output stays parseable.
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
@@ -19,10 +20,7 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Loader from "../layers/Loader.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
@@ -30,6 +28,9 @@ import { discover as discoverRoots } from "../services/loader/Discovery.ts"
 import { Generations } from "../services/loader/Generations.ts"
 import { PluginLoader } from "../services/loader/PluginLoader.ts"
 import * as Settings from "../services/loader/Settings.ts"
+import type { CityClosed } from "../schema/Errors.ts"
+import type { PluginRootUnreadable } from "../schema/LoaderErrors.ts"
+import type { InvalidLoaderSettings } from "../schema/LoaderSettings.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
 
@@ -40,12 +41,26 @@ const bundled = Options.directory("bundled", { exists: "either" }).pipe(
 
 const verbOptions = { root: Opt.root, json: Opt.json, bundled }
 
-/** Every log line of the verb goes to stderr as logfmt (whatever loggers the runtime installed). */
-const toStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locally(effect, FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger)))
+/** The loader's failures a verb reports: the settings file refused (exit 2), a root or the City (exit 1). */
+type LoaderVerbError = InvalidLoaderSettings | PluginRootUnreadable | CityClosed
+
+/**
+ * Runs a verb the way the CLI's `runVerb` does for capability errors: one `city: error:` line on
+ * stderr, the `{ ok: false, error }` envelope on stdout with `--json`, and the exit code.
+ */
+const runLoaderVerb = <R>(json: boolean, verb: Effect.Effect<void, LoaderVerbError, R>): Effect.Effect<void, never, R> =>
+  verb.pipe(
+    Effect.catchAll((error) =>
+      Effect.gen(function*() {
+        yield* Console.error(`city: error: ${Out.oneLine(error.message, 2000)}`)
+        if (json) yield* Out.printJson({ ok: false, error: { _tag: error._tag, message: error.message } })
+        yield* Out.setExitCode(error._tag === "InvalidLoaderSettings" ? 2 : 1)
+      })
+    )
+  )
 
 export const discover = Command.make("discover", verbOptions, (o) =>
-  Out.runVerb(
+  runLoaderVerb(
     o.json,
     Effect.gen(function*() {
       const root = Opt.resolveRoot(o.root)
@@ -76,7 +91,7 @@ export const discover = Command.make("discover", verbOptions, (o) =>
   )).pipe(Command.withDescription("List the plugin folders of both roots by reading their manifests (never runs plugin code)"))
 
 export const list = Command.make("list", verbOptions, (o) =>
-  Out.runVerb(
+  runLoaderVerb(
     o.json,
     Effect.scoped(Effect.gen(function*() {
       const root = Opt.resolveRoot(o.root)
@@ -107,7 +122,7 @@ export const list = Command.make("list", verbOptions, (o) =>
         yield* Console.log(Out.table(["SKIPPED", "ROOT", "REASON"], report.skipped.map((s) => [s.name, s.root, s.reason])))
       }
       if (report.missing.length > 0) yield* Console.log(`\nenabled but provided by no root: ${report.missing.join(", ")}`)
-    })).pipe(toStderr)
+    }))
   )).pipe(Command.withDescription("Load the plugin set as a City starts it and list loaded and skipped plugins"))
 
 export const plugins = Command.make("plugins").pipe(
