@@ -39,9 +39,10 @@ import * as Help from "./help.ts"
 import { Invocation, stdoutColor } from "./invocation.ts"
 import * as Out from "./output.ts"
 import { peer } from "./peer.ts"
+import { plugins } from "./plugins.ts"
 import { group, type Node, type Verb } from "./verbs.ts"
 
-export const city = group("city", "effect-city: capability plugins and peers on this host", [capability, peer])
+export const city = group("city", "effect-city: capability plugins and peers on this host", [capability, peer, plugins])
 
 const config = CliConfig.make({})
 
