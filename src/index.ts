@@ -106,3 +106,31 @@ export * as PluginLoader from "./services/loader/PluginLoader.ts"
 export { Siblings } from "./plugin.ts"
 /** @since 0.1.0 */
 export * as Staging from "./services/loader/Staging.ts"
+
+// Live application (issue 10): endpoint hosts, owed reloads and removals, fingerprints, the applier.
+/** @since 0.1.0 */
+export * as Applier from "./services/live/Applier.ts"
+/** @since 0.1.0 */
+export * as CitySessionsHost from "./services/live/CitySessionsHost.ts"
+/** @since 0.1.0 */
+export * as CommandsHost from "./services/live/CommandsHost.ts"
+/** @since 0.1.0 */
+export * as DaemonHostedHost from "./services/live/DaemonHostedHost.ts"
+/** @since 0.1.0 */
+export * as EndpointHost from "./services/live/EndpointHost.ts"
+/** @since 0.1.0 */
+export * as Fingerprints from "./services/live/Fingerprints.ts"
+/** @since 0.1.0 */
+export * as Live from "./schema/Live.ts"
+/** @since 0.1.0 */
+export * as LiveApplication from "./layers/LiveApplication.ts"
+/** @since 0.1.0 */
+export * as LiveJoints from "./services/live/LiveJoints.ts"
+/** @since 0.1.0 */
+export * as Reloads from "./services/live/Reloads.ts"
+/** @since 0.1.0 */
+export * as ScriptedHost from "./services/live/ScriptedHost.ts"
+/** @since 0.1.0 */
+export * as TurnInbox from "./services/live/TurnInbox.ts"
+/** @since 0.1.0 */
+export * as Watcher from "./services/live/Watcher.ts"

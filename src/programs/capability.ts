@@ -11,7 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Declaration } from "../schema/Declaration.ts"
 import { Overview } from "../services/capabilities/Overview.ts"
-import { type JointReport, Provisioner } from "../services/capabilities/Provisioner.ts"
+import type { JointReport } from "../services/capabilities/Provisioner.ts"
+import { LiveJoints } from "../services/live/LiveJoints.ts"
+import * as Live from "./live.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
 import { group, verb } from "./verbs.ts"
@@ -29,7 +31,13 @@ const renderSweep = (
   report: JointReport,
   extra: Record<string, unknown>,
   headline: string
-) => Out.renderReport({ policy: "sweep", verb, json, report, extra, headline })
+) =>
+  Effect.gen(function*() {
+    // Live application (issue 10): whether a daemon runs to carry out `pending` work.
+    const daemon = yield* Live.daemonInfo
+    yield* Out.renderReport({ policy: "sweep", verb, json, report, extra: { ...extra, daemon }, headline })
+    yield* Live.notePending(report.outcomes.filter((o) => o.application === "pending").length, json)
+  })
 
 export const register = verb(
   "register",
@@ -42,18 +50,21 @@ export const register = verb(
       Effect.gen(function*() {
         // Checked before the state root is touched: a typo in the path changes nothing.
         const file = yield* Opt.inputFile(o.file)
-        const { declaration, report } = yield* Effect.gen(function*() {
-          const provisioner = yield* Provisioner
-          return yield* provisioner.register(file, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+        yield* Effect.gen(function*() {
+          const provisioner = yield* LiveJoints
+          const { declaration, report } = yield* provisioner.register(
+            file,
+            yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
+          )
+          yield* renderSweep(
+            "capability register",
+            o.json,
+            report,
+            { declaration: declarationJson(declaration) },
+            `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
+              `sweep-on over ${report.outcomes.length} endpoint(s)`
+          )
         }).pipe(Effect.provide(Opt.live(o.root)))
-        yield* renderSweep(
-          "capability register",
-          o.json,
-          report,
-          { declaration: declarationJson(declaration) },
-          `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
-            `sweep-on over ${report.outcomes.length} endpoint(s)`
-        )
       })
     ),
   ["city capability register ./stat.json", "city capability register ./stat.json --json --concurrency 8"]
@@ -70,7 +81,7 @@ export const sync = verb(
       "capability sync",
       o.json,
       Effect.gen(function*() {
-        const provisioner = yield* Provisioner
+        const provisioner = yield* LiveJoints
         const report = yield* provisioner.sync(o.name, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
         yield* renderSweep(
           "capability sync",
@@ -105,7 +116,7 @@ export const unregister = verb(
       "capability unregister",
       o.json,
       Effect.gen(function*() {
-        const provisioner = yield* Provisioner
+        const provisioner = yield* LiveJoints
         const report = yield* provisioner.unregister(o.name, {
           ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
           force: o.force
@@ -131,11 +142,14 @@ export const list = verb(
       o.json,
       Effect.gen(function*() {
         const overview = yield* (yield* Overview).capabilities
+        const owed = yield* Live.owedWork
         yield* Out.warnInvalid(overview)
         if (o.json) {
           return yield* Out.printJson({
             ok: true,
             verb: "capability list",
+            owed: owed.json,
+            daemon: owed.daemon,
             capabilities: overview.capabilities.map((c) => ({
               ...declarationJson(c.declaration),
               endpoints: c.endpoints.map((e) => ({
@@ -168,6 +182,8 @@ export const list = verb(
             Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
           )
         }
+        yield* Console.log("")
+        yield* Live.printOwed(owed)
       }).pipe(Effect.provide(Opt.live(o.root)))
     )
 )

@@ -35,6 +35,8 @@ import * as Schema from "effect/Schema"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { capability } from "./capability.ts"
+import { daemon } from "./daemon.ts"
+import { reload, status } from "./live.ts"
 import * as Help from "./help.ts"
 import { Invocation, stdoutColor } from "./invocation.ts"
 import * as Out from "./output.ts"
@@ -42,7 +44,15 @@ import { peer } from "./peer.ts"
 import { plugins } from "./plugins.ts"
 import { group, type Node, type Verb } from "./verbs.ts"
 
-export const city = group("city", "effect-city: capability plugins and peers on this host", [capability, peer, plugins])
+export const city = group("city", "effect-city: capability plugins and peers on this host", [
+  capability,
+  peer,
+  plugins,
+  // Live application (issue 10).
+  status,
+  reload,
+  daemon
+])
 
 const config = CliConfig.make({})
 

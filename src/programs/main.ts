@@ -10,6 +10,18 @@ import type * as Runtime from "@effect/platform/Runtime"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 
+let describeAbandoned: () => string = () => ""
+let deadlineOverride: number | undefined
+
+/**
+ * Lets a long-running program (the daemon) say what the deadline abandons (the text is added to
+ * the deadline's message) and, optionally, choose the deadline itself.
+ */
+export const onDeadline = (describe: () => string, deadline?: Duration.DurationInput): void => {
+  describeAbandoned = describe
+  if (deadline !== undefined) deadlineOverride = Duration.toMillis(Duration.decode(deadline))
+}
+
 export const runMain = <A, E>(
   program: Effect.Effect<A, E>,
   options: {
@@ -17,10 +29,14 @@ export const runMain = <A, E>(
     readonly teardown?: Runtime.Teardown
   } = {}
 ): void => {
-  const deadline = Duration.toMillis(Duration.decode(options.finalizerDeadline ?? "30 seconds"))
+  const configured = Duration.toMillis(Duration.decode(options.finalizerDeadline ?? "30 seconds"))
   const arm = () => {
+    const deadline = deadlineOverride ?? configured
     const timer = setTimeout(() => {
-      process.stderr.write(`cleanup did not finish within ${deadline} ms; exiting\n`)
+      const abandoned = describeAbandoned()
+      process.stderr.write(
+        `cleanup did not finish within ${deadline} ms; exiting${abandoned === "" ? "" : `; abandoned: ${abandoned}`}\n`
+      )
       process.exit(130)
     }, deadline)
     timer.unref()

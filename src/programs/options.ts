@@ -22,7 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { isAbsolute, resolve } from "node:path"
-import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
+import * as LiveApplication from "../layers/LiveApplication.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
 
@@ -131,6 +131,6 @@ export const commandOptions = { root, json, timeoutMs, concurrency }
 /** The options of every verb that only reads. */
 export const readOptions = { root, json }
 
-/** The capability services on the state root the operator chose. */
+/** The capability and live-application services on the state root the operator chose. */
 export const live = (flag: Option.Option<string>) =>
-  Layer.unwrapEffect(Effect.map(Invocation, (i) => CapabilitiesLive.layer({ root: resolveRoot(flag, i) })))
+  Layer.unwrapEffect(Effect.map(Invocation, (i) => LiveApplication.layer({ root: resolveRoot(flag, i) })))

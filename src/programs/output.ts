@@ -60,13 +60,14 @@ export const outcomeRows = (outcomes: ReadonlyArray<EndpointOutcome>) =>
     o.runtime,
     o.occasion,
     o.state,
+    o.application ?? "",
     o.exit === undefined ? "" : String(o.exit),
     String(Math.round(o.ms)),
-    oneLine(o.detail ?? "")
+    oneLine([o.detail, o.application_detail].filter((d) => d !== undefined).join("; "))
   ])
 
 export const outcomeTable = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
-  table(["CAPABILITY", "PEER", "RUNTIME", "OCCASION", "STATE", "EXIT", "MS", "DETAIL"], outcomeRows(outcomes))
+  table(["CAPABILITY", "PEER", "RUNTIME", "OCCASION", "STATE", "APPLICATION", "EXIT", "MS", "DETAIL"], outcomeRows(outcomes))
 
 export const summarize = (outcomes: ReadonlyArray<EndpointOutcome>) => {
   const counts: Record<string, number> = {}
@@ -78,7 +79,11 @@ export const summarize = (outcomes: ReadonlyArray<EndpointOutcome>) => {
 export const summaryLine = (outcomes: ReadonlyArray<EndpointOutcome>): string => {
   const s = summarize(outcomes)
   const parts = Object.entries(s.byState).sort().map(([state, n]) => `${n} ${state}`)
-  return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
+  const applications: Record<string, number> = {}
+  for (const o of outcomes) if (o.application !== undefined) applications[o.application] = (applications[o.application] ?? 0) + 1
+  const applied = Object.entries(applications).sort().map(([a, n]) => `${n} ${a}`)
+  return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}` +
+    (applied.length === 0 ? "" : `; runtime: ${applied.join(", ")}`)
 }
 
 export const invalidJson = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>

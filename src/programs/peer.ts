@@ -16,6 +16,8 @@ import type { CapabilityError } from "../schema/CapabilityErrors.ts"
 import type { Peer } from "../schema/Peer.ts"
 import { Overview } from "../services/capabilities/Overview.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
+import { LiveJoints } from "../services/live/LiveJoints.ts"
+import * as Live from "./live.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
 import * as Out from "./output.ts"
@@ -196,11 +198,46 @@ export const remove = verb(
     )
 )
 
-export const removeRuntime = runtimeVerb(
+/**
+ * `remove-runtime` on a live endpoint (spec: "remove-runtime on a live endpoint"): `removed` in the
+ * call (idle: retired first), `pending` (busy: removed by the daemon after its Turn; exit 0),
+ * `foreign` or `failed` (not removed; exit 1). `--force` kills the session now and removes.
+ */
+export const removeRuntime = verb(
   "remove-runtime",
-  "Unprovision a runtime's endpoints (remove) and drop it from the peer",
-  (provisioner, personality, runtime, settings) => provisioner.removeRuntime(personality, runtime, settings),
-  ({ peer }, runtime) => ({ extra: { peer }, headline: `peer ${peer.personality}: runtime ${runtime} removed` })
+  "Unprovision a runtime's endpoints (remove) and drop it; a busy endpoint is removed after its Turn",
+  {
+    ...Opt.commandOptions,
+    personality: personalityArg,
+    runtime: runtimeArg,
+    force: Opt.described(
+      Options.boolean("force").pipe(Options.withDescription("Kill a live session now instead of waiting for its Turn")),
+      { kind: "flag", usage: "--force", description: "Kill a live session now instead of waiting for its Turn, and remove it" }
+    )
+  },
+  (o) =>
+    Out.runVerb(
+      "peer remove-runtime",
+      o.json,
+      Effect.gen(function*() {
+        const joints = yield* LiveJoints
+        const result = yield* joints.removeRuntime(o.personality, o.runtime, {
+          force: o.force,
+          settings: yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
+        })
+        const daemon = yield* Live.daemonInfo
+        const headline = `peer ${result.peer.personality}: runtime ${o.runtime} ${result.removal}` +
+          (result.detail === undefined ? "" : ` (${result.detail})`)
+        yield* renderJoint("peer remove-runtime", o.json, result.report, {
+          peer: result.peer,
+          removal: result.removal,
+          removal_detail: result.detail ?? null,
+          daemon
+        }, headline)
+        if (result.removal === "pending") yield* Live.notePending(1, o.json)
+        if (result.removal === "foreign" || result.removal === "failed") yield* Out.setExitCode(1)
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    )
 )
 
 export const list = verb(

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { LiveProfileFields } from "./LiveProfile.ts"
 import { Name } from "./Name.ts"
 
 /** A runtime's profile. `private_dir` is relative to the root and carries `{personality}`. */
@@ -15,7 +16,9 @@ export const RuntimeProfile = Schema.Struct({
       Schema.filter((s) => !s.split("/").includes("..") || "must stay inside the state root (no '..')"),
       Schema.filter((s) => s.includes("{personality}") || "must carry {personality}: each peer has its own")
     )
-  )
+  ),
+  // Live application (issue 10): launch-read files and the endpoint commands.
+  ...LiveProfileFields
 })
 export type RuntimeProfile = typeof RuntimeProfile.Type
 

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { Application } from "./Live.ts"
 import { Name } from "./Name.ts"
 import { Occasion } from "./Occasion.ts"
 
@@ -26,7 +27,10 @@ export const EndpointOutcome = Schema.Struct({
   personality: Name,
   runtime: Name,
   occasion: Occasion,
-  ...Outcome.fields
+  ...Outcome.fields,
+  // Live application (issue 10): set after the surfaces were written (`ok`) and the endpoint converged.
+  application: Schema.optional(Application),
+  application_detail: Schema.optional(Schema.String)
 })
 export type EndpointOutcome = typeof EndpointOutcome.Type
 

@@ -332,7 +332,7 @@ describe("running the commands", () => {
       expect(outcome?.detail.endsWith("the real reason")).toBe(true)
       expect(outcome?.detail.length).toBeLessThanOrEqual(4096)
       const text = yield* city(["capability", "sync", "stat"], { root: w.root })
-      expect(text.stdout).toMatch(/alice\s+claude\s+sweep-on\s+failed\s+3/)
+      expect(text.stdout).toMatch(/alice\s+claude\s+sweep-on\s+failed\s+-\s+3/)
     }))
 
   acceptance("a command that ignores SIGTERM and outlives a short timeout is `timeout`, and no process is left", () =>
@@ -465,7 +465,7 @@ describe("joints and failure policy", () => {
       const run = yield* city(["capability", "register", file, "--concurrency", "2"], { root: w.root })
       expect(run.code).toBe(1)
       expect(run.stdout).toMatch(/alice\s+claude\s+sweep-on\s+ok/)
-      expect(run.stdout).toMatch(/bob\s+claude\s+sweep-on\s+failed\s+2\s+\d+\s+bob is broken/)
+      expect(run.stdout).toMatch(/bob\s+claude\s+sweep-on\s+failed\s+-\s+2\s+\d+\s+bob is broken/)
       expect(run.stdout).toMatch(/carol\s+claude\s+sweep-on\s+ok/)
       expect(run.stdout).toContain("summary: 3 endpoints: 1 failed, 2 ok")
       expect((yield* journalOf(w.journal)).map((c) => c.args[1]).sort()).toEqual(["alice", "bob", "carol"])

@@ -1,0 +1,124 @@
+/**
+ * Wiring of live application (issue 10): the owed-work store, the fingerprints, the applier and
+ * the live joints, over an EndpointHost and the capability services.
+ *
+ * The EndpointHost is routed per runtime by its profile's `host`: runtimes marked `"city"` are
+ * hosted by the `city daemon` as City Sessions, the others are driven by their `commands`.
+ * - `layer` (the `city` verbs): `city` runtimes through `DaemonHostedHost` (the daemon applies),
+ *   the others through the Commands host;
+ * - `daemonLayer` (the daemon): `city` runtimes through its own City-sessions host (which also
+ *   publishes each endpoint's state for the verbs), the others through the Commands host;
+ * - `services` takes any EndpointHost, e.g. `citySessionsHost` in a program that hosts its
+ *   endpoints in process.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { HostConfig } from "../schema/HostConfig.ts"
+import { Host } from "../services/capabilities/Host.ts"
+import { StateRoot } from "../services/capabilities/StateRoot.ts"
+import * as Applier from "../services/live/Applier.ts"
+import * as CitySessionsHost from "../services/live/CitySessionsHost.ts"
+import * as CommandsHost from "../services/live/CommandsHost.ts"
+import * as DaemonHostedHost from "../services/live/DaemonHostedHost.ts"
+import { EndpointHost, type EndpointHostShape, route } from "../services/live/EndpointHost.ts"
+import * as Fingerprints from "../services/live/Fingerprints.ts"
+import * as LiveJoints from "../services/live/LiveJoints.ts"
+import * as Reloads from "../services/live/Reloads.ts"
+import * as CapabilitiesLive from "./CapabilitiesLive.ts"
+
+/**
+ * The live services; they need an EndpointHost and the capability services.
+ * @since 0.1.0
+ * @category layers
+ */
+export const services = LiveJoints.layer.pipe(
+  Layer.provideMerge(Applier.layer),
+  Layer.provideMerge(Layer.mergeAll(Reloads.layer, Fingerprints.layer))
+)
+
+/**
+ * The runtimes whose profile says the daemon hosts them as City Sessions.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const cityRuntimes = (config: HostConfig): ReadonlyArray<string> =>
+  Object.entries(config.profiles).flatMap(([runtime, p]) => p.host === "city" ? [runtime] : [])
+
+/** Routes `city` runtimes to `forCity`, the others to the Commands host. */
+const routed = <E, R>(forCity: Effect.Effect<EndpointHostShape, E, R>, commands: CommandsHost.CommandsHostConfig) =>
+  Layer.effect(
+    EndpointHost,
+    Effect.gen(function*() {
+      const config = (yield* Host).config
+      const fallback = yield* CommandsHost.make(commands)
+      const city = cityRuntimes(config)
+      if (city.length === 0) return fallback
+      const hosted = yield* forCity
+      return route(Object.fromEntries(city.map((r) => [r, hosted])), fallback)
+    })
+  )
+
+/**
+ * The City-sessions host (as `CitySessionsHost`, to launch endpoints and run their Turns); each
+ * launch and reload records the endpoint's fingerprint. Needs a City.
+ * @since 0.1.0
+ * @category layers
+ */
+export const citySessions = (options: { readonly publish?: boolean } = {}) =>
+  Layer.effect(
+    CitySessionsHost.CitySessionsHost,
+    Effect.gen(function*() {
+      const fingerprints = yield* Fingerprints.Fingerprints
+      const state = yield* StateRoot
+      const publish = options.publish === true
+      return yield* CitySessionsHost.make({
+        onLaunch: (ref) => Effect.ignore(fingerprints.record(ref)),
+        ...(publish
+          ? { onState: (ref, s) => Effect.ignore(Effect.provideService(DaemonHostedHost.publish(ref, s), StateRoot, state)) }
+          : {})
+      })
+    })
+  ).pipe(Layer.provideMerge(Fingerprints.layer))
+
+/**
+ * `citySessions`, also provided as the EndpointHost (every runtime hosted in process).
+ * @since 0.1.0
+ * @category layers
+ */
+export const citySessionsHost = Layer.effect(EndpointHost, Effect.map(CitySessionsHost.CitySessionsHost, (c) => c.host)).pipe(
+  Layer.provideMerge(citySessions())
+)
+
+/**
+ * The capability configuration, plus the Commands host's.
+ * @since 0.1.0
+ * @category models
+ */
+export interface LiveConfig extends CapabilitiesLive.CapabilitiesConfig {
+  readonly commands?: CommandsHost.CommandsHostConfig
+}
+
+/**
+ * Every capability and live service on Node, for the `city` verbs.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (config: LiveConfig) =>
+  services.pipe(
+    Layer.provideMerge(routed(DaemonHostedHost.make(), config.commands ?? {})),
+    Layer.provideMerge(Reloads.layer),
+    Layer.provideMerge(CapabilitiesLive.layer(config))
+  )
+
+/**
+ * The live services for the daemon: it hosts the `city` runtimes itself. Needs a City and the
+ * capability services (`City.layer` provides both, on one root).
+ * @since 0.1.0
+ * @category layers
+ */
+export const daemonLayer = (commands: CommandsHost.CommandsHostConfig = {}) =>
+  services.pipe(
+    Layer.provideMerge(routed(Effect.map(CitySessionsHost.CitySessionsHost, (c) => c.host), commands)),
+    Layer.provideMerge(citySessions({ publish: true }))
+  )

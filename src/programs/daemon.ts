@@ -1,0 +1,172 @@
+/**
+ * `city daemon` (issue 10, "The daemon"): hosts the City on the state root and carries out owed
+ * work. At start it takes the pid file (a second daemon on the same root refuses with
+ * `DaemonAlreadyRunning`, exit 1), recovers owed work (the applier's first pass claims every owed
+ * record, including those a killed daemon left claimed), then runs the owed-work applier and the
+ * fingerprint watcher every `--poll-ms` (default 3000), and hosts the loader's generation when
+ * plugin roots are configured (`hostLoaderGeneration`, a seam until the loader lands).
+ *
+ * Endpoints of runtimes whose profile says `"host": "city"` are hosted here as City Sessions
+ * (launched at start and as peers appear; their state published for the `city` verbs); their
+ * Turns are requested through `state/turns/` (TurnInbox.ts). Other runtimes are driven through
+ * their profile's commands.
+ *
+ * On SIGINT/SIGTERM it closes gracefully: no new Turn or owed work is taken, running Turns finish,
+ * a claimed reload finishes, the City closes (Steps drain, plugins dispose), the pid file goes,
+ * exit 0. Owed work not yet done stays
+ * recorded for the next start. After the finalizer deadline (`--deadline-ms`, default 30 s) the
+ * process exits 130 naming the Turns and endpoints whose work it abandoned.
+ *
+ * The log goes through the Effect Logger, `--log-format logfmt|json`, with `endpoint` (and, where
+ * known, `capability`) as annotations.
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import type * as Scope from "effect/Scope"
+import * as City from "../city.ts"
+import * as LiveApplication from "../layers/LiveApplication.ts"
+import { cityRuntimes } from "../layers/LiveApplication.ts"
+import { Host } from "../services/capabilities/Host.ts"
+import { Peers } from "../services/capabilities/Peers.ts"
+import { StateRoot } from "../services/capabilities/StateRoot.ts"
+import { CitySessionsHost } from "../services/live/CitySessionsHost.ts"
+import type { EndpointRef } from "../services/live/EndpointHost.ts"
+import { makeRefs } from "../services/live/Endpoints.ts"
+import { Reloads } from "../services/live/Reloads.ts"
+import * as TurnInbox from "../services/live/TurnInbox.ts"
+import { Applier } from "../services/live/Applier.ts"
+import * as DaemonLock from "../services/live/DaemonLock.ts"
+import * as Watcher from "../services/live/Watcher.ts"
+import { onDeadline } from "./main.ts"
+import * as Opt from "./options.ts"
+import { Invocation } from "./invocation.ts"
+import * as Out from "./output.ts"
+import { verb } from "./verbs.ts"
+
+/**
+ * Seam for the loader issue: when plugin roots are configured, the daemon hosts the loader's
+ * current generation of plugins in its City (and restarts it on request). Until the loader lands
+ * this only says that no plugin roots are hosted.
+ * @since 0.1.0
+ */
+export const hostLoaderGeneration: Effect.Effect<void, never, Scope.Scope> = Effect.logDebug(
+  "plugin loader not available in this build: no plugin roots hosted"
+)
+
+/**
+ * The daemon's work, in the caller's Scope: pid file, owed-work applier, fingerprint watcher,
+ * loader seam; runs until interrupted.
+ * @since 0.1.0
+ */
+export const run = (interval: Duration.DurationInput, deadline: Duration.DurationInput = Duration.seconds(30)) =>
+  Effect.gen(function*() {
+    yield* DaemonLock.acquire
+    const applier = yield* Applier
+    const reloads = yield* Reloads
+    const sessions = yield* CitySessionsHost
+    const host = yield* Host
+    const refs = makeRefs(host, yield* Peers, yield* StateRoot)
+    const city = new Set(cityRuntimes(host.config))
+    const hosted = new Map<string, EndpointRef>()
+    const owed = yield* reloads.list
+    yield* Effect.logInfo(`city daemon started; ${owed.length} endpoint(s) with owed work to recover`).pipe(
+      Effect.annotateLogs({ pid: process.pid, poll_ms: Duration.toMillis(Duration.decode(interval)) })
+    )
+
+    /** Hosts every endpoint of a `city` runtime that is not hosted yet (new peers included). */
+    const launchAll = Effect.gen(function*() {
+      for (const ref of yield* refs.all) {
+        if (!city.has(ref.runtime) || hosted.has(ref.identity)) continue
+        yield* sessions.launch(ref).pipe(
+          Effect.tap(() => Effect.sync(() => void hosted.set(ref.identity, ref))),
+          Effect.tap(() => Effect.logInfo("endpoint hosted as a City Session")),
+          Effect.catchAll((e) => Effect.logError(e.message)),
+          Effect.annotateLogs({ endpoint: ref.identity })
+        )
+      }
+      // Retired by an owed removal: no longer an endpoint, no longer hosted.
+      for (const [identity, ref] of hosted) if (sessions.generation(ref) === 0) hosted.delete(identity)
+    }).pipe(Effect.catchAll((e) => Effect.logError(`hosting pass failed: ${e.message}`)))
+
+    const inbox = yield* TurnInbox.make(sessions, (identity) => hosted.get(identity))
+    onDeadline(() => [...applier.inFlight(), ...inbox.inFlight()].join(", "), deadline)
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Effect.orElseSucceed(reloads.list, () => []), (left) =>
+        Effect.logInfo(`city daemon stopped; ${left.length} endpoint(s) with owed work kept for the next start`))
+    )
+    // Runs after the loops below are interrupted: running Turns finish, none is cut short.
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(
+        Effect.logInfo(`stopping: waiting for ${inbox.inFlight().length} running Turn(s)`),
+        inbox.awaitRunning
+      )
+    )
+    yield* launchAll
+    yield* applier.start(interval)
+    yield* Effect.forkScoped(Watcher.run(interval))
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(
+      Effect.zipRight(launchAll, inbox.pass.pipe(Effect.catchAll((e) => Effect.logError(`turn inbox: ${e.message}`)))),
+      Effect.sleep(interval)
+    )))
+    yield* hostLoaderGeneration
+    return yield* Effect.never
+  })
+
+const logFormat = Opt.described(
+  Options.choice("log-format", ["logfmt", "json"]).pipe(
+    Options.withDescription("The daemon's log format"),
+    Options.withDefault("logfmt" as const)
+  ),
+  { kind: "flag", usage: "--log-format <logfmt|json>", description: "The daemon's log format", default: "logfmt" }
+)
+
+const pollMs = Opt.described(
+  Options.integer("poll-ms").pipe(
+    Options.withDescription("How often owed work and fingerprints are checked, in milliseconds"),
+    Options.withDefault(3000)
+  ),
+  { kind: "flag", usage: "--poll-ms <ms>", description: "How often owed work and fingerprints are checked", default: "3000" }
+)
+
+const deadlineMs = Opt.described(
+  Options.integer("deadline-ms").pipe(
+    Options.withDescription("After SIGINT/SIGTERM, how long a graceful stop may take before the process exits 130"),
+    Options.withDefault(30_000)
+  ),
+  {
+    kind: "flag",
+    usage: "--deadline-ms <ms>",
+    description: "After SIGINT/SIGTERM, how long a graceful stop may take before the process exits 130",
+    default: "30000"
+  }
+)
+
+export const daemon = verb(
+  "daemon",
+  "Carry out owed reloads and removals, watch launch-read files, host the City",
+  { root: Opt.root, pollMs, logFormat, deadlineMs },
+  (o) =>
+    Effect.gen(function*() {
+      const root = Opt.resolveRoot(o.root, yield* Invocation)
+      const interval = Duration.millis(Math.max(10, o.pollMs))
+      const layer = LiveApplication.daemonLayer({ pollInterval: interval }).pipe(
+        Layer.provideMerge(City.layer({ root }))
+      )
+      const logger = Logger.withConsoleLog(o.logFormat === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
+      yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)))).pipe(
+        Effect.provide(layer),
+        // The daemon's log is its only logger.
+        (self) => Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger)),
+        // The daemon's failures (a second daemon, an unreadable root, a City that cannot start): one line, exit 1.
+        Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(1)))
+      )
+    }),
+  ["city daemon", "city daemon --poll-ms 1000 --log-format json"]
+)

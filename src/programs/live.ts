@@ -1,0 +1,143 @@
+/**
+ * The live-application parts of the `city` CLI (issue 10): whether a daemon is running to carry
+ * out pending work, the owed reloads and removals (`city capability list`, `city status`), and
+ * `city status` itself.
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { OwedRecord } from "../schema/Live.ts"
+import { identityOf } from "../schema/Outcome.ts"
+import { Host } from "../services/capabilities/Host.ts"
+import { Peers } from "../services/capabilities/Peers.ts"
+import { StateRoot } from "../services/capabilities/StateRoot.ts"
+import * as DaemonLock from "../services/live/DaemonLock.ts"
+import { makeRefs } from "../services/live/Endpoints.ts"
+import { LiveJoints } from "../services/live/LiveJoints.ts"
+import { isOwed, Reloads } from "../services/live/Reloads.ts"
+import * as Opt from "./options.ts"
+import * as Out from "./output.ts"
+import { verb } from "./verbs.ts"
+
+/** `{ running, pid }` of this root's daemon. */
+export const daemonInfo = Effect.map(DaemonLock.running, (r) => ({
+  running: Option.isSome(r),
+  pid: Option.getOrNull(Option.map(r, (x) => x.pid))
+}))
+
+/** The sentence a verb prints when it leaves `pending` work. */
+export const pendingSentence = (count: number, daemon: { readonly running: boolean; readonly pid: number | null }) =>
+  `${count} endpoint(s) pending: ` + (daemon.running
+    ? `the city daemon (pid ${daemon.pid}) applies them after their current Turn`
+    : "no city daemon is running on this root to carry them out; the work is recorded and done when `city daemon` starts")
+
+/** Prints the pending sentence (stderr) when `count > 0`. */
+export const notePending = (count: number, json: boolean) =>
+  Effect.gen(function*() {
+    const daemon = yield* daemonInfo
+    if (count > 0 && !json) yield* Console.log(pendingSentence(count, daemon))
+    return daemon
+  })
+
+const owedJson = (r: OwedRecord) => ({
+  identity: identityOf(r.runtime, r.personality),
+  personality: r.personality,
+  runtime: r.runtime,
+  reload: isOwed(r) ? { requested: r.requested, applied: r.applied, reason: r.reason } : null,
+  removal: r.removal ?? null,
+  last_error: r.last_error ?? null,
+  updated_at: r.updated_at
+})
+
+/** Owed work, as JSON and as table rows. */
+export const owedWork = Effect.gen(function*() {
+  const reloads = yield* Reloads
+  const records = yield* reloads.list
+  const invalid = yield* reloads.invalid
+  const daemon = yield* daemonInfo
+  return {
+    daemon,
+    json: records.map(owedJson),
+    invalid,
+    rows: records.map((r) => [
+      identityOf(r.runtime, r.personality),
+      isOwed(r) ? `reload (${r.applied}/${r.requested})` : "",
+      r.removal === undefined ? "" : "removal",
+      r.last_error ?? "",
+      r.updated_at
+    ])
+  }
+})
+
+/** Prints the owed-work section of a human-readable listing. */
+export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
+  Effect.gen(function*() {
+    for (const i of owed.invalid) yield* Console.error(`city: warning: invalid owed-work record ${i.file}: ${i.rule}`)
+    yield* Console.log(
+      owed.rows.length === 0
+        ? "no owed reloads or removals"
+        : Out.table(["OWED ENDPOINT", "RELOAD", "REMOVAL", "LAST ERROR", "UPDATED"], owed.rows)
+    )
+    yield* Console.log(owed.daemon.running ? `daemon: running (pid ${owed.daemon.pid})` : "daemon: not running")
+  })
+
+export const status = verb(
+  "status",
+  "Owed reloads and removals, and whether a daemon is running to carry them out",
+  Opt.readOptions,
+  (o) =>
+    Out.runVerb(
+      "status",
+      o.json,
+      Effect.gen(function*() {
+        const owed = yield* owedWork
+        if (o.json) return yield* Out.printJson({ ok: true, verb: "status", daemon: owed.daemon, owed: owed.json })
+        yield* printOwed(owed)
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    ),
+  ["city status", "city status --json"]
+)
+
+const runtimes = Opt.described(
+  Options.text("runtime").pipe(Options.withPseudoName("name"), Options.withDescription("Only this runtime (repeatable)"), Options.repeated),
+  { kind: "flag", usage: "--runtime <name>", description: "Only this runtime; repeat for several (default: every agent runtime)" }
+)
+
+/**
+ * `city reload <personality> [--runtime <r>]...`: requests a reload explicitly, for writers of
+ * host-global files (`~/.codex/config.toml`, `~/.claude.json`), which are not fingerprinted
+ * (spec: "the core verbs that write it ... request the reload explicitly and print
+ * `runtime=applied|pending`"). Without `--runtime`, every agent runtime of the peer. Exit 1 when
+ * an endpoint is foreign or failed.
+ */
+export const reload = verb(
+  "reload",
+  "Request a reload of a peer's live endpoints (after writing a host-global file)",
+  { ...Opt.readOptions, personality: Opt.text("personality", "The peer's name"), runtime: runtimes },
+  (o) =>
+    Out.runVerb(
+      "reload",
+      o.json,
+      Effect.gen(function*() {
+        const host = yield* Host
+        const peers = yield* Peers
+        const refs = makeRefs(host, peers, yield* StateRoot)
+        const peer = yield* peers.get(o.personality)
+        const chosen = peer.runtimes.filter((r) => host.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
+        const applied = yield* (yield* LiveJoints).requestReload(chosen.map((r) => refs.of(peer, r)), "requested by city reload")
+        const daemon = yield* daemonInfo
+        const failed = applied.some((a) => a.application === "foreign" || a.application === "failed")
+        if (o.json) yield* Out.printJson({ ok: !failed, verb: "reload", endpoints: applied, daemon })
+        else {
+          for (const a of applied) {
+            yield* Console.log(`${a.identity} runtime=${a.application}${a.detail === undefined ? "" : ` (${a.detail})`}`)
+          }
+          yield* notePending(applied.filter((a) => a.application === "pending").length, false)
+        }
+        yield* Out.setExitCode(failed ? 1 : 0)
+      }).pipe(Effect.provide(Opt.live(o.root)))
+    ),
+  ["city reload alice", "city reload alice --runtime codex --json"]
+)

@@ -1,0 +1,191 @@
+/**
+ * Live application of surfaces (spec/capability-plugin-lifecycle.md, "Applying surfaces to a
+ * live endpoint" to the end): what an endpoint's host says about it, what a verb reports per
+ * endpoint, the durable owed-work record, the launch-read fingerprint, and the failures.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Name } from "./Name.ts"
+
+/**
+ * An endpoint as its host sees it: `idle` (hosted, between Turns), `busy` (a Turn is running),
+ * `asleep` (not running; the next launch reads current surfaces), `stopped` (a stop flag keeps
+ * it down), `foreign` (owned by an outside service manager: never reloaded by us).
+ * @since 0.1.0
+ * @category model
+ */
+export const EndpointState = Schema.Literal("idle", "busy", "asleep", "stopped", "foreign")
+/**
+ * An endpoint's state as its host reports it.
+ * @since 0.1.0
+ * @category model
+ */
+export type EndpointState = typeof EndpointState.Type
+
+/**
+ * Runtime application of written surfaces, per endpoint: `applied` (the reload completed),
+ * `pending` (a durable owed reload will be applied after the current Turn), `asleep` (asleep or
+ * stopped: nothing owed, the next launch reads current surfaces), `foreign` (owned by an outside
+ * manager: not applied, exit 1), `failed` (scheduling or reload failed, exit 1).
+ * @since 0.1.0
+ * @category model
+ */
+export const Application = Schema.Literal("applied", "pending", "asleep", "foreign", "failed")
+/**
+ * Runtime application of written surfaces, per endpoint.
+ * @since 0.1.0
+ * @category model
+ */
+export type Application = typeof Application.Type
+
+/**
+ * What `remove-runtime` did to a live endpoint: `removed` in the call, `pending` (removed by the
+ * daemon after the current Turn), `foreign` (refused: an outside manager owns it), `failed`.
+ * @since 0.1.0
+ * @category model
+ */
+export const Removal = Schema.Literal("removed", "pending", "foreign", "failed")
+/**
+ * What `remove-runtime` did to a live endpoint.
+ * @since 0.1.0
+ * @category model
+ */
+export type Removal = typeof Removal.Type
+
+const Sequence = Schema.Int.pipe(Schema.nonNegative())
+
+/**
+ * `state/reloads/<runtime>-<personality>.json`: the owed work of one endpoint. A reload is owed
+ * while `requested > applied`. `claim` names the process applying it right now (a dead claimant
+ * is ignored). `removal` is an owed removal (the endpoint is retired and removed after its
+ * current Turn; with `force`, killed and removed at once by the process that hosts it).
+ * @since 0.1.0
+ * @category model
+ */
+export const OwedRecord = Schema.Struct({
+  schema: Schema.Literal(1),
+  personality: Name,
+  runtime: Name,
+  requested: Sequence,
+  applied: Sequence,
+  reason: Schema.String,
+  /** The capability whose change owed the last request, when one did (for logs and listings). */
+  capability: Schema.optional(Schema.String),
+  updated_at: Schema.String,
+  claim: Schema.optional(Schema.Struct({ pid: Schema.Int, target: Sequence, at: Schema.String })),
+  removal: Schema.optional(Schema.Struct({ requested_at: Schema.String, force: Schema.optional(Schema.Boolean) })),
+  last_error: Schema.optional(Schema.String)
+})
+/**
+ * The owed work of one endpoint, as stored.
+ * @since 0.1.0
+ * @category model
+ */
+export type OwedRecord = typeof OwedRecord.Type
+
+/**
+ * One launch-read file as fingerprinted: absent, or its content hash and the stat that produced it.
+ * @since 0.1.0
+ * @category model
+ */
+export const FileFingerprint = Schema.Union(
+  Schema.Struct({ absent: Schema.Literal(true) }),
+  Schema.Struct({ hash: Schema.String, size: Schema.Number, mtimeMs: Schema.Number, ino: Schema.Number })
+)
+/**
+ * One launch-read file as fingerprinted: absent, or its content hash and the stat that produced it.
+ * @since 0.1.0
+ * @category model
+ */
+export type FileFingerprint = typeof FileFingerprint.Type
+
+/**
+ * `state/fingerprints/<identity>.json`: what the endpoint's last launch read, per file.
+ * @since 0.1.0
+ * @category model
+ */
+export const Fingerprint = Schema.Struct({
+  schema: Schema.Literal(1),
+  recorded_at: Schema.String,
+  files: Schema.Record({ key: Schema.String, value: FileFingerprint })
+})
+/**
+ * What an endpoint's last launch read, per file (`state/fingerprints/<identity>.json`).
+ * @since 0.1.0
+ * @category model
+ */
+export type Fingerprint = typeof Fingerprint.Type
+
+/**
+ * An endpoint host could not tell the state of, reload, retire or kill an endpoint.
+ * @since 0.1.0
+ * @category errors
+ */
+export class EndpointHostFailed extends Schema.TaggedError<EndpointHostFailed>()("EndpointHostFailed", {
+  identity: Schema.String,
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `endpoint ${this.identity}: ${this.operation} failed: ${this.detail}`
+  }
+}
+
+/**
+ * A tool the endpoint's current surfaces do not list (never added, or removed and reloaded away).
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolNotAvailable extends Schema.TaggedError<ToolNotAvailable>()("ToolNotAvailable", {
+  identity: Schema.String,
+  tool: Schema.String,
+  available: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `endpoint ${this.identity}: tool ${this.tool} is not listed by its launch-read files ` +
+      `(available: ${this.available.length === 0 ? "none" : this.available.join(", ")})`
+  }
+}
+
+/**
+ * A tool call whose command failed.
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolFailed extends Schema.TaggedError<ToolFailed>()("ToolFailed", {
+  identity: Schema.String,
+  tool: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `endpoint ${this.identity}: tool ${this.tool} failed: ${this.detail}`
+  }
+}
+
+/**
+ * The endpoint is not hosted here (not launched, or retired).
+ * @since 0.1.0
+ * @category errors
+ */
+export class EndpointNotHosted extends Schema.TaggedError<EndpointNotHosted>()("EndpointNotHosted", {
+  identity: Schema.String
+}) {
+  override get message() {
+    return `endpoint ${this.identity} is not hosted in this process (launch it first)`
+  }
+}
+
+/**
+ * A second `city daemon` on the same root.
+ * @since 0.1.0
+ * @category errors
+ */
+export class DaemonAlreadyRunning extends Schema.TaggedError<DaemonAlreadyRunning>()("DaemonAlreadyRunning", {
+  root: Schema.String,
+  pid: Schema.Int,
+  file: Schema.String
+}) {
+  override get message() {
+    return `a city daemon (pid ${this.pid}) is already running on ${this.root} (${this.file}); refusing to start a second one`
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The "Commands" endpoint host (issue 10, "Endpoint hosts" 2): endpoints of runtimes outside this
+ * process (claude, codex, opencode…), driven by the argv commands of their runtime profile in
+ * `host.json` (`commands.status|reload|retire|kill`; schema/LiveProfile.ts). This is how an
+ * operator wires real agent runtimes.
+ *
+ * - Commands are absolute and run without a shell, substituted per argument like provisioning
+ *   commands (`{personality}`, `{runtime}`, `{cwd}`, `{privateDir}`, and `{occasion}` = the
+ *   operation name), with the same timeout (default 120 s) and `CITY_PRIVATE_DIR`.
+ * - `status` prints one of `idle busy asleep stopped foreign` on its first line; anything else,
+ *   a non-zero exit or a timeout is `EndpointHostFailed`.
+ * - A runtime without a `status` command is not reachable by the core: its endpoints are
+ *   `asleep` (nothing the core hosts or can reach is running; the next launch reads current
+ *   surfaces). Decision: a wrong guess here would be a false `applied`, never a kill.
+ * - `reload` and `retire` wait for the Turn boundary by polling `status` every `pollInterval`
+ *   (default 1 s) until the endpoint is not busy, then run their command; an endpoint that is by
+ *   then asleep, stopped or foreign is left alone. A claimed reload is not interrupted: a daemon
+ *   asked to stop lets it finish (within the finalizer deadline). A missing `reload`/`retire`/`kill` command on
+ *   a runtime that has a `status` command is `EndpointHostFailed` (reported `failed`, exit 1).
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { execFile } from "node:child_process"
+import type { CommandSpec } from "../../schema/Declaration.ts"
+import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
+import { Host } from "../capabilities/Host.ts"
+import { StateRoot } from "../capabilities/StateRoot.ts"
+import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
+
+/**
+ * Timeout of each endpoint command (default 120 s) and the interval of status polls while waiting for a Turn boundary (default 1 s).
+ * @since 0.1.0
+ * @category models
+ */
+export interface CommandsHostConfig {
+  readonly timeout?: Duration.DurationInput
+  readonly pollInterval?: Duration.DurationInput
+}
+
+const isState = (s: string): s is EndpointState => (EndpointState.literals as ReadonlyArray<string>).includes(s)
+
+/**
+ * Builds the Commands host from the runtime profiles of `host.json`.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (config: CommandsHostConfig = {}): Effect.Effect<
+  EndpointHostShape,
+  never,
+  Host | CommandRunner | StateRoot
+> =>
+  Effect.gen(function*() {
+    const host = yield* Host
+    const runner = yield* CommandRunner
+    const state = yield* StateRoot
+    const timeout = Duration.decode(config.timeout ?? Duration.seconds(120))
+    const poll = Duration.decode(config.pollInterval ?? Duration.seconds(1))
+    const commandsOf = (runtime: string) => host.config.profiles[runtime]?.commands
+
+    const argvOf = (ref: EndpointRef, operation: string, spec: CommandSpec) =>
+      buildArgv(spec, {
+        personality: ref.personality,
+        runtime: ref.runtime,
+        cwd: ref.cwd,
+        occasion: operation,
+        ...(Option.isSome(ref.privateDir) ? { privateDir: ref.privateDir.value } : {})
+      }).pipe(Either.mapLeft((p) => `{${p}} is not available for runtime ${ref.runtime}; refused before spawn`))
+
+    const fail = (ref: EndpointRef, operation: string) => (detail: string) =>
+      new EndpointHostFailed({ identity: ref.identity, operation, detail })
+
+    const status = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointHostFailed> => {
+      const spec = commandsOf(ref.runtime)?.status
+      if (spec === undefined) return Effect.succeed("asleep")
+      const argv = argvOf(ref, "status", spec)
+      if (Either.isLeft(argv)) return Effect.fail(fail(ref, "status")(argv.left))
+      const [command, ...args] = argv.right
+      return Effect.async<EndpointState, EndpointHostFailed>((resume) => {
+        const env: Record<string, string | undefined> = { ...process.env }
+        if (Option.isSome(ref.privateDir)) env[privateDirVariable] = ref.privateDir.value
+        else delete env[privateDirVariable]
+        const child = execFile(command, args, {
+          cwd: state.root,
+          env,
+          timeout: Duration.toMillis(timeout),
+          killSignal: "SIGKILL",
+          encoding: "utf8"
+        }, (error, stdout, stderr) => {
+          if (error !== null) {
+            return resume(Effect.fail(fail(ref, "status")(stderr.trim() === "" ? error.message : stderr.trim())))
+          }
+          const first = stdout.split("\n")[0]?.trim() ?? ""
+          resume(
+            isState(first)
+              ? Effect.succeed(first)
+              : Effect.fail(fail(ref, "status")(`printed ${JSON.stringify(first)}; expected one of ${EndpointState.literals.join(" ")}`))
+          )
+        })
+        child.stdin?.end()
+        return Effect.sync(() => void child.kill("SIGKILL"))
+      })
+    }
+
+    const run = (ref: EndpointRef, operation: "reload" | "retire" | "kill") =>
+      Effect.gen(function*() {
+        const spec = commandsOf(ref.runtime)?.[operation]
+        if (spec === undefined) {
+          return yield* fail(ref, operation)(`runtime ${ref.runtime} has no ${operation} command in host.json`)
+        }
+        const argv = argvOf(ref, operation, spec)
+        if (Either.isLeft(argv)) return yield* fail(ref, operation)(argv.left)
+        const [command, ...args] = argv.right
+        const outcome = yield* runner.run({ command, args, cwd: state.root, privateDir: ref.privateDir, timeout })
+        if (outcome.state !== "ok") {
+          return yield* fail(ref, operation)(`${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`)
+        }
+      })
+
+    /** Polls status until the endpoint is not busy; the state it settled in. */
+    const boundary = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointHostFailed> =>
+      Effect.flatMap(status(ref), (s) => s === "busy" ? Effect.zipRight(Effect.sleep(poll), boundary(ref)) : Effect.succeed(s))
+
+    const reload = <A, E>(ref: EndpointRef, claim: Effect.Effect<Option.Option<A>, E>) =>
+      Effect.gen(function*() {
+        if ((yield* boundary(ref)) !== "idle") return Option.none<A>()
+        // Once claimed, the reload runs to its end even if the daemon is asked to stop meanwhile
+        // (bounded by the command timeout and the process's finalizer deadline).
+        return yield* Effect.uninterruptible(Effect.gen(function*() {
+          const claimed = yield* claim
+          if (Option.isSome(claimed)) yield* run(ref, "reload")
+          return claimed
+        }))
+      })
+
+    return {
+      status,
+      reload,
+      retire: (ref) => Effect.flatMap(boundary(ref), (s) => s === "idle" ? run(ref, "retire") : Effect.void),
+      kill: (ref) => Effect.flatMap(status(ref), (s) => s === "foreign" ? Effect.void : run(ref, "kill"))
+    } satisfies EndpointHostShape
+  })

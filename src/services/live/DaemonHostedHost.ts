@@ -1,0 +1,100 @@
+/**
+ * Endpoints the `city daemon` hosts as City Sessions (runtime profile `"host": "city"`), seen from
+ * another process (a `city` verb). The daemon publishes each hosted endpoint's state in
+ * `$CITY_ROOT/state/hosted/<identity>.json` (`{ pid, state }`, written at launch, at each Turn's
+ * start and end, at retirement); this host reads it:
+ * - `status`: the published state while the daemon that wrote it is alive, else `asleep` (no
+ *   daemon: nothing hosts the endpoint; its next launch reads the current surfaces);
+ * - `reload`: the daemon applies owed reloads (it claims them at its Sessions' Turn boundaries), so
+ *   this host never claims: it wakes nobody, and waits up to `applyWait` (default 10 s) for the
+ *   daemon to apply the record that is owed; the caller then reports `applied`, or `pending` if
+ *   the daemon has not applied it yet;
+ * - `retire` waits likewise for the daemon to carry out an owed removal (a forced one is a kill
+ *   there); `kill` itself is not possible from another process (`EndpointHostFailed`): callers owe a
+ *   forced removal instead (Applier.remove).
+ * Decision: cross-process control goes through the owed-work records only (plain files, durable);
+ * there is no socket. The price is latency up to the daemon's poll interval.
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import { StateRoot } from "../capabilities/StateRoot.ts"
+import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
+import { isOwed, isProcessAlive, Reloads } from "./Reloads.ts"
+
+/**
+ * The folder of the published states, relative to the root.
+ * @since 0.1.0
+ * @category constants
+ */
+export const hostedDir = "state/hosted"
+
+const Published = Schema.Struct({ pid: Schema.Int, state: EndpointState, at: Schema.String })
+const decode = Schema.decodeUnknownEither(Schema.parseJson(Published))
+
+/**
+ * Publishes a hosted endpoint's state (the daemon's side).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const publish = (ref: EndpointRef, state: EndpointState) =>
+  Effect.flatMap(StateRoot, (root) =>
+    state === "asleep"
+      ? root.remove(`${hostedDir}/${ref.identity}.json`)
+      : root.writeJson(`${hostedDir}/${ref.identity}.json`, { pid: process.pid, state, at: new Date().toISOString() }))
+
+/**
+ * Builds the host that sees daemon-hosted endpoints from another process.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (config: { readonly applyWait?: Duration.DurationInput; readonly poll?: Duration.DurationInput } = {}) =>
+  Effect.gen(function*() {
+    const root = yield* StateRoot
+    const reloads = yield* Reloads
+    const wait = Duration.toMillis(Duration.decode(config.applyWait ?? Duration.seconds(10)))
+    const poll = Duration.decode(config.poll ?? Duration.millis(50))
+
+    const status = (ref: EndpointRef) =>
+      Effect.map(root.readText(`${hostedDir}/${ref.identity}.json`), (text): EndpointState =>
+        Option.match(Option.flatMap(text, (t) => Either.getRight(decode(t))), {
+          onNone: () => "asleep",
+          onSome: (p) => isProcessAlive(p.pid) ? p.state : "asleep"
+        })).pipe(
+        Effect.mapError((e) => new EndpointHostFailed({ identity: ref.identity, operation: "status", detail: e.message }))
+      )
+
+    /** Waits (bounded) until `done` holds. */
+    const until = (done: Effect.Effect<boolean, unknown>) =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + wait
+        while (Date.now() < deadline) {
+          if (yield* Effect.orElseSucceed(done, () => false)) return
+          yield* Effect.sleep(poll)
+        }
+      })
+
+    const settled = (ref: EndpointRef, removal: boolean) =>
+      Effect.map(reloads.get(ref), (r) => Option.isNone(r) || (!removal && !isOwed(r.value)))
+
+    const host: EndpointHostShape = {
+      status,
+      reload: <A, E>(ref: EndpointRef, _claim: Effect.Effect<Option.Option<A>, E>) =>
+        Effect.as(until(settled(ref, false)), Option.none<A>()),
+      retire: (ref) => until(settled(ref, true)),
+      kill: (ref) =>
+        Effect.fail(
+          new EndpointHostFailed({
+            identity: ref.identity,
+            operation: "kill",
+            detail: "the endpoint is hosted by the city daemon; it cannot be killed from another process"
+          })
+        ),
+      appliedElsewhere: () => true
+    }
+    return host
+  })

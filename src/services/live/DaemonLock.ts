@@ -1,0 +1,66 @@
+/**
+ * The daemon's pid file, `$CITY_ROOT/daemon.pid` (issue 10, "The daemon": "holds a pid/lock file so
+ * a second daemon on the same root refuses to start with a clear message").
+ *
+ * Taken under the root lock: a file naming a live process refuses the start with
+ * `DaemonAlreadyRunning`; a file naming a dead process (a daemon killed with SIGKILL) is taken
+ * over at once, so a restart never waits for a stale lock to expire. Released (deleted if still
+ * ours) when the daemon's Scope closes. Verbs read it to say whether a daemon is running to carry
+ * out pending work. Decision: pid reuse by an unrelated process after a crash makes a restart
+ * refuse until that file is removed; the message names the file.
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { DaemonAlreadyRunning } from "../../schema/Live.ts"
+import { StateRoot } from "../capabilities/StateRoot.ts"
+import { isProcessAlive } from "./Reloads.ts"
+
+/**
+ * The pid file, relative to the root.
+ * @since 0.1.0
+ * @category constants
+ */
+export const pidFile = "daemon.pid"
+
+const PidRecord = Schema.Struct({ pid: Schema.Int, started_at: Schema.String })
+const decode = Schema.decodeUnknownEither(Schema.parseJson(PidRecord))
+
+/**
+ * The running daemon of this root, if any.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const running = Effect.gen(function*() {
+  const state = yield* StateRoot
+  const text = yield* state.readText(pidFile)
+  return Option.flatMap(text, (t) => Option.filter(Either.getRight(decode(t)), (r) => isProcessAlive(r.pid)))
+})
+
+/**
+ * Holds the pid file for the caller's Scope.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const acquire = Effect.gen(function*() {
+  const state = yield* StateRoot
+  yield* Effect.acquireRelease(
+    Effect.scoped(Effect.gen(function*() {
+      yield* state.lock
+      const current = yield* running
+      if (Option.isSome(current) && current.value.pid !== process.pid) {
+        return yield* new DaemonAlreadyRunning({ root: state.root, pid: current.value.pid, file: state.resolve(pidFile) })
+      }
+      yield* state.writeJson(pidFile, { pid: process.pid, started_at: DateTime.formatIso(yield* DateTime.now) })
+    })),
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        yield* state.lock
+        const current = yield* running
+        if (Option.isSome(current) && current.value.pid === process.pid) yield* state.remove(pidFile)
+      })).pipe(Effect.ignore)
+  )
+})

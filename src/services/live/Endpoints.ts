@@ -1,0 +1,40 @@
+/**
+ * Endpoint references for the live services: from a (personality, runtime) key (an owed-work
+ * record) or for every endpoint of every peer (the fingerprint watcher). An endpoint here is a
+ * (peer, agent runtime) pair: live application concerns runtimes the host runs as agents.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { Peer } from "../../schema/Peer.ts"
+import type { Host } from "../capabilities/Host.ts"
+import type { Peers } from "../capabilities/Peers.ts"
+import type { StateRoot } from "../capabilities/StateRoot.ts"
+import { type EndpointRef, refOf } from "./EndpointHost.ts"
+import type { EndpointKey } from "./Reloads.ts"
+
+/**
+ * Endpoint references for the live services: from a peer and runtime, from an owed-work key, or for every endpoint.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeRefs = (host: Host["Type"], peers: Peers["Type"], state: StateRoot["Type"]) => {
+  const of = (peer: Peer, runtime: string): EndpointRef =>
+    refOf(peer, runtime, Option.map(host.privateDir(runtime, peer.personality), state.resolve))
+
+  /** The endpoint of a key, if its peer still declares that agent runtime. */
+  const resolve = (key: EndpointKey): Effect.Effect<Option.Option<EndpointRef>> =>
+    peers.get(key.personality).pipe(
+      Effect.map((peer) =>
+        peer.runtimes.includes(key.runtime) && host.isAgent(key.runtime) ? Option.some(of(peer, key.runtime)) : Option.none()
+      ),
+      Effect.orElseSucceed(() => Option.none<EndpointRef>())
+    )
+
+  /** Every (peer, agent runtime) of every valid peer. */
+  const all: Effect.Effect<ReadonlyArray<EndpointRef>, StateError> = Effect.map(peers.scan, (scan) =>
+    scan.valid.flatMap((peer) => peer.runtimes.filter(host.isAgent).map((runtime) => of(peer, runtime))))
+
+  return { of, resolve, all }
+}

@@ -1,0 +1,281 @@
+/**
+ * Owed reloads and owed removals, durable (spec/capability-plugin-lifecycle.md, "Applying surfaces
+ * to a live endpoint": "A busy endpoint finishes its current turn without interruption, then
+ * reloads automatically. The request is durable across daemon restarts. Repeated requests may
+ * coalesce, but a change arriving during reload must not be silently consumed"; design.md,
+ * "Reloads").
+ *
+ * One record per endpoint, `$CITY_ROOT/state/reloads/<runtime>-<personality>.json`, written
+ * atomically under the root lock (read-modify-write: concurrent `city` processes never lose a
+ * request). The protocol, in sequence numbers:
+ * - `request` raises `requested` by one: every request is a new number;
+ * - `claim` marks the record as being applied by this process with `target = requested`: every
+ *   request so far is covered by this one reload (repeats coalesce);
+ * - `complete(target)` sets `applied = max(applied, target)`: a request that arrived during the
+ *   reload has a number above `target`, so the record stays owed and exactly one more reload
+ *   follows (never silently consumed);
+ * - a crash at any point leaves `requested > applied` if anything was owed, so after a restart the
+ *   owed reload is applied once more (the claim of a dead process is ignored).
+ *
+ * Decisions where the spec is silent:
+ * - a settled record (nothing owed, no removal) is deleted, so the folder lists owed work only;
+ * - a failed reload releases the claim and keeps the record owed with `last_error`: the daemon
+ *   tries again at its next pass, and `city capability list` shows the failure meanwhile;
+ * - a claim by a live process other than this one is respected; a claim by this process is this
+ *   process's business (the Applier serializes work per endpoint in memory);
+ * - asleep/stopped endpoints owe nothing: `settle` marks every request applied (their next launch
+ *   reads the current surfaces) but keeps an owed removal.
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import { OwedRecord } from "../../schema/Live.ts"
+import { identityOf } from "../../schema/Outcome.ts"
+import { StateRoot } from "../capabilities/StateRoot.ts"
+
+/**
+ * The folder of the records, relative to the root.
+ * @since 0.1.0
+ * @category constants
+ */
+export const reloadsDir = "state/reloads"
+
+/**
+ * An endpoint, by its two names.
+ * @since 0.1.0
+ * @category models
+ */
+export interface EndpointKey {
+  readonly personality: string
+  readonly runtime: string
+}
+
+/**
+ * Is a reload owed by this record?
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isOwed = (record: OwedRecord): boolean => record.requested > record.applied
+
+/**
+ * Is anything (a reload or a removal) owed?
+ * @since 0.1.0
+ * @category predicates
+ */
+export const owesWork = (record: OwedRecord): boolean => isOwed(record) || record.removal !== undefined
+
+/**
+ * Whether process `pid` is alive (signal 0 probes without signalling).
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isProcessAlive = (pid: number): boolean => {
+  try {
+    return process.kill(pid, 0)
+  } catch (error) {
+    return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM"
+  }
+}
+
+/**
+ * The pure transitions of a record; the service below makes each one durable.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transitions = {
+  empty: (key: EndpointKey, at: string): OwedRecord => ({
+    schema: 1,
+    personality: key.personality,
+    runtime: key.runtime,
+    requested: 0,
+    applied: 0,
+    reason: "",
+    updated_at: at
+  }),
+  request: (record: OwedRecord, reason: string, at: string, capability?: string): OwedRecord => {
+    const { capability: _previous, ...rest } = record
+    return {
+      ...rest,
+      requested: record.requested + 1,
+      reason,
+      ...(capability === undefined ? {} : { capability }),
+      updated_at: at
+    }
+  },
+  /** Claims an owed reload for `pid`; `None` when nothing is owed or a live other process holds it. */
+  claim: (record: OwedRecord, pid: number, at: string, alive: (pid: number) => boolean): Option.Option<OwedRecord> => {
+    if (!isOwed(record)) return Option.none()
+    const held = record.claim
+    if (held !== undefined && held.pid !== pid && alive(held.pid)) return Option.none()
+    return Option.some({ ...record, claim: { pid, target: record.requested, at }, updated_at: at })
+  },
+  complete: (record: OwedRecord, target: number, at: string): OwedRecord => {
+    const { claim: _claim, last_error: _error, ...rest } = record
+    return { ...rest, applied: Math.max(record.applied, target), updated_at: at }
+  },
+  release: (record: OwedRecord, error: string, at: string): OwedRecord => {
+    const { claim: _claim, ...rest } = record
+    return { ...rest, last_error: error, updated_at: at }
+  },
+  settle: (record: OwedRecord, at: string): OwedRecord => {
+    const { claim: _claim, ...rest } = record
+    return { ...rest, applied: record.requested, updated_at: at }
+  }
+}
+
+type Errors = StateError | RootLockBusy | RootNotFound
+
+/**
+ * The durable owed-work store.
+ * @since 0.1.0
+ * @category services
+ */
+export class Reloads extends Context.Tag("effect-city/Reloads")<
+  Reloads,
+  {
+    /** Owes each endpoint one more reload (one lock for the batch). */
+    readonly request: (
+      keys: ReadonlyArray<EndpointKey>,
+      reason: string,
+      capability?: string
+    ) => Effect.Effect<ReadonlyArray<OwedRecord>, Errors>
+    /** Owes the endpoint its removal after its current Turn (`force`: killed at once by its host). */
+    readonly requestRemoval: (key: EndpointKey, force?: boolean) => Effect.Effect<OwedRecord, Errors>
+    /** Claims the owed reload for this process: the target sequence number, or `None`. */
+    readonly claim: (key: EndpointKey) => Effect.Effect<Option.Option<number>, Errors>
+    /** The reload up to `target` completed. */
+    readonly complete: (key: EndpointKey, target: number) => Effect.Effect<void, Errors>
+    /** The reload failed: the claim goes, the reload stays owed. */
+    readonly release: (key: EndpointKey, error: string) => Effect.Effect<void, Errors>
+    /** Nothing to reload (asleep, stopped): every request counts as applied; a removal stays. */
+    readonly settle: (key: EndpointKey) => Effect.Effect<void, Errors>
+    /** The owed removal is done: the record goes. */
+    readonly completeRemoval: (key: EndpointKey) => Effect.Effect<void, Errors>
+    readonly get: (key: EndpointKey) => Effect.Effect<Option.Option<OwedRecord>, StateError>
+    /** Every record of owed work (unreadable files are skipped here and reported by `invalid`). */
+    readonly list: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
+    /** Record files that cannot be read or decoded, with the reason. */
+    readonly invalid: Effect.Effect<ReadonlyArray<{ readonly file: string; readonly rule: string }>, StateError>
+  }
+>() {}
+
+const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
+
+/**
+ * Builds the owed-work store on the state root.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen(function*() {
+  const state = yield* StateRoot
+  // One lock holder per process at a time: the root lock is not re-entrant, and this spares
+  // the retry loop when fibers of the same process contend.
+  const mutex = yield* Effect.makeSemaphore(1)
+  const file = (key: EndpointKey) => `${reloadsDir}/${identityOf(key.runtime, key.personality)}.json`
+  const now = Effect.map(DateTime.now, DateTime.formatIso)
+
+  const read = (key: EndpointKey) =>
+    Effect.map(state.readText(file(key)), (text) =>
+      Option.flatMap(text, (t) => Either.getRight(decode(t))))
+
+  const write = (key: EndpointKey, record: OwedRecord) =>
+    owesWork(record) || record.claim !== undefined ? state.writeJson(file(key), record) : state.remove(file(key))
+
+  /** Read-modify-write of one record under the root lock; `change` returns `None` for "no write". */
+  const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
+    mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
+      yield* state.lock
+      const at = yield* now
+      const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, at))
+      const [next, result] = change(current, at)
+      if (Option.isSome(next)) yield* write(key, next.value)
+      return result
+    })))
+
+  const request = (keys: ReadonlyArray<EndpointKey>, reason: string, capability?: string) =>
+    keys.length === 0 ? Effect.succeed([]) : mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
+      yield* state.lock
+      const at = yield* now
+      return yield* Effect.forEach(keys, (key) =>
+        Effect.gen(function*() {
+          const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, at))
+          const next = transitions.request(current, reason, at, capability)
+          yield* write(key, next)
+          return next
+        }))
+    })))
+
+  const requestRemoval = (key: EndpointKey, force = false) =>
+    update(key, (record, at) => {
+      const removal = record.removal ?? { requested_at: at }
+      const next: OwedRecord = { ...record, removal: force ? { ...removal, force: true } : removal, updated_at: at }
+      return [Option.some(next), next] as const
+    })
+
+  const claim = (key: EndpointKey) =>
+    update(key, (record, at) => {
+      const claimed = transitions.claim(record, process.pid, at, isProcessAlive)
+      return [claimed, Option.map(claimed, (r) => r.requested)] as const
+    })
+
+  const complete = (key: EndpointKey, target: number) =>
+    update(key, (record, at) => [Option.some(transitions.complete(record, target, at)), undefined] as const)
+
+  const release = (key: EndpointKey, error: string) =>
+    update(key, (record, at) => [Option.some(transitions.release(record, error, at)), undefined] as const)
+
+  const settle = (key: EndpointKey) =>
+    update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
+
+  const completeRemoval = (key: EndpointKey) =>
+    mutex.withPermits(1)(Effect.scoped(Effect.zipRight(state.lock, state.remove(file(key)))))
+
+  const entries = Effect.map(state.list(reloadsDir), (names) => names.filter((n) => n.endsWith(".json")))
+
+  const list = Effect.flatMap(entries, (names) =>
+    Effect.map(
+      Effect.forEach(names, (name) =>
+        Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
+          Option.flatMap(text, (t) => Either.getRight(decode(t))))),
+      (records) => records.flatMap((r) => Option.isSome(r) ? [r.value] : [])
+    ))
+
+  const invalid = Effect.flatMap(entries, (names) =>
+    Effect.map(
+      Effect.forEach(names, (name) =>
+        Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
+          Option.flatMap(text, (t) => {
+            const decoded = decode(t)
+            return Either.isLeft(decoded)
+              ? Option.some({ file: state.resolve(`${reloadsDir}/${name}`), rule: decoded.left.message })
+              : Option.none()
+          }))),
+      (found) => found.flatMap((f) => Option.isSome(f) ? [f.value] : [])
+    ))
+
+  return Reloads.of({
+    request,
+    requestRemoval,
+    claim,
+    complete,
+    release,
+    settle,
+    completeRemoval,
+    get: read,
+    list,
+    invalid
+  })
+})
+
+/**
+ * The owed-work store as a layer.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.effect(Reloads, make)

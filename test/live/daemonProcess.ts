@@ -1,0 +1,44 @@
+/**
+ * A real `city daemon` child process for the crash tests: started with `CITY_ROOT`, its output
+ * kept in a file, its exit awaited; `kill` sends a signal. The scope kills what is left.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
+import { openSync } from "node:fs"
+import { join } from "node:path"
+import { binary } from "../acceptance/cityCli.ts"
+
+export interface Daemon {
+  readonly pid: number
+  readonly exited: Deferred.Deferred<{ readonly code: number | null; readonly signal: string | null }>
+  readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  readonly log: string
+}
+
+export const startDaemon = (root: string, logDir: string, name: string, args: ReadonlyArray<string> = []) =>
+  Effect.gen(function*() {
+    const log = join(logDir, `${name}.log`)
+    const out = openSync(log, "a")
+    const exited = yield* Deferred.make<{ readonly code: number | null; readonly signal: string | null }>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const env: Record<string, string | undefined> = { ...process.env, CITY_ROOT: root }
+        delete env["CITY_PRIVATE_DIR"]
+        const c = spawn(process.execPath, [binary, "daemon", "--poll-ms", "100", ...args], {
+          env,
+          stdio: ["ignore", out, out]
+        })
+        c.once("exit", (code, signal) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal })))
+        return c
+      }),
+      (c) => Effect.sync(() => void (c.exitCode === null && c.signalCode === null ? c.kill("SIGKILL") : undefined))
+    )
+    const daemon: Daemon = {
+      pid: child.pid ?? 0,
+      exited,
+      kill: (signal) => Effect.sync(() => void child.kill(signal)),
+      log
+    }
+    return daemon
+  })

@@ -1,0 +1,113 @@
+/**
+ * Property (issue 10, "Owed reloads are durable"): the owed-reload record under random
+ * interleavings of request / start / finish / crash, against a small model. After every
+ * command the durable record equals the model; every completed reload strictly raises `applied`
+ * (repeats coalesce); a request during a reload keeps the record owed (never silently consumed);
+ * and after the sequence (a crash possibly in the middle of a reload) draining applies exactly one
+ * reload if anything is owed, none otherwise.
+ *
+ * 500 runs. On failure fast-check prints `seed` and `path`; replay with
+ * `CITY_PROP_SEED=<seed> CITY_PROP_PATH=<path> npx vitest run test/property/reloads.test.ts`.
+ */
+import { expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Option from "effect/Option"
+import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
+import * as Reloads from "../../src/services/live/Reloads.ts"
+import { memoryStateRoot } from "../live/memoryState.ts"
+
+type Command = "request" | "start" | "finish" | "crash"
+const command: FastCheck.Arbitrary<Command> = FastCheck.constantFrom("request", "start", "finish", "crash")
+const key = { personality: "alice", runtime: "claude" }
+
+const seed = process.env["CITY_PROP_SEED"]
+const path = process.env["CITY_PROP_PATH"]
+const replay = seed === undefined ? {} : { seed: Number(seed), ...(path === undefined ? {} : { path }) }
+
+it.effect.prop(
+  "owed reloads: never consumed silently, coalesced, exactly one more after a crash",
+  { commands: FastCheck.array(command, { maxLength: 40 }) },
+  ({ commands }) =>
+    Effect.gen(function*() {
+      const memory = memoryStateRoot()
+      const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service))
+      // The model: sequence numbers, and the reload in flight in the current process (lost at a crash).
+      let requested = 0
+      let applied = 0
+      let inFlight: number | undefined
+      let completed = 0
+
+      const durable = Effect.map(reloads.get(key), Option.map((r) => [r.requested, r.applied] as const))
+      const check = Effect.gen(function*() {
+        const record = yield* durable
+        // A settled record is deleted.
+        if (requested > applied) expect(Option.getOrThrow(record)).toEqual([requested, applied])
+        else expect(Option.isNone(record)).toBe(true)
+      })
+
+      for (const c of commands) {
+        if (c === "request") {
+          yield* reloads.request([key], "test")
+          requested++
+        } else if (c === "start") {
+          if (inFlight !== undefined) continue // one reload per endpoint at a time in a process
+          const target = yield* reloads.claim(key)
+          expect(Option.getOrUndefined(target)).toBe(requested > applied ? requested : undefined)
+          if (Option.isSome(target)) inFlight = target.value
+        } else if (c === "finish") {
+          if (inFlight === undefined) continue
+          expect(inFlight).toBeGreaterThan(applied) // a completed reload always raises `applied`
+          yield* reloads.complete(key, inFlight)
+          applied = Math.max(applied, inFlight)
+          completed++
+          inFlight = undefined
+          // Settled: the record is deleted, and numbering starts again from zero.
+          if (applied >= requested) requested = applied = 0
+        } else {
+          inFlight = undefined // the process died: only what was written survives
+        }
+        yield* check
+      }
+      expect(completed).toBeLessThanOrEqual(commands.filter((c) => c === "request").length)
+
+      // Drain (a restarted daemon): exactly one reload if anything is owed, none otherwise.
+      inFlight = undefined
+      let drained = 0
+      for (;;) {
+        const target = yield* reloads.claim(key)
+        if (Option.isNone(target)) break
+        drained++
+        yield* reloads.complete(key, target.value)
+        expect(drained).toBeLessThanOrEqual(1)
+      }
+      expect(drained).toBe(requested > applied ? 1 : 0)
+      expect(Option.isNone(yield* reloads.get(key))).toBe(true)
+    }),
+  // 500 runs of up to 40 durable steps: seconds alone, much longer on a busy machine.
+  { timeout: 180_000, fastCheck: { numRuns: 500, ...replay } }
+)
+
+it.effect("a request arriving during a reload owes exactly one more reload", () =>
+  Effect.gen(function*() {
+    const memory = memoryStateRoot()
+    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service))
+    yield* reloads.request([key], "register")
+    yield* reloads.request([key], "sync") // coalesces with the first
+    const first = Option.getOrThrow(yield* reloads.claim(key))
+    expect(first).toBe(2)
+    yield* reloads.request([key], "unregister") // during the reload
+    yield* reloads.complete(key, first)
+    const second = Option.getOrThrow(yield* reloads.claim(key))
+    expect(second).toBe(3)
+    yield* reloads.complete(key, second)
+    expect(Option.isNone(yield* reloads.claim(key))).toBe(true)
+  }))
+
+it.effect("a claim held by another live process is respected; a dead claimant's is taken over", () =>
+  Effect.gen(function*() {
+    const record = Reloads.transitions.request(Reloads.transitions.empty(key, "t0"), "x", "t1")
+    const claimed = Option.getOrThrow(Reloads.transitions.claim(record, 111, "t2", () => true))
+    expect(Option.isNone(Reloads.transitions.claim(claimed, 222, "t3", () => true))).toBe(true)
+    expect(Option.getOrThrow(Reloads.transitions.claim(claimed, 222, "t3", () => false)).claim?.pid).toBe(222)
+  }))
