@@ -40,6 +40,7 @@ const setup = Effect.gen(function*() {
     ""
   ].join("\n"))
   yield* fs.chmod(script, 0o755)
+  yield* fs.makeDirectory(join(dir, "root")) // commands run in the state root
   const cmd = (verb: string, extra: ReadonlyArray<string> = []) => ({ command: script, args: [verb, "{personality}", ...extra] })
   const config: HostConfig = {
     ...defaultHostConfig,
