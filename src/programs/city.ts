@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
-import { runMain } from "./main.ts"
+import { runMain, stoppedGracefully } from "./main.ts"
 import * as Out from "./output.ts"
 
 let signal: "SIGINT" | "SIGTERM" | undefined
@@ -41,7 +41,8 @@ const main = Effect.flatMap(fromProcess, (invocation) =>
 runMain(main, {
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) return onExit(code)
-    if (Exit.isInterrupted(exit)) return onExit(signal === "SIGTERM" ? 143 : 130)
+    // The daemon's stop on a signal is its normal end (issue 10): exit 0 once it closed gracefully.
+    if (Exit.isInterrupted(exit)) return onExit(stoppedGracefully() ? 0 : signal === "SIGTERM" ? 143 : 130)
     onExit(1)
   }
 })

@@ -44,7 +44,7 @@ import * as TurnInbox from "../services/live/TurnInbox.ts"
 import { Applier } from "../services/live/Applier.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
 import * as Watcher from "../services/live/Watcher.ts"
-import { onDeadline } from "./main.ts"
+import { markGracefulStop, onDeadline } from "./main.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
 import * as Out from "./output.ts"
@@ -165,7 +165,9 @@ export const daemon = verb(
         // The daemon's log is its only logger.
         (self) => Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger)),
         // The daemon's failures (a second daemon, an unreadable root, a City that cannot start): one line, exit 1.
-        Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(1)))
+        Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(1))),
+        // Stopped by SIGINT/SIGTERM and everything above closed: a graceful stop, exit 0.
+        Effect.onInterrupt(() => Effect.sync(markGracefulStop))
       )
     }),
   ["city daemon", "city daemon --poll-ms 1000 --log-format json"]

@@ -22,6 +22,19 @@ export const onDeadline = (describe: () => string, deadline?: Duration.DurationI
   if (deadline !== undefined) deadlineOverride = Duration.toMillis(Duration.decode(deadline))
 }
 
+let graceful = false
+
+/**
+ * A long-running program (the daemon) whose stop on SIGINT/SIGTERM is its normal end marks it
+ * here once its cleanup finished; the process then exits 0 rather than 130/143.
+ */
+export const markGracefulStop = (): void => {
+  graceful = true
+}
+
+/** Whether the program marked its interruption as a graceful stop. */
+export const stoppedGracefully = (): boolean => graceful
+
 export const runMain = <A, E>(
   program: Effect.Effect<A, E>,
   options: {
