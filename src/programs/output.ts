@@ -79,11 +79,7 @@ export const summarize = (outcomes: ReadonlyArray<EndpointOutcome>) => {
 export const summaryLine = (outcomes: ReadonlyArray<EndpointOutcome>): string => {
   const s = summarize(outcomes)
   const parts = Object.entries(s.byState).sort().map(([state, n]) => `${n} ${state}`)
-  const applications: Record<string, number> = {}
-  for (const o of outcomes) if (o.application !== undefined) applications[o.application] = (applications[o.application] ?? 0) + 1
-  const applied = Object.entries(applications).sort().map(([a, n]) => `${n} ${a}`)
-  return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}` +
-    (applied.length === 0 ? "" : `; runtime: ${applied.join(", ")}`)
+  return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
 }
 
 export const invalidJson = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
