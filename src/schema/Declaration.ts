@@ -36,7 +36,8 @@ const NoNul = Schema.String.pipe(
 /** `command`: an absolute path, because a service manager's minimal PATH resolves nothing. */
 export const AbsoluteCommand = NoNul.pipe(
   Schema.filter((s) =>
-    s.startsWith("/") || `must be an absolute path (starting with "/"), got ${JSON.stringify(s)}`
+    s.startsWith("/") || `must be an absolute path (starting with "/"), got ${JSON.stringify(s)}`,
+    { jsonSchema: { pattern: "^/" } }
   ),
   Schema.filter((s) => placeholdersIn(s).length === 0 || "must not contain placeholders; only args are substituted")
 )
@@ -62,12 +63,14 @@ const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "
 
 /** `runtimes`: a non-empty list of runtime names, without repeats. */
 export const DeclaredRuntimes = Schema.Array(Name).pipe(
-  Schema.filter((rs) => rs.length > 0 || "must be a non-empty list of runtime names"),
-  Schema.filter((rs) => new Set(rs).size === rs.length || "must not list a runtime twice")
+  Schema.filter((rs) => rs.length > 0 || "must be a non-empty list of runtime names", { jsonSchema: { minItems: 1 } }),
+  Schema.filter((rs) => new Set(rs).size === rs.length || "must not list a runtime twice", { jsonSchema: { uniqueItems: true } })
 )
 
 /** The declaration as stored. */
 export const Declaration = Schema.Struct({
+  /** The JSON Schema an editor validates the file against (`schemas/capability-declaration.schema.json`); not used by City. */
+  $schema: Schema.optional(Schema.String),
   schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
   capability: Name,
   package: Schema.optional(NonEmptyString),

@@ -16,5 +16,5 @@ export const isName = (value: string): boolean => namePattern.test(value)
 
 /** A capability, personality or runtime name. */
 export const Name = Schema.String.pipe(
-  Schema.filter((value) => isName(value) || nameRule, { identifier: "Name" })
+  Schema.filter((value) => isName(value) || nameRule, { identifier: "Name", jsonSchema: { pattern: namePattern.source } })
 )

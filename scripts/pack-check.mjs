@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+/**
+ * The package as a user gets it (`npm test` runs this after the test suite):
+ *
+ * 1. `npm pack` (its `prepack` builds `dist/`), then `publint` on the package and
+ *    `@arethetypeswrong/cli` on the tarball, both with no problem allowed. attw runs with the
+ *    `esm-only` profile: the package is ESM only on purpose (`"type": "module"`, no `require`
+ *    condition), so the `node10` and `node16-cjs` resolutions are not targets.
+ * 2. A fresh temporary project installs the tarball with the peer dependencies at the versions this
+ *    checkout pins (from the npm cache: `--prefer-offline`, no audit, no fund).
+ * 3. The consumer is `examples/library.ts` with its imports turned into `effect-city` and
+ *    `effect-city/plugin`, plus a file that runs it. It is type-checked under `moduleResolution`
+ *    `nodenext` with `skipLibCheck: false`, so our shipped `.d.ts` files are checked too (and
+ *    emitted and run with `node`), and under `bundler` (there with `skipLibCheck: true`: the
+ *    `.d.ts` files were just checked, and checking them again would double the cost).
+ * 4. `npx city --help` runs from the install.
+ *
+ * Exits 1 with the failing step's output on the first failure; prints the time each step took.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"))
+const work = mkdtempSync(join(tmpdir(), "city-pack-check-"))
+const npmFlags = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
+const bin = (name) => join(repo, "node_modules", ".bin", name)
+
+const started = Date.now()
+const step = (name, file, args, cwd = work) => {
+  const t0 = Date.now()
+  try {
+    const out = execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+    console.log(`pack-check: ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`)
+    return out
+  } catch (error) {
+    console.error(`pack-check: FAILED: ${name}\n${error.stdout ?? ""}${error.stderr ?? ""}`)
+    process.exit(1)
+  }
+}
+
+try {
+  const packed = JSON.parse(step("npm pack", "npm", ["pack", "--json", "--pack-destination", work, ...npmFlags], repo))
+  const tarball = join(work, packed[0].filename)
+  const shipped = packed[0].files.map((f) => f.path)
+  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "schemas/capability-declaration.schema.json"]) {
+    if (!shipped.includes(required)) {
+      console.error(`pack-check: FAILED: the tarball lacks ${required}`)
+      process.exit(1)
+    }
+  }
+
+  step("publint", bin("publint"), ["--strict"], repo)
+  step("attw", bin("attw"), [tarball, "--profile", "esm-only", "--format", "table-flipped"])
+
+  // The consumer project: the tarball and the peers at our pinned versions.
+  const pinned = (name) => `${name}@${pkg.devDependencies[name].replace(/^[~^]/, "")}`
+  writeFileSync(join(work, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+  step("npm install (tarball + peers)", "npm", [
+    "install",
+    tarball,
+    ...Object.keys(pkg.peerDependencies).map(pinned),
+    pinned("@types/node"),
+    ...npmFlags
+  ])
+
+  // Every map in dist/ carries its sources, so nothing points at a file that is not shipped.
+  const installed = join(work, "node_modules", "effect-city")
+  for (const map of shipped.filter((f) => f.endsWith(".js.map"))) {
+    const json = JSON.parse(readFileSync(join(installed, map), "utf8"))
+    if (!Array.isArray(json.sourcesContent) || json.sourcesContent.some((s) => typeof s !== "string")) {
+      console.error(`pack-check: FAILED: ${map} does not carry its sources`)
+      process.exit(1)
+    }
+  }
+
+  mkdirSync(join(work, "src"))
+  const example = readFileSync(join(repo, "examples", "library.ts"), "utf8")
+    .replaceAll("\"../src/index.ts\"", "\"effect-city\"")
+    .replaceAll("\"../src/plugin.ts\"", "\"effect-city/plugin\"")
+  writeFileSync(join(work, "src", "library.ts"), example)
+  writeFileSync(
+    join(work, "src", "main.ts"),
+    [
+      "import { Effect } from \"effect\"",
+      "import { Plugin } from \"effect-city/plugin\"",
+      "import { mkdtempSync } from \"node:fs\"",
+      "import { tmpdir } from \"node:os\"",
+      "import { join } from \"node:path\"",
+      "import { greeter, main } from \"./library.js\"",
+      "",
+      "const same: Plugin.Plugin = greeter",
+      "const result = await Effect.runPromise(main(mkdtempSync(join(tmpdir(), \"consumer-\"))))",
+      "console.log(JSON.stringify({ plugin: same.name, ...result }))",
+      ""
+    ].join("\n")
+  )
+  const compilerOptions = {
+    target: "ES2022",
+    lib: ["ES2022"],
+    types: ["node"],
+    strict: true,
+    skipLibCheck: false,
+    outDir: "out"
+  }
+  writeFileSync(
+    join(work, "tsconfig.nodenext.json"),
+    JSON.stringify({ compilerOptions: { ...compilerOptions, module: "NodeNext", moduleResolution: "NodeNext" }, include: ["src"] })
+  )
+  writeFileSync(
+    join(work, "tsconfig.bundler.json"),
+    JSON.stringify({
+      compilerOptions: { ...compilerOptions, module: "ESNext", moduleResolution: "Bundler", noEmit: true, skipLibCheck: true },
+      include: ["src"]
+    })
+  )
+  step("tsc (moduleResolution nodenext)", bin("tsc"), ["-p", "tsconfig.nodenext.json"])
+  step("tsc (moduleResolution bundler)", bin("tsc"), ["-p", "tsconfig.bundler.json"])
+  const output = step("node out/main.js", "node", [join("out", "main.js")])
+  const result = JSON.parse(output.trim().split("\n").at(-1))
+  if (result.plugin !== "greeter" || result.reply !== "Hello Grace, from ada in notes") {
+    console.error(`pack-check: FAILED: the consumer printed ${output}`)
+    process.exit(1)
+  }
+  const help = step("npx city --help", "npx", ["--no-install", "city", "--help"])
+  if (!help.includes("capability") || !help.includes("peer")) {
+    console.error(`pack-check: FAILED: city --help printed\n${help}`)
+    process.exit(1)
+  }
+  console.log(`pack-check: ok in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+} finally {
+  rmSync(work, { recursive: true, force: true })
+}
