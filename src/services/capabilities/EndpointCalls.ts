@@ -37,6 +37,7 @@ import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
+import { provisioned, spans } from "../Observability.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -189,6 +190,7 @@ export const make: Effect.Effect<
           const [command, ...args] = argv.right
           return yield* runner.run({ command, args, cwd: state.root, privateDir, timeout })
         })
+      yield* provisioned(outcome.state, occasion)
       const now = yield* DateTime.now
       yield* log.append([
         ["ts", DateTime.formatIso(now)],
@@ -209,7 +211,13 @@ export const make: Effect.Effect<
         ...outcome
       }
       return result
-    })
+    }).pipe(Effect.withSpan(spans.provision, {
+      attributes: {
+        capability: endpoint.declaration.capability,
+        endpoint: identityOf(endpoint.runtime, endpoint.peer.personality),
+        occasion
+      }
+    }))
 
   const run = (endpoints: ReadonlyArray<Endpoint>, occasion: Occasion, settings: JointSettings = {}) =>
     Effect.gen(function*() {

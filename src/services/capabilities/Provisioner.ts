@@ -70,6 +70,7 @@ import { checkSettings, EndpointCalls, endpointsOf, type JointSettings } from ".
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { type JointReport, notUnprovisioned, verdictOf, withInvalid } from "./JointReport.ts"
+import { provisioned, spans } from "../Observability.ts"
 import { Peers } from "./Peers.ts"
 import { StateRoot } from "./StateRoot.ts"
 
@@ -199,7 +200,7 @@ export const make: Effect.Effect<
         endpointsOf(declaration, [peer], host.isAgent).filter((e) => runtimes.includes(e.runtime))
       )
       return verdictOf("joint", yield* calls.run(endpoints, occasion, settings), declarations.invalid)
-    })
+    }).pipe(Effect.withSpan(spans.joint, { attributes: { peer: peer.personality, runtimes: runtimes.join(","), occasion } }))
 
   /** A sweep of one declaration over every registered peer. */
   const sweep = (declaration: Declaration, occasion: Occasion, settings?: JointSettings) =>
@@ -207,7 +208,7 @@ export const make: Effect.Effect<
       const peers = yield* peersStore.scan
       const done = yield* calls.run(endpointsOf(declaration, peers.valid, host.isAgent), occasion, settings)
       return verdictOf("sweep", done, peers.invalid)
-    })
+    }).pipe(Effect.withSpan(spans.joint, { attributes: { capability: declaration.capability, occasion } }))
 
   const register = (file: string, settings?: JointSettings) =>
     Effect.gen(function*() {

@@ -21,6 +21,7 @@ import {
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
 import type { Availability } from "../Contributions.ts"
+import { spans } from "../Observability.ts"
 import { PluginContext, project } from "../PluginContext.ts"
 import { type ExecutionView, instanceIn, type PluginInstance, ExecutionView as View } from "./ExecutionView.ts"
 
@@ -78,6 +79,12 @@ export class BoundCalls implements Calls {
     return this.view.names
   }
 
+  /** The span attributes of a call: the host model's ids and what is called. */
+  private attributes(extra: Record<string, unknown>): Record<string, unknown> {
+    const { agent, session, turn, workspace } = this.base
+    return { agent: agent.id, workspace: workspace.id, session: session?.id, turn: turn?.number, ...extra }
+  }
+
   private inContext<A, E>(name: string, effect: Effect.Effect<A, E, PluginContext>) {
     return effect.pipe(Effect.provideService(PluginContext, project(name, this.base)), Effect.annotateLogs("plugin", name))
   }
@@ -106,6 +113,12 @@ export class BoundCalls implements Calls {
   }
 
   invoke(plugin: string, actionName: string, input: unknown) {
+    return Effect.withSpan(this.invokeUntraced(plugin, actionName, input), spans.invoke, {
+      attributes: this.attributes({ plugin, action: actionName })
+    })
+  }
+
+  private invokeUntraced(plugin: string, actionName: string, input: unknown) {
     return Effect.flatMap(this.lookup(plugin), (instance): Effect.Effect<
       unknown,
       ActionNotFound | ActionInputRejected | ActionFailed
@@ -132,6 +145,10 @@ export class BoundCalls implements Calls {
   }
 
   runHooks(point: string, value: unknown) {
+    return Effect.withSpan(this.runHooksUntraced(point, value), spans.runHooks, { attributes: this.attributes({ point }) })
+  }
+
+  private runHooksUntraced(point: string, value: unknown) {
     return Effect.reduce(View.instances(this.view), value, (current, instance) => {
       const handlers = instance.hooks.get(point)
       if (handlers === undefined) return Effect.succeed(current)
@@ -148,7 +165,7 @@ export class BoundCalls implements Calls {
     return Effect.map(
       Effect.forEach(View.instances(this.view), (instance) => this.systemOf(instance), { concurrency: "unbounded" }),
       (blocks) => blocks.flatMap((b) => (Option.isSome(b) ? [b.value] : []))
-    )
+    ).pipe(Effect.withSpan(spans.system, { attributes: this.attributes({}) }))
   }
 
   private systemOf(instance: PluginInstance): Effect.Effect<Option.Option<SystemBlock>> {
@@ -180,6 +197,8 @@ export class BoundCalls implements Calls {
   }
 
   availability(plugin: string) {
-    return Effect.flatMap(this.lookup(plugin), (instance) => this.availabilityOf(instance))
+    return Effect.flatMap(this.lookup(plugin), (instance) => this.availabilityOf(instance)).pipe(
+      Effect.withSpan(spans.availability, { attributes: this.attributes({ plugin }) })
+    )
   }
 }

@@ -20,6 +20,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import { contains, emptyPlugins, ExecutionView, type PluginInstance, type Plugins } from "./ExecutionView.ts"
+import { unsafeLeases } from "../Observability.ts"
 
 /**
  * A lease on one view. `release` is idempotent.
@@ -102,12 +103,14 @@ export const make = (): ExecutionViewsShape => {
     acquire: () => {
       const state = current
       state.leases++
+      unsafeLeases(1)
       let released = false
       return {
         view: state.view,
         release: () => {
           if (released) return
           released = true
+          unsafeLeases(-1)
           if (--state.leases === 0 && state !== current) {
             leasedRetired.delete(state)
             wake()

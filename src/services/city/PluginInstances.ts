@@ -32,6 +32,7 @@ import * as Scope from "effect/Scope"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import { describeCause, PluginDisposeFailed, PluginInitializeFailed } from "../../schema/Errors.ts"
+import { disposeDuration, initializeDuration, spans, timed } from "../Observability.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
 import * as CleanupScope from "./CleanupScope.ts"
@@ -175,8 +176,9 @@ export const make = Effect.gen(function*() {
       if (disposal !== undefined) return Effect.succeed(disposal)
       const run = Effect.flatMap(cleanup.close(Exit.void), (cause) =>
         cause === undefined ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause })))
+      const traced = Effect.withSpan(timed(disposeDuration, run), spans.dispose, { attributes: { plugin: name } })
       return Effect.map(
-        Effect.forkDaemon(Effect.ensuring(run, Deferred.succeed(done, undefined))),
+        Effect.forkDaemon(Effect.ensuring(traced, Deferred.succeed(done, undefined))),
         (fiber) => (disposal = fiber)
       )
     })
@@ -216,7 +218,8 @@ export const make = Effect.gen(function*() {
           Effect.provideService(Scope.Scope, cleanup.scope),
           Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
           Effect.provide(context),
-          Effect.annotateLogs("plugin", name)
+          Effect.annotateLogs("plugin", name),
+          (effect) => timed(initializeDuration, effect)
         )
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
         const fiber = yield* Effect.forkDaemon(Effect.interruptible(attempt))
@@ -246,7 +249,7 @@ export const make = Effect.gen(function*() {
         return Either.left(
           new PluginInitializeFailed({ name, reason, cause, ...(release === undefined ? {} : { release }) })
         )
-      })
+      }).pipe(Effect.withSpan(spans.initialize, { attributes: { plugin: plugin.name, version: plugin.version } }))
 
   const abandon: PluginInstancesShape["abandon"] = Effect.suspend(() => {
     const fibers = Array.from(running.keys())

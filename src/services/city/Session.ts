@@ -21,6 +21,7 @@ import * as FiberId from "effect/FiberId"
 import { CityClosed, type SessionClosed, SessionClosed as Closed, TurnEnded } from "../../schema/Errors.ts"
 import type { AgentInfo, CallBase, WorkspaceInfo } from "../../schema/HostModel.ts"
 import type { Skill } from "../../schema/PluginChange.ts"
+import { isTracing, spans, unsafeStep } from "../Observability.ts"
 import { BoundCalls, type Calls, type Explain } from "./Calls.ts"
 import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import { ExecutionView } from "./ExecutionView.ts"
@@ -168,6 +169,8 @@ export const make = (options: {
     let ended = false
     let held: Lease | undefined
     let steps = 0
+    // Set once per Turn (Observability: Turn and Step spans only when someone traces).
+    let traced = false
     const base: CallBase = { agent: agentInfo, workspace: workspaceInfo, session: sessionInfo, turn: { number } }
     const letGo = () => {
       held?.release()
@@ -190,10 +193,14 @@ export const make = (options: {
           // The next view is held before the previous Step's lease goes: no gap.
           letGo()
           const view = new StepCalls(lease.view, base, options.explain, ++steps)
-          return leases.runUnder(lease, stepBody(view), (exit) => {
+          unsafeStep()
+          const run = leases.runUnder(lease, stepBody(view), (exit) => {
             if (Exit.isSuccess(exit) && !ended && closed === undefined) held = lease
             else lease.release()
           })
+          return traced
+            ? Effect.withSpan(run, spans.step, { attributes: { agent: agentInfo.id, session: id, turn: number, step: view.step } })
+            : run
         })
     }
     return holding(() => held?.view)(body(turn)).pipe(
@@ -204,7 +211,12 @@ export const make = (options: {
           busy = false
           return drainBoundary
         })
-      )
+      ),
+      (effect) =>
+        Effect.flatMap(isTracing, (tracing) =>
+          (traced = tracing)
+            ? Effect.withSpan(effect, spans.turn, { attributes: { agent: agentInfo.id, session: id, turn: number } })
+            : effect)
     )
   }
 

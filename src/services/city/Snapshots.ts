@@ -17,6 +17,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
+import { unsafeStatusChanged } from "../Observability.ts"
 
 /**
  * The registry's snapshots by name and the stream of their changes.
@@ -54,6 +55,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
   const put = (snapshot: PluginSnapshot) => {
+    unsafeStatusChanged(current(snapshot.name)?.status, snapshot.status)
     map = HashMap.set(map, snapshot.name, snapshot)
     return Effect.as(PubSub.publish(pubsub, { _tag: "Updated", snapshot }), snapshot)
   }
@@ -73,6 +75,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   const remove = (name: string) =>
     Effect.suspend(() => {
       if (!HashMap.has(map, name)) return Effect.void
+      unsafeStatusChanged(current(name)?.status, undefined)
       map = HashMap.remove(map, name)
       return PubSub.publish(pubsub, { _tag: "Removed", name })
     })
@@ -122,6 +125,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
           if (previous === undefined || previous.status === "disposing") continue
           const { last_error: _, ...rest } = previous
           const snapshot: PluginSnapshot = { ...rest, status: "disposing", updated_at }
+          unsafeStatusChanged(previous.status, "disposing")
           map = HashMap.set(map, name, snapshot)
           changes.push({ _tag: "Updated", snapshot })
         }
@@ -129,6 +133,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
       }),
     clear: Effect.suspend(() => {
       const changes: Array<SnapshotChange> = Array.from(HashMap.keys(map), (name) => ({ _tag: "Removed", name }))
+      for (const snapshot of HashMap.values(map)) unsafeStatusChanged(snapshot.status, undefined)
       map = HashMap.empty<string, PluginSnapshot>()
       return PubSub.publishAll(pubsub, changes)
     })

@@ -1,0 +1,173 @@
+/**
+ * What City shows to tracing and metrics. Spans are made where the work is (`Effect.withSpan` at the
+ * call sites, names below); this module holds their names and the Metrics, so a dashboard reads one
+ * list. Everything here loads only `effect`.
+ *
+ * Spans (each with the attributes that apply: `plugin`, `action`, `point`, `agent`, `session`,
+ * `turn`, `step`, `capability`, `endpoint`, `occasion`, `outcome`):
+ * `city.plugin.initialize`, `city.plugin.dispose`, `city.turn`, `city.step`, `city.invoke`,
+ * `city.runHooks`, `city.system`, `city.availability`, `city.joint`, `city.provision`.
+ *
+ * Decisions:
+ * - **A Step's span costs nothing unless someone traces.** `city.turn` and `city.step` are made only
+ *   when the Turn's fiber has a tracer that is not Effect's default one (which exports nothing),
+ *   decided once when the Turn begins: a Step is on the hot path (bench/leases.bench.ts), and a
+ *   span per Step costs about as much as the Step itself. Without a tracer, the Step's body sees
+ *   its caller's span. Plugin calls and lifecycle spans are always made.
+ * - **Gauges that go up and down are counters**: `city_plugins` (tagged `status`) and
+ *   `city_leases_live` are non-incremental counters updated by +1/-1 where the state changes, so
+ *   reading them costs nothing and updating them is O(1).
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Tracer from "effect/Tracer"
+
+/**
+ * The span names, one per kind of work.
+ * @since 0.1.0
+ * @category spans
+ */
+export const spans = {
+  initialize: "city.plugin.initialize",
+  dispose: "city.plugin.dispose",
+  turn: "city.turn",
+  step: "city.step",
+  invoke: "city.invoke",
+  runHooks: "city.runHooks",
+  system: "city.system",
+  availability: "city.availability",
+  joint: "city.joint",
+  provision: "city.provision"
+} as const
+
+/**
+ * Plugins by status (`initializing`, `ready`, `error`, `disposing`): a counter per `status` tag that
+ * goes up and down with the registry's snapshots.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const plugins = Metric.counter("city_plugins", { description: "plugins in the registry, by status" })
+
+const durationBoundaries = [1, 5, 10, 50, 100, 500, 1_000, 5_000, 10_000, 30_000]
+
+/**
+ * How long a plugin's initialize took, in milliseconds (successful or not).
+ * @since 0.1.0
+ * @category metrics
+ */
+export const initializeDuration = Metric.timerWithBoundaries(
+  "city_plugin_initialize_duration",
+  durationBoundaries,
+  "duration of a plugin's initialize"
+)
+
+/**
+ * How long a plugin's dispose took, in milliseconds (successful or not).
+ * @since 0.1.0
+ * @category metrics
+ */
+export const disposeDuration = Metric.timerWithBoundaries(
+  "city_plugin_dispose_duration",
+  durationBoundaries,
+  "duration of a plugin's dispose"
+)
+
+/**
+ * Execution leases held now (Steps running or held by their Turn, `city.scope` calls, `acquire`).
+ * @since 0.1.0
+ * @category metrics
+ */
+export const liveLeases = Metric.counter("city_leases_live", { description: "execution leases held now" })
+
+/**
+ * Steps begun.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const steps = Metric.counter("city_steps", { description: "Steps begun", incremental: true })
+
+/**
+ * Provisioning calls, by `state` (`ok`, `failed`, `timeout`, `not-executable`) and `occasion`.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const provisionings = Metric.counter("city_provisionings", {
+  description: "provisioning calls, by outcome state and occasion",
+  incremental: true
+})
+
+const statusLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+const labelsOf = (status: string) => {
+  let labels = statusLabels.get(status)
+  if (labels === undefined) statusLabels.set(status, labels = [MetricLabel.make("status", status)])
+  return labels
+}
+
+/**
+ * Moves one plugin from a status to another in {@link plugins} (`undefined`: not in the registry).
+ * Synchronous, for the registry's snapshot updates.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const unsafeStatusChanged = (previous: string | undefined, next: string | undefined): void => {
+  if (previous === next) return
+  if (previous !== undefined) plugins.unsafeUpdate(-1, labelsOf(previous))
+  if (next !== undefined) plugins.unsafeUpdate(1, labelsOf(next))
+}
+
+const noLabels: ReadonlyArray<MetricLabel.MetricLabel> = []
+
+/**
+ * One more (`1`) or one fewer (`-1`) live lease. Synchronous, for the lease table.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const unsafeLeases = (delta: 1 | -1): void => liveLeases.unsafeUpdate(delta, noLabels)
+
+/**
+ * One more Step begun. Synchronous, for `turn.step`.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const unsafeStep = (): void => steps.unsafeUpdate(1, noLabels)
+
+/**
+ * Records a provisioning call's outcome: the `outcome` attribute of the current span and
+ * {@link provisionings}.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const provisioned = (state: string, occasion: string): Effect.Effect<void> =>
+  Effect.zipRight(
+    Effect.annotateCurrentSpan("outcome", state),
+    Metric.increment(Metric.tagged(Metric.tagged(provisionings, "state", state), "occasion", occasion))
+  )
+
+/**
+ * Times `effect` into a duration histogram (for initialize and dispose).
+ * @since 0.1.0
+ * @category metrics
+ */
+export const timed = <A, E, R, Type, Out>(
+  histogram: Metric.Metric<Type, Duration.Duration, Out>,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => Metric.trackDuration(effect, histogram)
+
+/**
+ * Whether the fiber's tracer is one that someone installed (`Effect.withTracer`, `Layer.setTracer`,
+ * `@effect/opentelemetry`) rather than Effect's default, which exports nothing. A Turn reads it
+ * once; its Steps make spans only when it is true.
+ * @since 0.1.0
+ * @category spans
+ */
+export const isTracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
+
+/**
+ * Effect's default tracer, the one that records nothing.
+ * @since 0.1.0
+ * @category spans
+ */
+export const defaultTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)

@@ -1,0 +1,152 @@
+/**
+ * Tracing and metrics (src/services/Observability.ts): the span tree of one Turn, recorded by an
+ * in-memory tracer (no exporter, no network), and the Metrics a Turn moves.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import type * as Context from "effect/Context"
+import * as Tracer from "effect/Tracer"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { greeter, main, program } from "../examples/library.ts"
+import * as City from "../src/city.ts"
+import * as Observability from "../src/services/Observability.ts"
+
+/** A span that remembers what it was told. */
+class Recorded implements Tracer.Span {
+  readonly _tag = "Span"
+  readonly spanId: string
+  readonly traceId = "trace"
+  readonly sampled = true
+  readonly attributes = new Map<string, unknown>()
+  readonly links: Array<Tracer.SpanLink> = []
+  status: Tracer.SpanStatus
+  constructor(
+    readonly name: string,
+    readonly parent: Option.Option<Tracer.AnySpan>,
+    readonly context: Context.Context<never>,
+    readonly kind: Tracer.SpanKind,
+    startTime: bigint,
+    id: number
+  ) {
+    this.spanId = `span-${id}`
+    this.status = { _tag: "Started", startTime }
+  }
+  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
+    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
+  }
+  attribute(key: string, value: unknown) {
+    this.attributes.set(key, value)
+  }
+  event() {}
+  addLinks(links: ReadonlyArray<Tracer.SpanLink>) {
+    this.links.push(...links)
+  }
+}
+
+const recording = () => {
+  const spans: Array<Recorded> = []
+  const tracer = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const span = new Recorded(name, parent, context, kind, startTime, spans.length)
+      span.addLinks(links)
+      spans.push(span)
+      return span
+    },
+    context: (f) => f()
+  })
+  return { spans, tracer }
+}
+
+/** The tree under a span, as `name` or `name(attr=value,...)` lines indented by depth. */
+const tree = (spans: ReadonlyArray<Recorded>, root: Recorded, keys: ReadonlyArray<string>, depth = 0): Array<string> => {
+  const attrs = keys.filter((k) => root.attributes.get(k) !== undefined).map((k) => `${k}=${root.attributes.get(k)}`)
+  const line = `${"  ".repeat(depth)}${root.name}${attrs.length === 0 ? "" : `(${attrs.join(",")})`}`
+  const children = spans.filter((s) => Option.isSome(s.parent) && s.parent.value.spanId === root.spanId)
+  return [line, ...children.flatMap((child) => tree(spans, child, keys, depth + 1))]
+}
+
+const root = () => mkdtempSync(join(tmpdir(), "city-observability-"))
+
+describe("tracing", () => {
+  it.effect("a Turn's Steps are spans under the Turn, and the plugin calls are spans under their Step", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = recording()
+      const result = yield* main(root()).pipe(Effect.withSpan("host"), Effect.withTracer(tracer))
+      expect(result.reply).toBe("Hello Grace, from ada in notes")
+
+      const turn = spans.find((s) => s.name === Observability.spans.turn)
+      expect(turn, "a city.turn span").toBeDefined()
+      expect(Option.map(turn!.parent, (p) => p.spanId)).toEqual(Option.some(spans.find((s) => s.name === "host")!.spanId))
+      expect(tree(spans, turn!, ["agent", "session", "turn", "step", "plugin", "action"])).toEqual([
+        `city.turn(agent=ada,session=${turn!.attributes.get("session")},turn=1)`,
+        `  city.step(agent=ada,session=${turn!.attributes.get("session")},turn=1,step=1)`,
+        `    city.system(agent=ada,session=${turn!.attributes.get("session")},turn=1)`,
+        `  city.step(agent=ada,session=${turn!.attributes.get("session")},turn=1,step=2)`,
+        `    city.invoke(agent=ada,session=${turn!.attributes.get("session")},turn=1,plugin=greeter,action=greet)`
+      ])
+      expect(spans.every((s) => s.status._tag === "Ended")).toBe(true)
+    }))
+
+  it.effect("initialize and dispose of a plugin are spans naming the plugin", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = recording()
+      yield* main(root()).pipe(Effect.withTracer(tracer))
+      const named = (name: string) => spans.filter((s) => s.name === name).map((s) => s.attributes.get("plugin"))
+      expect(named(Observability.spans.initialize)).toEqual(["greeter"])
+      expect(named(Observability.spans.dispose)).toEqual(["greeter"])
+    }))
+
+  it.effect("without a tracer of its own, a Step makes no span (its body sees the caller's span)", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const record = Effect.flatMap(Effect.currentSpan, (span) => Effect.sync(() => seen.push(span.name)))
+      yield* Effect.gen(function*() {
+        const city = yield* City.City
+        const agent = yield* city.agents.add({ id: "ada" })
+        const workspace = yield* city.workspaces.add({ id: "w", path: process.cwd() })
+        const session = yield* agent.sessions.create({ workspace })
+        yield* session.turn((turn) => turn.step(() => record))
+      }).pipe(Effect.withSpan("host"), Effect.provide(City.layer({ root: root(), plugins: [greeter] })))
+      expect(seen).toEqual(["host"])
+    }))
+})
+
+describe("metrics", () => {
+  it.effect("a Turn of two Steps counts two Steps, and its leases are all given back", () =>
+    Effect.gen(function*() {
+      const stepsBefore = (yield* Metric.value(Observability.steps)).count
+      const leasesBefore = (yield* Metric.value(Observability.liveLeases)).count
+      const initializeBefore = (yield* Metric.value(Observability.initializeDuration)).count
+      const disposeBefore = (yield* Metric.value(Observability.disposeDuration)).count
+      yield* main(root())
+      expect((yield* Metric.value(Observability.steps)).count - stepsBefore).toBe(2)
+      expect((yield* Metric.value(Observability.liveLeases)).count).toBe(leasesBefore)
+      expect((yield* Metric.value(Observability.initializeDuration)).count - initializeBefore).toBe(1)
+      expect((yield* Metric.value(Observability.disposeDuration)).count - disposeBefore).toBe(1)
+    }))
+
+  it.effect("plugins by status follow the registry: ready while the City runs, none once it closed", () =>
+    Effect.gen(function*() {
+      const ready = Metric.tagged(Observability.plugins, "status", "ready")
+      const before = (yield* Metric.value(ready)).count
+      const during = yield* Effect.zipRight(program, Metric.value(ready)).pipe(
+        Effect.provide(City.layer({ root: root(), plugins: [greeter] }))
+      )
+      expect(during.count - before).toBe(1)
+      expect((yield* Metric.value(ready)).count).toBe(before)
+    }))
+
+  it("a status change moves one plugin from one status to the other", () => {
+    const count = (status: string) => Metric.tagged(Observability.plugins, "status", status).unsafeValue([]).count
+    const [error, disposing] = [count("error"), count("disposing")]
+    Observability.unsafeStatusChanged("error", "disposing")
+    expect([count("error") - error, count("disposing") - disposing]).toEqual([-1, 1])
+    Observability.unsafeStatusChanged("disposing", "error")
+    expect([count("error"), count("disposing")]).toEqual([error, disposing])
+  })
+})
