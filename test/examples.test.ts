@@ -1,8 +1,10 @@
 /**
- * The README's code is the examples' code: each ```ts block of the README that follows an
- * `<!-- example: <file> -->` marker must equal the `#region readme` part of that file (with the
- * package name in place of the relative import), and the example itself compiles (it is
- * typechecked with the tests) and runs.
+ * The README's code is the examples' code: every TypeScript block of the README (```ts,
+ * ```typescript, ```tsx) follows an `<!-- example: <file> -->` marker, and equals the
+ * `#region readme` part of that file (with the package name in place of the relative import to
+ * `src/`); the examples compile (they are typechecked with the tests) and run (here and in
+ * test/observability.test.ts). A TypeScript block without a marker fails: the rule has no
+ * exceptions.
  */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -12,6 +14,13 @@ import { join } from "node:path"
 import { main } from "../examples/library.ts"
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+
+it("every TypeScript block of the README is marked with the example file it comes from", () => {
+  const blocks = [...readme.matchAll(/^```(ts|typescript|tsx)\s*$/gm)]
+  const marked = [...readme.matchAll(/<!-- example: \S+ -->\s*```ts\n/g)]
+  expect(blocks.length).toBeGreaterThanOrEqual(2)
+  expect(marked.length, "TypeScript blocks without an <!-- example: <file> --> marker").toBe(blocks.length)
+})
 
 it("every README snippet marked with an example file is that file's readme region", () => {
   const marked = [...readme.matchAll(/<!-- example: (\S+) -->\s*```ts\n([\s\S]*?)```/g)]

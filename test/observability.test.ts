@@ -12,7 +12,9 @@ import * as Tracer from "effect/Tracer"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { greeter, main, program } from "../examples/library.ts"
+import { traced } from "../examples/opentelemetry.ts"
 import * as City from "../src/city.ts"
 import * as Observability from "../src/services/Observability.ts"
 
@@ -149,4 +151,31 @@ describe("metrics", () => {
     Observability.unsafeStatusChanged("disposing", "error")
     expect([count("error"), count("disposing")]).toEqual([error, disposing])
   })
+})
+
+/** An in-memory exporter that keeps its spans when the SDK shuts down with the example's Layer. */
+class KeepingExporter extends InMemorySpanExporter {
+  override shutdown() {
+    return Promise.resolve()
+  }
+}
+
+describe("OpenTelemetry (examples/opentelemetry.ts)", () => {
+  it.effect("the example exports the Turn, its Steps and the plugin calls as OpenTelemetry spans", () =>
+    Effect.gen(function*() {
+      const exporter = new KeepingExporter()
+      yield* traced(root(), new SimpleSpanProcessor(exporter))
+      const finished = exporter.getFinishedSpans()
+      const byName = (name: string) => finished.filter((s) => s.name === name)
+      const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
+      const [turn] = byName(Observability.spans.turn)
+      expect(turn?.attributes).toMatchObject({ agent: "ada", turn: 1 })
+      const steps = byName(Observability.spans.step)
+      expect(steps.map((s) => s.attributes["step"])).toEqual([1, 2])
+      expect(steps.every((s) => parentOf(s) === turn!.spanContext().spanId)).toBe(true)
+      const [invoke] = byName(Observability.spans.invoke)
+      expect(invoke?.attributes).toMatchObject({ plugin: "greeter", action: "greet" })
+      expect(parentOf(invoke!)).toBe(steps[1]!.spanContext().spanId)
+      expect(byName(Observability.spans.initialize).map((s) => s.attributes["plugin"])).toEqual(["greeter"])
+    }))
 })
