@@ -70,7 +70,7 @@ import { checkSettings, EndpointCalls, endpointsOf, type JointSettings } from ".
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { type JointReport, notUnprovisioned, verdictOf, withInvalid } from "./JointReport.ts"
-import { provisioned, spans } from "../Observability.ts"
+import { spans } from "../Observability.ts"
 import { Peers } from "./Peers.ts"
 import { StateRoot } from "./StateRoot.ts"
 
