@@ -3,7 +3,10 @@
  * in-memory tracer (no exporter, no network), and the Metrics a Turn moves.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -16,7 +19,15 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { greeter, main, program } from "../examples/library.ts"
 import { traced } from "../examples/opentelemetry.ts"
 import * as City from "../src/city.ts"
+import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
+import type { Outcome } from "../src/schema/Outcome.ts"
+import { CommandRunner } from "../src/services/capabilities/CommandRunner.ts"
+import * as Provisioner from "../src/services/capabilities/Provisioner.ts"
+import * as StateRoot from "../src/services/capabilities/StateRoot.ts"
 import * as Observability from "../src/services/Observability.ts"
+
+const provisionings = (state: string, occasion: string) =>
+  Metric.tagged(Metric.tagged(Observability.provisionings, "state", state), "occasion", occasion)
 
 /** A span that remembers what it was told. */
 class Recorded implements Tracer.Span {
@@ -178,4 +189,49 @@ describe("OpenTelemetry (examples/opentelemetry.ts)", () => {
       expect(parentOf(invoke!)).toBe(steps[1]!.spanContext().spanId)
       expect(byName(Observability.spans.initialize).map((s) => s.attributes["plugin"])).toEqual(["greeter"])
     }))
+})
+
+describe("capability joints", () => {
+  it.scoped("a sweep is a city.joint span with a city.provision span per call, its outcome recorded", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = recording()
+      const failedBefore = (yield* Metric.value(provisionings("failed", "sweep-on"))).count
+      const okBefore = (yield* Metric.value(provisionings("ok", "sweep-on"))).count
+      const runner = Layer.succeed(CommandRunner, CommandRunner.of({
+        run: (request) => Effect.succeed<Outcome>({ state: request.args.includes("bob") ? "failed" : "ok", ms: 1 })
+      }))
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const file = join(dir, "demo.json")
+      yield* fs.writeFileString(file, JSON.stringify({
+        schema: 1,
+        capability: "demo",
+        runtimes: ["claude"],
+        provision: { command: "/bin/true", args: ["{personality}"] },
+        unprovision: { command: "/bin/true", args: ["{personality}"] }
+      }))
+      yield* Effect.gen(function*() {
+        const state = yield* StateRoot.StateRoot
+        for (const personality of ["ann", "bob"]) {
+          yield* state.writeJson(`peers/${personality}.json`, {
+            schema: 1,
+            personality,
+            cwd: dir,
+            runtimes: ["claude"],
+            default_runtime: "claude"
+          })
+        }
+        yield* (yield* Provisioner.Provisioner).register(file)
+      }).pipe(Effect.provide(CapabilitiesLive.layerWith({ root: join(dir, "root") }, runner)), Effect.withTracer(tracer))
+
+      const joint = spans.find((s) => s.name === Observability.spans.joint)
+      expect(joint, "a city.joint span").toBeDefined()
+      expect(tree(spans, joint!, ["capability", "endpoint", "occasion", "outcome"]).sort()).toEqual([
+        "  city.provision(capability=demo,endpoint=claude-ann,occasion=sweep-on,outcome=ok)",
+        "  city.provision(capability=demo,endpoint=claude-bob,occasion=sweep-on,outcome=failed)",
+        "city.joint(capability=demo,occasion=sweep-on)"
+      ])
+      expect((yield* Metric.value(provisionings("failed", "sweep-on"))).count - failedBefore).toBe(1)
+      expect((yield* Metric.value(provisionings("ok", "sweep-on"))).count - okBefore).toBe(1)
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
