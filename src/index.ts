@@ -47,6 +47,13 @@ export * as PluginName from "./schema/PluginName.ts"
  */
 export * as PluginSnapshot from "./schema/PluginSnapshot.ts"
 
+/**
+ * Tracing and metrics: the span names City uses and its Metrics (plugins by status, initialize and
+ * dispose durations, live leases, Steps, provisioning outcomes).
+ * @since 0.1.0
+ */
+export * as Observability from "./services/Observability.ts"
+
 // Capabilities: declarations, peers and endpoints, provisioning commands, the lifecycle log.
 /** @since 0.1.0 */
 export * as CapabilitiesLive from "./layers/CapabilitiesLive.ts"

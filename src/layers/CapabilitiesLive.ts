@@ -21,6 +21,7 @@ import * as Provisioner from "../services/capabilities/Provisioner.ts"
 import * as StateRoot from "../services/capabilities/StateRoot.ts"
 
 /**
+ * Where the capability services keep their state, and how they run commands and write the log.
  * @since 0.1.0
  * @category models
  */

@@ -16,7 +16,11 @@ const where = (file: string, field: string): string => field === "" ? file : `${
 const withHint = (message: string, hint: string | undefined): string =>
   hint === undefined ? message : `${message}; ${hint}`
 
-/** A declaration that breaks a rule; `field` is empty when the file as a whole is unusable. */
+/**
+ * A declaration that breaks a rule; `field` is empty when the file as a whole is unusable.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()("InvalidDeclaration", {
   file: Schema.String,
   field: Schema.String,
@@ -32,7 +36,11 @@ export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()
   }
 }
 
-/** A peer file on disk that breaks a rule. */
+/**
+ * A peer file on disk that breaks a rule.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("InvalidPeerFile", {
   file: Schema.String,
   field: Schema.String,
@@ -48,7 +56,11 @@ export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("Inva
   }
 }
 
-/** `host.json` breaks a rule. */
+/**
+ * `host.json` breaks a rule.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("InvalidHostConfig", {
   file: Schema.String,
   field: Schema.String,
@@ -62,7 +74,11 @@ export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("
   }
 }
 
-/** A name given on the command line that breaks the name rule. */
+/**
+ * A name given on the command line that breaks the name rule.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidName extends Schema.TaggedError<InvalidName>()("InvalidName", {
   kind: Schema.String,
   value: Schema.String,
@@ -76,6 +92,11 @@ export class InvalidName extends Schema.TaggedError<InvalidName>()("InvalidName"
   }
 }
 
+/**
+ * A capability name with no stored declaration.
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnknownCapability extends Schema.TaggedError<UnknownCapability>()("UnknownCapability", {
   name: Schema.String,
   file: Schema.String
@@ -88,6 +109,11 @@ export class UnknownCapability extends Schema.TaggedError<UnknownCapability>()("
   }
 }
 
+/**
+ * A personality with no peer file.
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnknownPeer extends Schema.TaggedError<UnknownPeer>()("UnknownPeer", {
   personality: Schema.String,
   file: Schema.String
@@ -100,6 +126,11 @@ export class UnknownPeer extends Schema.TaggedError<UnknownPeer>()("UnknownPeer"
   }
 }
 
+/**
+ * `peer create` of a personality that already has a peer file.
+ * @since 0.1.0
+ * @category errors
+ */
 export class PeerAlreadyExists extends Schema.TaggedError<PeerAlreadyExists>()("PeerAlreadyExists", {
   personality: Schema.String,
   file: Schema.String
@@ -112,7 +143,11 @@ export class PeerAlreadyExists extends Schema.TaggedError<PeerAlreadyExists>()("
   }
 }
 
-/** A runtime this host neither runs as an agent nor knows as a channel (see host.json). */
+/**
+ * A runtime this host neither runs as an agent nor knows as a channel (see host.json).
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnknownRuntime extends Schema.TaggedError<UnknownRuntime>()("UnknownRuntime", {
   runtime: Schema.String,
   known: Schema.Array(Schema.String)
@@ -125,6 +160,11 @@ export class UnknownRuntime extends Schema.TaggedError<UnknownRuntime>()("Unknow
   }
 }
 
+/**
+ * `remove-runtime` of a runtime the peer has not declared.
+ * @since 0.1.0
+ * @category errors
+ */
 export class RuntimeNotWired extends Schema.TaggedError<RuntimeNotWired>()("RuntimeNotWired", {
   personality: Schema.String,
   runtime: Schema.String
@@ -137,7 +177,11 @@ export class RuntimeNotWired extends Schema.TaggedError<RuntimeNotWired>()("Runt
   }
 }
 
-/** The default runtime cannot be removed; another one must become the default first. */
+/**
+ * The default runtime cannot be removed; another one must become the default first.
+ * @since 0.1.0
+ * @category errors
+ */
 export class DefaultRuntimeRemoval extends Schema.TaggedError<DefaultRuntimeRemoval>()("DefaultRuntimeRemoval", {
   personality: Schema.String,
   runtime: Schema.String
@@ -151,7 +195,11 @@ export class DefaultRuntimeRemoval extends Schema.TaggedError<DefaultRuntimeRemo
   }
 }
 
-/** A peer's working directory that is not an existing directory. */
+/**
+ * A peer's working directory that is not an existing directory.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidCwd extends Schema.TaggedError<InvalidCwd>()("InvalidCwd", {
   path: Schema.String,
   rule: Schema.String
@@ -164,7 +212,11 @@ export class InvalidCwd extends Schema.TaggedError<InvalidCwd>()("InvalidCwd", {
   }
 }
 
-/** Reading or writing the state root failed; `cause` is the underlying failure (e.g. the platform's `SystemError`). */
+/**
+ * Reading or writing the state root failed; `cause` is the underlying failure (e.g. the platform's `SystemError`).
+ * @since 0.1.0
+ * @category errors
+ */
 export class StateError extends Schema.TaggedError<StateError>()("StateError", {
   operation: Schema.String,
   path: Schema.String,
@@ -179,7 +231,11 @@ export class StateError extends Schema.TaggedError<StateError>()("StateError", {
   }
 }
 
-/** Another `city` process held the root lock for longer than we were willing to wait. */
+/**
+ * Another `city` process held the root lock for longer than we were willing to wait.
+ * @since 0.1.0
+ * @category errors
+ */
 export class RootLockBusy extends Schema.TaggedError<RootLockBusy>()("RootLockBusy", {
   root: Schema.String,
   waitedMs: Schema.Number
@@ -192,7 +248,11 @@ export class RootLockBusy extends Schema.TaggedError<RootLockBusy>()("RootLockBu
   }
 }
 
-/** A verb that needs existing state was pointed at a state root that does not exist (a mistyped `--root`). */
+/**
+ * A verb that needs existing state was pointed at a state root that does not exist (a mistyped `--root`).
+ * @since 0.1.0
+ * @category errors
+ */
 export class RootNotFound extends Schema.TaggedError<RootNotFound>()("RootNotFound", {
   root: Schema.String
 }) {
@@ -205,7 +265,11 @@ export class RootNotFound extends Schema.TaggedError<RootNotFound>()("RootNotFou
   }
 }
 
-/** A joint setting out of range: a timeout or a concurrency below 1. */
+/**
+ * A joint setting out of range: a timeout or a concurrency below 1.
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidJointSettings extends Schema.TaggedError<InvalidJointSettings>()("InvalidJointSettings", {
   setting: Schema.String,
   value: Schema.String,
@@ -219,7 +283,11 @@ export class InvalidJointSettings extends Schema.TaggedError<InvalidJointSetting
   }
 }
 
-/** `state/endpoints/<capability>.json` that breaks a rule (the last calls of that capability are unknown). */
+/**
+ * `state/endpoints/<capability>.json` that breaks a rule (the last calls of that capability are unknown).
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRecords>()("InvalidEndpointRecords", {
   file: Schema.String,
   field: Schema.String,
@@ -233,7 +301,11 @@ export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRe
   }
 }
 
-/** Refused input: the operator can fix the command line or the file (CLI exit 2). */
+/**
+ * Refused input: the operator can fix the command line or the file (CLI exit 2).
+ * @since 0.1.0
+ * @category models
+ */
 export type RefusedInput =
   | InvalidDeclaration
   | InvalidPeerFile
@@ -250,14 +322,30 @@ export type RefusedInput =
   | InvalidCwd
   | RootNotFound
 
-/** The state root or the machine failed us (CLI exit 1). */
+/**
+ * The state root or the machine failed us (CLI exit 1).
+ * @since 0.1.0
+ * @category models
+ */
 export type StateFailure = StateError | RootLockBusy
 
-/** Every failure of the capability part. Each one says whether it is refused input. */
+/**
+ * Every failure of the capability part. Each one says whether it is refused input.
+ * @since 0.1.0
+ * @category models
+ */
 export type CapabilityError = RefusedInput | StateFailure
 
-/** An invalid file found on disk: reported, never skipped silently. */
+/**
+ * An invalid file found on disk: reported, never skipped silently.
+ * @since 0.1.0
+ * @category models
+ */
 export type InvalidFile = InvalidDeclaration | InvalidPeerFile | InvalidEndpointRecords
 
-/** The CLI exit code of a failure: 2 for refused input, 1 otherwise. */
+/**
+ * The CLI exit code of a failure: 2 for refused input, 1 otherwise.
+ * @since 0.1.0
+ * @category utils
+ */
 export const exitCodeOf = (error: { readonly refused: boolean }): 1 | 2 => error.refused ? 2 : 1

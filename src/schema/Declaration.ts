@@ -16,13 +16,26 @@
 import * as Schema from "effect/Schema"
 import { Name } from "./Name.ts"
 
-/** The placeholders substituted inside each argument. */
+/**
+ * The placeholders substituted inside each argument.
+ * @since 0.1.0
+ * @category constants
+ */
 export const placeholders = ["personality", "runtime", "cwd", "occasion", "privateDir"] as const
+/**
+ * One of the placeholders substituted inside an argument.
+ * @since 0.1.0
+ * @category models
+ */
 export type Placeholder = (typeof placeholders)[number]
 
 const placeholderPattern = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 
-/** Every `{name}` found in an argument, known or not. */
+/**
+ * Every `{name}` found in an argument, known or not.
+ * @since 0.1.0
+ * @category utils
+ */
 export const placeholdersIn = (arg: string): ReadonlyArray<string> =>
   Array.from(arg.matchAll(placeholderPattern), (match) => match[1] ?? "")
 
@@ -33,7 +46,11 @@ const NoNul = Schema.String.pipe(
   Schema.filter((s) => !s.includes("\u0000") || "must not contain a NUL character")
 )
 
-/** `command`: an absolute path, because a service manager's minimal PATH resolves nothing. */
+/**
+ * `command`: an absolute path, because a service manager's minimal PATH resolves nothing.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AbsoluteCommand = NoNul.pipe(
   Schema.filter((s) =>
     s.startsWith("/") || `must be an absolute path (starting with "/"), got ${JSON.stringify(s)}`,
@@ -42,7 +59,11 @@ export const AbsoluteCommand = NoNul.pipe(
   Schema.filter((s) => placeholdersIn(s).length === 0 || "must not contain placeholders; only args are substituted")
 )
 
-/** `args`: an argv tail of strings, carrying `{personality}`, with known placeholders only. */
+/**
+ * `args`: an argv tail of strings, carrying `{personality}`, with known placeholders only.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Args = Schema.Array(NoNul).pipe(
   Schema.filter((args) => {
     const unknown = args.flatMap(placeholdersIn).filter((name) => !isKnownPlaceholder(name))
@@ -55,19 +76,36 @@ export const Args = Schema.Array(NoNul).pipe(
   )
 )
 
-/** One of the two declared commands. */
+/**
+ * One of the two declared commands.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CommandSpec = Schema.Struct({ command: AbsoluteCommand, args: Args })
+/**
+ * One of the two declared commands, as decoded.
+ * @since 0.1.0
+ * @category models
+ */
 export type CommandSpec = typeof CommandSpec.Type
 
 const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "must be a non-empty string"))
 
-/** `runtimes`: a non-empty list of runtime names, without repeats. */
+/**
+ * `runtimes`: a non-empty list of runtime names, without repeats.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeclaredRuntimes = Schema.Array(Name).pipe(
   Schema.filter((rs) => rs.length > 0 || "must be a non-empty list of runtime names", { jsonSchema: { minItems: 1 } }),
   Schema.filter((rs) => new Set(rs).size === rs.length || "must not list a runtime twice", { jsonSchema: { uniqueItems: true } })
 )
 
-/** The declaration as stored. */
+/**
+ * The declaration as stored.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Declaration = Schema.Struct({
   /** The JSON Schema an editor validates the file against (`schemas/capability-declaration.schema.json`); not used by City. */
   $schema: Schema.optional(Schema.String),
@@ -79,4 +117,9 @@ export const Declaration = Schema.Struct({
   provision: CommandSpec,
   unprovision: CommandSpec
 })
+/**
+ * A capability declaration, as decoded.
+ * @since 0.1.0
+ * @category models
+ */
 export type Declaration = typeof Declaration.Type

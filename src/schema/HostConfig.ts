@@ -8,7 +8,11 @@ import * as Schema from "effect/Schema"
 import { LiveProfileFields } from "./LiveProfile.ts"
 import { Name } from "./Name.ts"
 
-/** A runtime's profile. `private_dir` is relative to the root and carries `{personality}`. */
+/**
+ * A runtime's profile. `private_dir` is relative to the root and carries `{personality}`.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RuntimeProfile = Schema.Struct({
   private_dir: Schema.optional(
     Schema.String.pipe(
@@ -20,8 +24,18 @@ export const RuntimeProfile = Schema.Struct({
   // Live application (issue 10): launch-read files and the endpoint commands.
   ...LiveProfileFields
 })
+/**
+ * A runtime's profile, as decoded.
+ * @since 0.1.0
+ * @category models
+ */
 export type RuntimeProfile = typeof RuntimeProfile.Type
 
+/**
+ * `host.json`: which runtimes are agents and which are channels, and each runtime's profile.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const HostConfig = Schema.Struct({
   schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
   agent_runtimes: Schema.Array(Name),
@@ -34,9 +48,18 @@ export const HostConfig = Schema.Struct({
       { path: ["channel_runtimes"], message: `${both[0]} cannot be both an agent and a channel runtime` }
   })
 )
+/**
+ * `host.json`: which runtimes are agents and which are channels, and each runtime's profile.
+ * @since 0.1.0
+ * @category models
+ */
 export type HostConfig = typeof HostConfig.Type
 
-/** Claude, Codex and OpenCode are agent runtimes; OpenCode has a private directory. */
+/**
+ * Claude, Codex and OpenCode are agent runtimes; OpenCode has a private directory.
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultHostConfig: HostConfig = {
   schema: 1,
   agent_runtimes: ["claude", "codex", "opencode"],

@@ -6,15 +6,27 @@
  */
 import * as Schema from "effect/Schema"
 
-/** The rule, in words, used by every message that refuses a name. */
+/**
+ * The rule, in words, used by every message that refuses a name.
+ * @since 0.1.0
+ * @category constants
+ */
 export const nameRule = "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"
 
 const namePattern = /^[a-z0-9][a-z0-9._-]{0,63}$/
 
-/** Is this string a valid name? */
+/**
+ * Is this string a valid name?
+ * @since 0.1.0
+ * @category utils
+ */
 export const isName = (value: string): boolean => namePattern.test(value)
 
-/** A capability, personality or runtime name. */
+/**
+ * A capability, personality or runtime name.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Name = Schema.String.pipe(
   Schema.filter((value) => isName(value) || nameRule, { identifier: "Name", jsonSchema: { pattern: namePattern.source } })
 )

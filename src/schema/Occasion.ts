@@ -5,10 +5,23 @@
  */
 import * as Schema from "effect/Schema"
 
-/** `birth` and `sweep-on` run `provision`; `remove` and `off-all` run `unprovision`. */
+/**
+ * `birth` and `sweep-on` run `provision`; `remove` and `off-all` run `unprovision`.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Occasion = Schema.Literal("birth", "sweep-on", "remove", "off-all")
+/**
+ * Why a provisioning call runs: `birth`, `sweep-on`, `remove` or `off-all`.
+ * @since 0.1.0
+ * @category models
+ */
 export type Occasion = typeof Occasion.Type
 
-/** Which of the declaration's two commands an occasion runs. */
+/**
+ * Which of the declaration's two commands an occasion runs.
+ * @since 0.1.0
+ * @category utils
+ */
 export const commandOf = (occasion: Occasion): "provision" | "unprovision" =>
   occasion === "birth" || occasion === "sweep-on" ? "provision" : "unprovision"

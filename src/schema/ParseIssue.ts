@@ -5,6 +5,11 @@
  */
 import * as ParseResult from "effect/ParseResult"
 
+/**
+ * A refused document's first problem: the field (empty for the document itself) and the rule it breaks.
+ * @since 0.1.0
+ * @category models
+ */
 export interface FieldRule {
   readonly field: string
   readonly rule: string
@@ -17,7 +22,11 @@ const joinPath = (path: ReadonlyArray<PropertyKey>): string =>
     ""
   )
 
-/** The first issue of a parse error, as `{ field, rule }`. */
+/**
+ * The first issue of a parse error, as `{ field, rule }`.
+ * @since 0.1.0
+ * @category utils
+ */
 export const firstIssue = (error: ParseResult.ParseError): FieldRule => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   if (issue === undefined) return { field: "", rule: error.message }
@@ -28,6 +37,8 @@ export const firstIssue = (error: ParseResult.ParseError): FieldRule => {
 /**
  * The first issue of decoding a JSON document with `Schema.parseJson(schema)`: text that is not
  * JSON reads "not valid JSON (…)", a document that is not an object "must be a JSON object".
+ * @since 0.1.0
+ * @category utils
  */
 export const documentIssue = (error: ParseResult.ParseError): FieldRule => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]

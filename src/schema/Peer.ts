@@ -7,6 +7,11 @@
 import * as Schema from "effect/Schema"
 import { Name } from "./Name.ts"
 
+/**
+ * A peer file, `peers/<personality>.json`: its working directory, its runtimes and the default one.
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Peer = Schema.Struct({
   schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
   personality: Name,
@@ -22,4 +27,9 @@ export const Peer = Schema.Struct({
     { path: ["default_runtime"], message: "must be one of the peer's runtimes" }
   )
 )
+/**
+ * A peer file, `peers/<personality>.json`: its working directory, its runtimes and the default one.
+ * @since 0.1.0
+ * @category models
+ */
 export type Peer = typeof Peer.Type

@@ -30,11 +30,17 @@ import * as DocumentStore from "./DocumentStore.ts"
 import { Host } from "./Host.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
+/**
+ * The folder of the stored declarations, under the state root.
+ * @since 0.1.0
+ * @category constants
+ */
 export const capabilitiesDir = "capabilities"
 
 export type { Scan } from "./DocumentStore.ts"
 
 /**
+ * The stored capability declarations: read, validate, store and delete them.
  * @since 0.1.0
  * @category tags
  */
@@ -106,6 +112,7 @@ export const validate = (
 ): Effect.Effect<Declaration, InvalidDeclaration> => DocumentStore.decoder(storeOptions(host))(file, stem, text)
 
 /**
+ * Makes the declaration store on the state root.
  * @since 0.1.0
  * @category constructors
  */
@@ -136,6 +143,7 @@ export const make: Effect.Effect<Capabilities["Type"], never, Host | StateRoot |
   })
 
 /**
+ * The declaration store as a Layer.
  * @since 0.1.0
  * @category layers
  */

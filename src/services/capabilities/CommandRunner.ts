@@ -47,10 +47,18 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
 
-/** The name of the variable carrying the endpoint's private directory. */
+/**
+ * The name of the variable carrying the endpoint's private directory.
+ * @since 0.1.0
+ * @category constants
+ */
 export const privateDirVariable = "CITY_PRIVATE_DIR"
 
-/** Values for the placeholders; `privateDir` is absent on a runtime without one. */
+/**
+ * Values for the placeholders; `privateDir` is absent on a runtime without one.
+ * @since 0.1.0
+ * @category models
+ */
 export type Substitutions = { readonly [K in Placeholder]?: string }
 
 const placeholderPattern = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
@@ -58,6 +66,8 @@ const placeholderPattern = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 /**
  * Substitutes the known placeholders inside one argument, in a single pass.
  * Fails with the name of a placeholder that has no value.
+ * @since 0.1.0
+ * @category utils
  */
 export const substitute = (arg: string, values: Substitutions): Either.Either<string, Placeholder> => {
   let missing: Placeholder | undefined
@@ -73,7 +83,11 @@ export const substitute = (arg: string, values: Substitutions): Either.Either<st
   return missing === undefined ? Either.right(out) : Either.left(missing)
 }
 
-/** `[command, ...args]` with every argument substituted. */
+/**
+ * `[command, ...args]` with every argument substituted.
+ * @since 0.1.0
+ * @category utils
+ */
 export const buildArgv = (
   spec: CommandSpec,
   values: Substitutions
@@ -82,6 +96,11 @@ export const buildArgv = (
     Either.map((args) => [spec.command, ...args] as const)
   )
 
+/**
+ * One command to run: argv, working directory, private directory and timeout.
+ * @since 0.1.0
+ * @category models
+ */
 export interface RunRequest {
   readonly command: string
   readonly args: ReadonlyArray<string>
@@ -91,6 +110,11 @@ export interface RunRequest {
   readonly timeout: Duration.DurationInput
 }
 
+/**
+ * How the runner stops a command that outlives its timeout.
+ * @since 0.1.0
+ * @category models
+ */
 export interface CommandRunnerConfig {
   /** Time between SIGTERM and SIGKILL of the process group (default 2 s). */
   readonly killGrace?: Duration.DurationInput
@@ -100,6 +124,11 @@ export interface CommandRunnerConfig {
   readonly stderrGrace?: Duration.DurationInput
 }
 
+/**
+ * Runs one provisioning command without a shell and reports its outcome.
+ * @since 0.1.0
+ * @category tags
+ */
 export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
   CommandRunner,
   {
@@ -319,6 +348,7 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
   })
 
 /**
+ * The command runner as a Layer.
  * @since 0.1.0
  * @category layers
  */

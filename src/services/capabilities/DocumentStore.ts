@@ -37,7 +37,11 @@ export interface Scan<A, E> {
   readonly invalid: ReadonlyArray<E>
 }
 
-/** Builds the error for an invalid file: `field` is empty when the file as a whole is unusable. */
+/**
+ * Builds the error for an invalid file: `field` is empty when the file as a whole is unusable.
+ * @since 0.1.0
+ * @category models
+ */
 export type InvalidFileError<E> = (file: string, field: string, rule: string) => E
 
 /**
@@ -56,6 +60,7 @@ export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: In
 }
 
 /**
+ * What a document store needs: its folder, its Schema and how to name an invalid file.
  * @since 0.1.0
  * @category models
  */
@@ -77,6 +82,7 @@ export interface DocumentStoreOptions<A, I, E> {
 }
 
 /**
+ * The JSON documents of one folder: read, write, delete and list them, reporting invalid files.
  * @since 0.1.0
  * @category models
  */
@@ -124,6 +130,7 @@ export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
 }
 
 /**
+ * Makes a store of the JSON documents of one folder of the state root.
  * @since 0.1.0
  * @category constructors
  */

@@ -123,6 +123,7 @@ export interface Calls {
 }
 
 /**
+ * Runs a joint's provisioning calls, at most `concurrency` at once, and records each outcome.
  * @since 0.1.0
  * @category tags
  */
@@ -142,6 +143,7 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
 >() {}
 
 /**
+ * Makes the endpoint calls on the state root, the host, the runner, the log and the records.
  * @since 0.1.0
  * @category constructors
  */
@@ -244,6 +246,7 @@ export const make: Effect.Effect<
 })
 
 /**
+ * The endpoint calls as a Layer.
  * @since 0.1.0
  * @category layers
  */

@@ -23,16 +23,29 @@ import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
 import * as DocumentStore from "./DocumentStore.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
+/**
+ * The folder of the endpoint records, under the state root.
+ * @since 0.1.0
+ * @category constants
+ */
 export const recordsDir = "state/endpoints"
 
-/** One endpoint of one capability. */
+/**
+ * One endpoint of one capability.
+ * @since 0.1.0
+ * @category models
+ */
 export interface EndpointKey {
   readonly capability: string
   readonly personality: string
   readonly runtime: string
 }
 
-/** The records of one capability as read: the last call per endpoint, and the file if it was invalid. */
+/**
+ * The records of one capability as read: the last call per endpoint, and the file if it was invalid.
+ * @since 0.1.0
+ * @category models
+ */
 export interface CapabilityRecords {
   readonly last: (personality: string, runtime: string) => Option.Option<EndpointRecord>
   /** Every recorded endpoint, in personality then runtime order. */
@@ -41,6 +54,7 @@ export interface CapabilityRecords {
 }
 
 /**
+ * The last call per endpoint, one file per capability.
  * @since 0.1.0
  * @category tags
  */
@@ -73,6 +87,7 @@ const entriesOf = (records: Records) =>
   })
 
 /**
+ * Makes the endpoint records on the state root.
  * @since 0.1.0
  * @category constructors
  */
@@ -159,6 +174,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
 })
 
 /**
+ * The endpoint records as a Layer.
  * @since 0.1.0
  * @category layers
  */

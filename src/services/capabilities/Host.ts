@@ -16,8 +16,18 @@ import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
 import { decodeDocument } from "./DocumentStore.ts"
 import { StateRoot } from "./StateRoot.ts"
 
+/**
+ * The host configuration file, under the state root.
+ * @since 0.1.0
+ * @category constants
+ */
 export const hostFile = "host.json"
 
+/**
+ * The host's runtimes: which are agents, which are channels, and their private directories.
+ * @since 0.1.0
+ * @category tags
+ */
 export class Host extends Context.Tag("effect-city/Host")<
   Host,
   {
@@ -33,7 +43,11 @@ export class Host extends Context.Tag("effect-city/Host")<
   }
 >() {}
 
-/** Builds the service from a configuration (also used by tests). */
+/**
+ * Builds the service from a configuration (also used by tests).
+ * @since 0.1.0
+ * @category constructors
+ */
 export const fromConfig = (config: HostConfig): Host["Type"] => {
   const known = [...config.agent_runtimes, ...config.channel_runtimes]
   return Host.of({
@@ -50,6 +64,11 @@ export const fromConfig = (config: HostConfig): Host["Type"] => {
 
 const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidHostConfig({ file, field, rule }))
 
+/**
+ * Reads `host.json` (or takes the defaults when it is absent).
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
   const text = yield* state.readText(hostFile)
@@ -57,4 +76,9 @@ export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, S
   return fromConfig(config)
 })
 
+/**
+ * The host as a Layer.
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Host, make)

@@ -20,8 +20,18 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { StateRoot } from "./StateRoot.ts"
 
+/**
+ * The lifecycle log, under the state root.
+ * @since 0.1.0
+ * @category constants
+ */
 export const logFile = "logs/lifecycle.log"
 
+/**
+ * When the log rotates and how many old files it keeps.
+ * @since 0.1.0
+ * @category models
+ */
 export interface LifecycleLogConfig {
   /** Rotate before the file grows past this many bytes (default 1 MiB). */
   readonly maxBytes?: number
@@ -29,9 +39,18 @@ export interface LifecycleLogConfig {
   readonly keep?: number
 }
 
-/** A field value: `undefined` fields are left out. */
+/**
+ * A field value: `undefined` fields are left out.
+ * @since 0.1.0
+ * @category models
+ */
 export type LogValue = string | number | undefined
 
+/**
+ * Appends one logfmt line per provisioning call, rotating the file.
+ * @since 0.1.0
+ * @category tags
+ */
 export class LifecycleLog extends Context.Tag("effect-city/LifecycleLog")<
   LifecycleLog,
   {
@@ -43,7 +62,11 @@ export class LifecycleLog extends Context.Tag("effect-city/LifecycleLog")<
 
 const needsQuotes = /[\s"=\\]|^$/
 
-/** A logfmt value: bare when safe, else double-quoted with `\\`, `"`, newlines and tabs escaped. */
+/**
+ * A logfmt value: bare when safe, else double-quoted with `\\`, `"`, newlines and tabs escaped.
+ * @since 0.1.0
+ * @category utils
+ */
 export const quote = (value: string): string =>
   needsQuotes.test(value) || /[\u0000-\u001f\u007f]/.test(value)
     ? `"${
@@ -54,11 +77,16 @@ export const quote = (value: string): string =>
     }"`
     : value
 
-/** One logfmt line (without the newline). */
+/**
+ * One logfmt line (without the newline).
+ * @since 0.1.0
+ * @category utils
+ */
 export const formatLine = (fields: ReadonlyArray<readonly [string, LogValue]>): string =>
   fields.flatMap(([key, value]) => value === undefined ? [] : [`${key}=${quote(String(value))}`]).join(" ")
 
 /**
+ * Makes the lifecycle log on the state root.
  * @since 0.1.0
  * @category constructors
  */
@@ -118,6 +146,7 @@ export const make = (
   })
 
 /**
+ * The lifecycle log as a Layer.
  * @since 0.1.0
  * @category layers
  */

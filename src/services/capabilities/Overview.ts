@@ -22,6 +22,7 @@ import { Peers } from "./Peers.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
+ * One endpoint of a capability, with its last recorded call.
  * @since 0.1.0
  * @category models
  */
@@ -32,6 +33,7 @@ export interface EndpointView {
 }
 
 /**
+ * One declaration and its endpoints.
  * @since 0.1.0
  * @category models
  */
@@ -41,6 +43,7 @@ export interface CapabilityView {
 }
 
 /**
+ * What `city capability list` shows: every declaration and the invalid files found.
  * @since 0.1.0
  * @category models
  */
@@ -50,6 +53,7 @@ export interface CapabilitiesOverview {
 }
 
 /**
+ * What `city peer list` shows: every peer and the invalid files found.
  * @since 0.1.0
  * @category models
  */
@@ -59,6 +63,7 @@ export interface PeersOverview {
 }
 
 /**
+ * The read-only views of the state root, for the list verbs.
  * @since 0.1.0
  * @category tags
  */
@@ -73,6 +78,7 @@ export class Overview extends Context.Tag("effect-city/Overview")<
 >() {}
 
 /**
+ * Makes the overview on the stores.
  * @since 0.1.0
  * @category constructors
  */
@@ -116,6 +122,7 @@ export const make: Effect.Effect<Overview["Type"], never, StateRoot | Host | Cap
   })
 
 /**
+ * The overview as a Layer.
  * @since 0.1.0
  * @category layers
  */

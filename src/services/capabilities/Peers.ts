@@ -23,9 +23,15 @@ import * as DocumentStore from "./DocumentStore.ts"
 import { Host } from "./Host.ts"
 import { StateRoot } from "./StateRoot.ts"
 
+/**
+ * The folder of the peer files, under the state root.
+ * @since 0.1.0
+ * @category constants
+ */
 export const peersDir = "peers"
 
 /**
+ * The peer files: read, write, purge and list them.
  * @since 0.1.0
  * @category tags
  */
@@ -63,6 +69,7 @@ const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded
 export const validate = DocumentStore.decoder(storeOptions)
 
 /**
+ * Makes the peer store on the state root.
  * @since 0.1.0
  * @category constructors
  */
@@ -96,6 +103,7 @@ export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effec
 })
 
 /**
+ * The peer store as a Layer.
  * @since 0.1.0
  * @category layers
  */

@@ -87,6 +87,7 @@ export interface RemovalSettings extends JointSettings {
 }
 
 /**
+ * What `peer create` is given: a personality, a working directory and runtimes.
  * @since 0.1.0
  * @category models
  */
@@ -100,6 +101,7 @@ type LockErrors = StateError | RootLockBusy | RootNotFound | InvalidJointSetting
 type PeerErrors = UnknownPeer | InvalidPeerFile | LockErrors
 
 /**
+ * The joints: every verb that changes declarations or peers and runs their provisioning calls.
  * @since 0.1.0
  * @category tags
  */
@@ -165,6 +167,7 @@ const checkName = (kind: string, value: string) =>
   isName(value) ? Effect.void : Effect.fail(new InvalidName({ kind, value, rule: nameRule }))
 
 /**
+ * Makes the provisioner on the capability services.
  * @since 0.1.0
  * @category constructors
  */
@@ -388,6 +391,7 @@ export const make: Effect.Effect<
 })
 
 /**
+ * The provisioner as a Layer.
  * @since 0.1.0
  * @category layers
  */

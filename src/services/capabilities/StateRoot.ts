@@ -31,6 +31,11 @@ import type * as Scope from "effect/Scope"
 import * as lockfile from "proper-lockfile"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 
+/**
+ * Where the state root is, and whether a verb may create it.
+ * @since 0.1.0
+ * @category models
+ */
 export interface StateRootConfig {
   /** Absolute path of the root. */
   readonly root: string
@@ -38,13 +43,18 @@ export interface StateRootConfig {
   readonly lockWait?: Duration.DurationInput
 }
 
-/** How a document is written. */
+/**
+ * How a document is written.
+ * @since 0.1.0
+ * @category models
+ */
 export interface WriteOptions {
   /** Only the owner may read it (file 0600, its folder 0700): for anything holding a command's stderr. */
   readonly private?: boolean
 }
 
 /**
+ * The state root: atomic JSON writes, reads, and the cross-process lock.
  * @since 0.1.0
  * @category tags
  */
@@ -92,6 +102,7 @@ const isNotFound = (e: { readonly _tag: string; readonly reason?: string }) =>
   e._tag === "SystemError" && e.reason === "NotFound"
 
 /**
+ * Makes the state root service on a directory.
  * @since 0.1.0
  * @category constructors
  */
@@ -221,6 +232,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
   })
 
 /**
+ * The state root as a Layer.
  * @since 0.1.0
  * @category layers
  */
