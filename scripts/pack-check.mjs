@@ -13,7 +13,8 @@
  *    `nodenext` with `skipLibCheck: false`, so our shipped `.d.ts` files are checked too (and
  *    emitted and run with `node`), and under `bundler` (there with `skipLibCheck: true`: the
  *    `.d.ts` files were just checked, and checking them again would double the cost).
- * 4. `npx city --help` runs from the install.
+ * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
+ *    example declaration and provisioner (peer create, capability register, list, unregister).
  *
  * Exits 1 with the failing step's output on the first failure; prints the time each step took.
  */
@@ -30,10 +31,10 @@ const npmFlags = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=err
 const bin = (name) => join(repo, "node_modules", ".bin", name)
 
 const started = Date.now()
-const step = (name, file, args, cwd = work) => {
+const step = (name, file, args, cwd = work, env = process.env) => {
   const t0 = Date.now()
   try {
-    const out = execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+    const out = execFileSync(file, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
     console.log(`pack-check: ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`)
     return out
   } catch (error) {
@@ -130,6 +131,20 @@ try {
     console.error(`pack-check: FAILED: city --help printed\n${help}`)
     process.exit(1)
   }
+  // The README's "Try it", after install: the shipped example declaration and provisioner.
+  const examples = join(work, "node_modules", "effect-city", "examples")
+  const demo = readFileSync(join(examples, "capability", "demo.json"), "utf8")
+    .replaceAll("/ABSOLUTE/PATH/TO/examples", examples)
+  writeFileSync(join(work, "demo.json"), demo)
+  const env = { ...process.env, CITY_ROOT: join(work, "city-root") }
+  step("try it: city peer create", "npx", ["--no-install", "city", "peer", "create", "alice", "--cwd", work, "--runtime", "claude", "--runtime", "opencode"], work, env)
+  step("try it: city capability register", "npx", ["--no-install", "city", "capability", "register", join(work, "demo.json")], work, env)
+  const list = step("try it: city capability list", "npx", ["--no-install", "city", "capability", "list"], work, env)
+  if (!list.includes("demo") || !list.includes("ok")) {
+    console.error(`pack-check: FAILED: city capability list printed\n${list}`)
+    process.exit(1)
+  }
+  step("try it: city capability unregister", "npx", ["--no-install", "city", "capability", "unregister", "demo"], work, env)
   console.log(`pack-check: ok in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } finally {
   rmSync(work, { recursive: true, force: true })
