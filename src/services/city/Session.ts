@@ -199,7 +199,10 @@ export const make = (options: {
             else lease.release()
           })
           return traced
-            ? Effect.withSpan(run, spans.step, { attributes: { agent: agentInfo.id, session: id, turn: number, step: view.step } })
+            ? Effect.withSpan(run, spans.step, {
+              attributes: { agent: agentInfo.id, session: id, turn: number, step: view.step },
+              captureStackTrace: false
+            })
             : run
         })
     }
