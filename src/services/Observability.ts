@@ -85,6 +85,34 @@ export const disposeDuration = Metric.timerWithBoundaries(
 export const liveLeases = Metric.counter("city_leases_live", { description: "execution leases held now" })
 
 /**
+ * Owed reloads now: endpoints whose requested reload number is above the applied one, as the last
+ * listing of `state/reloads/` found them.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const owedReloads = Metric.gauge("city_reloads_owed", { description: "endpoints with a reload owed" })
+
+/**
+ * Owed removals now (remove-runtime on a busy endpoint), as the last listing found them.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const owedRemovals = Metric.gauge("city_removals_owed", { description: "endpoints with a removal owed" })
+
+/**
+ * Sets the owed-work gauges from a listing of the owed records.
+ * @since 0.1.0
+ * @category metrics
+ */
+export const recordOwed = (
+  records: ReadonlyArray<{ readonly requested: number; readonly applied: number; readonly removal?: unknown }>
+): Effect.Effect<void> =>
+  Effect.zipRight(
+    Metric.set(owedReloads, records.filter((r) => r.requested > r.applied).length),
+    Metric.set(owedRemovals, records.filter((r) => r.removal !== undefined).length)
+  )
+
+/**
  * Steps begun.
  * @since 0.1.0
  * @category metrics

@@ -11,6 +11,8 @@
  */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Observability from "../../src/services/Observability.ts"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
@@ -110,4 +112,20 @@ it.effect("a claim held by another live process is respected; a dead claimant's 
     const claimed = Option.getOrThrow(Reloads.transitions.claim(record, 111, "t2", () => true))
     expect(Option.isNone(Reloads.transitions.claim(claimed, 222, "t3", () => true))).toBe(true)
     expect(Option.getOrThrow(Reloads.transitions.claim(claimed, 222, "t3", () => false)).claim?.pid).toBe(222)
+  }))
+
+it.effect("listing the owed records sets the owed-work gauges (city_reloads_owed, city_removals_owed)", () =>
+  Effect.gen(function*() {
+    const memory = memoryStateRoot()
+    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service))
+    const other = { ...key, runtime: `${key.runtime}x` }
+    yield* reloads.request([key, other], "register")
+    yield* reloads.requestRemoval(other)
+    yield* reloads.list
+    expect((yield* Metric.value(Observability.owedReloads)).value).toBe(2)
+    expect((yield* Metric.value(Observability.owedRemovals)).value).toBe(1)
+    const target = Option.getOrThrow(yield* reloads.claim(key))
+    yield* reloads.complete(key, target)
+    yield* reloads.list
+    expect((yield* Metric.value(Observability.owedReloads)).value).toBe(1)
   }))

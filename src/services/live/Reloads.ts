@@ -37,6 +37,7 @@ import * as Schema from "effect/Schema"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
+import * as Observability from "../Observability.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 
 /**
@@ -238,13 +239,15 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen
 
   const entries = Effect.map(state.list(reloadsDir), (names) => names.filter((n) => n.endsWith(".json")))
 
+  // Every listing (the daemon lists at each pass) sets the owed-work gauges from the files, so they
+  // hold across processes: a CLI verb owes, the daemon applies.
   const list = Effect.flatMap(entries, (names) =>
-    Effect.map(
+    Effect.tap(Effect.map(
       Effect.forEach(names, (name) =>
         Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
           Option.flatMap(text, (t) => Either.getRight(decode(t))))),
       (records) => records.flatMap((r) => Option.isSome(r) ? [r.value] : [])
-    ))
+    ), (records) => Observability.recordOwed(records)))
 
   const invalid = Effect.flatMap(entries, (names) =>
     Effect.map(
