@@ -7,7 +7,6 @@
  * `examples/plugins/` load from two roots (one is skipped, with its reason), a Turn uses them, a
  * plugin reloads its skills, and a restart builds a new generation while the Session survives.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -27,7 +26,6 @@ import { action } from "../services/Contributions.ts"
 import * as Plugin from "../services/Plugin.ts"
 import type { PluginSnapshot } from "../schema/PluginSnapshot.ts"
 import { PluginContext } from "../services/PluginContext.ts"
-import { runMain } from "./main.ts"
 
 const say = (line: string) => Console.log(line)
 
@@ -85,7 +83,8 @@ const table = (snapshots: ReadonlyArray<PluginSnapshot>) =>
   snapshots.map((s) => `    ${s.name.padEnd(8)} ${s.status.padEnd(12)} attempts=${s.attempts}${s.last_error ? ` last_error=${s.last_error}` : ""}`)
     .join("\n")
 
-const program = Effect.gen(function*() {
+/** The demo as one Effect (run by demoMain.ts, and traced by examples/demo-traced.ts). */
+export const program = Effect.gen(function*() {
   const root = path.resolve(process.env["CITY_DEMO_ROOT"] ?? ".city-demo")
   yield* say(`effect-city demo — state root ${root}`)
   const release = yield* Deferred.make<void>()
@@ -181,4 +180,3 @@ const loaderDemo = (root: string) =>
     yield* say(`  same Session, new generation: ${String(again)}`)
   })
 
-runMain(program.pipe(Effect.scoped, Effect.provide(NodeContext.layer)))
