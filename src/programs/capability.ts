@@ -5,7 +5,6 @@
  * peer file could not be read, so some endpoint could not be attempted).
  * @since 0.1.0
  */
-import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -94,18 +93,7 @@ export const sync = verb(
     )
 )
 
-const force = Opt.described(
-  Options.boolean("force").pipe(
-    Options.withDescription(
-      "Delete the declaration even when it is invalid (its endpoints cannot be unprovisioned; they are listed)"
-    )
-  ),
-  {
-    kind: "flag",
-    usage: "--force",
-    description: "Delete the declaration even when it is invalid; its endpoints cannot be unprovisioned and are listed"
-  }
-)
+const force = Opt.force("Delete the declaration even when it is invalid; its endpoints cannot be unprovisioned and are listed")
 
 export const unregister = verb(
   "unregister",

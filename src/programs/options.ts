@@ -49,6 +49,14 @@ export const described = <P extends object>(param: P, help: ParamHelp): P => {
 export const helpFor = (param: unknown): ParamHelp | undefined =>
   typeof param === "object" && param !== null ? helpOf.get(param) : undefined
 
+/** `--force` with its one description (the parser's and the help row's). */
+export const force = (description: string) =>
+  described(Options.boolean("force").pipe(Options.withDescription(description)), {
+    kind: "flag",
+    usage: "--force",
+    description
+  })
+
 /** A whole decimal number, or an English refusal naming the flag and what it expects. */
 export const wholeNumber = (flag: string, unit: string) => (text: string) =>
   /^[+-]?\d+$/.test(text.trim()) && Number.isSafeInteger(Number(text))

@@ -166,18 +166,7 @@ export const defaultRuntime = runtimeVerb(
   })
 )
 
-const force = Opt.described(
-  Options.boolean("force").pipe(
-    Options.withDescription(
-      "Remove the peer even when its peer file is invalid (its endpoints cannot be unprovisioned; they are listed)"
-    )
-  ),
-  {
-    kind: "flag",
-    usage: "--force",
-    description: "Remove the peer even when its peer file is invalid; its endpoints cannot be unprovisioned and are listed"
-  }
-)
+const force = Opt.force("Remove the peer even when its peer file is invalid; its endpoints cannot be unprovisioned and are listed")
 
 export const remove = verb(
   "remove",

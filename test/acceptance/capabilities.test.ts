@@ -10,20 +10,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
-import { city, cityProcess, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.ts"
+import { city, cityProcess, declaration, journalOf, json, provisioner, seedPeer, world, writeJson } from "./cityCli.ts"
 import { isAlive } from "../fixtures.ts"
 
-/** A temp world: a state root, a peer cwd, a folder for scripts and declarations, a journal. */
-const world = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const base = yield* tempDir
-  const root = join(base, "root")
-  const work = join(base, "work")
-  const bin = join(base, "bin")
-  yield* fs.makeDirectory(work)
-  yield* fs.makeDirectory(bin)
-  return { base, root, work, bin, journal: join(base, "journal") }
-})
 
 /**
  * One scenario. Scenarios run provisioning commands (real processes), so they

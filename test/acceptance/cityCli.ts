@@ -125,6 +125,18 @@ export const json = (run: Run): Record<string, unknown> => JSON.parse(run.stdout
 /** A fresh directory, removed with the test's Scope. */
 export const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "city-acc-" }))
 
+/** A temp world: a state root, a peer cwd, a folder for scripts and declarations, a journal. */
+export const world = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const base = yield* tempDir
+  const root = join(base, "root")
+  const work = join(base, "work")
+  const bin = join(base, "bin")
+  yield* fs.makeDirectory(work)
+  yield* fs.makeDirectory(bin)
+  return { base, root, work, bin, journal: join(base, "journal") }
+})
+
 /**
  * Writes an executable `/bin/sh` script at `dir/name` that appends one line per
  * call to `journal`: each argument, then `ENV=<CITY_PRIVATE_DIR or <unset>>`,

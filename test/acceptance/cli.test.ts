@@ -19,21 +19,11 @@ import { join } from "node:path"
 import { isAlive } from "../fixtures.ts"
 import { run } from "../../src/programs/cli.ts"
 import * as Invocation from "../../src/programs/invocation.ts"
-import { binary, city, cityProcess, collectingConsole, declaration, journalOf, json, provisioner, seedPeer, tempDir, writeJson } from "./cityCli.ts"
+import { binary, city, cityProcess, collectingConsole, declaration, journalOf, json, provisioner, seedPeer, world, writeJson } from "./cityCli.ts"
 
 const scenario = (name: string, body: () => Effect.Effect<void, unknown, NodeContext.NodeContext | Scope.Scope>) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 60_000)
 
-const world = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const base = yield* tempDir
-  const root = join(base, "root")
-  const work = join(base, "work")
-  const bin = join(base, "bin")
-  yield* fs.makeDirectory(work)
-  yield* fs.makeDirectory(bin)
-  return { base, root, work, bin, journal: join(base, "journal") }
-})
 
 const escape = /\u001b\[/
 
