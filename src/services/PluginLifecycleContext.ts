@@ -55,6 +55,49 @@ export class PluginLifecycleContext extends Context.Tag("effect-city/PluginLifec
   PluginLifecycleContextShape
 >() {}
 
+type Log = PluginLifecycleContextShape["log"]
+
+const makeLog = (name: string): Log => {
+  const at = (level: "debug" | "info" | "warn" | "error") => (message: string) => {
+    const log = level === "debug"
+      ? Effect.logDebug(message)
+      : level === "info"
+      ? Effect.logInfo(message)
+      : level === "warn"
+      ? Effect.logWarning(message)
+      : Effect.logError(message)
+    return Effect.annotateLogs(log, "plugin", name)
+  }
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }
+}
+
+/**
+ * One object per instance, its log functions and default `requestReload` made the first time they
+ * are read (most plugins never read them, and adding a plugin is a measured path). Both are read
+ * through getters, so `const { log, requestReload } = ctx` works like on a plain object.
+ */
+class LifecycleContextImpl implements PluginLifecycleContextShape {
+  #log: Log | undefined
+  #requestReload: PluginLifecycleContextShape["requestReload"] | undefined
+  constructor(
+    readonly name: string,
+    readonly version: string | undefined,
+    readonly storage: { readonly path: string },
+    readonly scope: Scope.Scope,
+    requestReload: PluginLifecycleContextShape["requestReload"] | undefined
+  ) {
+    this.#requestReload = requestReload
+  }
+  get log(): Log {
+    return this.#log ??= makeLog(this.name)
+  }
+  get requestReload(): PluginLifecycleContextShape["requestReload"] {
+    const name = this.name
+    return this.#requestReload ??= (change) =>
+      Effect.fail(new ReloadRejected({ plugin: name, mode: change.mode, reason: "this City has no plugin loader" }))
+  }
+}
+
 /**
  * Makes the lifecycle context of one plugin instance; without `requestReload` a request fails
  * with ReloadRejected (a City without a plugin loader).
@@ -67,27 +110,5 @@ export const make = (options: {
   readonly storage: { readonly path: string }
   readonly scope: Scope.Scope
   readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
-}): PluginLifecycleContextShape => {
-  const at = (level: "debug" | "info" | "warn" | "error") => (message: string) => {
-    const log = level === "debug"
-      ? Effect.logDebug(message)
-      : level === "info"
-      ? Effect.logInfo(message)
-      : level === "warn"
-      ? Effect.logWarning(message)
-      : Effect.logError(message)
-    return Effect.annotateLogs(log, "plugin", options.name)
-  }
-  return {
-    name: options.name,
-    version: options.version,
-    storage: options.storage,
-    log: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") },
-    scope: options.scope,
-    requestReload: options.requestReload ??
-      ((change) =>
-        Effect.fail(
-          new ReloadRejected({ plugin: options.name, mode: change.mode, reason: "this City has no plugin loader" })
-        ))
-  }
-}
+}): PluginLifecycleContextShape =>
+  new LifecycleContextImpl(options.name, options.version, options.storage, options.scope, options.requestReload)

@@ -48,79 +48,105 @@ interface Failed {
 }
 
 /**
- * Makes an open CleanupScope.
- * @since 0.1.0
- * @category constructors
+ * The Scope itself. A class, so that a plugin instance's Scope costs one object and a Map (a
+ * plugin's add + remove is a measured path: bench/registry.bench.ts), its methods on the prototype.
  */
-export const make = (): CleanupScope => {
-  let failed: Array<Failed> = []
-  let closedOnce = false
+class Cleanup implements Scope.CloseableScope {
+  readonly [Scope.ScopeTypeId]: Scope.ScopeTypeId = Scope.ScopeTypeId
+  readonly [Scope.CloseableScopeTypeId]: Scope.CloseableScopeTypeId = Scope.CloseableScopeTypeId
+  readonly strategy: ExecutionStrategy.ExecutionStrategy = ExecutionStrategy.sequential
+  /** Read and written by `Effect.forkIn` / `forkScoped` directly, as on Effect's own scope. */
+  state: State = { _tag: "Open", finalizers: new Map() }
+  /** The finalizers that failed in the last run, with their Exit. */
+  failed: Array<Failed> = []
+  closedOnce = false
+
+  pipe() {
+    return pipeArguments(this, arguments)
+  }
+
+  addFinalizer(finalizer: Scope.Scope.Finalizer): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const state = this.state
+      if (state._tag === "Closed") return Effect.asVoid(this.run(finalizer, state.exit))
+      state.finalizers.set({}, finalizer)
+      return Effect.void
+    })
+  }
+
+  fork(strategy: ExecutionStrategy.ExecutionStrategy): Effect.Effect<Scope.CloseableScope> {
+    return Effect.flatMap(Scope.make(strategy), (child) => {
+      const state = this.state
+      if (state._tag === "Closed") return Effect.as(Scope.close(child, state.exit), child)
+      const key = {}
+      state.finalizers.set(key, (exit) => Scope.close(child, exit))
+      return Effect.as(
+        Scope.addFinalizer(child, Effect.sync(() => this.state._tag === "Open" && this.state.finalizers.delete(key))),
+        child
+      )
+    })
+  }
+
+  /** Closing through `Scope.close` is the owner's `close` without its report. */
+  close(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
+    return Effect.asVoid(this.closeReporting(exit))
+  }
+
+  closeReporting(exit: Exit.Exit<unknown, unknown>): Effect.Effect<Cause.Cause<unknown> | undefined> {
+    return Effect.suspend(() => {
+      const state = this.state
+      if (state._tag === "Open") {
+        this.state = { _tag: "Closed", exit }
+        this.closedOnce = true
+        // Nothing acquired (a plugin without resources): nothing to run.
+        if (state.finalizers.size === 0) return Effect.succeed(undefined)
+        const items = Array.from(state.finalizers.values()).reverse().map((finalizer) => ({ finalizer, exit }))
+        return this.runAll(items)
+      }
+      if (this.failed.length === 0) return Effect.succeed(undefined)
+      const retry = this.failed
+      this.failed = []
+      return this.runAll(retry)
+    })
+  }
 
   /** Runs one finalizer, catching a synchronous throw; a failure is kept for the next run. */
-  const run = (finalizer: Scope.Scope.Finalizer, exit: Exit.Exit<unknown, unknown>) =>
-    Effect.map(Effect.exit(Effect.suspend(() => finalizer(exit))), (result): Cause.Cause<unknown> | undefined => {
+  run(finalizer: Scope.Scope.Finalizer, exit: Exit.Exit<unknown, unknown>) {
+    return Effect.map(Effect.exit(Effect.suspend(() => finalizer(exit))), (result): Cause.Cause<unknown> | undefined => {
       if (Exit.isSuccess(result)) return undefined
-      failed.push({ finalizer, exit })
+      this.failed.push({ finalizer, exit })
       return result.cause
     })
+  }
 
-  const runAll = (items: ReadonlyArray<Failed>) =>
-    Effect.map(
-      Effect.forEach(items, (item) => run(item.finalizer, item.exit)),
+  runAll(items: ReadonlyArray<Failed>) {
+    return Effect.map(
+      Effect.forEach(items, (item) => this.run(item.finalizer, item.exit)),
       (causes) => {
         const all = causes.filter((c): c is Cause.Cause<unknown> => c !== undefined)
         return all.length === 0 ? undefined : all.reduce(Cause.sequential)
       }
     )
-
-  const scope = {
-    [Scope.ScopeTypeId]: Scope.ScopeTypeId as Scope.ScopeTypeId,
-    [Scope.CloseableScopeTypeId]: Scope.CloseableScopeTypeId as Scope.CloseableScopeTypeId,
-    strategy: ExecutionStrategy.sequential,
-    state: { _tag: "Open", finalizers: new Map() } as State,
-    pipe() {
-      return pipeArguments(this, arguments)
-    },
-    addFinalizer(finalizer: Scope.Scope.Finalizer): Effect.Effect<void> {
-      return Effect.suspend(() => {
-        const state = scope.state
-        if (state._tag === "Closed") return Effect.asVoid(run(finalizer, state.exit))
-        state.finalizers.set({}, finalizer)
-        return Effect.void
-      })
-    },
-    fork(strategy: ExecutionStrategy.ExecutionStrategy): Effect.Effect<Scope.CloseableScope> {
-      return Effect.flatMap(Scope.make(strategy), (child) => {
-        const state = scope.state
-        if (state._tag === "Closed") return Effect.as(Scope.close(child, state.exit), child)
-        const key = {}
-        state.finalizers.set(key, (exit) => Scope.close(child, exit))
-        return Effect.as(
-          Scope.addFinalizer(child, Effect.sync(() => scope.state._tag === "Open" && scope.state.finalizers.delete(key))),
-          child
-        )
-      })
-    },
-    // Closing through `Scope.close` is the owner's `close` without its report.
-    close(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> {
-      return Effect.asVoid(close(exit))
-    }
   }
-
-  const close: CleanupScope["close"] = (exit) =>
-    Effect.suspend(() => {
-      const state = scope.state
-      if (state._tag === "Open") {
-        scope.state = { _tag: "Closed", exit }
-        closedOnce = true
-        const items = Array.from(state.finalizers.values()).reverse().map((finalizer) => ({ finalizer, exit }))
-        return runAll(items)
-      }
-      const retry = failed
-      failed = []
-      return runAll(retry)
-    })
-
-  const closeable: Scope.CloseableScope = scope
-  return { scope: closeable, close, isClean: () => closedOnce && failed.length === 0 }
 }
+
+/** The owner's handle on a {@link Cleanup}. */
+class Handle implements CleanupScope {
+  readonly scope: Cleanup
+  constructor() {
+    this.scope = new Cleanup()
+  }
+  close(exit: Exit.Exit<unknown, unknown>) {
+    return this.scope.closeReporting(exit)
+  }
+  isClean() {
+    return this.scope.closedOnce && this.scope.failed.length === 0
+  }
+}
+
+/**
+ * Makes an open CleanupScope.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (): CleanupScope => new Handle()

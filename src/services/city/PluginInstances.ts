@@ -27,12 +27,17 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import { describeCause, PluginDisposeFailed, PluginInitializeFailed } from "../../schema/Errors.ts"
-import { disposeDuration, initializeDuration, spans, timed } from "../Observability.ts"
+import { disposeDuration, initializeDuration, spans, timed, traceLifecycle } from "../Observability.ts"
+import type { Contributions } from "../Contributions.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
 import * as CleanupScope from "./CleanupScope.ts"
@@ -48,7 +53,6 @@ import { PluginInstance } from "./ExecutionView.ts"
 export interface Incarnation {
   /** The instance views show; a skills reload replaces it by one of the same incarnation. */
   instance: PluginInstance
-  readonly lifecycle: LifecycleContext.PluginLifecycleContextShape
   /** Starts the disposal (closing its Scope) the first time; returns the fiber that runs it. */
   readonly begin: Effect.Effect<Fiber.RuntimeFiber<void, PluginDisposeFailed>>
   /** Disposes the instance the first time; later calls share that result. Bounded by disposeTimeout. */
@@ -101,37 +105,61 @@ const timedOut = (what: string, duration: Duration.Duration) =>
   new Cause.TimeoutException(`${what} did not complete within ${Duration.format(duration)}`)
 
 /** The storage folder, created the first time the plugin asks for its path. */
-const lazyStorage = (folder: string): { readonly path: string } => {
-  let made = false
-  return {
-    get path() {
-      if (!made) {
-        mkdirSync(folder, { recursive: true })
-        made = true
-      }
-      return folder
+class LazyStorage {
+  #made = false
+  constructor(readonly folder: string) {}
+  get path(): string {
+    if (!this.#made) {
+      mkdirSync(this.folder, { recursive: true })
+      this.#made = true
     }
+    return this.folder
   }
 }
 
 /**
+ * Forks `effect` as a daemon (a root fiber, inheriting the caller's fiber refs as `fork` does) and
+ * starts it at once, on the caller's stack: a synchronous initialize or dispose has finished when
+ * this returns, so awaiting it costs no scheduler round trip (`forkDaemon` starts the child on the
+ * scheduler). One that suspends goes on in the background like any forked fiber. The fiber starts
+ * with `services` added to its context and `plugin=<name>` in its log annotations, which costs
+ * nothing more than the fork (`provideService` and `annotateLogs` would each add a scoped update).
+ */
+const forkNow = <A, E, R, S>(
+  plugin: string,
+  effect: Effect.Effect<A, E, R | S>,
+  services: (context: Context.Context<R>) => Context.Context<R | S>
+): Effect.Effect<Fiber.RuntimeFiber<A, E>, never, R> =>
+  Effect.map(Effect.runtime<R>(), (runtime) =>
+    Runtime.runFork(
+      Runtime.make({ context: services(runtime.context), fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags }),
+      effect,
+      {
+        updateRefs: (refs, fiberId) =>
+          FiberRefs.updateAs(refs, {
+            fiberId,
+            fiberRef: FiberRef.currentLogAnnotations,
+            value: HashMap.set(FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations), "plugin", plugin)
+          })
+      }
+    ))
+
+/**
  * Awaits a fiber for at most `duration` (and until `cancel`, if given); when the wait ends first,
- * the fiber goes on in the background. A fiber already done (a synchronous initialize or dispose)
- * costs no timer and no race.
+ * the fiber goes on in the background. A fiber already done (a synchronous initialize or dispose,
+ * started by `forkNow`) costs no timer and no race.
  */
 const awaitBounded = <A, E, E2 = never>(
   fiber: Fiber.RuntimeFiber<A, E>,
   duration: Duration.Duration,
   cancel?: Effect.Effect<never, E2>
 ): Effect.Effect<Exit.Exit<A, E>, Cause.TimeoutException | E2> =>
-  // A forked fiber starts on the scheduler: one yield lets a synchronous body finish first, which
-  // is far cheaper than arming a timer and a race (about 60 µs) for work that is already done.
-  Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => {
+  Effect.suspend(() => {
     const done = fiber.unsafePoll()
     if (done !== null) return Effect.succeed(done)
     const bounded = Effect.timeout(Effect.interruptible(fiber.await), duration)
     return cancel === undefined ? bounded : Effect.raceFirst(bounded, cancel)
-  }))
+  })
 
 /**
  * The failure of a dispose that did not end within `disposeTimeout` (it goes on in the background).
@@ -152,6 +180,64 @@ const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"]
   })
 
 /**
+ * A started instance. A class, and the disposal's Deferred made only when someone waits for a
+ * disposal that has not ended: adding and removing a plugin is a measured path
+ * (bench/registry.bench.ts), and a live plugin should cost little memory.
+ */
+class Live implements Incarnation {
+  /** The disposal fiber, once begun. */
+  #disposal: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
+  #ended = false
+  #waiters: Deferred.Deferred<void> | undefined
+  constructor(
+    readonly name: string,
+    public instance: PluginInstance,
+    readonly cleanup: CleanupScope.CleanupScope,
+    readonly disposeTimeout: Duration.Duration
+  ) {}
+
+  // The disposal runs once, in a fiber of its own: whoever waits for it waits at most
+  // disposeTimeout, and a dispose that outlives that goes on in the background.
+  get begin(): Effect.Effect<Fiber.RuntimeFiber<void, PluginDisposeFailed>> {
+    return Effect.suspend(() => {
+      if (this.#disposal !== undefined) return Effect.succeed(this.#disposal)
+      const name = this.name
+      const run = Effect.flatMap(this.cleanup.close(Exit.void), (cause) =>
+        cause === undefined ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause })))
+      const traced = traceLifecycle(timed(disposeDuration, run), spans.dispose, { plugin: name })
+      const ended = Effect.sync(() => {
+        this.#ended = true
+        if (this.#waiters !== undefined) Deferred.unsafeDone(this.#waiters, Exit.void)
+      })
+      return Effect.map(
+        forkNow(name, Effect.ensuring(traced, ended), (context) => context),
+        (fiber) => (this.#disposal = fiber)
+      )
+    })
+  }
+
+  get dispose(): Effect.Effect<void, PluginDisposeFailed> {
+    return Effect.uninterruptible(Effect.flatMap(this.begin, (fiber) =>
+      awaitBounded(fiber, this.disposeTimeout).pipe(
+        Effect.catchTag("TimeoutException", () => Effect.fail(disposeTimedOut(this.name, this.disposeTimeout))),
+        Effect.flatten
+      )))
+  }
+
+  get disposed(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.#ended) return Effect.void
+      this.#waiters ??= Deferred.unsafeMake<void>(FiberId.none)
+      return Deferred.await(this.#waiters)
+    })
+  }
+
+  get retry(): Effect.Effect<Cause.Cause<unknown> | undefined> {
+    return this.cleanup.close(Exit.void)
+  }
+}
+
+/**
  * Makes the plugin instances on the City's configuration and closing state.
  * @since 0.1.0
  * @category constructors
@@ -161,41 +247,6 @@ export const make = Effect.gen(function*() {
   const state = yield* CityState
   /** Initializations in flight, by fiber: their plugin's name. */
   const running = new Map<Fiber.RuntimeFiber<unknown, unknown>, string>()
-
-  const incarnation = (
-    name: string,
-    instance: PluginInstance,
-    lifecycle: LifecycleContext.PluginLifecycleContextShape,
-    cleanup: CleanupScope.CleanupScope
-  ): Incarnation => {
-    let disposal: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
-    const done = Deferred.unsafeMake<void>(FiberId.none)
-    // The disposal runs once, in a fiber of its own: whoever waits for it waits at most
-    // disposeTimeout, and a dispose that outlives that goes on in the background.
-    const begin = Effect.suspend(() => {
-      if (disposal !== undefined) return Effect.succeed(disposal)
-      const run = Effect.flatMap(cleanup.close(Exit.void), (cause) =>
-        cause === undefined ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause })))
-      const traced = Effect.withSpan(timed(disposeDuration, run), spans.dispose, { attributes: { plugin: name } })
-      return Effect.map(
-        Effect.forkDaemon(Effect.ensuring(traced, Deferred.succeed(done, undefined))),
-        (fiber) => (disposal = fiber)
-      )
-    })
-    const dispose = Effect.flatMap(begin, (fiber) =>
-      awaitBounded(fiber, config.disposeTimeout).pipe(
-        Effect.catchTag("TimeoutException", () => Effect.fail(disposeTimedOut(name, config.disposeTimeout))),
-        Effect.flatten
-      ))
-    return {
-      instance,
-      lifecycle,
-      begin,
-      dispose: Effect.uninterruptible(dispose),
-      disposed: Deferred.await(done),
-      retry: cleanup.close(Exit.void)
-    }
-  }
 
   const start: PluginInstancesShape["start"] = <E, R>(
     plugin: Plugin<E, R>,
@@ -208,21 +259,16 @@ export const make = Effect.gen(function*() {
         const lifecycle = LifecycleContext.make({
           name,
           version: plugin.version,
-          storage: lazyStorage(path.join(config.root, "data", name)),
+          storage: new LazyStorage(path.join(config.root, "data", name)),
           scope: cleanup.scope,
           requestReload: options?.requestReload
         })
-        const context = yield* Effect.context<R>()
         // The caller's context goes outermost: the plugin's own Scope and lifecycle context win.
-        const attempt = Effect.suspend(() => plugin.initialize).pipe(
-          Effect.provideService(Scope.Scope, cleanup.scope),
-          Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
-          Effect.provide(context),
-          Effect.annotateLogs("plugin", name),
-          (effect) => timed(initializeDuration, effect)
-        )
+        const attempt = timed(initializeDuration, Effect.suspend(() => plugin.initialize))
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
-        const fiber = yield* Effect.forkDaemon(Effect.interruptible(attempt))
+        // Its context is the caller's plus the plugin's own Scope and lifecycle context.
+        const fiber = yield* forkNow<Contributions, E, R, Scope.Scope | LifecycleContext.PluginLifecycleContext>(name, Effect.interruptible(attempt), (context) =>
+          Context.add(Context.add(context, Scope.Scope, cleanup.scope), LifecycleContext.PluginLifecycleContext, lifecycle))
         running.set(fiber, name)
         fiber.addObserver(() => running.delete(fiber))
         // Bounded by initializeTimeout, and cut short when close begins.
@@ -240,7 +286,7 @@ export const make = Effect.gen(function*() {
             : awaited.cause
         } else if (Exit.isSuccess(awaited.value)) {
           const instance = new PluginInstance(name, plugin.version, awaited.value.value, {})
-          return Either.right(incarnation(name, instance, lifecycle, cleanup))
+          return Either.right<Incarnation>(new Live(name, instance, cleanup, config.disposeTimeout))
         } else {
           cause = awaited.value.cause
           reason = reasonOf(cause)
@@ -249,7 +295,7 @@ export const make = Effect.gen(function*() {
         return Either.left(
           new PluginInitializeFailed({ name, reason, cause, ...(release === undefined ? {} : { release }) })
         )
-      }).pipe(Effect.withSpan(spans.initialize, { attributes: { plugin: plugin.name, version: plugin.version } }))
+      }).pipe((effect) => traceLifecycle(effect, spans.initialize, { plugin: plugin.name, version: plugin.version }))
 
   const abandon: PluginInstancesShape["abandon"] = Effect.suspend(() => {
     const fibers = Array.from(running.keys())
