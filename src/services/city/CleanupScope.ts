@@ -38,9 +38,23 @@ export interface CleanupScope {
   readonly isClean: () => boolean
 }
 
-type State =
-  | { readonly _tag: "Open"; readonly finalizers: Map<object, Scope.Scope.Finalizer> }
-  | { readonly _tag: "Closed"; readonly exit: Exit.Exit<unknown, unknown> }
+/**
+ * An open Scope's finalizers, by key, in the shape `Effect.forkIn` writes to. The Map is made when
+ * the first finalizer is added: most plugins acquire nothing.
+ */
+class Open {
+  readonly _tag = "Open"
+  #finalizers: Map<object, Scope.Scope.Finalizer> | undefined
+  get finalizers(): Map<object, Scope.Scope.Finalizer> {
+    return this.#finalizers ??= new Map()
+  }
+  /** The finalizers in reverse order of addition. */
+  reversed(): Array<Scope.Scope.Finalizer> {
+    return this.#finalizers === undefined ? [] : Array.from(this.#finalizers.values()).reverse()
+  }
+}
+
+type State = Open | { readonly _tag: "Closed"; readonly exit: Exit.Exit<unknown, unknown> }
 
 interface Failed {
   readonly finalizer: Scope.Scope.Finalizer
@@ -56,7 +70,7 @@ class Cleanup implements Scope.CloseableScope {
   readonly [Scope.CloseableScopeTypeId]: Scope.CloseableScopeTypeId = Scope.CloseableScopeTypeId
   readonly strategy: ExecutionStrategy.ExecutionStrategy = ExecutionStrategy.sequential
   /** Read and written by `Effect.forkIn` / `forkScoped` directly, as on Effect's own scope. */
-  state: State = { _tag: "Open", finalizers: new Map() }
+  state: State = new Open()
   /** The finalizers that failed in the last run, with their Exit. */
   failed: Array<Failed> = []
   closedOnce = false
@@ -98,10 +112,10 @@ class Cleanup implements Scope.CloseableScope {
       if (state._tag === "Open") {
         this.state = { _tag: "Closed", exit }
         this.closedOnce = true
+        const finalizers = state.reversed()
         // Nothing acquired (a plugin without resources): nothing to run.
-        if (state.finalizers.size === 0) return Effect.succeed(undefined)
-        const items = Array.from(state.finalizers.values()).reverse().map((finalizer) => ({ finalizer, exit }))
-        return this.runAll(items)
+        if (finalizers.length === 0) return Effect.succeed(undefined)
+        return this.runAll(finalizers.map((finalizer) => ({ finalizer, exit })))
       }
       if (this.failed.length === 0) return Effect.succeed(undefined)
       const retry = this.failed

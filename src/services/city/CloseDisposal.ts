@@ -23,7 +23,8 @@ import type { CityConfigShape } from "./CityConfig.ts"
 import type { CityStateShape } from "./CityState.ts"
 import type { CloseReportShape } from "./CloseReport.ts"
 import type { ExecutionViewsShape } from "./ExecutionViews.ts"
-import { disposeTimedOut, type Incarnation, type PluginInstancesShape } from "./PluginInstances.ts"
+import { disposeTimedOut, type Incarnation } from "./Incarnation.ts"
+import type { PluginInstancesShape } from "./PluginInstances.ts"
 import type { Snapshots } from "./Snapshots.ts"
 
 /**

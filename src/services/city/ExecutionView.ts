@@ -29,6 +29,9 @@ export interface PluginView {
  * @since 0.1.0
  * @category internals
  */
+/** The hooks of every plugin that has none: one shared, empty table. */
+const noHooks: ReadonlyMap<string, ReadonlyArray<Hook>> = new Map()
+
 export class PluginInstance implements PluginView {
   readonly hooks: ReadonlyMap<string, ReadonlyArray<Hook>>
   constructor(
@@ -37,8 +40,12 @@ export class PluginInstance implements PluginView {
     readonly contributions: Contributions,
     readonly incarnation: object
   ) {
+    if (contributions.hooks === undefined) {
+      this.hooks = noHooks
+      return
+    }
     const hooks = new Map<string, ReadonlyArray<Hook>>()
-    for (const [point, handler] of Object.entries(contributions.hooks ?? {})) {
+    for (const [point, handler] of Object.entries(contributions.hooks)) {
       hooks.set(point, typeof handler === "function" ? [handler] : handler)
     }
     this.hooks = hooks

@@ -25,12 +25,14 @@ import * as FiberId from "effect/FiberId"
  */
 export interface KeyedMutex<K> {
   /**
-   * Runs `effect` holding the lock of `key`. While the key is held by another, the wait is raced
-   * against `cancel`: if `cancel` completes first, its failure is the result and `effect` never runs.
+   * Runs `body` holding the lock of `key`, uninterruptibly: `restore` makes a part of it
+   * interruptible again (as in `Effect.uninterruptibleMask`, which callers would otherwise add
+   * around their bookkeeping themselves). While the key is held by another, the wait is raced
+   * against `cancel`: if `cancel` completes first, its failure is the result and `body` never runs.
    */
   readonly withLock: <A, E, R, E2>(
     key: K,
-    effect: Effect.Effect<A, E, R>,
+    body: (restore: <X, EX, RX>(effect: Effect.Effect<X, EX, RX>) => Effect.Effect<X, EX, RX>) => Effect.Effect<A, E, R>,
     cancel: Effect.Effect<never, E2>
   ) => Effect.Effect<A, E | E2, R>
   /** How many keys are held. */
@@ -57,14 +59,14 @@ export const make = <K>(): KeyedMutex<K> => {
     })
 
   return {
-    withLock: (key, effect, cancel) =>
+    withLock: (key, body, cancel) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.suspend(() => {
           const waiters = held.get(key)
           if (waiters === undefined) {
             const mine: Waiters = []
             held.set(key, mine)
-            return Effect.ensuring(restore(effect), release(key, mine))
+            return Effect.ensuring(body(restore), release(key, mine))
           }
           const turn = Deferred.unsafeMake<void>(FiberId.none)
           waiters.push(turn)
@@ -82,7 +84,7 @@ export const make = <K>(): KeyedMutex<K> => {
                 return release(key, waiters)
               })
             ),
-            Effect.zipRight(Effect.ensuring(restore(effect), release(key, waiters)))
+            Effect.zipRight(Effect.suspend(() => Effect.ensuring(body(restore), release(key, waiters))))
           )
         })
       ),

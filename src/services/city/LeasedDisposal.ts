@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { CityStateShape } from "./CityState.ts"
 import { type ExecutionViewsShape, heldByCaller } from "./ExecutionViews.ts"
-import type { Incarnation } from "./PluginInstances.ts"
+import type { Incarnation } from "./Incarnation.ts"
 
 /**
  * What `remove` did: the plugin left the registry and is disposed, or its disposal is pending on a

@@ -45,7 +45,8 @@ import { ExecutionViews } from "./ExecutionViews.ts"
 import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
 import { closePlugins } from "./CloseDisposal.ts"
-import { type Incarnation, lastError, PluginInstances } from "./PluginInstances.ts"
+import type { Incarnation } from "./Incarnation.ts"
+import { lastError, PluginInstances } from "./PluginInstances.ts"
 import * as Snapshots from "./Snapshots.ts"
 
 /**
@@ -132,8 +133,12 @@ export const make = Effect.gen(function*() {
     })
 
   // --- add ---------------------------------------------------------------------------------------
-  const initialize = <E, R>(plugin: Plugin<E, R>, options: AddOptions | undefined) =>
-    Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
+  const initialize = <E, R>(
+    plugin: Plugin<E, R>,
+    options: AddOptions | undefined,
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.gen(function*() {
       const name = plugin.name
       // A previous instance of this name still disposing (pending on a lease) goes first.
       const previous = lives.get(name)
@@ -158,7 +163,7 @@ export const make = Effect.gen(function*() {
       lives.set(name, incarnation)
       publish(withInstance(ready, incarnation.instance))
       return yield* snapshots.ready(name)
-    }))
+    })
 
   const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     Effect.suspend((): Effect.Effect<
@@ -176,7 +181,7 @@ export const make = Effect.gen(function*() {
         return Effect.fail(new PluginAlreadyRegistered({ name }))
       }
       adding.add(name)
-      return mutex.withLock(name, initialize(plugin, options), state.cancelled(`add plugin ${name}`)).pipe(
+      return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
         Effect.ensuring(Effect.sync(() => adding.delete(name)))
       )
     })
@@ -206,14 +211,13 @@ export const make = Effect.gen(function*() {
     Effect.suspend(() => {
       const refused = state.refuse(`remove plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
-      const body = Effect.uninterruptibleMask((restore) =>
+      const body = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
         Effect.suspend((): Effect.Effect<false | Removal, PluginDisposeFailed> => {
           const incarnation = lives.get(name)
           if (incarnation !== undefined) return removeLive(name, incarnation, restore)
           if (snapshots.statusOf(name) === undefined) return Effect.succeed(false)
           return Effect.as(snapshots.remove(name), disposed(Effect.void))
         })
-      )
       return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
     })
 
