@@ -50,13 +50,17 @@ export const disposeAfterLeases = (options: {
   readonly state: CityStateShape
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }): Effect.Effect<Removal, PluginDisposeFailed> =>
+  Effect.suspend(() => {
+    const { dispose, incarnation, views } = options
+    // Nothing holds it (the common case): disposed in the call.
+    if (!views.isLeased(incarnation.instance)) return Effect.as(dispose, disposed(dispose))
+    return afterLeases(options)
+  })
+
+const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.gen(function*() {
     const { dispose, incarnation, state, views } = options
     const instance = incarnation.instance
-    if (!views.isLeased(instance)) {
-      yield* dispose
-      return disposed(dispose)
-    }
     const fiber = yield* Effect.forkDaemon(
       Effect.zipRight(
         Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),

@@ -137,32 +137,40 @@ export const make = Effect.gen(function*() {
     plugin: Plugin<E, R>,
     options: AddOptions | undefined,
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  ) =>
-    Effect.gen(function*() {
+  ): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed, R> =>
+    Effect.suspend(() => {
       const name = plugin.name
       // A previous instance of this name still disposing (pending on a lease) goes first.
       const previous = lives.get(name)
       if (previous !== undefined) {
-        yield* restore(Effect.raceFirst(previous.disposed, state.cancelled(`add plugin ${name}`)))
+        return Effect.zipRight(
+          restore(Effect.raceFirst(previous.disposed, state.cancelled(`add plugin ${name}`))),
+          initialize(plugin, options, restore)
+        )
       }
-      yield* state.check(`add plugin ${name}`)
-      yield* snapshots.initializing(name, plugin.version, options?.source ?? "code")
-      const started = yield* instances.start(plugin, options, restore)
-      if (Either.isLeft(started)) {
-        yield* snapshots.failed(name, lastError(started.left))
-        return yield* Effect.fail(started.left)
-      }
-      const incarnation = started.right
-      // Closing began while it initialized: it never becomes ready; dispose it here.
+      const refused = state.refuse(`add plugin ${name}`)
+      if (refused !== undefined) return Effect.fail(refused)
+      return snapshots.initializing(name, plugin.version, options?.source ?? "code").pipe(
+        Effect.zipRight(instances.start(plugin, options, restore)),
+        Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
+          Either.isLeft(started)
+            ? Effect.zipRight(snapshots.failed(name, lastError(started.left)), Effect.fail(started.left))
+            : becomeReady(name, started.right)
+        )
+      )
+    })
+
+  /** A started instance joins the registry and the next view, unless closing began meanwhile. */
+  const becomeReady = (name: string, incarnation: Incarnation) =>
+    Effect.suspend((): Effect.Effect<PluginSnapshot, CityClosed> => {
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) {
-        yield* Effect.ignore(incarnation.dispose)
-        yield* snapshots.remove(name)
-        return yield* Effect.fail(refused)
+        // Closing began while it initialized: it never becomes ready; dispose it here.
+        return Effect.ignore(incarnation.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
       }
       lives.set(name, incarnation)
       publish(withInstance(ready, incarnation.instance))
-      return yield* snapshots.ready(name)
+      return snapshots.ready(name)
     })
 
   const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
