@@ -8,7 +8,6 @@
  * plugins. A subscriber first receives the current snapshots, then every change.
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
@@ -43,14 +42,16 @@ export interface Snapshots {
   readonly clear: Effect.Effect<void>
 }
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
-
 /**
  * Makes empty snapshots; the changes' PubSub is shut down with the Scope.
  * @since 0.1.0
  * @category constructors
  */
 export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(function*() {
+  // The Clock of the fiber that makes the registry (a TestClock in a test), read synchronously: a
+  // change is on the add/remove path, where each Effect step counts.
+  const clock = yield* Effect.clock
+  const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
   let map = HashMap.empty<string, PluginSnapshot>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
@@ -65,7 +66,8 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   const current = (name: string) => Option.getOrUndefined(HashMap.get(map, name))
 
   const change = (name: string, status: PluginStatus, lastError?: string) =>
-    Effect.flatMap(now, (updated_at) => {
+    Effect.suspend(() => {
+      const updated_at = now()
       const previous = current(name)
       if (previous === undefined) return Effect.dieMessage(`no snapshot for ${name}`)
       const { last_error: _, ...rest } = previous
@@ -102,7 +104,8 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
       })
     ),
     initializing: (name, version, source) =>
-      Effect.flatMap(now, (updated_at) => {
+      Effect.suspend(() => {
+        const updated_at = now()
         const previous = current(name)
         return put({
           name,
@@ -118,7 +121,8 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
     disposing: (name) => Effect.asVoid(change(name, "disposing")),
     remove,
     disposingAll: (names) =>
-      Effect.flatMap(now, (updated_at) => {
+      Effect.suspend(() => {
+        const updated_at = now()
         const changes: Array<SnapshotChange> = []
         for (const name of names) {
           const previous = current(name)
