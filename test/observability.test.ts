@@ -6,7 +6,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import type * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -25,6 +27,7 @@ import { CommandRunner } from "../src/services/capabilities/CommandRunner.ts"
 import * as Provisioner from "../src/services/capabilities/Provisioner.ts"
 import * as StateRoot from "../src/services/capabilities/StateRoot.ts"
 import * as Observability from "../src/services/Observability.ts"
+import * as Plugin from "../src/services/Plugin.ts"
 
 const provisionings = (state: string, occasion: string) =>
   Metric.tagged(Metric.tagged(Observability.provisionings, "state", state), "occasion", occasion)
@@ -113,6 +116,29 @@ describe("tracing", () => {
       expect(named(Observability.spans.initialize)).toEqual(["greeter"])
       expect(named(Observability.spans.dispose)).toEqual(["greeter"])
     }))
+
+  it.scoped("a dispose is a span under the call that removed the plugin; its finalizers log as the plugin", () => {
+    const { spans, tracer } = recording()
+    const logged: Array<string> = []
+    const logger = Logger.make(({ annotations, message }) => {
+      const plugin = Option.getOrElse(HashMap.get(annotations, "plugin"), () => "-")
+      logged.push(`${String(plugin)}: ${String(message)}`)
+    })
+    return Effect.gen(function*() {
+      const city = yield* City.make({ root: root() })
+      const keeper = Plugin.make({
+        name: "keeper",
+        initialize: Effect.as(Effect.addFinalizer(() => Effect.logInfo("released")), {})
+      })
+      yield* city.plugins.add(keeper).pipe(Effect.withSpan("adder"))
+      yield* city.plugins.remove("keeper").pipe(Effect.withSpan("remover"))
+      const dispose = spans.find((s) => s.name === Observability.spans.dispose)
+      const remover = spans.find((s) => s.name === "remover")
+      expect(dispose, "a city.plugin.dispose span").toBeDefined()
+      expect(Option.map(dispose!.parent, (p) => p.spanId)).toEqual(Option.some(remover!.spanId))
+      expect(logged).toEqual(["keeper: released"])
+    }).pipe(Effect.withTracer(tracer), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+  })
 
   it.effect("without a tracer of its own, a Step makes no span (its body sees the caller's span)", () =>
     Effect.gen(function*() {

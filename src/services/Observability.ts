@@ -191,17 +191,22 @@ export const timed = <A, E, R, Type, Out>(
 
 /**
  * Wraps a lifecycle checkpoint (initialize, dispose) in its span when a tracer is installed; under
- * Effect's default tracer, which exports nothing, it runs as it is.
+ * Effect's default tracer, which exports nothing, it runs as it is. `parent`: the span of the call
+ * that asked for it, when the checkpoint's fiber does not carry it (a dispose runs on the fiber refs
+ * of its initialize).
  * @since 0.1.0
  * @category spans
  */
 export const traceLifecycle = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   name: typeof spans.initialize | typeof spans.dispose,
-  attributes: Record<string, unknown>
+  attributes: Record<string, unknown>,
+  parent?: Tracer.AnySpan | undefined
 ): Effect.Effect<A, E, R> =>
   Effect.tracerWith((tracer) =>
-    tracer === defaultTracer ? effect : Effect.withSpan(effect, name, { attributes, captureStackTrace: false })
+    tracer === defaultTracer
+      ? effect
+      : Effect.withSpan(effect, name, { attributes, captureStackTrace: false, ...(parent === undefined ? {} : { parent }) })
   )
 
 /**

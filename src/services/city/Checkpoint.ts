@@ -17,6 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
@@ -26,35 +27,39 @@ import * as Runtime from "effect/Runtime"
 const noLabels: ReadonlyArray<never> = []
 
 /**
- * Starts a checkpoint of `plugin` now: a root fiber (a daemon: it outlives its caller), inheriting
- * the caller's fiber refs as `fork` does, with `context` as its services and `plugin=<name>` in its
- * log annotations (set at the fork, which costs nothing more; `provideService` and `annotateLogs`
- * would each add a scoped update). Its duration, from start to end, goes into `histogram`
- * (monotonic clock).
+ * Where a plugin's checkpoints run: the fiber refs of the fiber that added it, with `context` as
+ * its services and `plugin=<name>` in its log annotations. Made once per instance and kept for its
+ * dispose when the instance acquired something: `Effect.addFinalizer` (and so `acquireRelease`)
+ * runs each finalizer with the fiber refs of its acquire, patched over the dispose fiber's by a
+ * diff whose cost grows with what differs; from the same refs nothing differs.
  * @since 0.1.0
  * @category constructors
  */
-export const start = <A, E, R>(options: {
-  readonly runtime: Runtime.Runtime<never>
-  readonly context: Context.Context<R>
-  readonly plugin: string
-  readonly effect: Effect.Effect<A, E, R>
-  readonly histogram: Pick<Metric.Metric<unknown, Duration.Duration, unknown>, "unsafeUpdate">
-}): Fiber.RuntimeFiber<A, E> => {
-  const { histogram, plugin, runtime } = options
+export const runtimeFor = <R>(plugin: string, caller: Runtime.Runtime<never>, context: Context.Context<R>): Runtime.Runtime<R> =>
+  Runtime.make({
+    context,
+    fiberRefs: FiberRefs.updateAs(caller.fiberRefs, {
+      fiberId: FiberId.unsafeMake(),
+      fiberRef: FiberRef.currentLogAnnotations,
+      value: HashMap.set(FiberRefs.getOrDefault(caller.fiberRefs, FiberRef.currentLogAnnotations), "plugin", plugin)
+    }),
+    runtimeFlags: caller.runtimeFlags
+  })
+
+/**
+ * Starts a checkpoint now on `runtime` (see {@link runtimeFor}): a root fiber (a daemon: it
+ * outlives its caller) whose fiber refs are forked from the runtime's, as `fork` does. Its
+ * duration, from start to end, goes into `histogram` (monotonic clock).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const start = <A, E, R>(
+  runtime: Runtime.Runtime<R>,
+  effect: Effect.Effect<A, E, R>,
+  histogram: Pick<Metric.Metric<unknown, Duration.Duration, unknown>, "unsafeUpdate">
+): Fiber.RuntimeFiber<A, E> => {
   const began = performance.now()
-  const fiber = Runtime.runFork(
-    Runtime.make({ context: options.context, fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags }),
-    options.effect,
-    {
-      updateRefs: (refs, fiberId) =>
-        FiberRefs.updateAs(refs, {
-          fiberId,
-          fiberRef: FiberRef.currentLogAnnotations,
-          value: HashMap.set(FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations), "plugin", plugin)
-        })
-    }
-  )
+  const fiber = Runtime.runFork(runtime, effect)
   const record = () => histogram.unsafeUpdate(Duration.millis(performance.now() - began), noLabels)
   if (fiber.unsafePoll() === null) fiber.addObserver(record)
   else record()

@@ -36,6 +36,8 @@ export interface CleanupScope {
   readonly close: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<Cause.Cause<unknown> | undefined>
   /** Whether `close` has run and every finalizer has succeeded since. */
   readonly isClean: () => boolean
+  /** Whether a finalizer was ever added (whether closing has anything to run). */
+  readonly acquired: () => boolean
 }
 
 /**
@@ -47,6 +49,9 @@ class Open {
   #finalizers: Map<object, Scope.Scope.Finalizer> | undefined
   get finalizers(): Map<object, Scope.Scope.Finalizer> {
     return this.#finalizers ??= new Map()
+  }
+  get acquired(): boolean {
+    return this.#finalizers !== undefined
   }
   /** The finalizers in reverse order of addition. */
   reversed(): Array<Scope.Scope.Finalizer> {
@@ -74,6 +79,7 @@ class Cleanup implements Scope.CloseableScope {
   /** The finalizers that failed in the last run, with their Exit. */
   failed: Array<Failed> = []
   closedOnce = false
+  acquiredAny = false
 
   pipe() {
     return pipeArguments(this, arguments)
@@ -110,6 +116,7 @@ class Cleanup implements Scope.CloseableScope {
     return Effect.suspend(() => {
       const state = this.state
       if (state._tag === "Open") {
+        this.acquiredAny = state.acquired
         this.state = { _tag: "Closed", exit }
         this.closedOnce = true
         const finalizers = state.reversed()
@@ -133,13 +140,17 @@ class Cleanup implements Scope.CloseableScope {
     })
   }
 
-  runAll(items: ReadonlyArray<Failed>) {
-    return Effect.map(
-      Effect.forEach(items, (item) => this.run(item.finalizer, item.exit)),
-      (causes) => {
-        const all = causes.filter((c): c is Cause.Cause<unknown> => c !== undefined)
-        return all.length === 0 ? undefined : all.reduce(Cause.sequential)
-      }
+  /**
+   * Runs `items` one after the other; the failures as one Cause. A fold rather than
+   * `Effect.forEach`, which under a caller's parallel Scope forks a child Scope for every call.
+   */
+  runAll(items: ReadonlyArray<Failed>): Effect.Effect<Cause.Cause<unknown> | undefined> {
+    return items.reduce(
+      (acc: Effect.Effect<Cause.Cause<unknown> | undefined>, item) =>
+        Effect.flatMap(acc, (failures) =>
+          Effect.map(this.run(item.finalizer, item.exit), (cause) =>
+            cause === undefined ? failures : failures === undefined ? cause : Cause.sequential(failures, cause))),
+      Effect.succeed(undefined)
     )
   }
 }
@@ -152,6 +163,10 @@ class Handle implements CleanupScope {
   }
   close(exit: Exit.Exit<unknown, unknown>) {
     return this.scope.closeReporting(exit)
+  }
+  acquired() {
+    const state = this.scope.state
+    return state._tag === "Open" ? state.acquired : this.scope.acquiredAny
   }
   isClean() {
     return this.scope.closedOnce && this.scope.failed.length === 0

@@ -12,12 +12,16 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type * as Runtime from "effect/Runtime"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
+import * as Tracer from "effect/Tracer"
 import * as FiberId from "effect/FiberId"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
 import { disposeDuration, spans, traceLifecycle } from "../Observability.ts"
@@ -64,22 +68,26 @@ class Live implements Incarnation {
     readonly name: string,
     public instance: PluginInstance,
     readonly cleanup: CleanupScope.CleanupScope,
+    readonly checkpoint: Runtime.Runtime<never> | undefined,
     readonly disposeTimeout: Duration.Duration
   ) {}
 
   /** Starts the disposal, the first time, on the caller's fiber refs. */
-  #begin(runtime: Runtime.Runtime<never>) {
+  #begin(caller: Runtime.Runtime<never>) {
     if (this.#disposal !== undefined) return this.#disposal
     const name = this.name
     const run = Effect.flatMap(this.cleanup.close(Exit.void), (cause) =>
       cause === undefined ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause })))
-    const fiber = Checkpoint.start({
-      runtime,
-      context: runtime.context,
-      plugin: name,
-      effect: traceLifecycle(run, spans.dispose, { plugin: name }),
-      histogram: disposeDuration
+    // The instance acquired something: its finalizers run on the fiber refs of its initialize
+    // (Checkpoint.runtimeFor), under the span of the caller that disposes it. Otherwise the
+    // caller's refs, without its Scope: a dispose runs on its own, whoever removes or closes.
+    const runtime = this.checkpoint ?? Runtime.make({
+      context: Context.omit(Scope.Scope)(caller.context),
+      fiberRefs: caller.fiberRefs,
+      runtimeFlags: caller.runtimeFlags
     })
+    const parent = Option.getOrUndefined(Context.getOption(caller.context, Tracer.ParentSpan))
+    const fiber = Checkpoint.start(runtime, traceLifecycle(run, spans.dispose, { plugin: name }, parent), disposeDuration)
     this.#disposal = fiber
     const ended = () => {
       this.#ended = true
@@ -129,5 +137,14 @@ export const make = (options: {
   readonly name: string
   readonly instance: PluginInstance
   readonly cleanup: CleanupScope.CleanupScope
+  /** Where its initialize ran (Checkpoint.runtimeFor); kept for its dispose if it acquired something. */
+  readonly checkpoint: Runtime.Runtime<never>
   readonly disposeTimeout: Duration.Duration
-}): Incarnation => new Live(options.name, options.instance, options.cleanup, options.disposeTimeout)
+}): Incarnation =>
+  new Live(
+    options.name,
+    options.instance,
+    options.cleanup,
+    options.cleanup.acquired() ? options.checkpoint : undefined,
+    options.disposeTimeout
+  )

@@ -23,6 +23,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
@@ -113,13 +114,14 @@ export const make = Effect.gen(function*() {
   const settle = (
     plugin: Plugin<unknown, unknown>,
     cleanup: CleanupScope.CleanupScope,
+    checkpoint: Runtime.Runtime<never>,
     exit: Exit.Exit<Contributions, unknown>,
     reason?: PluginInitializeFailed["reason"]
   ): Effect.Effect<Either.Either<Incarnation, PluginInitializeFailed>> => {
     const name = plugin.name
     if (Exit.isSuccess(exit)) {
       const instance = new PluginInstance(name, plugin.version, exit.value, {})
-      return Effect.succeed(Either.right(makeIncarnation({ name, instance, cleanup, disposeTimeout: config.disposeTimeout })))
+      return Effect.succeed(Either.right(makeIncarnation({ name, instance, cleanup, checkpoint, disposeTimeout: config.disposeTimeout })))
     }
     const cause = exit.cause
     return Effect.map(cleanup.close(exit), (release) =>
@@ -132,6 +134,7 @@ export const make = Effect.gen(function*() {
   const awaitRunning = (
     plugin: Plugin<unknown, unknown>,
     cleanup: CleanupScope.CleanupScope,
+    checkpoint: Runtime.Runtime<never>,
     fiber: Fiber.RuntimeFiber<Contributions, unknown>,
     restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
   ) => {
@@ -142,12 +145,12 @@ export const make = Effect.gen(function*() {
       Checkpoint.awaitBounded(fiber, config.initializeTimeout, () => state.cancelled(`initialize of ${name}`))
     )
     return Effect.flatMap(Effect.exit(awaited), (awaited) => {
-      if (Exit.isSuccess(awaited)) return settle(plugin, cleanup, awaited.value)
+      if (Exit.isSuccess(awaited)) return settle(plugin, cleanup, checkpoint, awaited.value)
       fiber.unsafeInterruptAsFork(FiberId.none)
       const failure = Option.getOrUndefined(Cause.failureOption(awaited.cause))
       return failure?._tag === "TimeoutException"
-        ? settle(plugin, cleanup, Exit.fail(timedOut(`initialize of ${name}`, config.initializeTimeout)), "timed-out")
-        : settle(plugin, cleanup, Exit.failCause(awaited.cause), "interrupted")
+        ? settle(plugin, cleanup, checkpoint, Exit.fail(timedOut(`initialize of ${name}`, config.initializeTimeout)), "timed-out")
+        : settle(plugin, cleanup, checkpoint, Exit.failCause(awaited.cause), "interrupted")
     })
   }
 
@@ -169,19 +172,20 @@ export const make = Effect.gen(function*() {
         })
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
         // Its context is the caller's plus the plugin's own Scope and lifecycle context.
-        const fiber: Fiber.RuntimeFiber<Contributions, unknown> = Checkpoint.start({
+        const checkpoint = Checkpoint.runtimeFor(
+          name,
           runtime,
-          context: Context.add(
-            Context.add(runtime.context, Scope.Scope, cleanup.scope),
-            LifecycleContext.PluginLifecycleContext,
-            lifecycle
-          ),
-          plugin: name,
-          effect: Effect.interruptible(Effect.suspend(() => plugin.initialize)),
-          histogram: initializeDuration
-        })
+          Context.add(Context.add(runtime.context, Scope.Scope, cleanup.scope), LifecycleContext.PluginLifecycleContext, lifecycle)
+        )
+        const fiber: Fiber.RuntimeFiber<Contributions, unknown> = Checkpoint.start(
+          checkpoint,
+          Effect.interruptible(Effect.suspend(() => plugin.initialize)),
+          initializeDuration
+        )
         const done = fiber.unsafePoll()
-        return done === null ? awaitRunning(plugin, cleanup, fiber, restore) : settle(plugin, cleanup, done)
+        return done === null
+          ? awaitRunning(plugin, cleanup, checkpoint, fiber, restore)
+          : settle(plugin, cleanup, checkpoint, done)
       }),
       spans.initialize,
       { plugin: plugin.name, version: plugin.version }
