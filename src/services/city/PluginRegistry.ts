@@ -40,10 +40,10 @@ import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import { CloseReport } from "./CloseReport.ts"
-import { emptyPlugins, PluginInstance, type Plugins, without, withInstance } from "./ExecutionView.ts"
 import { ExecutionViews } from "./ExecutionViews.ts"
 import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
+import * as LivePlugins from "./LivePlugins.ts"
 import { closePlugins } from "./CloseDisposal.ts"
 import type { Incarnation } from "./Incarnation.ts"
 import { lastError, PluginInstances } from "./PluginInstances.ts"
@@ -114,23 +114,12 @@ export const make = Effect.gen(function*() {
   const instances = yield* PluginInstances
   const snapshots = yield* Snapshots.make
   const mutex = KeyedMutex.make<string>()
-  /** Live instances by name: ready or disposing. */
-  const lives = new Map<string, Incarnation>()
+  const lives = LivePlugins.make(views)
   /** Names whose add was admitted and has not finished. */
   const adding = new Set<string>()
-  let ready: Plugins = emptyPlugins
-
-  const publish = (next: Plugins) => {
-    ready = next
-    views.publish(ready)
-  }
 
   const leaveRegistry = (name: string, incarnation: Incarnation) =>
-    Effect.suspend(() => {
-      if (lives.get(name) !== incarnation) return Effect.void
-      lives.delete(name)
-      return snapshots.remove(name)
-    })
+    Effect.suspend(() => (lives.leave(name, incarnation) ? snapshots.remove(name) : Effect.void))
 
   // --- add ---------------------------------------------------------------------------------------
   const initialize = <E, R>(
@@ -168,8 +157,7 @@ export const make = Effect.gen(function*() {
         // Closing began while it initialized: it never becomes ready; dispose it here.
         return Effect.ignore(incarnation.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
       }
-      lives.set(name, incarnation)
-      publish(withInstance(ready, incarnation.instance))
+      lives.join(name, incarnation)
       return snapshots.ready(name)
     })
 
@@ -203,7 +191,7 @@ export const make = Effect.gen(function*() {
     Effect.zipRight(
       Effect.suspend(() => {
         if (snapshots.statusOf(name) === "disposing") return Effect.void
-        publish(without(ready, name))
+        lives.hide(name)
         return snapshots.disposing(name)
       }),
       disposeAfterLeases({
@@ -235,15 +223,7 @@ export const make = Effect.gen(function*() {
       if (incarnation === undefined || snapshots.statusOf(name) !== "ready") {
         return Effect.fail(new PluginNotFound({ name }))
       }
-      const previous = incarnation.instance
-      const instance = new PluginInstance(
-        name,
-        previous.version,
-        { ...previous.contributions, skills },
-        previous.incarnation
-      )
-      incarnation.instance = instance
-      publish(withInstance(ready, instance))
+      lives.replaceSkills(incarnation, skills)
       return Effect.void
     })
 
@@ -253,10 +233,10 @@ export const make = Effect.gen(function*() {
       state,
       instances,
       snapshots,
-      lives,
-      unpublish: () => publish(emptyPlugins),
+      lives: lives.all,
+      unpublish: lives.hideAll,
       // Each leaves the registry as it is disposed; the snapshots are cleared at once at the end.
-      dispose: { config, views, report, left: ({ incarnation, name }) => Effect.sync(() => lives.get(name) === incarnation && lives.delete(name)) }
+      dispose: { config, views, report, left: ({ incarnation, name }) => Effect.sync(() => lives.leave(name, incarnation)) }
     })
   )
 

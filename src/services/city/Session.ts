@@ -13,11 +13,8 @@
  * - A Turn's skills are resolved once, from the view current when it began.
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import { CityClosed, type SessionClosed, SessionClosed as Closed, TurnEnded } from "../../schema/Errors.ts"
 import type { AgentInfo, CallBase, WorkspaceInfo } from "../../schema/HostModel.ts"
 import type { Skill } from "../../schema/PluginChange.ts"
@@ -26,6 +23,7 @@ import { BoundCalls, type Calls, type Explain } from "./Calls.ts"
 import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import { ExecutionView } from "./ExecutionView.ts"
 import { holding, type Lease } from "./ExecutionViews.ts"
+import * as TurnBoundary from "./TurnBoundary.ts"
 import type { Workspace } from "./Workspaces.ts"
 
 /**
@@ -109,11 +107,6 @@ export interface TurnGate {
 
 type ClosedReason = SessionClosed["reason"]
 
-interface BoundaryJob {
-  readonly run: Effect.Effect<void>
-  readonly cancel: (error: SessionClosed) => void
-}
-
 /**
  * A Session and the way its owner shuts it.
  * @since 0.1.0
@@ -152,16 +145,11 @@ export const make = (options: {
   let closed: ClosedReason | undefined
   let busy = false
   let turns = 0
-  let pending: Array<BoundaryJob> = []
+  const boundary = TurnBoundary.make()
   /** Lets go of the view the running Turn holds between Steps, if any. */
   let releaseHeld = () => {}
 
   const refuse = () => (closed === undefined ? undefined : new Closed({ session: id, reason: closed }))
-
-  const drainBoundary: Effect.Effect<void> = Effect.suspend(() => {
-    const job = pending.shift()
-    return job === undefined ? Effect.void : Effect.zipRight(job.run, drainBoundary)
-  })
 
   const runTurn = <A, E, R>(number: number, body: (turn: Turn) => Effect.Effect<A, E, R>) => {
     const startView = options.currentView()
@@ -212,7 +200,7 @@ export const make = (options: {
           ended = true
           letGo()
           busy = false
-          return drainBoundary
+          return boundary.drain
         })
       ),
       (effect) =>
@@ -244,25 +232,10 @@ export const make = (options: {
           )
         )
       }),
-    atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.contextWithEffect((context: Context.Context<R>): Effect.Effect<A, E | SessionClosed> => {
-        const refused = refuse()
-        if (refused !== undefined) return Effect.fail(refused)
-        const done = Deferred.unsafeMake<Exit.Exit<A, E | SessionClosed>>(FiberId.none)
-        const job: BoundaryJob = {
-          run: Effect.flatMap(Effect.exit(Effect.provide(effect, context)), (exit) => Deferred.succeed(done, exit)),
-          cancel: (error) => Deferred.unsafeDone(done, Exit.succeed(Exit.fail(error)))
-        }
-        pending.push(job)
-        const kick = busy ? Effect.void : semaphore.withPermits(1)(drainBoundary)
-        return Effect.zipRight(kick, Effect.flatten(Deferred.await(done))).pipe(
-          // A caller interrupted before its turn came is forgotten.
-          Effect.onInterrupt(() =>
-            Effect.sync(() => {
-              pending = pending.filter((j) => j !== job)
-            })
-          )
-        )
+    atNextBoundary: (effect) =>
+      boundary.enqueue(effect, {
+        refuse,
+        kick: () => (busy ? Effect.void : semaphore.withPermits(1)(boundary.drain))
       }),
     close: Effect.sync(() => shut("closed"))
   }
@@ -272,9 +245,7 @@ export const make = (options: {
     closed = reason
     // No further Step will come: the view held for the handoff to the next Step goes now.
     releaseHeld()
-    const cancelled = pending
-    pending = []
-    for (const job of cancelled) job.cancel(new Closed({ session: id, reason }))
+    boundary.cancelAll(new Closed({ session: id, reason }))
   }
 
   return { session, shut }
