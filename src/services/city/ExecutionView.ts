@@ -23,15 +23,15 @@ export interface PluginView {
   readonly contributions: Contributions
 }
 
+/** The hooks of every plugin that has none: one shared, empty table. */
+const noHooks: ReadonlyMap<string, ReadonlyArray<Hook>> = new Map()
+
 /**
  * One initialized plugin in a view. `incarnation` identifies the instance across views: a skill
  * reload publishes a new PluginInstance of the same incarnation (same Scope, same dispose).
  * @since 0.1.0
  * @category internals
  */
-/** The hooks of every plugin that has none: one shared, empty table. */
-const noHooks: ReadonlyMap<string, ReadonlyArray<Hook>> = new Map()
-
 export class PluginInstance implements PluginView {
   readonly hooks: ReadonlyMap<string, ReadonlyArray<Hook>>
   constructor(
