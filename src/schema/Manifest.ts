@@ -196,6 +196,20 @@ export const entryInside = (folder: string, entry: string): boolean => {
 }
 
 /**
+ * Whether `entry` is plainly inside any folder, without resolving anything: `/`-separated
+ * segments of letters, digits, `_`, `.` and `-`, none of them `.` or `..` (so `index.mjs`,
+ * `dist/index.js`). For such an entry `path.resolve(folder, entry)` is the folder, a separator
+ * and the entry, so {@link entryInside} holds for every folder but the file system's root.
+ * Discovery uses it to spare `path.resolve` on the usual entries; for any other entry, and for
+ * the reasons, {@link entryInside} decides.
+ * @since 0.1.0
+ * @category parsing
+ */
+export const isPlainRelative = (entry: string): boolean => plainRelative.test(entry)
+
+const plainRelative = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?(?:\/|$))[\w.-]+)*$/
+
+/**
  * The manifest's JSON Schema, as published in `city-plugin.schema.json`.
  * @since 0.1.0
  * @category schemas

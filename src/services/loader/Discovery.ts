@@ -22,6 +22,7 @@ import * as path from "node:path"
 import { ManifestInvalid, PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import type { RootKind } from "../../schema/LoadReport.ts"
 import * as Manifest from "../../schema/Manifest.ts"
+import { isManifest } from "../../schema/ManifestGuard.ts"
 
 /**
  * A plugin root: where it is and which kind it is.
@@ -74,28 +75,29 @@ export const readFolder = (root: PluginRoot, name: string): DiscoveredPlugin | u
   // `root.path` is absolute and normalized (see discoverRoot), so concatenation is a join.
   const folder = root.path + path.sep + name
   const file = folder + path.sep + Manifest.manifestFile
-  const invalid = (issues: ReadonlyArray<Manifest.ManifestIssue>): DiscoveredPlugin => ({
-    _tag: "Invalid",
-    name,
-    root: root.kind,
-    folder,
-    error: new ManifestInvalid({ file, issues })
-  })
   const text = readManifestText(file)
   if (text === undefined) return undefined
-  if (typeof text !== "string") return invalid([{ field: "", rule: `cannot be read: ${text.error}` }])
+  if (typeof text !== "string") return invalid(root, name, folder, file, [{ field: "", rule: `cannot be read: ${text.error}` }])
   const known = memo.get(file)
   if (known !== undefined && known.text === text && known.result.root === root.kind) return known.result
-  const result = validate(text, root, name, folder, invalid)
+  const result = validate(text, root, name, folder, file)
   if (memo.size >= memoLimit) memo.clear()
   memo.set(file, { text, result })
   return result
 }
 
+const invalid = (
+  root: PluginRoot,
+  name: string,
+  folder: string,
+  file: string,
+  issues: ReadonlyArray<Manifest.ManifestIssue>
+): DiscoveredPlugin => ({ _tag: "Invalid", name, root: root.kind, folder, error: new ManifestInvalid({ file, issues }) })
+
 /**
  * The last validation of each manifest file, keyed by its path and reused only when the file's
  * text is the same (content, not mtime, decides: nothing can go stale). Repeated discovery then
- * costs the reads alone: Schema decoding is most of the rest.
+ * costs the reads alone, without even `JSON.parse`.
  */
 const memo = new Map<string, { readonly text: string; readonly result: DiscoveredPlugin }>()
 const memoLimit = 10_000
@@ -107,23 +109,30 @@ const memoLimit = 10_000
  */
 export const forgetValidations = (): void => memo.clear()
 
-const validate = (
-  text: string,
-  root: PluginRoot,
-  name: string,
-  folder: string,
-  invalid: (issues: ReadonlyArray<Manifest.ManifestIssue>) => DiscoveredPlugin
-): DiscoveredPlugin => {
+/**
+ * Validates one manifest's text. The usual valid manifest takes the fast path: `isManifest` (a
+ * hand-written check that accepts exactly what the Schema accepts, see ManifestGuard.ts) and the
+ * folder rules checked without `path.resolve` (name equal to `name`, which is the folder's
+ * basename; an entry that `isPlainRelative`). Everything else goes the full way, where the
+ * Schema (`Manifest.decode`) and `Manifest.folderIssues` decide and word every reason: the fast
+ * path only ever says "valid", never why not.
+ */
+const validate = (text: string, root: PluginRoot, name: string, folder: string, file: string): DiscoveredPlugin => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
-    return invalid([{ field: "", rule: `is not valid JSON: ${describe(error)}` }])
+    return invalid(root, name, folder, file, [{ field: "", rule: `is not valid JSON: ${describe(error)}` }])
+  }
+  if (isManifest(json) && json.name === name && Manifest.isPlainRelative(json.entry)) {
+    return { _tag: "Valid", name, root: root.kind, folder, manifest: json }
   }
   const decoded = Manifest.decode(json)
-  if ("issues" in decoded) return invalid(decoded.issues)
+  if ("issues" in decoded) return invalid(root, name, folder, file, decoded.issues)
   const issues = Manifest.folderIssues(decoded.manifest, folder)
-  return issues.length === 0 ? { _tag: "Valid", name, root: root.kind, folder, manifest: decoded.manifest } : invalid(issues)
+  return issues.length === 0
+    ? { _tag: "Valid", name, root: root.kind, folder, manifest: decoded.manifest }
+    : invalid(root, name, folder, file, issues)
 }
 
 /**
