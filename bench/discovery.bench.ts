@@ -5,7 +5,8 @@
  *    `readFileSync` + `JSON.parse` loop, alternating round by round. Goal: at most 1.2× the plain
  *    loop. Printed twice: as a caller repeats it (manifests unchanged since the last call, so
  *    their validation is reused: the memo is keyed by the file's text) and cold (the memo
- *    forgotten before every round: every manifest Schema-decoded).
+ *    forgotten before every round: every manifest parsed and validated again, as in the first
+ *    discovery of a process; valid manifests take the fast acceptance check, ManifestGuard.ts).
  * 2. `load` of 100 trivial `register(ctx)` plugin folders end to end (discover, licence, stat,
  *    import, initialize, publish into a City core; closing it afterwards is not timed), in ms per
  *    plugin, beside a plain loop of `import()` of the same 100 files. Every round touches the

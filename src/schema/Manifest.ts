@@ -6,7 +6,9 @@
  * The Schema is the single source of the type, of the validation and of the published JSON
  * Schema (`city-plugin.schema.json` at the package root, made with `JSONSchema.make`). Each rule
  * carries its own message; {@link issuesOf} turns a parse error into one `{ field, rule }` per
- * violation, so a manifest with three mistakes gets three readable reasons.
+ * violation, so a manifest with three mistakes gets three readable reasons. Discovery first tries
+ * `ManifestGuard.isManifest`, a faster check that accepts exactly what this Schema accepts (a
+ * property test holds them together); a refusal and its reasons always come from here.
  *
  * Decisions where the spec is silent:
  * - unknown extra keys are allowed (real manifests carry UI metadata: icons, titles, i18n);
