@@ -6,7 +6,9 @@
  * The Schema is the single source of the type, of the validation and of the published JSON
  * Schema (`city-plugin.schema.json` at the package root, made with `JSONSchema.make`). Each rule
  * carries its own message; {@link issuesOf} turns a parse error into one `{ field, rule }` per
- * violation, so a manifest with three mistakes gets three readable reasons.
+ * violation, so a manifest with three mistakes gets three readable reasons. Discovery first tries
+ * `ManifestGuard.isManifest`, a faster check that accepts exactly what this Schema accepts (a
+ * property test holds them together); a refusal and its reasons always come from here.
  *
  * Decisions where the spec is silent:
  * - unknown extra keys are allowed (real manifests carry UI metadata: icons, titles, i18n);
@@ -194,6 +196,20 @@ export const entryInside = (folder: string, entry: string): boolean => {
   const base = path.resolve(folder)
   return path.resolve(base, entry).startsWith(base + path.sep)
 }
+
+/**
+ * Whether `entry` is plainly inside any folder, without resolving anything: `/`-separated
+ * segments of letters, digits, `_`, `.` and `-`, none of them `.` or `..` (so `index.mjs`,
+ * `dist/index.js`). For such an entry `path.resolve(folder, entry)` is the folder, a separator
+ * and the entry, so {@link entryInside} holds for every folder but the file system's root.
+ * Discovery uses it to spare `path.resolve` on the usual entries; for any other entry, and for
+ * the reasons, {@link entryInside} decides.
+ * @since 0.1.0
+ * @category parsing
+ */
+export const isPlainRelative = (entry: string): boolean => plainRelative.test(entry)
+
+const plainRelative = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?(?:\/|$))[\w.-]+)*$/
 
 /**
  * The manifest's JSON Schema, as published in `city-plugin.schema.json`.

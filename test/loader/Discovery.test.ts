@@ -46,4 +46,23 @@ describe("Discovery", () => {
       const third = yield* discoverRoot(root)
       expect(third.map((d) => (d._tag === "Valid" ? d.manifest.version : "invalid"))).toEqual(["1.0.1"])
     })))
+
+  it.scoped("manifests off the fast path are decided by the Schema and the folder rules, with every reason", () =>
+    provideNode(Effect.gen(function*() {
+      const { instance } = yield* makeRoots
+      // Valid, but not a plain entry (`..` inside the folder): the full check accepts it.
+      writePlugin(instance, "a-dotted", { manifest: manifest("a-dotted", { entry: "lib/../index.mjs" }) })
+      writePlugin(instance, "b-mismatch", { manifest: manifest("other", { entry: "../x.mjs" }) })
+      writePlugin(instance, "c-rules", { manifest: manifest("c-rules", { version: "", apiVersion: 2, skills: [{}] }) })
+      const found = yield* discoverRoot({ kind: "instance", path: instance })
+      const file = (name: string) => path.join(instance, name, "city-plugin.json")
+      expect(found.map((d) => (d._tag === "Valid" ? "valid" : d.error.message))).toEqual([
+        "valid",
+        `${file("b-mismatch")}: name: must equal the folder name "b-mismatch", got "other"; ` +
+        `${file("b-mismatch")}: entry: must stay inside the plugin folder, got "../x.mjs"`,
+        `${file("c-rules")}: version: must be a non-empty string; ` +
+        `${file("c-rules")}: apiVersion: must be a supported API version (1), got 2; ` +
+        `${file("c-rules")}: skills[0].name: is required`
+      ])
+    })))
 })
