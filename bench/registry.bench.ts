@@ -74,7 +74,8 @@ const main = Effect.gen(function*() {
         baseline: "bare Scope",
         ops: n * times,
         rounds: 5,
-        warmup: 1,
+        // The first block also warms up the bare loop's JIT: two rounds of each go unmeasured.
+        warmup: 2,
         subjectRound: { run: run(addRemove(city, n, times)) },
         baselineRound: { run: run(bareScopes(n * times)) }
       })
