@@ -53,7 +53,9 @@ const required = (reflection: DeclarationReflection): boolean => {
   const parent = reflection.parent
   if (reflection.kindOf(ReflectionKind.Module)) return true
   if (parent === undefined) return false
-  if (parent.kindOf(ReflectionKind.Module | ReflectionKind.Namespace)) return reflection.kindOf(exportKinds)
+  if (parent.kindOf(ReflectionKind.Project | ReflectionKind.Module | ReflectionKind.Namespace)) {
+    return reflection.kindOf(exportKinds)
+  }
   return parent.kindOf(ReflectionKind.Interface) && reflection.kindOf(memberKinds) &&
     reflection.inheritedFrom === undefined
 }
