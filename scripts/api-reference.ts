@@ -92,7 +92,11 @@ export const checkOptions: Partial<TypeDocOptions> = {
 export const check = async (
   options: Partial<TypeDocOptions>,
   readers: ReadonlyArray<OptionsReader>
-): Promise<{ readonly app: Application; readonly project: ProjectReflection | undefined; readonly problems: Array<string> }> => {
+): Promise<{
+  readonly app: Application
+  readonly project: ProjectReflection | undefined
+  readonly problems: Array<string>
+}> => {
   const app = await Application.bootstrapWithPlugins({ ...options, ...checkOptions }, readers)
   const project = await app.convert()
   if (project === undefined) return { app, project, problems: ["typedoc could not convert the entry points"] }

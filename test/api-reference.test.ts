@@ -12,7 +12,12 @@ const fixture = (file: string): string => fileURLToPath(new URL(`./fixtures/api-
 describe("the API reference check", () => {
   it("names every export, and every interface member, without a summary, and nothing else", async () => {
     const { problems } = await check(
-      { entryPoints: [fixture("entry.ts")], tsconfig: fixture("tsconfig.json"), readme: "none", skipErrorChecking: true },
+      {
+        entryPoints: [fixture("entry.ts")],
+        tsconfig: fixture("tsconfig.json"),
+        readme: "none",
+        skipErrorChecking: true
+      },
       [new TSConfigReader()]
     )
     expect(problems.map((p) => p.replace(/^.*?fixtures\/api-reference\//, ""))).toEqual([
