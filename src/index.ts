@@ -7,6 +7,7 @@
  *
  * Plugin code imports from `effect-city/plugin` (src/plugin.ts), which holds the plugin-author part
  * of this surface without the City, Node or the capability code.
+ * @module
  * @since 0.1.0
  */
 
@@ -55,89 +56,215 @@ export * as PluginSnapshot from "./schema/PluginSnapshot.ts"
 export * as Observability from "./services/Observability.ts"
 
 // Capabilities: declarations, peers and endpoints, provisioning commands, the lifecycle log.
-/** @since 0.1.0 */
+/**
+ * The capability part as one Layer: state root, host configuration, stores, command runner, log,
+ * calls, joints and views.
+ * @since 0.1.0
+ */
 export * as CapabilitiesLive from "./layers/CapabilitiesLive.ts"
-/** @since 0.1.0 */
+/**
+ * Every failure of the capability part a caller can act on; each carries its exit-code policy (`refused`).
+ * @since 0.1.0
+ */
 export * as CapabilityErrors from "./schema/CapabilityErrors.ts"
-/** @since 0.1.0 */
+/**
+ * The declarations store, `$CITY_ROOT/capabilities/<name>.json`: register, read and remove capability declarations.
+ * @since 0.1.0
+ */
 export * as Capabilities from "./services/capabilities/Capabilities.ts"
-/** @since 0.1.0 */
+/**
+ * Runs one declared provisioning command: placeholders substituted per argument, no shell, bounded by a timeout.
+ * @since 0.1.0
+ */
 export * as CommandRunner from "./services/capabilities/CommandRunner.ts"
-/** @since 0.1.0 */
+/**
+ * A capability declaration (`capabilities/<name>.json`) as a Schema, one message per rule.
+ * @since 0.1.0
+ */
 export * as Declaration from "./schema/Declaration.ts"
-/** @since 0.1.0 */
+/**
+ * One folder of JSON documents of one Schema under the state root, decoded strictly and written atomically.
+ * @since 0.1.0
+ */
 export * as DocumentStore from "./services/capabilities/DocumentStore.ts"
-/** @since 0.1.0 */
+/**
+ * Running the calls of a joint: the endpoints of a declaration, one logged and recorded call per endpoint.
+ * @since 0.1.0
+ */
 export * as EndpointCalls from "./services/capabilities/EndpointCalls.ts"
-/** @since 0.1.0 */
+/**
+ * The last provisioning call per endpoint, `state/endpoints/<capability>.json`, shown by `city capability list`.
+ * @since 0.1.0
+ */
 export * as EndpointRecords from "./services/capabilities/EndpointRecords.ts"
-/** @since 0.1.0 */
+/**
+ * This host's runtimes and their profiles (`host.json`): which are hostable as agents, which have a private directory.
+ * @since 0.1.0
+ */
 export * as Host from "./services/capabilities/Host.ts"
-/** @since 0.1.0 */
+/**
+ * The host configuration, `$CITY_ROOT/host.json`, as a Schema, with the defaults used when the file is absent.
+ * @since 0.1.0
+ */
 export * as HostConfig from "./schema/HostConfig.ts"
-/** @since 0.1.0 */
+/**
+ * What a joint came to: the calls per endpoint and the verdict (warn and continue, or exit code 1).
+ * @since 0.1.0
+ */
 export * as JointReport from "./services/capabilities/JointReport.ts"
-/** @since 0.1.0 */
+/**
+ * `$CITY_ROOT/logs/lifecycle.log`: one logfmt line per provisioning call.
+ * @since 0.1.0
+ */
 export * as LifecycleLog from "./services/capabilities/LifecycleLog.ts"
-/** @since 0.1.0 */
+/**
+ * Why a provisioning command runs: the `{occasion}` of the joint table.
+ * @since 0.1.0
+ */
 export * as Occasion from "./schema/Occasion.ts"
-/** @since 0.1.0 */
+/**
+ * What one provisioning call came to: `ok`, `failed`, `timeout` or `not-executable`.
+ * @since 0.1.0
+ */
 export * as Outcome from "./schema/Outcome.ts"
-/** @since 0.1.0 */
+/**
+ * The read-only views behind `city capability list` and `city peer list`, invalid files reported beside valid ones.
+ * @since 0.1.0
+ */
 export * as Overview from "./services/capabilities/Overview.ts"
-/** @since 0.1.0 */
+/**
+ * A peer, `$CITY_ROOT/peers/<personality>.json`, as a Schema: its working directory, runtimes and default runtime.
+ * @since 0.1.0
+ */
 export * as Peer from "./schema/Peer.ts"
-/** @since 0.1.0 */
+/**
+ * The peers store, `$CITY_ROOT/peers/<personality>.json`.
+ * @since 0.1.0
+ */
 export * as Peers from "./services/capabilities/Peers.ts"
-/** @since 0.1.0 */
+/**
+ * The joints: when and for whom the declared provisioning commands run (peer birth, `register`, `sync`,
+ * `removePeer`, `unregister`).
+ * @since 0.1.0
+ */
 export * as Provisioner from "./services/capabilities/Provisioner.ts"
-/** @since 0.1.0 */
+/**
+ * The state root, `$CITY_ROOT`: atomic JSON writes and the cross-process root lock.
+ * @since 0.1.0
+ */
 export * as StateRoot from "./services/capabilities/StateRoot.ts"
 
 // Plugin loader: plugin folders on disk, discovery, staging, generations (spec/plugin-loader-lifecycle.md).
-/** @since 0.1.0 */
+/**
+ * Discovery of plugin folders: lists roots and parses manifests without importing any code.
+ * @since 0.1.0
+ */
 export * as Discovery from "./services/loader/Discovery.ts"
-/** @since 0.1.0 */
+/**
+ * Generations of the loaded plugin set: generation 1 at start, skills reload, restart by generation.
+ * @since 0.1.0
+ */
 export * as Generations from "./services/loader/Generations.ts"
-/** @since 0.1.0 */
+/**
+ * The plugin loader as a Layer over the City core: `PluginLoader` and `Generations`.
+ * @since 0.1.0
+ */
 export * as Loader from "./layers/Loader.ts"
-/** @since 0.1.0 */
+/**
+ * Why the loader skipped a plugin folder, and why a restart was not applied.
+ * @since 0.1.0
+ */
 export * as LoaderErrors from "./schema/LoaderErrors.ts"
-/** @since 0.1.0 */
+/**
+ * What one load of the plugin set did: plugins loaded, folders skipped, enabled names no root provides.
+ * @since 0.1.0
+ */
 export * as LoadReport from "./schema/LoadReport.ts"
-/** @since 0.1.0 */
+/**
+ * The plugin manifest, `city-plugin.json`, as a Schema (also published as a JSON Schema).
+ * @since 0.1.0
+ */
 export * as Manifest from "./schema/Manifest.ts"
-/** @since 0.1.0 */
+/**
+ * The loader: one pass over the plugin roots that adds the enabled plugins to the City's registry.
+ * @since 0.1.0
+ */
 export * as PluginLoader from "./services/loader/PluginLoader.ts"
-/** @since 0.1.0 */
+/**
+ * Sibling access at the time of use, for plugins the loader loads.
+ * @since 0.1.0
+ */
 export { Siblings } from "./plugin.ts"
-/** @since 0.1.0 */
+/**
+ * Staging: a plugin registers into a staging registry, merged into the live one only when registration completes.
+ * @since 0.1.0
+ */
 export * as Staging from "./services/loader/Staging.ts"
 
 // Live application (issue 10): endpoint hosts, owed reloads and removals, fingerprints, the applier.
-/** @since 0.1.0 */
+/**
+ * The owed-work applier: converges live endpoints after their surfaces change, applies owed reloads
+ * and removals at Turn boundaries.
+ * @since 0.1.0
+ */
 export * as Applier from "./services/live/Applier.ts"
-/** @since 0.1.0 */
+/**
+ * The "City sessions" endpoint host: each endpoint hosted as a City Session in this process.
+ * @since 0.1.0
+ */
 export * as CitySessionsHost from "./services/live/CitySessionsHost.ts"
-/** @since 0.1.0 */
+/**
+ * The "Commands" endpoint host: endpoints of outside runtimes, driven by their profile's argv commands.
+ * @since 0.1.0
+ */
 export * as CommandsHost from "./services/live/CommandsHost.ts"
-/** @since 0.1.0 */
+/**
+ * Endpoints the `city daemon` hosts as City Sessions, seen from another process through their published state.
+ * @since 0.1.0
+ */
 export * as DaemonHostedHost from "./services/live/DaemonHostedHost.ts"
-/** @since 0.1.0 */
+/**
+ * The runtime side of an endpoint: status, reload keeping history, retire, kill.
+ * @since 0.1.0
+ */
 export * as EndpointHost from "./services/live/EndpointHost.ts"
-/** @since 0.1.0 */
+/**
+ * Fingerprints of the surface files an endpoint read at launch, compared to owe a reload on a difference.
+ * @since 0.1.0
+ */
 export * as Fingerprints from "./services/live/Fingerprints.ts"
-/** @since 0.1.0 */
+/**
+ * Live application as data: endpoint status, per-endpoint reports, the owed-work record, fingerprints, the failures.
+ * @since 0.1.0
+ */
 export * as Live from "./schema/Live.ts"
-/** @since 0.1.0 */
+/**
+ * Live application as one Layer: owed-work store, fingerprints, applier and live joints over an EndpointHost.
+ * @since 0.1.0
+ */
 export * as LiveApplication from "./layers/LiveApplication.ts"
-/** @since 0.1.0 */
+/**
+ * The capability joints with live application: `register`, `sync` and `unregister` converge live endpoints.
+ * @since 0.1.0
+ */
 export * as LiveJoints from "./services/live/LiveJoints.ts"
-/** @since 0.1.0 */
+/**
+ * Owed reloads and owed removals, durable across daemon restarts.
+ * @since 0.1.0
+ */
 export * as Reloads from "./services/live/Reloads.ts"
-/** @since 0.1.0 */
+/**
+ * The "Scripted" endpoint host, for tests: the test sets each endpoint's state and drives its Turns.
+ * @since 0.1.0
+ */
 export * as ScriptedHost from "./services/live/ScriptedHost.ts"
-/** @since 0.1.0 */
+/**
+ * Turns for daemon-hosted endpoints, requested and answered through plain files.
+ * @since 0.1.0
+ */
 export * as TurnInbox from "./services/live/TurnInbox.ts"
-/** @since 0.1.0 */
+/**
+ * The daemon's fingerprint watcher: each pass compares launch-read files and owes a reload on a difference.
+ * @since 0.1.0
+ */
 export * as Watcher from "./services/live/Watcher.ts"

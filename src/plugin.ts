@@ -6,6 +6,7 @@
  * ```ts
  * import { Contributions, Plugin, PluginContext } from "effect-city/plugin"
  * ```
+ * @module
  * @since 0.1.0
  */
 

@@ -26,9 +26,13 @@ import * as StateRoot from "../services/capabilities/StateRoot.ts"
  * @category models
  */
 export interface CapabilitiesConfig {
+  /** The state root, `$CITY_ROOT`. */
   readonly root: string
+  /** How long a mutation waits for the root lock before failing with `RootLockBusy` (default 10 minutes). */
   readonly lockWait?: Duration.DurationInput
+  /** After a command's timeout, how long its process group has between SIGTERM and SIGKILL (default 2 s). */
   readonly killGrace?: Duration.DurationInput
+  /** Rotation of `lifecycle.log`. */
   readonly log?: LifecycleLog.LifecycleLogConfig
 }
 

@@ -53,6 +53,7 @@ export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unkn
  * @category models
  */
 export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
+  /** The plugins started while the layer builds (concurrently), each optional unless marked `required`. */
   readonly plugins?: ReadonlyArray<StartPlugin<R>> | undefined
 }
 

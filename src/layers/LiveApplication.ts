@@ -96,6 +96,7 @@ export const citySessionsHost = Layer.effect(EndpointHost, Effect.map(CitySessio
  * @category models
  */
 export interface LiveConfig extends CapabilitiesLive.CapabilitiesConfig {
+  /** Timeouts of the Commands endpoint host. */
   readonly commands?: CommandsHost.CommandsHostConfig
 }
 

@@ -65,8 +65,12 @@ export interface TurnInfo extends Schema.Schema.Type<typeof TurnInfo> {}
  * @category host model
  */
 export interface CallBase {
+  /** The Agent the call is made for. */
   readonly agent: AgentInfo
+  /** The Workspace the call runs in. */
   readonly workspace: WorkspaceInfo
+  /** The Session, when the call belongs to one. */
   readonly session?: SessionInfo | undefined
+  /** The Turn, when the call belongs to one. */
   readonly turn?: TurnInfo | undefined
 }

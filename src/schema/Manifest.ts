@@ -130,7 +130,9 @@ export type Manifest = typeof Manifest.Type
  * @category models
  */
 export interface ManifestIssue {
+  /** The field, as a dotted path; empty for the whole document. */
   readonly field: string
+  /** The rule it broke, as the rule's message. */
   readonly rule: string
 }
 

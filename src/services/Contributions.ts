@@ -15,7 +15,9 @@ import type { PluginContext, PluginContextShape } from "./PluginContext.ts"
  * @category models
  */
 export interface Action<A, I, O, E> {
+  /** The Schema the caller's unknown input is decoded with before the handler runs. */
   readonly input: Schema.Schema<A, I, never>
+  /** Runs the action on the decoded input, with the call's PluginContext. */
   readonly handler: (input: A) => Effect.Effect<O, E, PluginContext>
 }
 
@@ -25,7 +27,9 @@ export interface Action<A, I, O, E> {
  * @category models
  */
 export interface AnyAction {
+  /** The Schema the caller's unknown input is decoded with. */
   readonly input: Schema.Schema.AnyNoContext
+  /** The handler, its input type erased. */
   readonly handler: (input: never) => Effect.Effect<unknown, unknown, PluginContext>
 }
 
@@ -75,7 +79,9 @@ export { Skill } from "../schema/PluginChange.ts"
  * @category models
  */
 export interface Contributions {
+  /** The actions, by action name. */
   readonly actions?: Readonly<Record<string, AnyAction>> | undefined
+  /** The hook handlers, by hook point: one handler or several, run in the order given. */
   readonly hooks?: Readonly<Record<string, Hook | ReadonlyArray<Hook>>> | undefined
   /** System text for a call, or nothing. */
   readonly system?:
@@ -85,6 +91,7 @@ export interface Contributions {
   readonly availability?:
     | ((ctx: PluginContextShape) => Effect.Effect<Availability, unknown, PluginContext>)
     | undefined
+  /** The skills, resolved per Turn (the loader can replace the set live). */
   readonly skills?: ReadonlyArray<Skill> | undefined
 }
 

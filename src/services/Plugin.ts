@@ -41,9 +41,13 @@ export type TypeId = typeof TypeId
  * @category models
  */
 export interface Plugin<E = never, R = never> {
+  /** Marks a value made by `make` or `fromPromise` (see `isPlugin`). */
   readonly [TypeId]: TypeId
+  /** The plugin's name, unique in a City (see `PluginName`). */
   readonly name: string
+  /** The plugin's version, shown in its snapshot. */
   readonly version?: string | undefined
+  /** Acquires the plugin's resources in its Scope and returns its Contributions; closing the Scope is dispose. */
   readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | R>
 }
 
@@ -117,7 +121,9 @@ type Awaitable<A> = A | PromiseLike<A>
  * @category models
  */
 export interface PromiseAction<A, I> {
+  /** The Schema the caller's unknown input is decoded with before the handler runs. */
   readonly input: Schema.Schema<A, I, never>
+  /** Runs the action on the decoded input and the call's context; may return a value or a Promise. */
   readonly handler: (input: A, ctx: PluginContextShape) => Awaitable<unknown>
 }
 
@@ -127,7 +133,9 @@ export interface PromiseAction<A, I> {
  * @category models
  */
 export interface AnyPromiseAction {
+  /** The Schema the caller's unknown input is decoded with. */
   readonly input: Schema.Schema.AnyNoContext
+  /** The handler, its input type erased. */
   readonly handler: (input: never, ctx: PluginContextShape) => Awaitable<unknown>
 }
 
@@ -138,14 +146,23 @@ export interface AnyPromiseAction {
  * @category models
  */
 export interface PromisePlugin {
+  /** The plugin's name, unique in a City (see `PluginName`). */
   readonly name: string
+  /** The plugin's version, shown in its snapshot. */
   readonly version?: string | undefined
+  /** Called once when the plugin starts, before any call; a throw or a rejection fails the start. */
   initialize?(ctx: PluginLifecycleContextShape): Awaitable<void>
+  /** Called once at dispose (removal, City close), only if initialize succeeded. */
   dispose?(ctx: PluginLifecycleContextShape): Awaitable<void>
+  /** The actions, by action name. */
   readonly actions?: Readonly<Record<string, AnyPromiseAction>> | undefined
+  /** The hook handlers, by hook point: each receives the value and returns the value passed on. */
   readonly hooks?: Readonly<Record<string, (value: unknown, ctx: PluginContextShape) => Awaitable<unknown>>> | undefined
+  /** System text for a call, or nothing. */
   readonly system?: ((ctx: PluginContextShape) => Awaitable<string | undefined>) | undefined
+  /** Whether the plugin can serve this call; a plugin without it is always available. */
   readonly availability?: ((ctx: PluginContextShape) => Awaitable<Availability>) | undefined
+  /** The skills, resolved per Turn. */
   readonly skills?: ReadonlyArray<Skill> | undefined
 }
 

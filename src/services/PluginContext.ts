@@ -15,10 +15,13 @@ import type { AgentInfo, CallBase, SessionInfo, TurnInfo, WorkspaceInfo } from "
 export interface PluginContextShape {
   /** The plugin whose handler is running. */
   readonly plugin: string
+  /** The Agent the call is made for. */
   readonly agent: AgentInfo
   /** The project resource for the current call; not a plugin lifecycle boundary. */
   readonly workspace: WorkspaceInfo
+  /** The Session, when the call belongs to one. */
   readonly session?: SessionInfo | undefined
+  /** The Turn, when the call belongs to one. */
   readonly turn?: TurnInfo | undefined
 }
 

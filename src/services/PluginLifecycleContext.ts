@@ -16,7 +16,9 @@ import type { PluginChange } from "../schema/PluginChange.ts"
  * @category models
  */
 export interface PluginLifecycleContextShape {
+  /** The plugin's name. */
   readonly name: string
+  /** The plugin's version, if it has one. */
   readonly version: string | undefined
   /**
    * The plugin's storage directory under the City's root (`<root>/data/<name>`), created the first

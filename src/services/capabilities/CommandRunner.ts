@@ -102,11 +102,15 @@ export const buildArgv = (
  * @category models
  */
 export interface RunRequest {
+  /** The executable (argv[0]), run without a shell. */
   readonly command: string
+  /** The arguments, placeholders already substituted. */
   readonly args: ReadonlyArray<string>
+  /** The working directory of the child. */
   readonly cwd: string
   /** Set `CITY_PRIVATE_DIR` to this; when absent the variable is removed from the child's env. */
   readonly privateDir: Option.Option<string>
+  /** How long the command may run before its process group is stopped (outcome `timeout`). */
   readonly timeout: Duration.DurationInput
 }
 

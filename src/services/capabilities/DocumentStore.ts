@@ -33,7 +33,9 @@ import { type WriteOptions, StateRoot } from "./StateRoot.ts"
  * @category models
  */
 export interface Scan<A, E> {
+  /** The documents that decoded. */
   readonly valid: ReadonlyArray<A>
+  /** One error per file that did not decode, naming the file, the field and the rule. */
   readonly invalid: ReadonlyArray<E>
 }
 
@@ -67,7 +69,9 @@ export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: In
 export interface DocumentStoreOptions<A, I, E> {
   /** The folder under the root, e.g. `peers`. */
   readonly dir: string
+  /** The Schema each document is decoded with (excess properties refused). */
   readonly schema: Schema.Schema<A, I>
+  /** Makes the error for an invalid file from its path, field and rule. */
   readonly invalid: InvalidFileError<E>
   /** The name a document is stored under, and the field that carries it (it must equal the stem). */
   readonly key: { readonly field: string; readonly of: (document: A) => string }

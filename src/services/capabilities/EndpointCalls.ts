@@ -46,8 +46,11 @@ import { StateRoot } from "./StateRoot.ts"
  * @category models
  */
 export interface Endpoint {
+  /** The capability's declaration. */
   readonly declaration: Declaration
+  /** The peer (personality) the endpoint belongs to. */
   readonly peer: Peer
+  /** The runtime of the peer the endpoint is. */
   readonly runtime: string
 }
 
@@ -118,7 +121,9 @@ export const checkSettings = (settings: JointSettings = {}): Effect.Effect<void,
  * @category models
  */
 export interface Calls {
+  /** Each endpoint's outcome, in the order of the endpoints. */
   readonly outcomes: ReadonlyArray<EndpointOutcome>
+  /** The invalid records files met while recording the outcomes. */
   readonly invalid: ReadonlyArray<InvalidEndpointRecords>
 }
 

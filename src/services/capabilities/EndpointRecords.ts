@@ -36,8 +36,11 @@ export const recordsDir = "state/endpoints"
  * @category models
  */
 export interface EndpointKey {
+  /** The capability's name. */
   readonly capability: string
+  /** The peer's personality. */
   readonly personality: string
+  /** The runtime. */
   readonly runtime: string
 }
 
@@ -47,9 +50,11 @@ export interface EndpointKey {
  * @category models
  */
 export interface CapabilityRecords {
+  /** The last recorded call of an endpoint, if any. */
   readonly last: (personality: string, runtime: string) => Option.Option<EndpointRecord>
   /** Every recorded endpoint, in personality then runtime order. */
   readonly endpoints: ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>
+  /** The records file, if it was invalid (then no endpoint has a record). */
   readonly invalid: Option.Option<InvalidEndpointRecords>
 }
 

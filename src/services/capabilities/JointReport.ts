@@ -28,8 +28,11 @@ export type Verdict = "ok" | "warned" | "failed"
  * @category models
  */
 export interface JointReport {
+  /** Each endpoint's outcome. */
   readonly outcomes: ReadonlyArray<EndpointOutcome>
+  /** Every invalid file met, to report loudly. */
   readonly invalid: ReadonlyArray<InvalidFile>
+  /** What the joint came to, for the operator and the exit code. */
   readonly verdict: Verdict
 }
 

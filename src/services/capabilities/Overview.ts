@@ -27,8 +27,11 @@ import { StateRoot } from "./StateRoot.ts"
  * @category models
  */
 export interface EndpointView {
+  /** The peer's personality. */
   readonly personality: string
+  /** The runtime. */
   readonly runtime: string
+  /** The last recorded provisioning call, if any. */
   readonly last: Option.Option<EndpointRecord>
 }
 
@@ -38,7 +41,9 @@ export interface EndpointView {
  * @category models
  */
 export interface CapabilityView {
+  /** The capability's declaration. */
   readonly declaration: Declaration
+  /** Its endpoints, each with its last recorded call. */
   readonly endpoints: ReadonlyArray<EndpointView>
 }
 
@@ -48,7 +53,9 @@ export interface CapabilityView {
  * @category models
  */
 export interface CapabilitiesOverview {
+  /** Every valid declaration with its endpoints. */
   readonly capabilities: ReadonlyArray<CapabilityView>
+  /** Every invalid file found, reported beside the valid ones. */
   readonly invalid: ReadonlyArray<InvalidFile>
 }
 
@@ -58,7 +65,9 @@ export interface CapabilitiesOverview {
  * @category models
  */
 export interface PeersOverview {
+  /** Every valid peer. */
   readonly peers: ReadonlyArray<Peer>
+  /** Every invalid peer file found. */
   readonly invalid: ReadonlyArray<InvalidPeerFile>
 }
 

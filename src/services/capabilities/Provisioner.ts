@@ -83,6 +83,7 @@ export type { JointReport, Verdict } from "./JointReport.ts"
  * @category models
  */
 export interface RemovalSettings extends JointSettings {
+  /** Remove the peer file or the declaration even if it is invalid (nothing can be unprovisioned then). */
   readonly force?: boolean
 }
 
@@ -92,8 +93,11 @@ export interface RemovalSettings extends JointSettings {
  * @category models
  */
 export interface NewPeer {
+  /** The new peer's personality, also its file name. */
   readonly personality: string
+  /** Its working directory, resolved to an absolute path; it must exist. */
   readonly cwd: string
+  /** Its runtimes, at least one; the first is the default runtime. */
   readonly runtimes: ReadonlyArray<string>
 }
 

@@ -31,7 +31,9 @@ import { type ExecutionView, instanceIn, type PluginInstance, ExecutionView as V
  * @category models
  */
 export interface SystemBlock {
+  /** The plugin that contributed the text. */
   readonly name: string
+  /** The text. */
   readonly content: string
 }
 
@@ -45,13 +47,17 @@ export interface Calls {
   readonly view: ExecutionView
   /** The plugin names of the view, in name order. */
   readonly names: ReadonlyArray<string>
+  /** Calls a plugin's action: the input is decoded with the action's Schema, then the handler runs with a fresh PluginContext. */
   readonly invoke: (
     plugin: string,
     action: string,
     input: unknown
   ) => Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed>
+  /** The system text of every available plugin that has some, in plugin name order; a failing one is skipped with a warning. */
   readonly system: () => Effect.Effect<ReadonlyArray<SystemBlock>>
+  /** Whether a plugin can serve this call; a failing check reads as unavailable with the reason. */
   readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady>
 }
 

@@ -32,6 +32,7 @@ import type { WorkspacesShape } from "./Workspaces.ts"
  * @category models
  */
 export interface CityScope {
+  /** Calls a plugin's action: the input is decoded with the action's Schema, then the handler runs with a fresh PluginContext. */
   readonly invoke: (
     plugin: string,
     action: string,
@@ -40,8 +41,11 @@ export interface CityScope {
     unknown,
     PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed
   >
+  /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed | CityClosed>
+  /** The system text of every available plugin that has some, in plugin name order. */
   readonly system: () => Effect.Effect<ReadonlyArray<SystemBlock>, CityClosed>
+  /** Whether a plugin can serve this call. */
   readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady | CityClosed>
 }
 
@@ -51,10 +55,15 @@ export interface CityScope {
  * @category models
  */
 export interface CityShape {
+  /** The plugins: add, remove, get, snapshots and changes. */
   readonly plugins: Pick<PluginRegistryShape, "add" | "remove" | "get" | "snapshots" | "changes">
+  /** The Workspaces the City holds. */
   readonly workspaces: WorkspacesShape
+  /** The Agents and their Sessions. */
   readonly agents: AgentsShape
+  /** Execution leases: the current plugin view, held for a Scope. */
   readonly leases: Pick<ExecutionLeasesShape, "acquire" | "acquireIn">
+  /** Calls outside a Session, for the given caller (Agent, Workspace). */
   readonly scope: (base: CallBase) => CityScope
   /**
    * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,

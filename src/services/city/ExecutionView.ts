@@ -18,8 +18,11 @@ import type { Contributions, Hook } from "../Contributions.ts"
  * @category models
  */
 export interface PluginView {
+  /** The plugin's name. */
   readonly name: string
+  /** The plugin's version, if it has one. */
   readonly version: string | undefined
+  /** What its initialize returned (its skills as of this view). */
   readonly contributions: Contributions
 }
 
@@ -77,7 +80,11 @@ export const emptyPlugins: Plugins = SortedMap.empty<string, PluginInstance>(Ord
 export class ExecutionView {
   readonly #map: Plugins
   #list: ReadonlyArray<PluginInstance> | undefined
-  constructor(readonly generation: number, map: Plugins) {
+  constructor(
+    /** The registry generation this view shows: 0 at the start, one more at each change. */
+    readonly generation: number,
+    map: Plugins
+  ) {
     this.#map = map
   }
   /** The plugins of this view, in name order. */
@@ -88,9 +95,11 @@ export class ExecutionView {
   get names(): ReadonlyArray<string> {
     return ExecutionView.instances(this).map((p) => p.name)
   }
+  /** The plugin of this name in this view, if it is ready in it. */
   get(name: string): PluginView | undefined {
     return instanceIn(this, name)
   }
+  /** Whether a plugin of this name is ready in this view. */
   has(name: string): boolean {
     return SortedMap.has(this.#map, name)
   }

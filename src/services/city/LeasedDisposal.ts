@@ -23,7 +23,9 @@ import type { Incarnation } from "./Incarnation.ts"
  * @category models
  */
 export interface Removal {
+  /** `disposed`: the plugin is disposed; `pending`: its disposal waits for a lease the caller holds. */
   readonly status: "disposed" | "pending"
+  /** Completes when the disposal has run, failing with its PluginDisposeFailed. */
   readonly disposal: Effect.Effect<void, PluginDisposeFailed>
 }
 

@@ -39,9 +39,13 @@ export type SessionStatus = "idle" | "busy" | "closed"
  * @category models
  */
 export interface Session {
+  /** The Session's id (given at creation, or `<agent>/<n>`). */
   readonly id: string
+  /** The Agent the Session belongs to. */
   readonly agent: AgentInfo
+  /** The Workspace the Session works in. */
   readonly workspace: Workspace
+  /** The Session's status now: idle, busy (a Turn is running) or closed. */
   readonly status: Effect.Effect<SessionStatus>
   /** Runs one Turn; Turns of a Session run one at a time. */
   readonly turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
@@ -57,7 +61,9 @@ export interface Session {
  * @category models
  */
 export interface TurnSkills {
+  /** The plugin's name. */
   readonly plugin: string
+  /** Its skills when the Turn began. */
   readonly skills: ReadonlyArray<Skill>
 }
 
@@ -67,7 +73,9 @@ export interface TurnSkills {
  * @category models
  */
 export interface Turn {
+  /** The Turn's number in its Session, from 1. */
   readonly number: number
+  /** The Session the Turn belongs to. */
   readonly session: Session
   /** The skills of the plugins ready when the Turn began, in plugin name order. */
   readonly skills: ReadonlyArray<TurnSkills>
@@ -84,6 +92,7 @@ export interface Turn {
  * @category models
  */
 export interface StepView extends Calls {
+  /** The Step's number in its Turn, from 1. */
   readonly step: number
 }
 

@@ -34,7 +34,9 @@ import type { Workspace } from "./Workspaces.ts"
  * @category models
  */
 export interface Agent {
+  /** The Agent's id, unique in the City. */
   readonly id: string
+  /** Creates and lists the Agent's Sessions (a Session's id defaults to `<agent>/<n>`). */
   readonly sessions: {
     readonly create: (options: {
       readonly workspace: Workspace
@@ -50,8 +52,11 @@ export interface Agent {
  * @category models
  */
 export interface AgentsShape {
+  /** Adds an Agent; fails if the id is taken. */
   readonly add: (options: { readonly id: string }) => Effect.Effect<Agent, AgentAlreadyExists | CityClosed>
+  /** The Agent of this id, if any. */
   readonly get: (id: string) => Effect.Effect<Option.Option<Agent>>
+  /** Every Agent. */
   readonly list: Effect.Effect<ReadonlyArray<Agent>>
   /** Removes an Agent and closes its Sessions; `false` for an unknown id. */
   readonly remove: (id: string) => Effect.Effect<boolean>

@@ -23,7 +23,9 @@ import { CloseReport } from "./CloseReport.ts"
  * @category models
  */
 export interface Workspace {
+  /** The Workspace's id, unique in the City. */
   readonly id: string
+  /** Its path on disk. */
   readonly path: string
   /** Resources that follow this workspace go here; closed when it is released. */
   readonly scope: Scope.Scope
@@ -35,11 +37,14 @@ export interface Workspace {
  * @category models
  */
 export interface WorkspacesShape {
+  /** Adds a Workspace; fails if the id is taken. */
   readonly add: (options: { readonly id: string; readonly path: string }) => Effect.Effect<
     Workspace,
     WorkspaceAlreadyExists | CityClosed
   >
+  /** The Workspace of this id, if any. */
   readonly get: (id: string) => Effect.Effect<Option.Option<Workspace>>
+  /** Every Workspace. */
   readonly list: Effect.Effect<ReadonlyArray<Workspace>>
   /** Releases a workspace (closes its Scope); `false` for an unknown id. */
   readonly remove: (id: string) => Effect.Effect<boolean, WorkspaceReleaseFailed>

@@ -53,8 +53,11 @@ import { type EndpointKey, isOwed, Reloads } from "./Reloads.ts"
  * @category model
  */
 export interface Applied {
+  /** The endpoint, as `<runtime>-<personality>`. */
   readonly identity: string
+  /** What the runtime application came to: applied, pending, asleep, foreign or failed. */
   readonly application: Application
+  /** Why, when the outcome needs a reason (the failure, the foreign owner, the endpoint's state). */
   readonly detail?: string
 }
 

@@ -48,6 +48,7 @@ import { readTools, type Tool } from "./ToolSurface.ts"
  * @category models
  */
 export interface CitySessionsShape {
+  /** The EndpointHost of these endpoints: status, reload, retire, kill. */
   readonly host: EndpointHostShape
   /** Hosts the endpoint (no-op when it is hosted); clears its stop flag. */
   readonly launch: (ref: EndpointRef) => Effect.Effect<void, EndpointHostFailed>
@@ -58,6 +59,7 @@ export interface CitySessionsShape {
     ref: EndpointRef,
     body: (turn: HostedTurn) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | EndpointNotHosted | SessionClosed, R>
+  /** The endpoint's conversation so far, across reloads; empty when not hosted. */
   readonly transcript: (ref: EndpointRef) => ReadonlyArray<TranscriptEntry>
   /** The tools the current Session lists. */
   readonly tools: (ref: EndpointRef) => ReadonlyArray<string>

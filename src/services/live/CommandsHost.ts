@@ -37,7 +37,9 @@ import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
  * @category models
  */
 export interface CommandsHostConfig {
+  /** Timeout of each endpoint command (default 120 s). */
   readonly timeout?: Duration.DurationInput
+  /** Interval of status polls while waiting for a Turn boundary (default 1 s). */
   readonly pollInterval?: Duration.DurationInput
 }
 

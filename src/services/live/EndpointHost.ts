@@ -32,11 +32,15 @@ import type { Peer } from "../../schema/Peer.ts"
  * @category model
  */
 export interface EndpointRef {
+  /** The peer's personality. */
   readonly personality: string
+  /** The runtime. */
   readonly runtime: string
   /** `<runtime>-<personality>`, as in logs and output. */
   readonly identity: string
+  /** The peer's working directory. */
   readonly cwd: string
+  /** The endpoint's private directory (absolute), if its runtime has one. */
   readonly privateDir: Option.Option<string>
 }
 
@@ -59,6 +63,7 @@ export const refOf = (peer: Peer, runtime: string, privateDir: Option.Option<str
  * @category models
  */
 export interface EndpointHostShape {
+  /** The endpoint's state now: idle, busy, asleep, stopped or foreign. */
   readonly status: (ref: EndpointRef) => Effect.Effect<EndpointState, EndpointHostFailed>
   /**
    * At the next Turn boundary (now if idle) runs `claim`; if it yields a value, reloads the

@@ -51,7 +51,9 @@ export const fingerprintsDir = "state/fingerprints"
  * @category model
  */
 export interface Change {
+  /** The endpoint. */
   readonly ref: EndpointRef
+  /** What was observed now of each launch-read file, by path. */
   readonly files: Readonly<Record<string, FileFingerprint>>
   /** The files that differ (added, removed or edited). */
   readonly changed: ReadonlyArray<string>

@@ -19,8 +19,11 @@ import type { Tool } from "./ToolSurface.ts"
 export interface TranscriptEntry {
   /** The Session (generation) it happened in. */
   readonly session: string
+  /** The Turn's number in that Session. */
   readonly turn: number
+  /** A note, a tool call, or a call's result. */
   readonly kind: "note" | "call" | "result"
+  /** The entry's text. */
   readonly text: string
 }
 
@@ -30,6 +33,7 @@ export interface TranscriptEntry {
  * @category model
  */
 export interface HostedTurn {
+  /** The Turn's number in the current Session, from 1. */
   readonly number: number
   /** The tools this Session lists (its launch-read files at launch or last reload), sorted. */
   readonly tools: ReadonlyArray<string>

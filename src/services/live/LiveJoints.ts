@@ -42,9 +42,13 @@ type ErrorOf<F> = F extends (...args: ReadonlyArray<never>) => Effect.Effect<unk
  * @category model
  */
 export interface RemoveRuntimeResult {
+  /** The peer as it is now (without the runtime once the removal is done). */
   readonly peer: Peer
+  /** The report of the unprovisioning joint; empty when the removal is deferred or was done by the daemon. */
   readonly report: JointReport
+  /** What the removal came to: removed, pending (after the current Turn), foreign or failed. */
   readonly removal: Removal
+  /** Why, when the live endpoint decided the removal (pending, foreign, failed, or done by the daemon). */
   readonly detail?: string
 }
 

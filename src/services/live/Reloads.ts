@@ -53,7 +53,9 @@ export const reloadsDir = "state/reloads"
  * @category models
  */
 export interface EndpointKey {
+  /** The peer's personality. */
   readonly personality: string
+  /** The runtime. */
   readonly runtime: string
 }
 

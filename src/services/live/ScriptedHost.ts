@@ -18,8 +18,11 @@ import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
  * @category models
  */
 export interface ScriptedShape {
+  /** The EndpointHost the code under test uses. */
   readonly host: EndpointHostShape
+  /** Sets an endpoint's state. */
   readonly set: (identity: string, state: EndpointState) => Effect.Effect<void>
+  /** Begins a Turn: the endpoint is busy. */
   readonly beginTurn: (identity: string) => Effect.Effect<void>
   /** Ends the Turn: the endpoint is idle and what waited for the boundary runs. */
   readonly endTurn: (identity: string) => Effect.Effect<void>
@@ -32,6 +35,7 @@ export interface ScriptedShape {
     readonly started: Deferred.Deferred<void>
     readonly release: Deferred.Deferred<void>
   }>
+  /** The next reload of `identity` fails with this detail. */
   readonly failNextReload: (identity: string, detail: string) => Effect.Effect<void>
 }
 

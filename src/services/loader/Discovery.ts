@@ -36,7 +36,9 @@ import { isManifest } from "../../schema/ManifestGuard.ts"
  * @category models
  */
 export interface PluginRoot {
+  /** Bundled (scanned first) or instance. */
   readonly kind: RootKind
+  /** The root's folder. */
   readonly path: string
 }
 

@@ -85,6 +85,7 @@ export interface PluginLoaderShape {
   }) => Effect.Effect<LoadReport, PluginRootUnreadable | CityClosed>
   /** The current load failures (see LoadAlerts). */
   readonly alerts: Effect.Effect<ReadonlyArray<PluginSnapshot>>
+  /** The current load failures, now and after every change. */
   readonly alertChanges: Stream.Stream<ReadonlyArray<PluginSnapshot>>
 }
 

@@ -44,6 +44,7 @@ type Awaitable<A> = A | PromiseLike<A>
  * @category models
  */
 export interface RegisterCallContext extends PluginContextShape {
+  /** Calls an action of a sibling plugin, resolved from the current execution view, with this call's context. */
   readonly invoke: (plugin: string, action: string, input?: unknown) => Promise<unknown>
 }
 
@@ -53,9 +54,13 @@ export interface RegisterCallContext extends PluginContextShape {
  * @category models
  */
 export interface RegisterContext {
+  /** The plugin's name (its manifest's). */
   readonly name: string
+  /** The plugin's version (its manifest's). */
   readonly version: string
+  /** The plugin's storage directory under the City's root (`<root>/data/<name>`). */
   readonly storage: { readonly path: string }
+  /** Logs annotated with `plugin=<name>`. */
   readonly log: {
     readonly debug: (message: string) => void
     readonly info: (message: string) => void
@@ -64,6 +69,7 @@ export interface RegisterContext {
   }
   /** Rejects with the ReloadRejected error when the host cannot apply the change. */
   readonly requestReload: (change: PluginChange) => Promise<void>
+  /** Registers an action by name; without an `input` Schema the input is passed through unchecked. */
   readonly registerAction: (
     name: string,
     action: {
@@ -71,9 +77,13 @@ export interface RegisterContext {
       readonly handler: (input: unknown, ctx: RegisterCallContext) => Awaitable<unknown>
     }
   ) => void
+  /** Adds a handler to a hook point; a plugin's handlers of one point run in registration order. */
   readonly registerHook: (point: string, handler: (value: unknown, ctx: RegisterCallContext) => Awaitable<unknown>) => void
+  /** Adds system text, fixed or per call; the texts are joined by a blank line in registration order. */
   readonly registerSystem: (system: string | ((ctx: RegisterCallContext) => Awaitable<string | undefined>)) => void
+  /** Sets the availability check (the last one registered wins). */
   readonly registerAvailability: (check: (ctx: RegisterCallContext) => Awaitable<Availability>) => void
+  /** Sets the plugin's skills (the last set registered wins). */
   readonly registerSkills: (skills: ReadonlyArray<Skill>) => void
   /** Runs `release` at dispose (reverse order), or at once if registration fails afterwards. */
   readonly onDispose: (release: () => Awaitable<void>) => void
@@ -100,7 +110,9 @@ export type SiblingInvoke = (base: CallBase, plugin: string, action: string, inp
  * @category models
  */
 export interface Extras {
+  /** The text of the folder's `prompt/*.md`, put before the plugin's own system text. */
   readonly prompt: string | undefined
+  /** The manifest's initial skills. */
   readonly skills: ReadonlyArray<Skill> | undefined
 }
 
