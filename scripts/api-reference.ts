@@ -82,6 +82,10 @@ export const undocumented = (project: ProjectReflection): Array<string> => {
  */
 export const checkOptions: Partial<TypeDocOptions> = {
   disableSources: false,
+  // Source links relative to the repository, without asking git for a web remote: a clone of a
+  // path (as CI makes) has none, and typedoc warns about it.
+  disableGit: true,
+  sourceLinkTemplate: "../../{path}#L{line}",
   validation: { notExported: false, notDocumented: false, invalidLink: true, rewrittenLink: true }
 }
 
