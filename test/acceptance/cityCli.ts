@@ -146,13 +146,14 @@ export const provisioner = (dir: string, name: string, journal: string, body = "
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const file = join(dir, name)
+    // One line per call, written by one printf (one write to a file opened for appending), so
+    // that calls running at once never interleave their parts in the journal.
     const script = [
       "#!/bin/sh",
-      "{",
-      "  for a in \"$@\"; do printf '%s\\037' \"$a\"; done",
-      "  printf 'ENV=%s\\037' \"${CITY_PRIVATE_DIR-<unset>}\"",
-      "  printf 'PWD=%s\\n' \"$PWD\"",
-      `} >> '${journal}'`,
+      "us=$(printf '\\037')",
+      "line=''",
+      "for a in \"$@\"; do line=\"$line$a$us\"; done",
+      `printf '%sENV=%s\\037PWD=%s\\n' "$line" "\${CITY_PRIVATE_DIR-<unset>}" "$PWD" >> '${journal}'`,
       body,
       ""
     ].join("\n")
