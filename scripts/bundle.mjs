@@ -18,7 +18,11 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
 export const bundlePath = join(packageRoot, "dist", "city.mjs")
+// The spawner process of the command runner (src/services/capabilities/SpawnerRunner.ts): its own
+// small file beside the bundle, which the bundle finds as `./spawner.mjs`.
+export const spawnerPath = join(packageRoot, "dist", "spawner.mjs")
 const entry = join(packageRoot, "src", "programs", "city.ts")
+const spawnerEntry = join(packageRoot, "src", "services", "capabilities", "spawner", "main.ts")
 
 const newestMtime = (path) => {
   const stat = statSync(path)
@@ -30,16 +34,15 @@ const newestMtime = (path) => {
 
 /** True when the bundle is missing or older than a source file, package.json or this script. */
 export const isStale = () => {
-  if (!existsSync(bundlePath)) return true
-  const built = statSync(bundlePath).mtimeMs
+  if (!existsSync(bundlePath) || !existsSync(spawnerPath)) return true
+  const built = Math.min(statSync(bundlePath).mtimeMs, statSync(spawnerPath).mtimeMs)
   const inputs = [join(packageRoot, "src"), join(packageRoot, "package.json"), fileURLToPath(import.meta.url)]
   return inputs.some((input) => newestMtime(input) > built)
 }
 
-export const build = async () => {
-  const esbuild = await import("esbuild")
+const bundleOne = async (esbuild, entryPoint, outfile, banner) => {
   const result = await esbuild.build({
-    entryPoints: [entry],
+    entryPoints: [entryPoint],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -49,16 +52,28 @@ export const build = async () => {
     legalComments: "none",
     write: false,
     logLevel: "warning",
-    // proper-lockfile and graceful-fs are CommonJS and `require` Node's built-ins.
-    banner: { js: "import { createRequire as __cityRequire } from \"node:module\"; const require = __cityRequire(import.meta.url);" },
-    outfile: bundlePath
+    ...(banner === undefined ? {} : { banner: { js: banner } }),
+    outfile
   })
   const file = result.outputFiles?.[0]
   if (file === undefined) throw new Error("esbuild produced no output")
-  mkdirSync(dirname(bundlePath), { recursive: true })
-  const temp = `${bundlePath}.${process.pid}.tmp`
+  mkdirSync(dirname(outfile), { recursive: true })
+  const temp = `${outfile}.${process.pid}.tmp`
   writeFileSync(temp, `#!/usr/bin/env node\n${file.text}`, { mode: 0o755 })
-  renameSync(temp, bundlePath)
+  renameSync(temp, outfile)
+}
+
+export const build = async () => {
+  const esbuild = await import("esbuild")
+  // The spawner first: a bundle never runs without the spawner it looks for.
+  await bundleOne(esbuild, spawnerEntry, spawnerPath)
+  // proper-lockfile and graceful-fs are CommonJS and `require` Node's built-ins.
+  await bundleOne(
+    esbuild,
+    entry,
+    bundlePath,
+    "import { createRequire as __cityRequire } from \"node:module\"; const require = __cityRequire(import.meta.url);"
+  )
 }
 
 /** Builds the bundle when it is stale (a checkout); returns whether it built. */

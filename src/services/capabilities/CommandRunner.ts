@@ -14,6 +14,8 @@
  *   bounded tail (`stderrTailBytes`, default 4 KiB) whatever its size.
  * - The child's environment is this process's environment as it was when the
  *   service was built, plus or minus `CITY_PRIVATE_DIR`.
+ * - The per-call logic is `runChild.ts`, shared with `SpawnerRunner`, which runs it in
+ *   a small helper process (the default of `CapabilitiesLive`).
  * - Spawning is `node:child_process` directly (the platform `Command` costs
  *   about half the throughput on short commands and has no SIGKILL fallback).
  *   An interrupted call terminates the group the same way before it returns.
@@ -43,9 +45,9 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type ChildProcess, spawn } from "node:child_process"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
+import { type ChildSettings, makeChildRunner } from "./runChild.ts"
 
 /**
  * The name of the variable carrying the endpoint's private directory.
@@ -141,85 +143,43 @@ export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
   }
 >() {}
 
-/** Keeps only the last `max` bytes of what is pushed. */
-const makeTail = (max: number) => {
-  let buffer = new Uint8Array(0)
-  return {
-    push: (chunk: Uint8Array) => {
-      if (chunk.length >= max) {
-        buffer = chunk.slice(chunk.length - max)
-        return
-      }
-      const keepOld = Math.min(buffer.length, max - chunk.length)
-      const next = new Uint8Array(keepOld + chunk.length)
-      next.set(buffer.subarray(buffer.length - keepOld), 0)
-      next.set(chunk, keepOld)
-      buffer = next
-    },
-    text: () => new TextDecoder("utf-8", { fatal: false }).decode(buffer).trim()
+/**
+ * The environment of the children: this process's environment as it is now, without
+ * `CITY_PRIVATE_DIR`. Read once per runner: `process.env` is slow to enumerate, and a sweep
+ * spawns hundreds of children.
+ * @since 0.1.0
+ * @category utils
+ */
+export const baseEnvironment = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && key !== privateDirVariable) env[key] = value
   }
+  return env
 }
-
-/** Sends a signal to a whole process group; false when the group is gone. */
-const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
-  // After every call the group is probed, and usually it is gone (ESRCH): the thrown error is
-  // built without a stack, which costs little. With a stack (and tsx's source maps) a runner
-  // spawned /bin/true at 0.81x a plain spawn loop, without one at 0.91x (paired rounds, one run).
-  const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    return process.kill(-pid, signal)
-  } catch {
-    return false
-  } finally {
-    Error.stackTraceLimit = limit
-  }
-}
-
-const describeSpawnError = (error: unknown): string =>
-  error instanceof Error
-    ? ("code" in error && typeof error.code === "string" ? `${error.code}: ${error.message}` : error.message)
-    : String(error)
 
 /**
- * The runner; groups left behind by a command and still alive when the scope closes get SIGKILL.
+ * The runner's times and sizes with their defaults, in milliseconds and bytes.
+ * @since 0.1.0
+ * @category utils
+ */
+export const childSettings = (config: CommandRunnerConfig): ChildSettings => ({
+  killGraceMs: Duration.toMillis(Duration.decode(config.killGrace ?? Duration.seconds(2))),
+  stderrGraceMs: Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250))),
+  tailBytes: config.stderrTailBytes ?? 4096
+})
+
+/**
+ * The runner in this process; groups left behind by a command and still alive when the scope
+ * closes get SIGKILL. (`SpawnerRunner` runs the same code in a small helper process.)
  * @since 0.1.0
  * @category constructors
  */
 export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
-    const killGraceMs = Duration.toMillis(Duration.decode(config.killGrace ?? Duration.seconds(2)))
-    const stderrGraceMs = Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250)))
-    const tailBytes = config.stderrTailBytes ?? 4096
-
-    /** Process groups left behind by commands that exited, until they are gone. */
-    const lingering = new Set<number>()
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const pid of lingering) signalGroup(pid, "SIGKILL")
-        lingering.clear()
-      })
-    )
-
-    /** SIGTERM to what is left of an exited command's group; SIGKILL after the grace if it is still there. */
-    const reapLeftovers = (pid: number) => {
-      if (pid <= 0 || !signalGroup(pid, 0)) return
-      signalGroup(pid, "SIGTERM")
-      lingering.add(pid)
-      const timer = setTimeout(() => {
-        lingering.delete(pid)
-        if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
-      }, killGraceMs)
-      // The outcome does not wait for the leftovers; the scope's finalizer covers an earlier exit.
-      timer.unref()
-    }
-
-    // The environment is read once, when the service is built: `process.env` is slow to
-    // enumerate, and a sweep spawns hundreds of children.
-    const baseEnv: Record<string, string> = {}
-    for (const [key, value] of Object.entries(process.env)) {
-      if (value !== undefined && key !== privateDirVariable) baseEnv[key] = value
-    }
+    const children = makeChildRunner(childSettings(config))
+    yield* Effect.addFinalizer(() => Effect.sync(children.killLeftovers))
+    const baseEnv = baseEnvironment()
     const envFor = (privateDir: Option.Option<string>): Record<string, string> =>
       Option.isSome(privateDir) ? { ...baseEnv, [privateDirVariable]: privateDir.value } : baseEnv
 
@@ -230,122 +190,15 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
      */
     const run = (request: RunRequest): Effect.Effect<Outcome> =>
       Effect.async<Outcome>((resume) => {
-        const started = performance.now()
-        const elapsed = () => Math.round(performance.now() - started)
-        const timeoutMs = Duration.toMillis(Duration.decode(request.timeout))
-        const tail = makeTail(tailBytes)
-        const timers: Array<ReturnType<typeof setTimeout>> = []
-        let settled = false
-        const settle = (outcome: Outcome) => {
-          if (settled) return
-          settled = true
-          for (const t of timers) clearTimeout(t)
-          resume(Effect.succeed(outcome))
-        }
-
-        let child: ChildProcess
-        try {
-          child = spawn(request.command, request.args, {
-            cwd: request.cwd,
-            env: envFor(request.privateDir),
-            stdio: ["ignore", "ignore", "pipe"],
-            detached: true,
-            shell: false
-          })
-        } catch (error) {
-          settle({ state: "not-executable", ms: elapsed(), detail: describeSpawnError(error) })
-          return
-        }
-        let spawned = false
-        let closed = false
-        let terminating = false
-        let afterTermination: Array<() => void> = []
-
-        /** SIGTERM to the group; SIGKILL after the grace if anything of it is alive; then `done`. */
-        const terminate = (done: () => void) => {
-          afterTermination.push(done)
-          if (terminating) return
-          terminating = true
-          const pid = child.pid ?? 0
-          const finish = () => {
-            const waiting = afterTermination
-            afterTermination = []
-            for (const f of waiting) f()
-          }
-          if (pid === 0) return finish()
-          signalGroup(pid, "SIGTERM")
-          timers.push(setTimeout(() => {
-            // Whatever the leader did, nothing of its group outlives a timeout.
-            if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
-            if (closed) finish()
-            // A member that left the group may still hold stderr open: stop waiting after a second grace.
-            else timers.push(setTimeout(finish, killGraceMs))
-          }, killGraceMs))
-          child.once("close", () => {
-            if (!signalGroup(pid, 0)) finish()
-          })
-        }
-
-        child.once("error", (error) => {
-          if (!spawned) settle({ state: "not-executable", ms: elapsed(), detail: describeSpawnError(error) })
-        })
-        child.once("spawn", () => {
-          spawned = true
-        })
-        child.stderr?.on("data", (chunk: Uint8Array) => tail.push(chunk))
-        let exited: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
-        let ms = 0
-        /** The command exited and its stderr closed (or the grace ran out): settle from its exit. */
-        const finish = () => {
-          if (settled || terminating || exited === undefined) return
-          const { code, signal } = exited
-          const stderr = tail.text()
-          if (!closed) child.stderr?.destroy()
-          reapLeftovers(child.pid ?? 0)
-          if (code === 0) return settle({ state: "ok", exit: 0, ms })
-          if (code === null) {
-            return settle({
-              state: "failed",
-              ms,
-              detail: `killed by ${signal ?? "a signal"}${stderr === "" ? "" : `: ${stderr}`}`
-            })
-          }
-          settle({ state: "failed", exit: code, ms, detail: stderr === "" ? `exit ${code}` : stderr })
-        }
-        child.once("exit", (code: number | null, signal: NodeJS.Signals | null) => {
-          if (terminating || !spawned) return
-          exited = { code, signal }
-          ms = elapsed()
-          // Usually "close" follows at once; a leftover process holding stderr must not hold the call.
-          timers.push(setTimeout(finish, stderrGraceMs))
-        })
-        child.once("close", () => {
-          closed = true
-          finish()
-        })
-        // `setTimeout` fires at once for longer delays than 2^31-1 ms: those mean "no timeout".
-        if (timeoutMs <= 2_147_483_647) timers.push(setTimeout(() => {
-          terminate(() => {
-            const stderr = tail.text()
-            settle({
-              state: "timeout",
-              ms: elapsed(),
-              detail: `no exit within ${timeoutMs} ms; process group terminated${stderr === "" ? "" : `: ${stderr}`}`
-            })
-          })
-        }, timeoutMs))
-
+        const running = children.run({
+          command: request.command,
+          args: request.args,
+          cwd: request.cwd,
+          env: envFor(request.privateDir),
+          timeoutMs: Duration.toMillis(Duration.decode(request.timeout))
+        }, (outcome) => resume(Effect.succeed(outcome)))
         // Interrupted (the CLI got SIGINT, the caller gave up): the same termination, awaited.
-        return Effect.async<void>((resumeCancel) => {
-          if (settled) {
-            for (const t of timers) clearTimeout(t)
-            return resumeCancel(Effect.void)
-          }
-          terminate(() => {
-            for (const t of timers) clearTimeout(t)
-            resumeCancel(Effect.void)
-          })
-        })
+        return Effect.async<void>((resumeCancel) => running.cancel(() => resumeCancel(Effect.void)))
       })
 
     return CommandRunner.of({ run })

@@ -15,6 +15,9 @@
  *   is passed as `{cwd}`), so a call never depends on where the operator stood;
  * - a runtime with a private directory gets it created before each call; if it
  *   cannot be created the call is `failed` before spawn, with the reason;
+ * - the log lines of a joint's calls are queued and written in batches
+ *   (`LifecycleLog.enqueue`), and flushed before `run` returns, also when it is
+ *   interrupted;
  * - the timeout is at least 1 ms and the concurrency at least 1
  *   (`InvalidJointSettings` otherwise): a zero timeout would fail every call
  *   before it could act.
@@ -199,7 +202,7 @@ export const make: Effect.Effect<
         })
       yield* provisioned(outcome.state, occasion)
       const now = yield* DateTime.now
-      yield* log.append([
+      yield* log.enqueue([
         ["ts", DateTime.formatIso(now)],
         ["ev", "capability-provision"],
         ["capability", declaration.capability],
@@ -241,7 +244,8 @@ export const make: Effect.Effect<
             })
           ),
         { concurrency: settings.concurrency ?? 4 }
-      )
+        // The log lines are written in batches: all of them are durable when the joint's calls return.
+      ).pipe(Effect.ensuring(log.flush))
       const at = DateTime.formatIso(yield* DateTime.now)
       const invalid = yield* records.record(outcomes, at)
       return { outcomes, invalid }

@@ -1,0 +1,237 @@
+/**
+ * The command runner of `CapabilitiesLive`: the same semantics as
+ * `CommandRunner.make` (no shell, timeouts with SIGTERM → SIGKILL, the exit-0
+ * rule, stderr tails; the code is `runChild.ts`), but the commands are spawned
+ * by a small helper Node process, the spawner (`spawner/main.ts`), started
+ * lazily by the first call and kept for the runner's scope.
+ *
+ * Why (issue 8, "Speed of the tool"; measurements in `bench/sweep.bench.ts`):
+ * `spawn` forks the calling process, and a fork of a process with the library
+ * loaded costs more than one of a bare `node`; in the spawner the forks also run
+ * beside this process's event loop instead of blocking it.
+ *
+ * Decisions:
+ * - The spawner's script is `spawner.mjs` beside the bundle (`dist/city.mjs`),
+ *   `spawner/main.js` beside this module in the compiled `dist/`, or the
+ *   checkout's `dist/spawner.mjs` (built by `scripts/bundle.mjs`); when none is
+ *   there, the runner is the in-process one.
+ * - The spawner's own environment is this process's without `NODE_OPTIONS` (a
+ *   loader like tsx would make it a big process again); the children get this
+ *   process's environment unchanged (sent in the first message).
+ * - If the spawner dies (killed, crashed, could not start), every call it was
+ *   running is `failed` with the reason and the spawner's stderr, and each of
+ *   their process groups gets SIGTERM, then SIGKILL after `killGrace`; the next
+ *   call starts a new spawner. Nothing waits forever on a dead spawner.
+ * - While no call is running the spawner does not keep this process alive
+ *   (unreferenced); when the scope closes its stdin is closed, it cancels what
+ *   still runs and SIGKILLs the groups left behind, and is SIGKILLed itself if
+ *   it has not exited after twice the grace.
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { Socket } from "node:net"
+import { fileURLToPath } from "node:url"
+import type { Outcome } from "../../schema/Outcome.ts"
+import {
+  baseEnvironment,
+  childSettings,
+  CommandRunner,
+  type CommandRunnerConfig,
+  make as makeInProcess,
+  type RunRequest
+} from "./CommandRunner.ts"
+import { signalGroup } from "./runChild.ts"
+import { batchedWriter, decodeFromSpawner, lineReader, type ToSpawner } from "./spawner/protocol.ts"
+
+/**
+ * Where the spawner's script is, if it is there (see the module's decisions).
+ * @since 0.1.0
+ * @category utils
+ */
+export const spawnerScript = (): Option.Option<string> => {
+  const candidates = ["./spawner.mjs", "./spawner/main.js", "../../../dist/spawner.mjs"]
+  for (const candidate of candidates) {
+    const url = new URL(candidate, import.meta.url)
+    if (url.protocol === "file:" && existsSync(url)) return Option.some(fileURLToPath(url))
+  }
+  return Option.none()
+}
+
+interface Call {
+  readonly started: number
+  readonly resume: (outcome: Outcome) => void
+  pid: number
+  cancelled: (() => void) | undefined
+}
+
+interface Spawner {
+  readonly child: ChildProcess
+  readonly send: (message: ToSpawner) => void
+  readonly calls: Map<number, Call>
+  readonly exited: Promise<void>
+}
+
+const setReferenced = (child: ChildProcess, referenced: boolean) => {
+  for (const stream of [child.stdin, child.stdout, child.stderr]) {
+    if (stream instanceof Socket) {
+      if (referenced) stream.ref()
+      else stream.unref()
+    }
+  }
+  if (referenced) child.ref()
+  else child.unref()
+}
+
+/**
+ * The runner over a spawner process; falls back to the in-process runner when the script is missing.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  config: CommandRunnerConfig = {},
+  script: Option.Option<string> = spawnerScript()
+): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
+  Option.match(script, {
+    onNone: () => makeInProcess(config),
+    onSome: (file) => makeWith(config, file)
+  })
+
+const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const settings = childSettings(config)
+    const childEnv = baseEnvironment()
+    const ownEnv: Record<string, string> = { ...childEnv }
+    delete ownEnv.NODE_OPTIONS
+    let current: Spawner | undefined
+    let nextId = 0
+
+    /** Group of a command whose spawner died: SIGTERM, SIGKILL after the grace. */
+    const terminateGroup = (pid: number) => {
+      if (pid <= 0 || !signalGroup(pid, "SIGTERM")) return
+      setTimeout(() => {
+        if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
+      }, settings.killGraceMs).unref()
+    }
+
+    const start = (): Spawner => {
+      const child = spawn(process.execPath, [file], { stdio: ["pipe", "pipe", "pipe"], env: ownEnv })
+      const calls = new Map<number, Call>()
+      let stderr = ""
+      let over = false
+      const died = (reason: string) => {
+        if (over) return
+        over = true
+        if (current === spawner) current = undefined
+        const tail = stderr.trim()
+        for (const [id, call] of calls) {
+          calls.delete(id)
+          terminateGroup(call.pid)
+          if (call.cancelled !== undefined) call.cancelled()
+          else {
+            call.resume({
+              state: "failed",
+              ms: Math.round(performance.now() - call.started),
+              detail: `the spawner process ${reason} while the command ran; its process group was terminated${
+                tail === "" ? "" : `: ${tail}`
+              }`
+            })
+          }
+        }
+      }
+      const exited = new Promise<void>((resolve) => {
+        child.once("exit", (code, signal) => {
+          died(signal === null ? `exited with code ${code}` : `was killed by ${signal}`)
+          resolve()
+        })
+        child.once("error", (error) => {
+          died(`could not run (${error.message})`)
+          resolve()
+        })
+      })
+      // A write after the spawner died fails with EPIPE: its death is handled by "exit".
+      child.stdin?.on("error", () => {})
+      child.stderr?.on("data", (chunk: Uint8Array) => {
+        stderr = (stderr + Buffer.from(chunk).toString()).slice(-settings.tailBytes)
+      })
+      child.stdout?.on("data", lineReader((line) => {
+        const message = decodeFromSpawner(line)
+        if (message === undefined) return
+        const call = calls.get(message.id)
+        if (call === undefined) return
+        if (message.t === "spawned") {
+          call.pid = message.pid
+          return
+        }
+        calls.delete(message.id)
+        if (calls.size === 0) setReferenced(child, false)
+        if (call.cancelled !== undefined) call.cancelled()
+        else if (message.t === "done") call.resume(message.outcome)
+      }))
+      const send = batchedWriter((chunk) => {
+        child.stdin?.write(chunk)
+      })
+      const spawner: Spawner = { child, send, calls, exited }
+      send({ t: "config", env: childEnv, settings })
+      setReferenced(child, false)
+      return spawner
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => {
+        const spawner = current
+        if (spawner === undefined) return Promise.resolve()
+        current = undefined
+        spawner.child.stdin?.end()
+        setReferenced(spawner.child, true)
+        const bound = setTimeout(() => {
+          spawner.child.kill("SIGKILL")
+          for (const call of spawner.calls.values()) terminateGroup(call.pid)
+        }, 2 * settings.killGraceMs + 1000)
+        return spawner.exited.then(() => clearTimeout(bound))
+      })
+    )
+
+    const run = (request: RunRequest): Effect.Effect<Outcome> =>
+      Effect.async<Outcome>((resume) => {
+        const spawner = current ?? (current = start())
+        const id = nextId++
+        const call: Call = {
+          started: performance.now(),
+          resume: (outcome) => resume(Effect.succeed(outcome)),
+          pid: 0,
+          cancelled: undefined
+        }
+        if (spawner.calls.size === 0) setReferenced(spawner.child, true)
+        spawner.calls.set(id, call)
+        spawner.send({
+          t: "run",
+          id,
+          command: request.command,
+          args: request.args,
+          cwd: request.cwd,
+          privateDir: Option.getOrNull(request.privateDir),
+          timeoutMs: Duration.toMillis(Duration.decode(request.timeout))
+        })
+        // Interrupted: the spawner terminates the group (SIGTERM, SIGKILL after the grace), awaited.
+        return Effect.async<void>((resumeCancel) => {
+          if (!spawner.calls.has(id)) return resumeCancel(Effect.void)
+          call.cancelled = () => resumeCancel(Effect.void)
+          spawner.send({ t: "cancel", id })
+        })
+      })
+
+    return CommandRunner.of({ run })
+  })
+
+/**
+ * The spawner runner as a Layer.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (config: CommandRunnerConfig = {}) => Layer.scoped(CommandRunner, make(config))
