@@ -18,11 +18,11 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
 export const bundlePath = join(packageRoot, "dist", "city.mjs")
-// The spawner process of the command runner (src/services/capabilities/SpawnerRunner.ts): its own
+// The spawner process of the command runner (src/services/capabilities/SpawnerRunner.ts, src/programs/spawner.ts): its own
 // small file beside the bundle, which the bundle finds as `./spawner.mjs`.
 export const spawnerPath = join(packageRoot, "dist", "spawner.mjs")
 const entry = join(packageRoot, "src", "programs", "city.ts")
-const spawnerEntry = join(packageRoot, "src", "services", "capabilities", "spawner", "main.ts")
+const spawnerEntry = join(packageRoot, "src", "programs", "spawner.ts")
 
 const newestMtime = (path) => {
   const stat = statSync(path)

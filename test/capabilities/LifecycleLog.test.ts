@@ -56,6 +56,34 @@ describe("the lifecycle log file", () => {
       })
     ))
 
+  it.scoped("queued lines are written by flush (or when a batch is full), in order, into the same files as append writes", () =>
+    withRoot((root) =>
+      Effect.scoped(Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const read = (f: string) => fs.readFileString(join(root, "logs", f))
+        const line = (i: number) => [["ev", "capability-provision"], ["n", i], ["pad", "x".repeat(30)]] as const
+        const queued = yield* LifecycleLog.make({ maxBytes: 200, keep: 2, batchLines: 15 })
+        for (let i = 0; i < 10; i++) yield* queued.enqueue(line(i))
+        expect(yield* fs.exists(join(root, "logs", "lifecycle.log"))).toBe(false)
+        for (let i = 10; i < 40; i++) yield* queued.enqueue(line(i))
+        // 40 lines in batches of 15: two batches are written, ten lines wait for the flush.
+        expect((yield* read("lifecycle.log")).trim().split("\n").pop()).toContain("n=29")
+        yield* queued.flush
+        const logs = (yield* fs.readDirectory(join(root, "logs"))).sort()
+        const batched = yield* Effect.forEach(logs, read)
+        // The same 40 lines appended one by one in another root give the same files.
+        const other = yield* fs.makeTempDirectoryScoped()
+        const appended = yield* Effect.gen(function*() {
+          const log = yield* LifecycleLog.make({ maxBytes: 200, keep: 2 })
+          for (let i = 0; i < 40; i++) yield* log.append(line(i))
+          return yield* Effect.forEach(logs, (f) => fs.readFileString(join(other, "logs", f)))
+        }).pipe(Effect.provide(StateRoot.layer({ root: other })))
+        expect(logs).toEqual(["lifecycle.log", "lifecycle.log.1", "lifecycle.log.2"])
+        expect(batched).toEqual(appended)
+        expect((yield* fs.stat(join(root, "logs", "lifecycle.log"))).mode & 0o777).toBe(0o600)
+      }))
+    ))
+
   it.scoped("a write failure never fails the operation; it is one warning through the Effect logger", () =>
     withRoot((root) =>
       Effect.gen(function*() {

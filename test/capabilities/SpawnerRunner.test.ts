@@ -9,7 +9,7 @@ import type * as Scope from "effect/Scope"
 import { join } from "node:path"
 import type * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import * as SpawnerRunner from "../../src/services/capabilities/SpawnerRunner.ts"
-import { decodeFromSpawner, decodeToSpawner, lineReader } from "../../src/services/capabilities/spawner/protocol.ts"
+import { decodeFromSpawner, decodeToSpawner, lineReader } from "../../src/services/capabilities/SpawnerProtocol.ts"
 import { isAlive } from "../fixtures.ts"
 
 // The semantics shared with the in-process runner are tested on both in CommandRunner.test.ts;

@@ -140,6 +140,12 @@ export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
   {
     /** Runs the command to an outcome; never fails. */
     readonly run: (request: RunRequest) => Effect.Effect<Outcome>
+    /**
+     * Gets ready for calls without waiting (the spawner runner starts its process), so that the
+     * start-up overlaps what a joint does before its first call. Optional: a runner with nothing
+     * to prepare leaves it out.
+     */
+    readonly prepare?: Effect.Effect<void>
   }
 >() {}
 

@@ -147,6 +147,11 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
       occasion: Occasion,
       settings?: JointSettings
     ) => Effect.Effect<Calls, StateError>
+    /**
+     * Gets the command runner ready without waiting (the spawner process starts), so that its
+     * start-up overlaps the reading of the peers and declarations before the calls.
+     */
+    readonly prepare: Effect.Effect<void>
   }
 >() {}
 
@@ -251,7 +256,7 @@ export const make: Effect.Effect<
       return { outcomes, invalid }
     })
 
-  return EndpointCalls.of({ run })
+  return EndpointCalls.of({ run, prepare: runner.prepare ?? Effect.void })
 })
 
 /**

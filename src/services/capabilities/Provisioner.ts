@@ -206,12 +206,16 @@ export const make: Effect.Effect<
       const endpoints = declarations.valid.flatMap((declaration) =>
         endpointsOf(declaration, [peer], host.isAgent).filter((e) => runtimes.includes(e.runtime))
       )
+      // A few calls at most, and none without a declaration: no spawner is started for nothing.
+      if (endpoints.length > 0) yield* calls.prepare
       return verdictOf("joint", yield* calls.run(endpoints, occasion, settings), declarations.invalid)
     }).pipe(Effect.withSpan(spans.joint, { attributes: { peer: peer.personality, runtimes: runtimes.join(","), occasion } }))
 
   /** A sweep of one declaration over every registered peer. */
   const sweep = (declaration: Declaration, occasion: Occasion, settings?: JointSettings) =>
     Effect.gen(function*() {
+      // The runner starts (the spawner process) while the peer files are read.
+      yield* calls.prepare
       const peers = yield* peersStore.scan
       const done = yield* calls.run(endpointsOf(declaration, peers.valid, host.isAgent), occasion, settings)
       return verdictOf("sweep", done, peers.invalid)

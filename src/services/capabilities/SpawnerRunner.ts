@@ -2,7 +2,7 @@
  * The command runner of `CapabilitiesLive`: the same semantics as
  * `CommandRunner.make` (no shell, timeouts with SIGTERM → SIGKILL, the exit-0
  * rule, stderr tails; the code is `runChild.ts`), but the commands are spawned
- * by a small helper Node process, the spawner (`spawner/main.ts`), started
+ * by a small helper Node process, the spawner (`programs/spawner.ts`), started
  * lazily by the first call and kept for the runner's scope.
  *
  * Why (issue 8, "Speed of the tool"; measurements in `bench/sweep.bench.ts`):
@@ -12,7 +12,7 @@
  *
  * Decisions:
  * - The spawner's script is `spawner.mjs` beside the bundle (`dist/city.mjs`),
- *   `spawner/main.js` beside this module in the compiled `dist/`, or the
+ *   `programs/spawner.js` in the compiled `dist/`, or the
  *   checkout's `dist/spawner.mjs` (built by `scripts/bundle.mjs`); when none is
  *   there, the runner is the in-process one.
  * - The spawner's own environment is this process's without `NODE_OPTIONS` (a
@@ -23,9 +23,11 @@
  *   their process groups gets SIGTERM, then SIGKILL after `killGrace`; the next
  *   call starts a new spawner. Nothing waits forever on a dead spawner.
  * - While no call is running the spawner does not keep this process alive
- *   (unreferenced); when the scope closes its stdin is closed, it cancels what
- *   still runs and SIGKILLs the groups left behind, and is SIGKILLed itself if
- *   it has not exited after twice the grace.
+ *   (unreferenced); when the scope closes it is told to `close`: it SIGKILLs
+ *   the groups left behind and exits, and is SIGKILLed itself if it has not
+ *   exited after twice the grace. If this process dies, the spawner sees the
+ *   end of its stdin and exits, leaving running commands alone (as they were
+ *   left when this process ran them itself).
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
@@ -47,7 +49,7 @@ import {
   type RunRequest
 } from "./CommandRunner.ts"
 import { signalGroup } from "./runChild.ts"
-import { batchedWriter, decodeFromSpawner, lineReader, type ToSpawner } from "./spawner/protocol.ts"
+import { batchedWriter, decodeFromSpawner, lineReader, type ToSpawner } from "./SpawnerProtocol.ts"
 
 /**
  * Where the spawner's script is, if it is there (see the module's decisions).
@@ -55,7 +57,7 @@ import { batchedWriter, decodeFromSpawner, lineReader, type ToSpawner } from "./
  * @category utils
  */
 export const spawnerScript = (): Option.Option<string> => {
-  const candidates = ["./spawner.mjs", "./spawner/main.js", "../../../dist/spawner.mjs"]
+  const candidates = ["./spawner.mjs", "../../programs/spawner.js", "../../../dist/spawner.mjs"]
   for (const candidate of candidates) {
     const url = new URL(candidate, import.meta.url)
     if (url.protocol === "file:" && existsSync(url)) return Option.some(fileURLToPath(url))
@@ -174,7 +176,7 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
         else if (message.t === "done") call.resume(message.outcome)
       }))
       const send = batchedWriter((chunk) => {
-        child.stdin?.write(chunk)
+        if (child.stdin?.writable === true) child.stdin.write(chunk)
       })
       const spawner: Spawner = { child, send, calls, exited }
       send({ t: "config", env: childEnv, settings })
@@ -187,7 +189,8 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
         const spawner = current
         if (spawner === undefined) return Promise.resolve()
         current = undefined
-        spawner.child.stdin?.end()
+        const close: ToSpawner = { t: "close" }
+        spawner.child.stdin?.end(`${JSON.stringify(close)}\n`)
         setReferenced(spawner.child, true)
         const bound = setTimeout(() => {
           spawner.child.kill("SIGKILL")
@@ -226,7 +229,11 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
         })
       })
 
-    return CommandRunner.of({ run })
+    const prepare = Effect.sync(() => {
+      current ??= start()
+    })
+
+    return CommandRunner.of({ run, prepare })
   })
 
 /**

@@ -1,7 +1,7 @@
 /**
  * One provisioning command run to its outcome, in plain Node callbacks: the
  * part of the command runner that both runners share — the in-process one
- * (`CommandRunner.make`) and the spawner process (`spawner/main.ts`). It imports
+ * (`CommandRunner.make`) and the spawner process (`programs/spawner.ts`). It imports
  * nothing but `node:child_process`, so the spawner stays a bare Node process.
  *
  * The semantics (documented on `CommandRunner`): no shell; stdin `/dev/null`,

@@ -32,9 +32,29 @@ export const makeRefs = (host: Host["Type"], peers: Peers["Type"], state: StateR
       Effect.orElseSucceed(() => Option.none<EndpointRef>())
     )
 
+  /**
+   * The endpoints of many keys, each peer file read once (a sweep has one key per runtime of
+   * each peer): the same answers as `resolve` on each key.
+   */
+  const resolveAll = (keys: ReadonlyArray<EndpointKey>): Effect.Effect<ReadonlyArray<Option.Option<EndpointRef>>> =>
+    Effect.map(
+      Effect.forEach(
+        [...new Set(keys.map((k) => k.personality))],
+        (personality) => Effect.map(Effect.option(peers.get(personality)), (peer) => [personality, peer] as const),
+        { concurrency: 8 }
+      ),
+      (read) => {
+        const byName = new Map(read)
+        return keys.map((key) =>
+          Option.flatMap(byName.get(key.personality) ?? Option.none(), (peer) =>
+            peer.runtimes.includes(key.runtime) && host.isAgent(key.runtime) ? Option.some(of(peer, key.runtime)) : Option.none())
+        )
+      }
+    )
+
   /** Every (peer, agent runtime) of every valid peer. */
   const all: Effect.Effect<ReadonlyArray<EndpointRef>, StateError> = Effect.map(peers.scan, (scan) =>
     scan.valid.flatMap((peer) => peer.runtimes.filter(host.isAgent).map((runtime) => of(peer, runtime))))
 
-  return { of, resolve, all }
+  return { of, resolve, resolveAll, all }
 }

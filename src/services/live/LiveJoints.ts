@@ -92,7 +92,7 @@ export const make = Effect.gen(function*() {
   const apply = (report: JointReport, reason: string, capability: string) =>
     Effect.gen(function*() {
       const written = report.outcomes.filter((o) => o.state === "ok")
-      const targets = yield* Effect.forEach(written, (o) => refs.resolve(o), { concurrency: 8 })
+      const targets = yield* refs.resolveAll(written)
       const found = targets.flatMap((r) => Option.isSome(r) ? [r.value] : [])
       const applied = new Map((yield* applier.converge(found, reason, capability)).map((a) => [a.identity, a]))
       const outcomes = report.outcomes.map((o): EndpointOutcome => {

@@ -2,8 +2,8 @@
  * The spawner process: a bare Node process that runs provisioning commands for
  * `SpawnerRunner` (started by it, once per runner, with this file as its only
  * program). It reads `ToSpawner` lines on stdin and writes `FromSpawner` lines
- * on stdout (`protocol.ts`); each command runs through `runChild.ts`, the same
- * code as the in-process runner.
+ * on stdout (`services/capabilities/SpawnerProtocol.ts`); each command runs through `runChild.ts`, the same
+ * code as the in-process runner (`services/capabilities/runChild.ts`).
  *
  * Why a process: `spawn` forks the calling process, and a fork costs more the
  * bigger the heap (the `city` process with the library loaded vs a bare `node`:
@@ -12,13 +12,16 @@
  *
  * Its life: SIGINT is ignored (a Ctrl-C in a terminal reaches the whole
  * foreground group; the owner decides what a Ctrl-C cancels and tells the
- * spawner). When stdin ends (the owner's scope closed, or the owner died) every
- * running command is cancelled (SIGTERM, SIGKILL after the grace), groups left
- * behind get SIGKILL, and the process exits.
+ * spawner). On `close` (the owner's scope closed; its calls were interrupted,
+ * so cancelled, before) the groups left behind by finished commands get SIGKILL
+ * and the process exits. When stdin ends without `close` (the owner died) the
+ * process exits and leaves the commands alone, as the owner's own children were
+ * left when it ran them itself: a crash of the daemon mid-reload leaves that
+ * reload's process, and its recovery after restart handles it.
  * @since 0.1.0
  */
-import { makeChildRunner, type ChildRunner, type RunningChild } from "../runChild.ts"
-import { batchedWriter, decodeToSpawner, lineReader } from "./protocol.ts"
+import { makeChildRunner, type ChildRunner, type RunningChild } from "../services/capabilities/runChild.ts"
+import { batchedWriter, decodeToSpawner, lineReader } from "../services/capabilities/SpawnerProtocol.ts"
 
 const privateDirVariable = "CITY_PRIVATE_DIR"
 
@@ -41,6 +44,10 @@ const onLine = (line: string) => {
     runner = makeChildRunner(message.settings)
     baseEnv = message.env
     return
+  }
+  if (message.t === "close") {
+    runner?.killLeftovers()
+    return process.exit(0)
   }
   if (message.t === "cancel") {
     const call = running.get(message.id)
@@ -71,17 +78,4 @@ const onLine = (line: string) => {
 }
 
 process.stdin.on("data", lineReader(onLine))
-process.stdin.on("end", () => {
-  let left = running.size
-  const exit = () => {
-    runner?.killLeftovers()
-    process.exit(0)
-  }
-  if (left === 0) return exit()
-  for (const call of running.values()) {
-    call.cancel(() => {
-      left--
-      if (left === 0) exit()
-    })
-  }
-})
+process.stdin.on("end", () => process.exit(0))

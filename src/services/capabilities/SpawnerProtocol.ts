@@ -3,7 +3,8 @@
  * per line, both ways, over the spawner's stdin and stdout.
  *
  * - to the spawner: `config` once, first (the children's environment and the
- *   runner's settings), then `run` and `cancel`;
+ *   runner's settings), then `run` and `cancel`, and `close` when the owner's
+ *   scope closes;
  * - from the spawner: `spawned` (the pid, so the owner can kill the group if the
  *   spawner dies), `done` (the outcome), `cancelled`.
  *
@@ -11,8 +12,8 @@
  * Node and this file, to stay a bare process that forks fast).
  * @since 0.1.0
  */
-import type { Outcome } from "../../../schema/Outcome.ts"
-import type { ChildSettings } from "../runChild.ts"
+import type { Outcome } from "../../schema/Outcome.ts"
+import type { ChildSettings } from "./runChild.ts"
 
 /**
  * What the owner sends.
@@ -32,6 +33,7 @@ export type ToSpawner =
     readonly timeoutMs: number
   }
   | { readonly t: "cancel"; readonly id: number }
+  | { readonly t: "close" }
 
 /**
  * What the spawner answers.
@@ -88,6 +90,7 @@ export const decodeToSpawner = (line: string): ToSpawner | undefined => {
     return { t: "run", id, command, args, cwd, privateDir, timeoutMs }
   }
   if (u.t === "cancel") return isNumber(u.id) ? { t: "cancel", id: u.id } : undefined
+  if (u.t === "close") return { t: "close" }
   if (u.t === "config") {
     const { env, settings } = u
     if (!isStringRecord(env) || !isObject(settings)) return undefined
