@@ -90,7 +90,7 @@ describe("SpawnerRunner", () => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      const runner = yield* SpawnerRunner.make({}, Option.some(join(dir, "no-such-spawner.mjs")))
+      const runner = yield* SpawnerRunner.make({}, { script: Option.some(join(dir, "no-such-spawner.mjs")) })
       const ok = yield* script(dir, "ok", "exit 0")
       const outcomes = yield* Effect.forEach([1, 2, 3], () => runner.run(request(ok)), { concurrency: 3 })
       for (const outcome of outcomes) {

@@ -65,6 +65,25 @@ export const spawnerScript = (): Option.Option<string> => {
   return Option.none()
 }
 
+/**
+ * Where the spawner's script is and how many spawner processes share the calls.
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpawnerOptions {
+  /** The script (default: `spawnerScript()`); `None` runs the commands in this process. */
+  readonly script?: Option.Option<string>
+  /** Spawner processes (default `defaultProcesses`), started on demand. */
+  readonly processes?: number
+}
+
+/**
+ * Spawner processes by default: two, so that forks run on two cores at once.
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultProcesses = 2
+
 interface Call {
   readonly started: number
   readonly resume: (outcome: Outcome) => void
@@ -97,20 +116,25 @@ const setReferenced = (child: ChildProcess, referenced: boolean) => {
  */
 export const make = (
   config: CommandRunnerConfig = {},
-  script: Option.Option<string> = spawnerScript()
+  options: SpawnerOptions = {}
 ): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
-  Option.match(script, {
+  Option.match(options.script ?? spawnerScript(), {
     onNone: () => makeInProcess(config),
-    onSome: (file) => makeWith(config, file)
+    onSome: (file) => makeWith(config, file, Math.max(1, Math.floor(options.processes ?? defaultProcesses)))
   })
 
-const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
+const makeWith = (
+  config: CommandRunnerConfig,
+  file: string,
+  processes: number
+): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
     const settings = childSettings(config)
     const childEnv = baseEnvironment()
     const ownEnv: Record<string, string> = { ...childEnv }
     delete ownEnv.NODE_OPTIONS
-    let current: Spawner | undefined
+    /** The spawner processes, started on demand; a call goes to the one with the fewest calls. */
+    const slots: Array<Spawner | undefined> = Array.from({ length: processes }, () => undefined)
     let nextId = 0
 
     /** Group of a command whose spawner died: SIGTERM, SIGKILL after the grace. */
@@ -121,7 +145,7 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
       }, settings.killGraceMs).unref()
     }
 
-    const start = (): Spawner => {
+    const start = (slot: number): Spawner => {
       const child = spawn(process.execPath, [file], { stdio: ["pipe", "pipe", "pipe"], env: ownEnv })
       const calls = new Map<number, Call>()
       let stderr = ""
@@ -129,7 +153,7 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
       const died = (reason: string) => {
         if (over) return
         over = true
-        if (current === spawner) current = undefined
+        if (slots[slot] === spawner) slots[slot] = undefined
         const tail = stderr.trim()
         for (const [id, call] of calls) {
           calls.delete(id)
@@ -184,25 +208,43 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
       return spawner
     }
 
+    /** Tells one spawner to close; resolves when it has exited (SIGKILLed if it has not after twice the grace). */
+    const close = (spawner: Spawner): Promise<void> => {
+      const message: ToSpawner = { t: "close" }
+      spawner.child.stdin?.end(`${JSON.stringify(message)}\n`)
+      setReferenced(spawner.child, true)
+      const bound = setTimeout(() => {
+        spawner.child.kill("SIGKILL")
+        for (const call of spawner.calls.values()) terminateGroup(call.pid)
+      }, 2 * settings.killGraceMs + 1000)
+      return spawner.exited.then(() => clearTimeout(bound))
+    }
+
     yield* Effect.addFinalizer(() =>
       Effect.promise(() => {
-        const spawner = current
-        if (spawner === undefined) return Promise.resolve()
-        current = undefined
-        const close: ToSpawner = { t: "close" }
-        spawner.child.stdin?.end(`${JSON.stringify(close)}\n`)
-        setReferenced(spawner.child, true)
-        const bound = setTimeout(() => {
-          spawner.child.kill("SIGKILL")
-          for (const call of spawner.calls.values()) terminateGroup(call.pid)
-        }, 2 * settings.killGraceMs + 1000)
-        return spawner.exited.then(() => clearTimeout(bound))
+        const open = slots.flatMap((spawner) => spawner === undefined ? [] : [spawner])
+        slots.fill(undefined)
+        return Promise.all(open.map(close))
       })
     )
 
+    /** The spawner with the fewest calls running, started if its slot is empty. */
+    const pick = (): Spawner => {
+      let best = 0
+      let fewest = Number.POSITIVE_INFINITY
+      for (let i = 0; i < slots.length; i++) {
+        const size = slots[i]?.calls.size ?? 0
+        if (size < fewest) {
+          fewest = size
+          best = i
+        }
+      }
+      return slots[best] ?? (slots[best] = start(best))
+    }
+
     const run = (request: RunRequest): Effect.Effect<Outcome> =>
       Effect.async<Outcome>((resume) => {
-        const spawner = current ?? (current = start())
+        const spawner = pick()
         const id = nextId++
         const call: Call = {
           started: performance.now(),
@@ -230,7 +272,7 @@ const makeWith = (config: CommandRunnerConfig, file: string): Effect.Effect<Comm
       })
 
     const prepare = Effect.sync(() => {
-      current ??= start()
+      for (let i = 0; i < slots.length; i++) slots[i] ??= start(i)
     })
 
     return CommandRunner.of({ run, prepare })
