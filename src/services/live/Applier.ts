@@ -137,6 +137,15 @@ export const make: Effect.Effect<
       // The verb's own writes are what the owed reload will read: no second reload for them.
       const changes = yield* fingerprints.poll(live).pipe(Effect.orElseSucceed(() => []))
       yield* fingerprints.accept(changes).pipe(Effect.ignore)
+      // Asleep and stopped endpoints only settle a record that owes a reload: one listing of the
+      // records answers for all of them (a sweep has hundreds; usually none owes anything).
+      const resting = states.some((s) => s?._tag === "Right" && (s.right === "asleep" || s.right === "stopped"))
+      const owed = resting
+        ? yield* Effect.map(
+          reloads.list,
+          (records) => new Set(records.filter(isOwed).map((r) => `${r.personality}\u0000${r.runtime}`))
+        ).pipe(Effect.option)
+        : Option.some(new Set<string>())
       const results = yield* Effect.forEach(targets, (ref, i): Effect.Effect<Applied> => {
         const s = states[i]
         const identity = ref.identity
@@ -150,9 +159,12 @@ export const make: Effect.Effect<
           case "stopped":
             // Only an existing record needs settling (no lock taken for the common case).
             return Effect.as(
-              Effect.flatMap(reloads.get(ref), (r) => Option.isSome(r) && isOwed(r.value) ? reloads.settle(ref) : Effect.void).pipe(
-                Effect.ignore
-              ),
+              Option.match(owed, {
+                // The listing failed: each record is read on its own, as the listing would have.
+                onNone: () =>
+                  Effect.flatMap(reloads.get(ref), (r) => Option.isSome(r) && isOwed(r.value) ? reloads.settle(ref) : Effect.void),
+                onSome: (keys) => keys.has(`${ref.personality}\u0000${ref.runtime}`) ? reloads.settle(ref) : Effect.void
+              }).pipe(Effect.ignore),
               { identity, application: "asleep", detail: s.right }
             )
           case "busy":
