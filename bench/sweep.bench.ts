@@ -35,7 +35,8 @@
  *   ~1.2 s to ~0.45 s (`process.cpuUsage`), and it is then mostly idle: the spawner is the bottleneck;
  * - two spawner processes (forks on both cores): library 1.01x and 1.27x; CLI 0.52-0.53x;
  * - the CLI's live application after the sweep read each peer twice and an owed-reload record per
- *   endpoint: now each peer once and one listing of the records (no measurable change yet).
+ *   endpoint: now each peer once and one listing of the records (no measurable change yet);
+ * - after the rebase, load average 5-6, two runs: library 1.13x and 1.03x, CLI 0.60x and 0.62x.
  * What is left on the CLI path is fixed cost, not per call: a `city capability sync` over 0 endpoints
  * takes 0.7-0.9 s against 0.12-0.3 s for `node -e 0` (start-up, the peer files, the spawners' start
  * and exit), while its sweep runs 500 calls at about the plain process's rate. That is the start-up
