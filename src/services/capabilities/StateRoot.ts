@@ -18,6 +18,7 @@
  * Effect logger (a warning), never thrown from a timer.
  * @since 0.1.0
  */
+import * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
@@ -28,6 +29,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as nodeFs from "node:fs"
 import * as lockfile from "proper-lockfile"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 
@@ -98,6 +100,27 @@ const describe = (cause: unknown): string =>
 const isLocked = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "ELOCKED"
 
+/** A Node error for a path that does not exist. */
+const isMissing = (cause: unknown): boolean => codeOf(cause) === "ENOENT"
+
+const codeOf = (cause: unknown): unknown =>
+  typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+
+/** A Node error from a synchronous read as the platform's SystemError, as the other operations give. */
+const systemError = (method: string, file: string, cause: unknown): PlatformError.SystemError =>
+  new PlatformError.SystemError({
+    reason: codeOf(cause) === "EACCES" || codeOf(cause) === "EPERM"
+      ? "PermissionDenied"
+      : codeOf(cause) === "ENOTDIR" || codeOf(cause) === "EISDIR" || codeOf(cause) === "ELOOP"
+      ? "BadResource"
+      : "Unknown",
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: file,
+    description: describe(cause),
+    cause
+  })
+
 const isNotFound = (e: { readonly _tag: string; readonly reason?: string }) =>
   e._tag === "SystemError" && e.reason === "NotFound"
 
@@ -163,14 +186,20 @@ export const make = (config: StateRootConfig): Effect.Effect<
     const writeJson = (relative: string, value: unknown, options?: WriteOptions) =>
       writeText(relative, `${JSON.stringify(value, null, 2)}\n`, options)
 
-    const readText = (relative: string) => {
-      const file = resolve(relative)
-      return fs.readFileString(file).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<string>())),
-        Effect.mapError(fail("read", file))
-      )
-    }
+    // Reads and listings are synchronous: state files are small and a sweep reads hundreds (a
+    // peer file per peer, before the sweep and again when its endpoints are converged), where an
+    // asynchronous read costs several times the read itself (the loader measured ~10x).
+    const readText = (relative: string) =>
+      Effect.suspend((): Effect.Effect<Option.Option<string>, StateError> => {
+        const file = resolve(relative)
+        try {
+          return Effect.succeed(Option.some(nodeFs.readFileSync(file, "utf8")))
+        } catch (cause) {
+          return isMissing(cause)
+            ? Effect.succeed(Option.none())
+            : Effect.fail(fail("read", file)(systemError("readFile", file, cause)))
+        }
+      })
 
     const remove = (relative: string) => {
       const file = resolve(relative)
@@ -182,14 +211,17 @@ export const make = (config: StateRootConfig): Effect.Effect<
       return fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail("create", dir)))
     }
 
-    const list = (relative: string) => {
-      const dir = resolve(relative)
-      return fs.readDirectory(dir).pipe(
-        Effect.map((names) => names.slice().sort()),
-        Effect.catchIf(isNotFound, () => Effect.succeed<ReadonlyArray<string>>([])),
-        Effect.mapError(fail("list", dir))
-      )
-    }
+    const list = (relative: string) =>
+      Effect.suspend((): Effect.Effect<ReadonlyArray<string>, StateError> => {
+        const dir = resolve(relative)
+        try {
+          return Effect.succeed(nodeFs.readdirSync(dir).sort())
+        } catch (cause) {
+          return isMissing(cause)
+            ? Effect.succeed([])
+            : Effect.fail(fail("list", dir)(systemError("readDirectory", dir, cause)))
+        }
+      })
 
     const warn = Runtime.runFork(runtime)
     const attempt = Effect.tryPromise({
