@@ -1,0 +1,144 @@
+/**
+ * The peer joints of `Provisioner` (spec/capability-plugin-lifecycle.md,
+ * "Joints (core-owned)"): peer birth (`createPeer`, `addRuntime`, and
+ * `defaultRuntime` onto an unwired runtime) provisions each new endpoint
+ * (`birth`); `removePeer` and `removeRuntime` unprovision (`remove`) before the
+ * state is purged. A failed call is a warning and the flow continues. The
+ * decisions where the spec is silent are listed in `Provisioner`'s header.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import {
+  DefaultRuntimeRemoval,
+  InvalidCwd,
+  InvalidName,
+  InvalidPeerFile,
+  PeerAlreadyExists,
+  RuntimeNotWired
+} from "../../schema/CapabilityErrors.ts"
+import type { Peer } from "../../schema/Peer.ts"
+import { checkSettings, type JointSettings } from "./EndpointCalls.ts"
+import { checkName, type JointKit, type NewPeer, type RemovalSettings } from "./JointKit.ts"
+import { type JointReport, notUnprovisioned, withInvalid } from "./JointReport.ts"
+
+/**
+ * The five peer joints on the joints' kit: `createPeer`, `addRuntime`, `defaultRuntime`,
+ * `removePeer`, `removeRuntime`, as `Provisioner` exposes them.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const peerJoints = (kit: JointKit) => {
+  const { checkRuntime, fs, locked, path, peerJoint, peers, records, state } = kit
+
+  const createPeer = (input: NewPeer, settings?: JointSettings) =>
+    Effect.gen(function*() {
+      yield* checkName("personality", input.personality)
+      const runtimes = [...new Set(input.runtimes)]
+      const first = runtimes[0]
+      if (first === undefined) {
+        return yield* new InvalidName({ kind: "runtime list", value: "", rule: "a peer needs at least one --runtime" })
+      }
+      yield* Effect.forEach(runtimes, checkRuntime, { discard: true })
+      const cwd = path.resolve(input.cwd)
+      const info = yield* fs.stat(cwd).pipe(
+        Effect.mapError(() => new InvalidCwd({ path: cwd, rule: "does not exist" }))
+      )
+      if (info.type !== "Directory") return yield* new InvalidCwd({ path: cwd, rule: "is not a directory" })
+      const peer: Peer = { schema: 1, personality: input.personality, cwd, runtimes, default_runtime: first }
+      yield* checkSettings(settings)
+      yield* state.ensure
+      return yield* locked(settings, Effect.gen(function*() {
+        if (yield* peers.exists(peer.personality)) {
+          return yield* new PeerAlreadyExists({ personality: peer.personality, file: peers.file(peer.personality) })
+        }
+        yield* peers.put(peer)
+        const report = yield* peerJoint(peer, peer.runtimes, "birth", settings)
+        return { peer, report }
+      }))
+    })
+
+  const addRuntime = (personality: string, runtime: string, settings?: JointSettings) =>
+    Effect.gen(function*() {
+      yield* checkName("personality", personality)
+      yield* checkRuntime(runtime)
+      return yield* locked(settings, Effect.gen(function*() {
+        const current = yield* peers.get(personality)
+        const peer: Peer = current.runtimes.includes(runtime)
+          ? current
+          : { ...current, runtimes: [...current.runtimes, runtime] }
+        if (peer !== current) yield* peers.put(peer)
+        const report = yield* peerJoint(peer, [runtime], "birth", settings)
+        return { peer, report }
+      }))
+    })
+
+  const defaultRuntime = (personality: string, runtime: string, settings?: JointSettings) =>
+    Effect.gen(function*() {
+      yield* checkName("personality", personality)
+      yield* checkRuntime(runtime)
+      return yield* locked(settings, Effect.gen(function*() {
+        const current = yield* peers.get(personality)
+        const wired = !current.runtimes.includes(runtime)
+        const peer: Peer = {
+          ...current,
+          runtimes: wired ? [...current.runtimes, runtime] : current.runtimes,
+          default_runtime: runtime
+        }
+        yield* peers.put(peer)
+        const report: JointReport = wired
+          ? yield* peerJoint(peer, [runtime], "birth", settings)
+          : { outcomes: [], invalid: [], verdict: "ok" }
+        return { peer, wired, report }
+      }))
+    })
+
+  /** `removePeer --force` of an invalid peer file: nothing can run; say what stays provisioned. */
+  const forceRemovePeer = (personality: string, invalid: InvalidPeerFile) =>
+    Effect.gen(function*() {
+      const recorded = yield* records.ofPeer(personality)
+      const outcomes = notUnprovisioned(recorded, "remove", `the peer file is invalid (${invalid.rule})`)
+      yield* peers.purge(personality)
+      const invalidRecords = yield* records.forget(recorded)
+      return { outcomes, invalid: [invalid, ...invalidRecords], verdict: "warned" } satisfies JointReport
+    })
+
+  const removePeer = (personality: string, settings?: RemovalSettings) =>
+    Effect.zipRight(
+      checkName("personality", personality),
+      locked(settings, Effect.gen(function*() {
+        const peer = yield* Effect.either(peers.get(personality))
+        if (peer._tag === "Left") {
+          const e = peer.left
+          if (e._tag !== "InvalidPeerFile") return yield* e
+          if (settings?.force === true) return yield* forceRemovePeer(personality, e)
+          return yield* new InvalidPeerFile({
+            file: e.file,
+            field: e.field,
+            rule: e.rule,
+            hint: `\`city peer remove ${personality} --force\` removes it; its endpoints cannot be unprovisioned`
+          })
+        }
+        const report = yield* peerJoint(peer.right, peer.right.runtimes, "remove", settings)
+        yield* peers.purge(personality)
+        return withInvalid(report, yield* records.forget(report.outcomes))
+      }))
+    )
+
+  const removeRuntime = (personality: string, runtime: string, settings?: JointSettings) =>
+    Effect.gen(function*() {
+      yield* checkName("personality", personality)
+      yield* checkName("runtime", runtime)
+      return yield* locked(settings, Effect.gen(function*() {
+        const current = yield* peers.get(personality)
+        if (!current.runtimes.includes(runtime)) return yield* new RuntimeNotWired({ personality, runtime })
+        if (current.default_runtime === runtime) return yield* new DefaultRuntimeRemoval({ personality, runtime })
+        const report = yield* peerJoint(current, [runtime], "remove", settings)
+        const peer: Peer = { ...current, runtimes: current.runtimes.filter((r) => r !== runtime) }
+        yield* peers.put(peer)
+        yield* peers.purgeRuntime(personality, runtime)
+        return { peer, report: withInvalid(report, yield* records.forget(report.outcomes)) }
+      }))
+    })
+
+  return { createPeer, addRuntime, defaultRuntime, removePeer, removeRuntime }
+}
