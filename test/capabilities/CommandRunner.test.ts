@@ -12,6 +12,7 @@ import { join } from "node:path"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import * as SpawnerRunner from "../../src/services/capabilities/SpawnerRunner.ts"
 import { isAlive } from "../fixtures.ts"
+import { request, script } from "./runnerFixtures.ts"
 
 describe("substitution", () => {
   it.effect("substitutes inside each argument, and a value with spaces stays one argument", () =>
@@ -36,23 +37,6 @@ describe("substitution", () => {
     }))
 })
 
-const script = (dir: string, name: string, body: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const file = join(dir, name)
-    yield* fs.writeFileString(file, `#!/bin/sh\n${body}\n`)
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
-
-const request = (command: string, overrides: Partial<CommandRunner.RunRequest> = {}): CommandRunner.RunRequest => ({
-  command,
-  args: [],
-  cwd: "/",
-  privateDir: Option.none(),
-  timeout: "20 seconds",
-  ...overrides
-})
 
 // Both runners run the same semantics: in this process, and through the spawner process.
 const runners = [

@@ -7,31 +7,14 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import type * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import * as SpawnerRunner from "../../src/services/capabilities/SpawnerRunner.ts"
 import { decodeFromSpawner, decodeToSpawner, lineReader } from "../../src/services/capabilities/SpawnerProtocol.ts"
 import { isAlive } from "../fixtures.ts"
+import { request, script } from "./runnerFixtures.ts"
 
 // The semantics shared with the in-process runner are tested on both in CommandRunner.test.ts;
 // this file is what only the spawner has: its own process, and that process dying or not starting.
 
-const script = (dir: string, name: string, body: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const file = join(dir, name)
-    yield* fs.writeFileString(file, `#!/bin/sh\n${body}\n`)
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
-
-const request = (command: string, overrides: Partial<CommandRunner.RunRequest> = {}): CommandRunner.RunRequest => ({
-  command,
-  args: [],
-  cwd: "/",
-  privateDir: Option.none(),
-  timeout: "20 seconds",
-  ...overrides
-})
 
 /** Waits (bounded poll of a condition, not a sleep) until `file` exists; fails after ~10 s. */
 const appears = (file: string) =>
