@@ -231,7 +231,9 @@ export const make: Effect.Effect<
         capability: endpoint.declaration.capability,
         endpoint: identityOf(endpoint.runtime, endpoint.peer.personality),
         occasion
-      }
+      },
+      // One per call of a sweep: the stack trace would point into the sweep, and costs an Error.
+      captureStackTrace: false
     }))
 
   const run = (endpoints: ReadonlyArray<Endpoint>, occasion: Occasion, settings: JointSettings = {}) =>
