@@ -6,6 +6,7 @@
  * fails fails the benchmark: a measurement of a failing path is not a measurement.
  */
 import { performance } from "node:perf_hooks"
+import { spawn } from "node:child_process"
 
 export interface Comparison {
   readonly label: string
@@ -155,3 +156,20 @@ export const ratioLine = (name: string, ratios: ReadonlyArray<number>) =>
 
 /** The median of some numbers. */
 export const medianOf = median
+
+/** Wall milliseconds of one `node` process (`args` after the executable); fails when it does not exit 0. */
+export const timeProcess = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    child.once("error", reject)
+    child.once("exit", (code) => {
+      if (code === 0) resolve(performance.now() - started)
+      else reject(new Error(`node ${args.slice(0, 3).join(" ")} exited ${code}: ${stderr.slice(0, 400)}`))
+    })
+  })
+

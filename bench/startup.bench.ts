@@ -7,32 +7,15 @@
  *
  *   node --import tsx bench/startup.bench.ts
  */
-import { spawn } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ensureBundle } from "../scripts/bundle.mjs"
-import { finish, goal, pairedRounds, ratioLine } from "./harness.ts"
+import { finish, goal, pairedRounds, ratioLine, timeProcess } from "./harness.ts"
 
 const rounds = 21
 const checkout = join(dirname(fileURLToPath(import.meta.url)), "..")
-
-/** Wall milliseconds of one process; fails when it does not exit 0. */
-const time = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now()
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env })
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString()
-    })
-    child.once("error", reject)
-    child.once("exit", (code) => {
-      if (code === 0) resolve(performance.now() - started)
-      else reject(new Error(`node ${args.join(" ")} exited ${code}: ${stderr}`))
-    })
-  })
 
 const main = async () => {
   await ensureBundle()
@@ -47,11 +30,11 @@ const main = async () => {
     const root = join(base, "root")
     mkdirSync(join(root, "peers"), { recursive: true })
     const env = { ...process.env, CITY_ROOT: root }
-    const bare = () => time(["-e", "0"])
+    const bare = () => timeProcess(["-e", "0"])
     console.log(`city start-up vs node -e 0 (wall time per process, ${rounds} paired rounds)`)
     for (const [where, bin] of [["checkout", join(checkout, "bin", "city.mjs")], ["install", join(installed, "bin", "city.mjs")]] as const) {
       for (const args of [["--help"], ["peer", "list"]]) {
-        const command = () => time([bin, ...args], env)
+        const command = () => timeProcess([bin, ...args], env)
         await command() // warm-up (file cache), not measured
         await bare()
         const paired = await pairedRounds(rounds, bare, command)

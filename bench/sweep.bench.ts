@@ -47,7 +47,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { spawn } from "node:child_process"
+import { createRequire } from "node:module"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -55,7 +55,7 @@ import { fileURLToPath } from "node:url"
 import { ensureBundle } from "../scripts/bundle.mjs"
 import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
 import { Provisioner } from "../src/services/capabilities/Provisioner.ts"
-import { finish, goal, medianOf, pairedRounds, ratioLine } from "./harness.ts"
+import { finish, goal, medianOf, pairedRounds, ratioLine, timeProcess } from "./harness.ts"
 
 const endpoints = 500
 const concurrency = 4
@@ -88,7 +88,7 @@ writeFileSync(
   })
 )
 
-/** The plain loop, as source: run in this process (eval) and in its own `node -e` process. */
+/** The plain loop, as source: run in this process (`new Function`) and in its own `node -e` process. */
 const plainLoopSource = `
 const { spawn } = require("node:child_process")
 const plainLoop = (endpoints, concurrency, cwd) => new Promise((resolve, reject) => {
@@ -110,47 +110,17 @@ const plainLoop = (endpoints, concurrency, cwd) => new Promise((resolve, reject)
 })
 `
 
-/** Baseline in this process: the same loop, written out. */
-const plainLoop = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now()
-    let next = 0
-    let done = 0
-    const launch = () => {
-      if (next >= endpoints) return
-      const i = next++
-      const child = spawn("/bin/true", ["provision-peer", `p${i}`, "--runtime=claude", `--cwd=${cwd}`, "sweep-on"])
-      child.on("error", reject)
-      child.on("close", () => {
-        done++
-        if (done === endpoints) resolve(performance.now() - started)
-        else launch()
-      })
-    }
-    for (let k = 0; k < concurrency; k++) launch()
-  })
-
-/** Wall milliseconds of one process; fails when it does not exit 0. */
-const timeProcess = (args: ReadonlyArray<string>): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now()
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, CITY_ROOT: root } })
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString()
-    })
-    child.once("error", reject)
-    child.once("exit", (code) => {
-      if (code === 0) resolve(performance.now() - started)
-      else reject(new Error(`node ${args.slice(0, 3).join(" ")} exited ${code}: ${stderr.slice(0, 400)}`))
-    })
-  })
+/** Baseline in this process: the same source, evaluated here. */
+const plainLoopHere: (endpoints: number, concurrency: number, cwd: string) => Promise<number> = new Function(
+  "require",
+  `${plainLoopSource}; return plainLoop`
+)(createRequire(import.meta.url))
+const plainLoop = (): Promise<number> => plainLoopHere(endpoints, concurrency, cwd)
 
 const plainProcess = () =>
-  timeProcess(["-e", `${plainLoopSource}; plainLoop(${endpoints}, ${concurrency}, ${JSON.stringify(cwd)}).catch((e) => { console.error(e); process.exit(1) })`])
-
+  timeProcess(["-e", `${plainLoopSource}; plainLoop(${endpoints}, ${concurrency}, ${JSON.stringify(cwd)}).catch((e) => { console.error(e); process.exit(1) })`], { ...process.env, CITY_ROOT: root })
 const cliProcess = () =>
-  timeProcess([join(checkout, "bin", "city.mjs"), "capability", "sync", "bench", "--concurrency", String(concurrency)])
+  timeProcess([join(checkout, "bin", "city.mjs"), "capability", "sync", "bench", "--concurrency", String(concurrency)], { ...process.env, CITY_ROOT: root })
 
 const collect = () => (globalThis as { gc?: () => void }).gc?.()
 
