@@ -260,4 +260,45 @@ describe("capability joints", () => {
       expect((yield* Metric.value(provisionings("failed", "sweep-on"))).count - failedBefore).toBe(1)
       expect((yield* Metric.value(provisionings("ok", "sweep-on"))).count - okBefore).toBe(1)
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("without a tracer a sweep makes no city.provision spans, and still counts every call", () =>
+    Effect.gen(function*() {
+      const okBefore = (yield* Metric.value(provisionings("ok", "sweep-on"))).count
+      const seen: Array<Option.Option<string>> = []
+      const runner = Layer.succeed(CommandRunner, CommandRunner.of({
+        // The span a command's run sees: the caller's (the joint's), not a city.provision of its own.
+        run: () =>
+          Effect.map(Effect.option(Effect.currentSpan), (span) => {
+            seen.push(Option.map(span, (s) => s.name))
+            return { state: "ok", ms: 1 } satisfies Outcome
+          })
+      }))
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const file = join(dir, "demo.json")
+      yield* fs.writeFileString(file, JSON.stringify({
+        schema: 1,
+        capability: "demo",
+        runtimes: ["claude"],
+        provision: { command: "/bin/true", args: ["{personality}"] },
+        unprovision: { command: "/bin/true", args: ["{personality}"] }
+      }))
+      yield* Effect.gen(function*() {
+        const state = yield* StateRoot.StateRoot
+        for (const personality of ["ann", "bob", "cy"]) {
+          yield* state.writeJson(`peers/${personality}.json`, {
+            schema: 1,
+            personality,
+            cwd: dir,
+            runtimes: ["claude"],
+            default_runtime: "claude"
+          })
+        }
+        yield* (yield* Provisioner.Provisioner).register(file)
+      }).pipe(Effect.provide(CapabilitiesLive.layerWith({ root: join(dir, "root") }, runner)))
+
+      expect(seen).toHaveLength(3)
+      expect(seen.every((name) => Option.getOrNull(name) !== Observability.spans.provision)).toBe(true)
+      expect((yield* Metric.value(provisionings("ok", "sweep-on"))).count - okBefore).toBe(3)
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -40,7 +40,7 @@ import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
-import { provisioned, spans } from "../Observability.ts"
+import { isTracing, spans, unsafeProvisioned } from "../Observability.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -172,43 +172,52 @@ export const make: Effect.Effect<
   const records = yield* EndpointRecords
   const fs = yield* FileSystem.FileSystem
 
-  /** Runs one call: substitute, create the private directory, spawn (or refuse before spawn), log. */
-  const call = (endpoint: Endpoint, occasion: Occasion, timeout: Duration.DurationInput) =>
-    Effect.gen(function*() {
-      const { declaration, peer, runtime } = endpoint
-      const privateDir = Option.map(host.privateDir(runtime, peer.personality), state.resolve)
-      const values: Substitutions = {
-        personality: peer.personality,
-        runtime,
-        cwd: peer.cwd,
-        occasion,
-        ...(Option.isSome(privateDir) ? { privateDir: privateDir.value } : {})
-      }
-      const argv = buildArgv(declaration[commandOf(occasion)], values)
-      const outcome: Outcome = Either.isLeft(argv)
-        ? {
+  /** One call's outcome: substitute, create the private directory, spawn (or refuse before spawn). */
+  const attempt = (endpoint: Endpoint, occasion: Occasion, timeout: Duration.DurationInput): Effect.Effect<Outcome> => {
+    const { declaration, peer, runtime } = endpoint
+    const privateDir = Option.map(host.privateDir(runtime, peer.personality), state.resolve)
+    const values: Substitutions = {
+      personality: peer.personality,
+      runtime,
+      cwd: peer.cwd,
+      occasion,
+      ...(Option.isSome(privateDir) ? { privateDir: privateDir.value } : {})
+    }
+    const argv = buildArgv(declaration[commandOf(occasion)], values)
+    if (Either.isLeft(argv)) {
+      return Effect.succeed({
+        state: "failed",
+        ms: 0,
+        detail: `{${argv.left}} is not available: runtime ${runtime} has no private directory; refused before spawn`
+      })
+    }
+    const [command, ...args] = argv.right
+    const spawned = runner.run({ command, args, cwd: state.root, privateDir, timeout })
+    if (Option.isNone(privateDir)) return spawned
+    return Effect.flatMap(Effect.either(fs.makeDirectory(privateDir.value, { recursive: true })), (made) =>
+      Either.isLeft(made)
+        ? Effect.succeed({
           state: "failed",
           ms: 0,
-          detail: `{${argv.left}} is not available: runtime ${runtime} has no private directory; refused before spawn`
-        }
-        : yield* Effect.gen(function*() {
-          if (Option.isSome(privateDir)) {
-            const made = yield* Effect.either(fs.makeDirectory(privateDir.value, { recursive: true }))
-            if (Either.isLeft(made)) {
-              return {
-                state: "failed",
-                ms: 0,
-                detail: `cannot create the private directory ${privateDir.value}: ${made.left.message}; refused before spawn`
-              } satisfies Outcome
-            }
-          }
-          const [command, ...args] = argv.right
-          return yield* runner.run({ command, args, cwd: state.root, privateDir, timeout })
+          detail: `cannot create the private directory ${privateDir.value}: ${made.left.message}; refused before spawn`
         })
-      yield* provisioned(outcome.state, occasion)
-      const now = yield* DateTime.now
-      yield* log.enqueue([
-        ["ts", DateTime.formatIso(now)],
+        : spawned)
+  }
+
+  /** Counts and logs one call's outcome; the endpoint's outcome. */
+  const settle = (endpoint: Endpoint, occasion: Occasion, outcome: Outcome, now: number): Effect.Effect<EndpointOutcome> => {
+    const { declaration, peer, runtime } = endpoint
+    unsafeProvisioned(outcome.state, occasion)
+    const result: EndpointOutcome = {
+      capability: declaration.capability,
+      personality: peer.personality,
+      runtime,
+      occasion,
+      ...outcome
+    }
+    return Effect.as(
+      log.enqueue([
+        ["ts", new Date(now).toISOString()],
         ["ev", "capability-provision"],
         ["capability", declaration.capability],
         ["identity", identityOf(runtime, peer.personality)],
@@ -217,34 +226,44 @@ export const make: Effect.Effect<
         ["exit", outcome.exit],
         ["ms", Math.round(outcome.ms)],
         ["detail", outcome.detail]
-      ])
-      const result: EndpointOutcome = {
-        capability: declaration.capability,
-        personality: peer.personality,
-        runtime,
-        occasion,
-        ...outcome
-      }
-      return result
-    }).pipe(Effect.withSpan(spans.provision, {
-      attributes: {
-        capability: endpoint.declaration.capability,
-        endpoint: identityOf(endpoint.runtime, endpoint.peer.personality),
-        occasion
-      },
-      // One per call of a sweep: the stack trace would point into the sweep, and costs an Error.
-      captureStackTrace: false
-    }))
+      ]),
+      result
+    )
+  }
+
+  /**
+   * One call, counted and logged. `traced`: a tracer is installed, so the call is a
+   * `city.provision` span with its `outcome` (under Effect's default tracer, which exports
+   * nothing, the span is left out: a sweep makes hundreds).
+   */
+  const call = (endpoint: Endpoint, occasion: Occasion, timeout: Duration.DurationInput, traced: boolean) => {
+    const settled = Effect.flatMap(attempt(endpoint, occasion, timeout), (outcome) =>
+      Effect.clockWith((clock) => settle(endpoint, occasion, outcome, clock.unsafeCurrentTimeMillis())))
+    if (!traced) return settled
+    return settled.pipe(
+      Effect.tap((outcome) => Effect.annotateCurrentSpan("outcome", outcome.state)),
+      Effect.withSpan(spans.provision, {
+        attributes: {
+          capability: endpoint.declaration.capability,
+          endpoint: identityOf(endpoint.runtime, endpoint.peer.personality),
+          occasion
+        },
+        // One per call of a sweep: the stack trace would point into the sweep, and costs an Error.
+        captureStackTrace: false
+      })
+    )
+  }
 
   const run = (endpoints: ReadonlyArray<Endpoint>, occasion: Occasion, settings: JointSettings = {}) =>
     Effect.gen(function*() {
       const timeout = settings.timeout ?? Duration.seconds(120)
+      const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
       const outcomes = yield* Effect.forEach(
         endpoints,
         (endpoint) =>
-          call(endpoint, occasion, timeout).pipe(
+          call(endpoint, occasion, timeout, traced).pipe(
             Effect.tap((outcome) => {
               done++
               return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
