@@ -49,16 +49,39 @@ export type InvalidFileError<E> = (file: string, field: string, rule: string) =>
 /**
  * Decodes the text of one JSON document with `Schema.parseJson(schema)`; excess properties are
  * refused. A failure names the file, the field and the rule.
+ *
+ * `guard`, when given, is a fast acceptance check of the parsed JSON that is `true` exactly when
+ * the Schema accepts it (see `schema/DocumentGuards.ts`; the Schema must have no
+ * transformations): a document it accepts is returned as parsed, anything else goes to the
+ * Schema, which alone words the reasons.
  * @since 0.1.0
  * @category decoding
  */
-export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: InvalidFileError<E>) => {
+export const decodeDocument = <A, I, E>(
+  schema: Schema.Schema<A, I>,
+  invalid: InvalidFileError<E>,
+  guard?: (u: unknown) => u is A
+) => {
   const decode = Schema.decodeUnknown(Schema.parseJson(schema), { onExcessProperty: "error" })
-  return (file: string, text: string): Effect.Effect<A, E> =>
+  const bySchema = (file: string, text: string): Effect.Effect<A, E> =>
     decode(text).pipe(Effect.mapError((error) => {
       const { field, rule } = documentIssue(error)
       return invalid(file, field, rule)
     }))
+  if (guard === undefined) return bySchema
+  return (file: string, text: string): Effect.Effect<A, E> => {
+    const parsed = parseOrUndefined(text)
+    return parsed !== undefined && guard(parsed) ? Effect.succeed(parsed) : bySchema(file, text)
+  }
+}
+
+/** The JSON value of `text`, or `undefined` when it is not JSON (which no JSON text parses to). */
+const parseOrUndefined = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -71,6 +94,8 @@ export interface DocumentStoreOptions<A, I, E> {
   readonly dir: string
   /** The Schema each document is decoded with (excess properties refused). */
   readonly schema: Schema.Schema<A, I>
+  /** A fast acceptance check that agrees with the Schema (see `decodeDocument`). */
+  readonly guard?: (u: unknown) => u is A
   /** Makes the error for an invalid file from its path, field and rule. */
   readonly invalid: InvalidFileError<E>
   /** The name a document is stored under, and the field that carries it (it must equal the stem). */
@@ -112,7 +137,7 @@ export interface DocumentStore<A, E> {
  * @category decoding
  */
 export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
-  const parse = decodeDocument(options.schema, options.invalid)
+  const parse = decodeDocument(options.schema, options.invalid, options.guard)
   return (path: string, stem: string, text: string): Effect.Effect<A, E> =>
       parse(path, text).pipe(
         Effect.filterOrElse(
@@ -181,7 +206,7 @@ export const make = <A, I, E>(
           ),
           Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
         )
-      }, { concurrency: 16 })
+      })
       const found = Arr.getSomes(checked)
       return { valid: Arr.getRights(found), invalid: Arr.getLefts(found) }
     })

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidPeerFile, type StateError, UnknownPeer } from "../../schema/CapabilityErrors.ts"
+import { isPeer } from "../../schema/DocumentGuards.ts"
 import { isName } from "../../schema/Name.ts"
 import { Peer } from "../../schema/Peer.ts"
 import * as DocumentStore from "./DocumentStore.ts"
@@ -55,6 +56,7 @@ export class Peers extends Context.Tag("effect-city/Peers")<
 const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidPeerFile> = {
   dir: peersDir,
   schema: Peer,
+  guard: isPeer,
   invalid: (file, field, rule) => new InvalidPeerFile({ file, field, rule }),
   key: { field: "personality", of: (peer) => peer.personality },
   isStem: isName,
