@@ -1,11 +1,79 @@
 #!/usr/bin/env node
-// The `city` binary: one bundled, tree-shaken module, `dist/city.mjs` (scripts/bundle.mjs).
-// In a checkout (where `src/` is) the bundle is rebuilt first whenever a source file is newer,
-// so an edit never runs stale code; an installed package ships the bundle and runs it as is.
-import { existsSync } from "node:fs"
+// The `city` binary. It runs one bundled, tree-shaken file, `dist/city.cjs` (scripts/bundle.mjs),
+// compiled through V8's code cache, and calls its `main` with this module's `import()` (for plugin
+// entries: code compiled as a `vm.Script` cannot import modules itself).
+//
+// In a checkout (where `src/` is) the bundle is rebuilt first whenever a source file is newer, so
+// an edit never runs stale code; an installed package ships the bundle and runs it as is.
+//
+// The code cache (issue 8, "Speed of the tool": compiling the bundle was about two thirds of a
+// start): the first run of a bundle on a Node version writes V8's compiled code of what it ran to
+// `$CITY_CODE_CACHE`, else `$XDG_CACHE_HOME/effect-city`, else `~/.cache/effect-city` (a folder
+// only the user may read), named by a hash of the bundle's text, the Node version and the
+// architecture; later runs compile from it. V8 checks the cache against its own version and flags
+// and falls back to compiling when it does not fit (then the file is written again). Writing is
+// best effort: a folder that cannot be written only means no cache. `CITY_CODE_CACHE=off` turns it
+// off. When a cache is written, all but the four newest of the folder are removed (a checkout and an
+// install, or two Node versions, each keep theirs).
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { homedir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { Script } from "node:vm"
 
 if (existsSync(new URL("../src/programs/city.ts", import.meta.url))) {
   const { ensureBundle } = await import("../scripts/bundle.mjs")
   await ensureBundle()
 }
-await import("../dist/city.mjs")
+
+const bundle = fileURLToPath(new URL("../dist/city.cjs", import.meta.url))
+const source = readFileSync(bundle, "utf8")
+
+const cacheDir = () => {
+  const configured = process.env.CITY_CODE_CACHE
+  if (configured === "off") return undefined
+  if (configured !== undefined && configured !== "") return configured
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache")
+  return join(base, "effect-city")
+}
+const dir = cacheDir()
+const key = createHash("sha256").update(source).update(`${process.version} ${process.arch}`).digest("hex").slice(0, 32)
+const cacheFile = dir === undefined ? undefined : join(dir, `city-${key}.v8cache`)
+
+let cachedData
+if (cacheFile !== undefined) {
+  try {
+    cachedData = readFileSync(cacheFile)
+  } catch {
+    // No cache yet: compiled from the text, and written at exit.
+  }
+}
+
+const script = new Script(
+  `(function (exports, require, module, __filename, __dirname, __cityBundleUrl) {${source}\n})`,
+  { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) }
+)
+
+if (dir !== undefined && cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+  process.once("exit", () => {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      const temp = `${cacheFile}.${process.pid}.tmp`
+      writeFileSync(temp, script.createCachedData(), { mode: 0o600 })
+      renameSync(temp, cacheFile)
+      const caches = readdirSync(dir)
+        .filter((name) => /^city-[0-9a-f]{32}\.v8cache$/.test(name))
+        .map((name) => ({ path: join(dir, name), mtime: statSync(join(dir, name)).mtimeMs }))
+        .sort((a, b) => b.mtime - a.mtime)
+      for (const old of caches.slice(4)) rmSync(old.path, { force: true })
+    } catch {
+      // Best effort: no cache this time.
+    }
+  })
+}
+
+const module = { exports: {} }
+script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle), pathToFileURL(bundle).href)
+module.exports.main({ importModule: (url) => import(url) })

@@ -1,8 +1,12 @@
-// Builds the `city` binary as one bundled, tree-shaken ES module: `dist/city.mjs`.
+// Builds the `city` binary as one bundled, tree-shaken file: `dist/city.cjs`, a CommonJS script
+// that `bin/city.mjs` compiles through V8's code cache and whose `main` it calls.
 //
 // Why: a `city` start that loads the sources through tsx, or the ~700 files of `dist/` and
-// node_modules, costs 8-13x a bare `node -e 0`; one file costs about 2-3x. A smaller process also
-// forks faster (the provisioning commands are spawned from it).
+// node_modules, costs 8-13x a bare `node -e 0`; one file costs about 2-3x, and about two thirds of
+// what is left is V8 compiling the file, which the code cache saves on every start after the
+// first (issue 8, "Speed of the tool"). Node 20 has no code cache for ES modules, so the bundle is
+// a script: `import.meta.url` in the sources becomes `__cityBundleUrl`, and `require` and that URL
+// are the parameters of the function `bin/city.mjs` wraps the script in.
 //
 //   node scripts/bundle.mjs          # build if any input is newer than the bundle
 //   node scripts/bundle.mjs --force  # build unconditionally
@@ -17,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
-export const bundlePath = join(packageRoot, "dist", "city.mjs")
+export const bundlePath = join(packageRoot, "dist", "city.cjs")
 // The spawner process of the command runner (src/services/capabilities/SpawnerRunner.ts, src/programs/spawner.ts): its own
 // small file beside the bundle, which the bundle finds as `./spawner.mjs`.
 export const spawnerPath = join(packageRoot, "dist", "spawner.mjs")
@@ -40,40 +44,34 @@ export const isStale = () => {
   return inputs.some((input) => newestMtime(input) > built)
 }
 
-const bundleOne = async (esbuild, entryPoint, outfile, banner) => {
+const bundleOne = async (esbuild, entryPoint, outfile, format, options = {}) => {
   const result = await esbuild.build({
     entryPoints: [entryPoint],
     bundle: true,
     platform: "node",
-    format: "esm",
+    format,
     target: "node20",
     treeShaking: true,
     minify: true,
     legalComments: "none",
     write: false,
     logLevel: "warning",
-    ...(banner === undefined ? {} : { banner: { js: banner } }),
+    ...options,
     outfile
   })
   const file = result.outputFiles?.[0]
   if (file === undefined) throw new Error("esbuild produced no output")
   mkdirSync(dirname(outfile), { recursive: true })
   const temp = `${outfile}.${process.pid}.tmp`
-  writeFileSync(temp, `#!/usr/bin/env node\n${file.text}`, { mode: 0o755 })
+  writeFileSync(temp, format === "esm" ? `#!/usr/bin/env node\n${file.text}` : file.text, { mode: format === "esm" ? 0o755 : 0o644 })
   renameSync(temp, outfile)
 }
 
 export const build = async () => {
   const esbuild = await import("esbuild")
   // The spawner first: a bundle never runs without the spawner it looks for.
-  await bundleOne(esbuild, spawnerEntry, spawnerPath)
-  // proper-lockfile and graceful-fs are CommonJS and `require` Node's built-ins.
-  await bundleOne(
-    esbuild,
-    entry,
-    bundlePath,
-    "import { createRequire as __cityRequire } from \"node:module\"; const require = __cityRequire(import.meta.url);"
-  )
+  await bundleOne(esbuild, spawnerEntry, spawnerPath, "esm")
+  await bundleOne(esbuild, entry, bundlePath, "cjs", { define: { "import.meta.url": "__cityBundleUrl" } })
 }
 
 /** Builds the bundle when it is stale (a checkout); returns whether it built. */

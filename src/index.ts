@@ -191,6 +191,11 @@ export * as LoadReport from "./schema/LoadReport.ts"
  */
 export * as Manifest from "./schema/Manifest.ts"
 /**
+ * How the loader imports a plugin's entry module (default: `import()`); a host may provide its own.
+ * @since 0.1.0
+ */
+export * as ModuleImporter from "./services/loader/ModuleImporter.ts"
+/**
  * The loader: one pass over the plugin roots that adds the enabled plugins to the City's registry.
  * @since 0.1.0
  */

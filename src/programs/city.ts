@@ -1,7 +1,7 @@
 /**
- * The `city` binary (`bin/city.mjs` runs its bundle, `dist/city.mjs`): the process around the
- * front in `cli.ts`. It builds the invocation from `process`, runs the command, and exits with
- * its code.
+ * The `city` binary (`bin/city.mjs` runs its bundle, `dist/city.cjs`, and calls `main`): the
+ * process around the front in `cli.ts`. It builds the invocation from `process`, runs the command,
+ * and exits with its code.
  *
  * Exit codes: 0 success, 1 some endpoint failed (or the state root failed us), 2 refused input
  * (invalid declaration, unknown capability or peer, bad usage), 130 interrupted by Ctrl-C
@@ -12,37 +12,53 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { ModuleImporter } from "../services/loader/ModuleImporter.ts"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
 import { runMain, stoppedGracefully } from "./main.ts"
 import * as Out from "./output.ts"
 
-let signal: "SIGINT" | "SIGTERM" | undefined
-process.once("SIGINT", () => {
-  signal ??= "SIGINT"
-})
-process.once("SIGTERM", () => {
-  signal ??= "SIGTERM"
-})
+/**
+ * What the binary gives the program: its own `import()`, for plugin entries (the bundle is compiled
+ * as a script through V8's code cache, and such code cannot import modules itself).
+ * @since 0.1.0
+ */
+export interface BinaryHost {
+  readonly importModule: (url: string) => Promise<unknown>
+}
 
-let code = 0
+/**
+ * Runs the `city` command line of this process and exits with its code.
+ * @since 0.1.0
+ */
+export const main = (host?: BinaryHost): void => {
+  let signal: "SIGINT" | "SIGTERM" | undefined
+  process.once("SIGINT", () => {
+    signal ??= "SIGINT"
+  })
+  process.once("SIGTERM", () => {
+    signal ??= "SIGTERM"
+  })
 
-const main = Effect.flatMap(fromProcess, (invocation) =>
-  run(process.argv.slice(2)).pipe(Effect.provideService(Invocation, invocation))).pipe(
-    Effect.tap((exitCode) =>
-      Effect.sync(() => {
-        code = exitCode
-      })
-    ),
-    Out.withLogger,
-    Effect.provide(NodeContext.layer)
-  )
+  let code = 0
 
-runMain(main, {
-  teardown: (exit, onExit) => {
-    if (Exit.isSuccess(exit)) return onExit(code)
-    // The daemon's stop on a signal is its normal end (issue 10): exit 0 once it closed gracefully.
-    if (Exit.isInterrupted(exit)) return onExit(stoppedGracefully() ? 0 : signal === "SIGTERM" ? 143 : 130)
-    onExit(1)
-  }
-})
+  const program = Effect.flatMap(fromProcess, (invocation) =>
+    run(process.argv.slice(2)).pipe(Effect.provideService(Invocation, invocation))).pipe(
+      Effect.tap((exitCode) =>
+        Effect.sync(() => {
+          code = exitCode
+        })
+      ),
+      Out.withLogger,
+      Effect.provide(NodeContext.layer)
+    )
+
+  runMain(host === undefined ? program : Effect.provideService(program, ModuleImporter, { import: host.importModule }), {
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit)) return onExit(code)
+      // The daemon's stop on a signal is its normal end (issue 10): exit 0 once it closed gracefully.
+      if (Exit.isInterrupted(exit)) return onExit(stoppedGracefully() ? 0 : signal === "SIGTERM" ? 143 : 130)
+      onExit(1)
+    }
+  })
+}

@@ -91,7 +91,7 @@ const decodeManifest = Schema.decodeUnknownOption(
 
 /**
  * The version in package.json, found by walking up from this module (the sources, `dist/`, or
- * the bundle `dist/city.mjs` all live below it).
+ * the bundle `dist/city.cjs` all live below it).
  */
 export const version: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem

@@ -12,6 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -322,7 +323,7 @@ describe("the real process", () => {
       expect(json(runs[2] ?? { code: 0, stdout: "", stderr: "" })).toMatchObject({ ok: false, verb: "capability" })
     }))
 
-  scenario("the installed package runs from its bundle alone: package.json, bin/ and dist/city.mjs, no node_modules", () =>
+  scenario("the installed package runs from its bundle alone: package.json, bin/ and dist/city.cjs (with its spawner), no node_modules", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const w = yield* world
@@ -330,7 +331,7 @@ describe("the real process", () => {
       const installed = join(w.base, "node_modules", "effect-city")
       yield* fs.makeDirectory(join(installed, "bin"), { recursive: true })
       yield* fs.makeDirectory(join(installed, "dist"))
-      for (const part of ["package.json", "bin/city.mjs", "dist/city.mjs"]) {
+      for (const part of ["package.json", "bin/city.mjs", "dist/city.cjs", "dist/spawner.mjs"]) {
         yield* fs.copyFile(join(checkout, part), join(installed, part))
       }
       yield* fs.makeDirectory(w.root)
@@ -352,6 +353,40 @@ describe("the real process", () => {
       const list = yield* run(["peer", "list", "--json"])
       expect(list.code).toBe(0)
       expect(JSON.parse(list.stdout)).toMatchObject({ ok: true, verb: "peer list", peers: [] })
+    }))
+
+  scenario("the code cache: written on the first run (owner-only), used after, rewritten when unusable, off on request", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const cache = join(w.base, "cache")
+      const caches = () => Effect.map(fs.readDirectory(cache).pipe(Effect.orElseSucceed(() => [])), (names) => names.filter((n) => n.endsWith(".v8cache")))
+      const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+      const version = () => cityProcess(["--version"], { env: { CITY_CODE_CACHE: cache } })
+
+      expect(yield* version()).toMatchObject({ code: 0, stdout: `${pkg.version}\n` })
+      const [name] = yield* caches()
+      expect(name).toMatch(/^city-[0-9a-f]{32}\.v8cache$/)
+      const file = join(cache, name!)
+      expect((yield* fs.stat(file)).mode & 0o777).toBe(0o600)
+      expect((yield* fs.stat(cache)).mode & 0o777).toBe(0o700)
+      const written = yield* fs.readFile(file)
+
+      // Used as it is: not written again.
+      yield* fs.utimes(file, 0, 0)
+      expect(yield* version()).toMatchObject({ code: 0, stdout: `${pkg.version}\n` })
+      expect(Option.map((yield* fs.stat(file)).mtime, (m) => m.getTime())).toEqual(Option.some(0))
+
+      // A cache V8 cannot use (garbage, a truncated file) is compiled around and written again.
+      for (const broken of [new Uint8Array(4096).fill(7), written.subarray(0, 100)]) {
+        yield* fs.writeFile(file, broken)
+        expect(yield* version()).toMatchObject({ code: 0, stdout: `${pkg.version}\n` })
+        expect((yield* fs.readFile(file)).length).toBeGreaterThan(100_000)
+      }
+
+      const off = join(w.base, "off")
+      expect(yield* cityProcess(["--version"], { env: { CITY_CODE_CACHE: "off", XDG_CACHE_HOME: off } })).toMatchObject({ code: 0 })
+      expect(yield* fs.exists(off)).toBe(false)
     }))
 
   scenario("Ctrl-C during a sweep exits 130, terminates the running command and releases the lock", () =>

@@ -11,6 +11,7 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { ModuleImporter } from "../../src/services/loader/ModuleImporter.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { city, cityProcess, json } from "./cityCli.ts"
@@ -72,6 +73,24 @@ describe("Plugin loader", () => {
           ["gamma", "ready", "1.0.0", `instance:${path.join(instance, "gamma")}`]
         ])
         expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:alpha`, `${key}:beta`, `${key}:gamma`])
+      })
+    )))
+
+  it.scoped("imports each entry through a provided ModuleImporter, with the cache-busting URL", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const key = unique("importer")
+        writePlugin(instance, "alpha", { manifest: manifest("alpha"), files: { "index.mjs": effectEntry(`${key}:alpha`, "alpha") } })
+        const imported: Array<string> = []
+        const importer = { import: (url: string): Promise<unknown> => (imported.push(url), import(url)) }
+        const { generations } = yield* startLoader(root, { enabled: ["alpha"], licensed: ["alpha"] }).pipe(
+          Effect.provideService(ModuleImporter, importer)
+        )
+        expect((yield* generations.current).loaded.map((p) => p.name)).toEqual(["alpha"])
+        expect(imported).toHaveLength(1)
+        expect(imported[0]).toMatch(/^file:\/\/.*\/alpha\/index\.mjs\?v=1\.0\.0&mtime=\d+$/)
+        expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:alpha`])
       })
     )))
 

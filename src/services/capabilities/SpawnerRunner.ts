@@ -11,7 +11,7 @@
  * beside this process's event loop instead of blocking it.
  *
  * Decisions:
- * - The spawner's script is `spawner.mjs` beside the bundle (`dist/city.mjs`),
+ * - The spawner's script is `spawner.mjs` beside the bundle (`dist/city.cjs`),
  *   `programs/spawner.js` in the compiled `dist/`, or the
  *   checkout's `dist/spawner.mjs` (built by `scripts/bundle.mjs`); when none is
  *   there, the runner is the in-process one.

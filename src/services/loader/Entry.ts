@@ -26,6 +26,7 @@ import { EntryImportFailed, EntryNotFound, EntryShapeInvalid, PromptRejected } f
 import type { Manifest } from "../../schema/Manifest.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { Siblings } from "../Siblings.ts"
+import { ModuleImporter } from "./ModuleImporter.ts"
 import type { RegisterFunction } from "./Staging.ts"
 
 /**
@@ -94,15 +95,15 @@ export const importUrl = (file: string, version: string, mtimeMs: number): strin
   return url.href
 }
 
-const dynamicImport = (url: string): Promise<unknown> => import(url)
-
 /**
- * Imports the entry (its top-level code runs now); a throw or a missing import is EntryImportFailed.
+ * Imports the entry through the `ModuleImporter` (its top-level code runs now); a throw or a
+ * missing import is EntryImportFailed.
  * @since 0.1.0
  * @category import
  */
 export const importEntry = (file: string, url: string): Effect.Effect<unknown, EntryImportFailed> =>
-  Effect.tryPromise({ try: () => dynamicImport(url), catch: (error) => new EntryImportFailed({ file, error }) })
+  Effect.flatMap(ModuleImporter, (importer) =>
+    Effect.tryPromise({ try: () => importer.import(url), catch: (error) => new EntryImportFailed({ file, error }) }))
 
 /**
  * What an entry exports: a Plugin (default export, else a named `plugin` export) or a `register`
