@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import { join } from "node:path"
+import { isAlive } from "../fixtures.ts"
 import { city, json, seedPeer, writeJson } from "./cityCli.ts"
 import { capability, until, world, type World } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
@@ -32,6 +33,25 @@ const sh = (file: string, lines: ReadonlyArray<string>) =>
     yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
     yield* fs.chmod(file, 0o755)
     return file
+  })
+
+/**
+ * A tool that never ends on its own: it writes its pid to `<base>/started`, then waits for
+ * `<base>/never`.
+ */
+const stuckTool = (w: World) =>
+  sh(join(w.bin, "stuck"), [`echo $$ > '${w.base}/started'`, `while [ ! -e '${w.base}/never' ]; do sleep 0.05; done`])
+
+/**
+ * Lets the stuck tool end and waits until it has: the test's folder is removed when the test
+ * ends, and a tool still polling for `never` then would poll forever.
+ */
+const releaseStuck = (w: World) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const pid = Number((yield* fs.readFileString(join(w.base, "started"))).trim())
+    yield* fs.writeFileString(join(w.base, "never"), "")
+    yield* until(Effect.sync(() => !isAlive(pid)), 60_000)
   })
 
 /** A Commands-host world: claude endpoints report `<base>/status`, reload journals to `<base>/reloads`. */
@@ -318,7 +338,7 @@ describe("city daemon hosting City Sessions", () => {
     Effect.gen(function*() {
       const { fs, hostedFile, requestTurn, w } = yield* cityWorld
       yield* capability(w, "unused", ["claude"])
-      const stuck = yield* sh(join(w.bin, "stuck"), [`touch '${w.base}/started'`, `while [ ! -e '${w.base}/never' ]; do sleep 0.05; done`])
+      const stuck = yield* stuckTool(w)
       yield* fs.writeFileString(join(w.work, ".mcp.json"), JSON.stringify({ mcpServers: { stuck: { command: stuck } } }))
       const d = yield* startDaemon(w.root, w.base, "daemon", ["--deadline-ms", "1500"])
       yield* until(fs.exists(hostedFile), 60_000)
@@ -328,7 +348,7 @@ describe("city daemon hosting City Sessions", () => {
       const exit = yield* Deferred.await(d.exited)
       expect(exit.code).toBe(130)
       expect(yield* fs.readFileString(d.log)).toContain("cleanup did not finish within 1500 ms; exiting; abandoned: turn claude-alice/t1.json")
-      yield* fs.writeFileString(join(w.base, "never"), "") // lets the orphaned tool end
+      yield* releaseStuck(w) // the orphaned tool ends before its folder is removed
     }))
 
   crash("remove-runtime --force on a daemon-hosted busy endpoint: the daemon kills the Turn and removes it", () =>
@@ -341,7 +361,7 @@ describe("city daemon hosting City Sessions", () => {
         profiles: { claude: { host: "city" }, codex: { host: "city" } }
       })
       yield* capability(w, "unused", ["claude", "codex"])
-      const stuck = yield* sh(join(w.bin, "stuck"), [`touch '${w.base}/started'`, `while [ ! -e '${w.base}/never' ]; do sleep 0.05; done`])
+      const stuck = yield* stuckTool(w)
       yield* fs.makeDirectory(join(w.work, ".codex"), { recursive: true })
       yield* fs.writeFileString(join(w.work, ".codex", "config.toml"), `[mcp_servers.stuck]\ncommand = "${stuck}"\n`)
       const d = yield* startDaemon(w.root, w.base, "daemon")
@@ -359,7 +379,7 @@ describe("city daemon hosting City Sessions", () => {
         ok: false,
         error: "interrupted: the endpoint was killed"
       })
-      yield* fs.writeFileString(join(w.base, "never"), "")
+      yield* releaseStuck(w)
       yield* d.kill("SIGTERM")
       expect((yield* Deferred.await(d.exited)).code).toBe(0)
     }))

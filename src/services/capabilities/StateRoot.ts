@@ -56,6 +56,35 @@ export interface WriteOptions {
 }
 
 /**
+ * The file operations `proper-lockfile` uses, done synchronously behind its callback interface
+ * (as its own `lockSync` does): taking the lock is a `mkdir` and an mtime probe, a few
+ * microseconds each, where the asynchronous calls cost a round trip through libuv's thread pool
+ * each (about 15 ms for the whole lock of a `city` sweep on a busy 2-core machine: issue 8's
+ * sweep measures the process end to end). Waiting for a busy lock still retries with a Schedule.
+ */
+const syncLockFs = {
+  ...nodeFs,
+  mkdir: (path: string, callback: (error: Error | null) => void) => syncCall(callback, () => nodeFs.mkdirSync(path)),
+  realpath: (path: string, callback: (error: Error | null, resolved?: string) => void) =>
+    syncCall(callback, () => nodeFs.realpathSync(path)),
+  stat: (path: string, callback: (error: Error | null, stat?: nodeFs.Stats) => void) =>
+    syncCall(callback, () => nodeFs.statSync(path)),
+  rmdir: (path: string, callback: (error: Error | null) => void) => syncCall(callback, () => nodeFs.rmdirSync(path)),
+  utimes: (path: string, atime: Date, mtime: Date, callback: (error: Error | null) => void) =>
+    syncCall(callback, () => nodeFs.utimesSync(path, atime, mtime))
+}
+
+const syncCall = <A>(callback: (error: Error | null, result?: A) => void, run: () => A): void => {
+  let result: A
+  try {
+    result = run()
+  } catch (error) {
+    return callback(error instanceof Error ? error : new Error(String(error)))
+  }
+  callback(null, result)
+}
+
+/**
  * The state root: atomic JSON writes, reads, and the cross-process lock.
  * @since 0.1.0
  * @category tags
@@ -227,6 +256,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
     const attempt = Effect.tryPromise({
       try: () =>
         lockfile.lock(root, {
+          fs: syncLockFs,
           realpath: false,
           lockfilePath: path.join(root, ".lock"),
           stale: 10_000,
