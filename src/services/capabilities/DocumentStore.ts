@@ -94,7 +94,10 @@ export interface DocumentStoreOptions<A, I, E> {
   readonly dir: string
   /** The Schema each document is decoded with (excess properties refused). */
   readonly schema: Schema.Schema<A, I>
-  /** A fast acceptance check that agrees with the Schema (see `decodeDocument`). */
+  /**
+   * A fast acceptance check that agrees with the Schema (see `decodeDocument`); a document it
+   * accepts is also written as it is, without the Schema's encoding.
+   */
   readonly guard?: (u: unknown) => u is A
   /** Makes the error for an invalid file from its path, field and rule. */
   readonly invalid: InvalidFileError<E>
@@ -178,12 +181,18 @@ export const make = <A, I, E>(
       Effect.flatMap(state.readText(relative(name)), (text): Effect.Effect<Option.Option<A>, E> =>
         Option.isNone(text) ? Effect.succeed(Option.none()) : Effect.map(decode(file(name), name, text.value), Option.some))
 
+    /** The document's text: as it is when the guard accepts it (it is its own encoding), else encoded by the Schema. */
+    const textOf = (document: A, name: string): Effect.Effect<string, StateError> =>
+      options.guard?.(document) === true
+        ? Effect.succeed(JSON.stringify(document, null, 2))
+        : Effect.mapError(
+          encode(document),
+          (e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })
+        )
+
     const write = (document: A) => {
       const name = options.key.of(document)
-      return encode(document).pipe(
-        Effect.mapError((e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })),
-        Effect.flatMap((text) => state.writeText(relative(name), `${text}\n`, writeOptions))
-      )
+      return Effect.flatMap(textOf(document, name), (text) => state.writeText(relative(name), `${text}\n`, writeOptions))
     }
 
     const remove = (name: string) => state.remove(relative(name))

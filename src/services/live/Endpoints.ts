@@ -40,8 +40,8 @@ export const makeRefs = (host: Host["Type"], peers: Peers["Type"], state: StateR
     Effect.map(
       Effect.forEach(
         [...new Set(keys.map((k) => k.personality))],
-        (personality) => Effect.map(Effect.option(peers.get(personality)), (peer) => [personality, peer] as const),
-        { concurrency: 8 }
+        // One after the other: a peer file is read synchronously (StateRoot), so fibers would only add cost.
+        (personality) => Effect.map(Effect.option(peers.get(personality)), (peer) => [personality, peer] as const)
       ),
       (read) => {
         const byName = new Map(read)
