@@ -331,7 +331,7 @@ describe("the real process", () => {
       const installed = join(w.base, "node_modules", "effect-city")
       yield* fs.makeDirectory(join(installed, "bin"), { recursive: true })
       yield* fs.makeDirectory(join(installed, "dist"))
-      for (const part of ["package.json", "bin/city.mjs", "dist/city.cjs", "dist/spawner.mjs"]) {
+      for (const part of ["package.json", "bin/city.mjs", "dist/city.cjs", "dist/spawner.cjs"]) {
         yield* fs.copyFile(join(checkout, part), join(installed, part))
       }
       yield* fs.makeDirectory(w.root)

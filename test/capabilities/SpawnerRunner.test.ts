@@ -40,7 +40,7 @@ describe("SpawnerRunner", () => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      // In a checkout the script is the bundle's dist/spawner.mjs (built by the global setup).
+      // In a checkout the script is the bundle's dist/spawner.cjs (built by the global setup).
       expect(Option.isSome(SpawnerRunner.spawnerScript())).toBe(true)
       const runner = yield* SpawnerRunner.make()
       const parent = yield* script(dir, "parent", `echo $PPID > '${join(dir, "ppid")}'`)

@@ -11,9 +11,9 @@
  * beside this process's event loop instead of blocking it.
  *
  * Decisions:
- * - The spawner's script is `spawner.mjs` beside the bundle (`dist/city.cjs`),
+ * - The spawner's script is `spawner.cjs` beside the bundle (`dist/city.cjs`),
  *   `programs/spawner.js` in the compiled `dist/`, or the
- *   checkout's `dist/spawner.mjs` (built by `scripts/bundle.mjs`); when none is
+ *   checkout's `dist/spawner.cjs` (built by `scripts/bundle.mjs`); when none is
  *   there, the runner is the in-process one.
  * - The spawner's own environment is this process's without `NODE_OPTIONS` (a
  *   loader like tsx would make it a big process again); the children get this
@@ -57,7 +57,7 @@ import { batchedWriter, decodeFromSpawner, lineReader, type ToSpawner } from "./
  * @category utils
  */
 export const spawnerScript = (): Option.Option<string> => {
-  const candidates = ["./spawner.mjs", "../../programs/spawner.js", "../../../dist/spawner.mjs"]
+  const candidates = ["./spawner.cjs", "../../programs/spawner.js", "../../../dist/spawner.cjs"]
   for (const candidate of candidates) {
     const url = new URL(candidate, import.meta.url)
     if (url.protocol === "file:" && existsSync(url)) return Option.some(fileURLToPath(url))
