@@ -42,6 +42,27 @@
  * and exit), while its sweep runs 500 calls at about the plain process's rate. That is the start-up
  * row of issue 8 (`bench/startup.bench.ts`).
  *
+ * The next session (load average 1-2; timelines from `process.hrtime` marks and CPU profiles of the
+ * `city` process mapped back to the sources through a source map):
+ * - a `city.provision` span per call only under an installed tracer, the provisioning counter's
+ *   labels made once (a tagged metric re-hashed its key every call): main-process CPU of a sweep
+ *   850 → 670 ms, CLI 0.61x → 0.66x;
+ * - peer files and endpoint records checked by hand-written guards before the Schema: → 0.69x;
+ * - the bundle compiled through V8's code cache (bin/city.mjs; compiling was ~45 of ~120 ms of
+ *   start-up), the root lock over synchronous file operations (~15 ms of thread-pool round trips),
+ *   a CommonJS spawner (boots ~10 ms sooner), no Schema encoding of the records file: 0.72-0.76x.
+ * Measured and dropped (no gain beyond noise): starting the spawners first thing (in the binary,
+ * or before the CLI parses: the main process then starts as much later as the spawners start
+ * sooner), no `spawned` message per call, a microtask instead of `setImmediate` for the batches,
+ * the in-process runner (0.68x), 3 or 4 spawners, V8 young-generation sizes.
+ * Where the rest goes: on 2 cores the whole run is CPU-bound. The plain process uses ~1.15 s of CPU
+ * (one Node start, the forks, the children); `city` ~1.5 s: the same forks and children, a second
+ * and third Node start (the spawners, ~70 ms of CPU each) and ~0.45 s in the main process (~0.13 s
+ * start-up, of which ~35 ms evaluating the bundle's modules and ~15 ms garbage collection; ~0.19 s
+ * during the sweep, ~0.4 ms a call of pipe I/O, event-loop wake-ups and Effect steps; ~0.06 s after
+ * it: log and records, the live application's converge, the table). The sweep itself (first to
+ * last call) runs at the plain loop's rate; the ~0.25 s around it is what the ratio still pays.
+ *
  *   node --import tsx --expose-gc bench/sweep.bench.ts
  */
 import * as Duration from "effect/Duration"
