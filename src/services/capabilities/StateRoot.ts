@@ -11,11 +11,9 @@
  * (the verbs that create state call it); `lock` and `require` fail with
  * `RootNotFound` when it does not exist.
  *
- * The lock is `proper-lockfile` on the root directory (lock directory
- * `<root>/.lock`, refreshed while held, stale after 10 s so a crashed holder
- * never blocks the root forever), wrapped as a scoped resource. It is not
- * re-entrant: a joint takes it once. A compromised lock is reported through the
- * Effect logger (a warning), never thrown from a timer.
+ * The lock is `RootLock.hold` on the root directory (lock directory
+ * `<root>/.lock`), a scoped resource. It is not re-entrant: a joint takes it
+ * once.
  * @since 0.1.0
  */
 import * as PlatformError from "@effect/platform/Error"
@@ -26,12 +24,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as nodeFs from "node:fs"
-import * as lockfile from "proper-lockfile"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import * as RootLock from "./RootLock.ts"
 
 /**
  * Where the state root is, and whether a verb may create it.
@@ -53,35 +49,6 @@ export interface StateRootConfig {
 export interface WriteOptions {
   /** Only the owner may read it (file 0600, its folder 0700): for anything holding a command's stderr. */
   readonly private?: boolean
-}
-
-/**
- * The file operations `proper-lockfile` uses, done synchronously behind its callback interface
- * (as its own `lockSync` does): taking the lock is a `mkdir` and an mtime probe, a few
- * microseconds each, where the asynchronous calls cost a round trip through libuv's thread pool
- * each (about 15 ms for the whole lock of a `city` sweep on a busy 2-core machine: issue 8's
- * sweep measures the process end to end). Waiting for a busy lock still retries with a Schedule.
- */
-const syncLockFs = {
-  ...nodeFs,
-  mkdir: (path: string, callback: (error: Error | null) => void) => syncCall(callback, () => nodeFs.mkdirSync(path)),
-  realpath: (path: string, callback: (error: Error | null, resolved?: string) => void) =>
-    syncCall(callback, () => nodeFs.realpathSync(path)),
-  stat: (path: string, callback: (error: Error | null, stat?: nodeFs.Stats) => void) =>
-    syncCall(callback, () => nodeFs.statSync(path)),
-  rmdir: (path: string, callback: (error: Error | null) => void) => syncCall(callback, () => nodeFs.rmdirSync(path)),
-  utimes: (path: string, atime: Date, mtime: Date, callback: (error: Error | null) => void) =>
-    syncCall(callback, () => nodeFs.utimesSync(path, atime, mtime))
-}
-
-const syncCall = <A>(callback: (error: Error | null, result?: A) => void, run: () => A): void => {
-  let result: A
-  try {
-    result = run()
-  } catch (error) {
-    return callback(error instanceof Error ? error : new Error(String(error)))
-  }
-  callback(null, result)
 }
 
 /**
@@ -126,9 +93,6 @@ const describe = (cause: unknown): string =>
     ? String(cause.message)
     : String(cause)
 
-const isLocked = (cause: unknown): boolean =>
-  typeof cause === "object" && cause !== null && "code" in cause && cause.code === "ELOCKED"
-
 /** A Node error for a path that does not exist. */
 const isMissing = (cause: unknown): boolean => codeOf(cause) === "ENOENT"
 
@@ -166,7 +130,6 @@ export const make = (config: StateRootConfig): Effect.Effect<
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const runtime = yield* Effect.runtime<never>()
     const root = path.resolve(config.root)
     const lockWait = Duration.decode(config.lockWait ?? Duration.minutes(10))
     const resolve = (relative: string) => path.join(root, relative)
@@ -252,43 +215,16 @@ export const make = (config: StateRootConfig): Effect.Effect<
         }
       })
 
-    const warn = Runtime.runFork(runtime)
-    const attempt = Effect.tryPromise({
-      try: () =>
-        lockfile.lock(root, {
-          fs: syncLockFs,
-          realpath: false,
-          lockfilePath: path.join(root, ".lock"),
-          stale: 10_000,
-          update: 2_000,
-          retries: 0,
-          // The default handler throws from a timer and would crash the process.
-          onCompromised: (err) => {
-            warn(Effect.logWarning(`root lock compromised: ${err.message}`))
-          }
-        }),
-      catch: (cause) => cause
-    })
-    const retryWhileLocked = Schedule.exponential(Duration.millis(5), 1.5).pipe(
-      Schedule.union(Schedule.spaced(Duration.millis(100))),
-      Schedule.jittered,
-      Schedule.upTo(lockWait)
-    )
     const lock = Effect.zipRight(
       require,
-      Effect.acquireRelease(
-        attempt.pipe(
-          Effect.retry({ schedule: retryWhileLocked, while: isLocked }),
-          Effect.mapError((cause) =>
-            isLocked(cause)
-              ? new RootLockBusy({ root, waitedMs: Duration.toMillis(lockWait) })
-              : fail("lock", root)(cause)
-          )
-        ),
-        // A release that fails (the lock was already taken over as stale) must not fail the joint.
-        (release) => Effect.tryPromise(() => release()).pipe(Effect.ignore)
+      RootLock.hold(root, path.join(root, ".lock"), lockWait).pipe(
+        Effect.mapError((cause) =>
+          cause._tag === "Busy"
+            ? new RootLockBusy({ root, waitedMs: Duration.toMillis(lockWait) })
+            : fail("lock", root)(cause.error)
+        )
       )
-    ).pipe(Effect.asVoid)
+    )
 
     return StateRoot.of({ root, resolve, ensure, require, readText, writeText, writeJson, makeDirectory, remove, list, lock })
   })
