@@ -18,6 +18,7 @@ import { Peers } from "../../src/services/capabilities/Peers.ts"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
 import { Applier } from "../../src/services/live/Applier.ts"
 import { CitySessionsHost } from "../../src/services/live/CitySessionsHost.ts"
+import type { EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
 import { makeRefs } from "../../src/services/live/Endpoints.ts"
 import { launchFiles } from "../../src/services/live/LaunchFiles.ts"
 import { LiveJoints } from "../../src/services/live/LiveJoints.ts"
@@ -209,6 +210,30 @@ describe("Scripted host: scheduling", () => {
         expect(yield* (yield* Reloads).list).toEqual([])
         expect((yield* (yield* Peers).get("alice")).default_runtime).toBe("claude")
       })))
+
+  live("a runtime the host never reaches: asleep without a status asked, and a reload owed to it is settled", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const decl = yield* capability(w, "stamp", ["claude", "codex"])
+      const s = yield* ScriptedHost.make
+      const asked: Array<string> = []
+      // As the Commands host is for a runtime without a `status` command.
+      const host: EndpointHostShape = {
+        ...s.host,
+        status: (ref) => Effect.zipRight(Effect.sync(() => asked.push(ref.identity)), s.host.status(ref)),
+        unreachable: (runtime) => runtime === "codex"
+      }
+      yield* Effect.gen(function*() {
+        yield* s.set("claude-alice", "asleep")
+        const reloads = yield* Reloads
+        yield* reloads.request([{ personality: "alice", runtime: "codex" }], "owed before the sweep")
+        const { report } = yield* (yield* LiveJoints).register(decl)
+        expect(applications(report.outcomes)).toEqual([["claude-alice", "ok", "asleep"], ["codex-alice", "ok", "asleep"]])
+        expect(asked).toEqual(["claude-alice"])
+        expect(yield* reloads.list).toEqual([])
+        expect(s.journal).toEqual([])
+      }).pipe(Effect.provide(scriptedLayer(w, host)))
+    }))
 
   live("a foreign endpoint is reported foreign, never reloaded, never applied", () =>
     scripted((s, decl) =>

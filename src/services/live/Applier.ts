@@ -37,6 +37,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { Application, EndpointState, OwedRecord } from "../../schema/Live.ts"
+import { identityOf } from "../../schema/Outcome.ts"
 import { Host } from "../capabilities/Host.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { Provisioner } from "../capabilities/Provisioner.ts"
@@ -86,6 +87,11 @@ export class Applier extends Context.Tag("effect-city/Applier")<
       reason: string,
       capability?: string
     ) => Effect.Effect<ReadonlyArray<Applied>>
+    /**
+     * Endpoints known to be asleep without asking (`EndpointHost.unreachable`): a reload owed to
+     * one is settled (its next launch reads the current surfaces); each is `asleep`.
+     */
+    readonly rest: (keys: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<Applied>>
     readonly remove: (ref: EndpointRef, force: boolean) => Effect.Effect<RemovalDecision>
     readonly drain: (key: EndpointKey) => Effect.Effect<void>
     /** One pass: a drain for every endpoint with owed work (in the worker, if one runs; else inline). */
@@ -126,6 +132,31 @@ export const make: Effect.Effect<
 
   const { finishRemoval, reloadOwed } = makeOwedWork({ host, reloads, fingerprints, provisioner })
 
+  /** The endpoints that owe a reload, from one listing of the records; `None` if it failed. */
+  const owedKeys = Effect.map(
+    reloads.list,
+    (records) => new Set(records.filter(isOwed).map((r) => `${r.personality}\u0000${r.runtime}`))
+  ).pipe(Effect.option)
+
+  /** Settles a reload owed to an endpoint at rest; only an existing record needs it (no lock otherwise). */
+  const settleResting = (key: EndpointKey, owed: Option.Option<ReadonlySet<string>>) =>
+    Option.match(owed, {
+      // The listing failed: each record is read on its own, as the listing would have.
+      onNone: () => Effect.flatMap(reloads.get(key), (r) => Option.isSome(r) && isOwed(r.value) ? reloads.settle(key) : Effect.void),
+      onSome: (keys) => keys.has(`${key.personality}\u0000${key.runtime}`) ? reloads.settle(key) : Effect.void
+    }).pipe(Effect.ignore)
+
+  const rest = (keys: ReadonlyArray<EndpointKey>) =>
+    keys.length === 0
+      ? Effect.succeed([])
+      : Effect.flatMap(owedKeys, (owed) =>
+        Effect.forEach(keys, (key) =>
+          Effect.as(settleResting(key, owed), {
+            identity: identityOf(key.runtime, key.personality),
+            application: "asleep" as const,
+            detail: "asleep"
+          })))
+
   const converge = (targets: ReadonlyArray<EndpointRef>, reason: string, capability?: string) =>
     Effect.gen(function*() {
       const states = yield* Effect.forEach(targets, (ref) => Effect.either(host.status(ref)), { concurrency: 8 })
@@ -140,12 +171,7 @@ export const make: Effect.Effect<
       // Asleep and stopped endpoints only settle a record that owes a reload: one listing of the
       // records answers for all of them (a sweep has hundreds; usually none owes anything).
       const resting = states.some((s) => s?._tag === "Right" && (s.right === "asleep" || s.right === "stopped"))
-      const owed = resting
-        ? yield* Effect.map(
-          reloads.list,
-          (records) => new Set(records.filter(isOwed).map((r) => `${r.personality}\u0000${r.runtime}`))
-        ).pipe(Effect.option)
-        : Option.some(new Set<string>())
+      const owed = resting ? yield* owedKeys : Option.some(new Set<string>())
       const results = yield* Effect.forEach(targets, (ref, i): Effect.Effect<Applied> => {
         const s = states[i]
         const identity = ref.identity
@@ -157,16 +183,7 @@ export const make: Effect.Effect<
             return Effect.succeed({ identity, application: "foreign", detail: "owned by an outside service manager; not reloaded" })
           case "asleep":
           case "stopped":
-            // Only an existing record needs settling (no lock taken for the common case).
-            return Effect.as(
-              Option.match(owed, {
-                // The listing failed: each record is read on its own, as the listing would have.
-                onNone: () =>
-                  Effect.flatMap(reloads.get(ref), (r) => Option.isSome(r) && isOwed(r.value) ? reloads.settle(ref) : Effect.void),
-                onSome: (keys) => keys.has(`${ref.personality}\u0000${ref.runtime}`) ? reloads.settle(ref) : Effect.void
-              }).pipe(Effect.ignore),
-              { identity, application: "asleep", detail: s.right }
-            )
+            return Effect.as(settleResting(ref, owed), { identity, application: "asleep", detail: s.right })
           case "busy":
             return Effect.succeed(
               requested._tag === "Left"
@@ -271,7 +288,7 @@ export const make: Effect.Effect<
       yield* Effect.forkScoped(loop)
     })
 
-  return Applier.of({ converge, remove, drain, pass, start, wake, inFlight: () => [...active].sort() })
+  return Applier.of({ converge, rest, remove, drain, pass, start, wake, inFlight: () => [...active].sort() })
 })
 
 /**

@@ -142,6 +142,7 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
       status,
       reload,
       retire: (ref) => Effect.flatMap(boundary(ref), (s) => s === "idle" ? run(ref, "retire") : Effect.void),
-      kill: (ref) => Effect.flatMap(status(ref), (s) => s === "foreign" ? Effect.void : run(ref, "kill"))
+      kill: (ref) => Effect.flatMap(status(ref), (s) => s === "foreign" ? Effect.void : run(ref, "kill")),
+      unreachable: (runtime) => commandsOf(runtime)?.status === undefined
     } satisfies EndpointHostShape
   })

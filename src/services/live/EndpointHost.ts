@@ -83,6 +83,12 @@ export interface EndpointHostShape {
    * here `reload` and `retire` only wait (bounded) for that process to do it.
    */
   readonly appliedElsewhere?: (ref: EndpointRef) => boolean
+  /**
+   * This host never reaches the runtime's endpoints (the Commands host without a `status`
+   * command): their status is `asleep` without asking, so live application has nothing to do for
+   * them but settle a reload owed to one.
+   */
+  readonly unreachable?: (runtime: string) => boolean
 }
 
 /**
@@ -108,7 +114,8 @@ export const route = (
     reload: (ref, claim) => pick(ref).reload(ref, claim),
     retire: (ref) => pick(ref).retire(ref),
     kill: (ref) => pick(ref).kill(ref),
-    appliedElsewhere: (ref) => pick(ref).appliedElsewhere?.(ref) ?? false
+    appliedElsewhere: (ref) => pick(ref).appliedElsewhere?.(ref) ?? false,
+    unreachable: (runtime) => (byRuntime[runtime] ?? fallback).unreachable?.(runtime) ?? false
   }
 }
 

@@ -7,6 +7,10 @@
  * Each verb runs the Provisioner's joint unchanged (surfaces written, under the root lock), then,
  * with the lock released, converges every endpoint whose call ended `ok` through the Applier; the
  * outcome gains `application` (`applied | pending | asleep | foreign | failed`) beside its `state`.
+ * An endpoint whose runtime the host never reaches (`EndpointHost.unreachable`: no `status`
+ * command) is `asleep` without reading its peer file or asking its status (a sweep of hundreds of
+ * such endpoints, the default host's, spent a tenth of the `city` process there); a reload owed
+ * to it is settled as for any endpoint at rest.
  * An endpoint whose call failed has no application: its surfaces are not known to be in place.
  *
  * `removeRuntime` checks what the Provisioner checks (declared, not the default) before touching a
@@ -29,7 +33,7 @@ import { Peers } from "../capabilities/Peers.ts"
 import { type JointReport, type JointSettings, Provisioner, type RemovalSettings } from "../capabilities/Provisioner.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { type Applied, Applier } from "./Applier.ts"
-import type { EndpointRef } from "./EndpointHost.ts"
+import { EndpointHost, type EndpointRef } from "./EndpointHost.ts"
 import { makeRefs } from "./Endpoints.ts"
 import { Reloads } from "./Reloads.ts"
 
@@ -83,6 +87,7 @@ export class LiveJoints extends Context.Tag("effect-city/LiveJoints")<
 export const make = Effect.gen(function*() {
   const provisioner = yield* Provisioner
   const applier = yield* Applier
+  const endpointHost = yield* EndpointHost
   const reloads = yield* Reloads
   const peers = yield* Peers
   const host = yield* Host
@@ -92,9 +97,13 @@ export const make = Effect.gen(function*() {
   const apply = (report: JointReport, reason: string, capability: string) =>
     Effect.gen(function*() {
       const written = report.outcomes.filter((o) => o.state === "ok")
-      const targets = yield* refs.resolveAll(written)
+      // Endpoints the host never reaches are asleep without asking: no peer file read, no status.
+      const resting = written.filter((o) => endpointHost.unreachable?.(o.runtime) === true)
+      const reachable = written.filter((o) => endpointHost.unreachable?.(o.runtime) !== true)
+      const targets = yield* refs.resolveAll(reachable)
       const found = targets.flatMap((r) => Option.isSome(r) ? [r.value] : [])
-      const applied = new Map((yield* applier.converge(found, reason, capability)).map((a) => [a.identity, a]))
+      const converged = yield* applier.converge(found, reason, capability)
+      const applied = new Map([...converged, ...yield* applier.rest(resting)].map((a) => [a.identity, a]))
       const outcomes = report.outcomes.map((o): EndpointOutcome => {
         if (o.state !== "ok") return o
         const a = applied.get(identityOf(o.runtime, o.personality))
