@@ -50,11 +50,14 @@
  * - peer files and endpoint records checked by hand-written guards before the Schema: → 0.69x;
  * - the bundle compiled through V8's code cache (bin/city.mjs; compiling was ~45 of ~120 ms of
  *   start-up), the root lock over synchronous file operations (~15 ms of thread-pool round trips),
- *   a CommonJS spawner (boots ~10 ms sooner), no Schema encoding of the records file: 0.72-0.76x.
+ *   a CommonJS spawner (boots ~10 ms sooner), no Schema encoding of the records file: 0.72-0.76x;
+ * - live application asks nothing of endpoints the host never reaches (no status command, as for
+ *   every endpoint of the default host here): 0.75-0.77x.
  * Measured and dropped (no gain beyond noise): starting the spawners first thing (in the binary,
- * or before the CLI parses: the main process then starts as much later as the spawners start
- * sooner), no `spawned` message per call, a microtask instead of `setImmediate` for the batches,
- * the in-process runner (0.68x), 3 or 4 spawners, V8 young-generation sizes.
+ * or before the CLI parses, both or one of them, calls routed to the spawner that is ready: the
+ * main process then starts as much later as the spawners start sooner), no `spawned` message per
+ * call, a microtask instead of `setImmediate` for the batches, the in-process runner (0.68x),
+ * 3 or 4 spawners, V8 young-generation sizes and flags for the spawners' start.
  * Where the rest goes: on 2 cores the whole run is CPU-bound. The plain process uses ~1.15 s of CPU
  * (one Node start, the forks, the children); `city` ~1.5 s: the same forks and children, a second
  * and third Node start (the spawners, ~70 ms of CPU each) and ~0.45 s in the main process (~0.13 s
