@@ -35,8 +35,14 @@ const cacheDir = () => {
   const configured = process.env.CITY_CODE_CACHE
   if (configured === "off") return undefined
   if (configured !== undefined && configured !== "") return configured
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache")
-  return join(base, "effect-city")
+  if (process.env.XDG_CACHE_HOME) return join(process.env.XDG_CACHE_HOME, "effect-city")
+  try {
+    const home = homedir()
+    return home === "" ? undefined : join(home, ".cache", "effect-city")
+  } catch {
+    // No home directory (no passwd entry for the user): no cache.
+    return undefined
+  }
 }
 const dir = cacheDir()
 const key = createHash("sha256").update(source).update(`${process.version} ${process.arch}`).digest("hex").slice(0, 32)
