@@ -217,6 +217,34 @@ describe("OpenTelemetry (examples/opentelemetry.ts)", () => {
     }))
 })
 
+/** Registers a `demo` capability over peers with a claude runtime each, on a temp root, with `runner`. */
+const registerDemo = (personalities: ReadonlyArray<string>, runner: Layer.Layer<CommandRunner>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dir = yield* fs.makeTempDirectoryScoped()
+    const file = join(dir, "demo.json")
+    yield* fs.writeFileString(file, JSON.stringify({
+      schema: 1,
+      capability: "demo",
+      runtimes: ["claude"],
+      provision: { command: "/bin/true", args: ["{personality}"] },
+      unprovision: { command: "/bin/true", args: ["{personality}"] }
+    }))
+    yield* Effect.gen(function*() {
+      const state = yield* StateRoot.StateRoot
+      for (const personality of personalities) {
+        yield* state.writeJson(`peers/${personality}.json`, {
+          schema: 1,
+          personality,
+          cwd: dir,
+          runtimes: ["claude"],
+          default_runtime: "claude"
+        })
+      }
+      yield* (yield* Provisioner.Provisioner).register(file)
+    }).pipe(Effect.provide(CapabilitiesLive.layerWith({ root: join(dir, "root") }, runner)))
+  })
+
 describe("capability joints", () => {
   it.scoped("a sweep is a city.joint span with a city.provision span per call, its outcome recorded", () =>
     Effect.gen(function*() {
@@ -226,29 +254,7 @@ describe("capability joints", () => {
       const runner = Layer.succeed(CommandRunner, CommandRunner.of({
         run: (request) => Effect.succeed<Outcome>({ state: request.args.includes("bob") ? "failed" : "ok", ms: 1 })
       }))
-      const fs = yield* FileSystem.FileSystem
-      const dir = yield* fs.makeTempDirectoryScoped()
-      const file = join(dir, "demo.json")
-      yield* fs.writeFileString(file, JSON.stringify({
-        schema: 1,
-        capability: "demo",
-        runtimes: ["claude"],
-        provision: { command: "/bin/true", args: ["{personality}"] },
-        unprovision: { command: "/bin/true", args: ["{personality}"] }
-      }))
-      yield* Effect.gen(function*() {
-        const state = yield* StateRoot.StateRoot
-        for (const personality of ["ann", "bob"]) {
-          yield* state.writeJson(`peers/${personality}.json`, {
-            schema: 1,
-            personality,
-            cwd: dir,
-            runtimes: ["claude"],
-            default_runtime: "claude"
-          })
-        }
-        yield* (yield* Provisioner.Provisioner).register(file)
-      }).pipe(Effect.provide(CapabilitiesLive.layerWith({ root: join(dir, "root") }, runner)), Effect.withTracer(tracer))
+      yield* registerDemo(["ann", "bob"], runner).pipe(Effect.withTracer(tracer))
 
       const joint = spans.find((s) => s.name === Observability.spans.joint)
       expect(joint, "a city.joint span").toBeDefined()
@@ -273,29 +279,7 @@ describe("capability joints", () => {
             return { state: "ok", ms: 1 } satisfies Outcome
           })
       }))
-      const fs = yield* FileSystem.FileSystem
-      const dir = yield* fs.makeTempDirectoryScoped()
-      const file = join(dir, "demo.json")
-      yield* fs.writeFileString(file, JSON.stringify({
-        schema: 1,
-        capability: "demo",
-        runtimes: ["claude"],
-        provision: { command: "/bin/true", args: ["{personality}"] },
-        unprovision: { command: "/bin/true", args: ["{personality}"] }
-      }))
-      yield* Effect.gen(function*() {
-        const state = yield* StateRoot.StateRoot
-        for (const personality of ["ann", "bob", "cy"]) {
-          yield* state.writeJson(`peers/${personality}.json`, {
-            schema: 1,
-            personality,
-            cwd: dir,
-            runtimes: ["claude"],
-            default_runtime: "claude"
-          })
-        }
-        yield* (yield* Provisioner.Provisioner).register(file)
-      }).pipe(Effect.provide(CapabilitiesLive.layerWith({ root: join(dir, "root") }, runner)))
+      yield* registerDemo(["ann", "bob", "cy"], runner)
 
       expect(seen).toHaveLength(3)
       expect(seen.every((name) => Option.getOrNull(name) !== Observability.spans.provision)).toBe(true)
