@@ -62,16 +62,17 @@ const script = new Script(
   { filename: bundle, ...(cachedData === undefined ? {} : { cachedData }) }
 )
 
-if (dir !== undefined && cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
   process.once("exit", () => {
     try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 })
       const temp = `${cacheFile}.${process.pid}.tmp`
       writeFileSync(temp, script.createCachedData(), { mode: 0o600 })
       renameSync(temp, cacheFile)
-      const caches = readdirSync(dir)
+      const folder = dirname(cacheFile)
+      const caches = readdirSync(folder)
         .filter((name) => /^city-[0-9a-f]{32}\.v8cache$/.test(name))
-        .map((name) => ({ path: join(dir, name), mtime: statSync(join(dir, name)).mtimeMs }))
+        .map((name) => ({ path: join(folder, name), mtime: statSync(join(folder, name)).mtimeMs }))
         .sort((a, b) => b.mtime - a.mtime)
       for (const old of caches.slice(4)) rmSync(old.path, { force: true })
     } catch {
