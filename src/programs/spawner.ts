@@ -10,6 +10,11 @@
  * ~6.5 vs ~5.2 ms a call in a profile); here the forks also leave the owner's
  * event loop free for its own work (logging, records, progress).
  *
+ * Lanes: a `run` in a lane waits here while the lane has its limit of commands
+ * running, and starts as soon as one of them has ended (a cancelled one: once
+ * its group is terminated), so a joint's next call never waits for a round
+ * trip to the owner. A cancelled call that is still waiting never starts.
+ *
  * Its life: SIGINT is ignored (a Ctrl-C in a terminal reaches the whole
  * foreground group; the owner decides what a Ctrl-C cancels and tells the
  * spawner). On `close` (the owner's scope closed; its calls were interrupted,
@@ -21,7 +26,22 @@
  * @since 0.1.0
  */
 import { makeChildRunner, type ChildRunner, type RunningChild } from "../services/capabilities/runChild.ts"
-import { batchedWriter, decodeToSpawner, lineReader } from "../services/capabilities/SpawnerProtocol.ts"
+import {
+  batchedWriter,
+  decodeToSpawner,
+  lineReader,
+  type ToSpawner
+} from "../services/capabilities/SpawnerProtocol.ts"
+
+type Run = Extract<ToSpawner, { readonly t: "run" }>
+
+/** A lane's calls in this process: how many run, and those waiting for a free place, in order. */
+interface Lane {
+  readonly id: number
+  readonly limit: number
+  running: number
+  readonly waiting: Array<Run>
+}
 
 const privateDirVariable = "CITY_PRIVATE_DIR"
 
@@ -32,7 +52,63 @@ const send = batchedWriter((chunk) => {
 })
 let runner: ChildRunner | undefined
 let baseEnv: Readonly<Record<string, string>> = {}
-const running = new Map<number, RunningChild>()
+/** The calls started and not over, with their lane. */
+const running = new Map<number, { readonly child: RunningChild; readonly lane: Lane | undefined }>()
+const lanes = new Map<number, Lane>()
+/** The lane of each call that is waiting. */
+const waitingIn = new Map<number, Lane>()
+
+/** A place in `lane` is free: its next waiting call starts, or the lane is forgotten once idle. */
+const freed = (lane: Lane) => {
+  lane.running--
+  const next = lane.waiting.shift()
+  if (next !== undefined) {
+    waitingIn.delete(next.id)
+    start(next, lane)
+  } else if (lane.running === 0) lanes.delete(lane.id)
+}
+
+const start = (message: Run, lane: Lane | undefined) => {
+  if (lane !== undefined) lane.running++
+  if (runner === undefined) {
+    send({ t: "done", id: message.id, outcome: { state: "failed", ms: 0, detail: "spawner: run before config" } })
+    if (lane !== undefined) freed(lane)
+    return
+  }
+  const { id } = message
+  const env = message.privateDir === null ? baseEnv : { ...baseEnv, [privateDirVariable]: message.privateDir }
+  // A spawn refused at once (a bad cwd) reports before `run` returns: then there is nothing to keep.
+  let over = false
+  const call = runner.run(
+    { command: message.command, args: message.args, cwd: message.cwd, env, timeoutMs: message.timeoutMs },
+    (outcome) => {
+      over = true
+      running.delete(id)
+      send({ t: "done", id, outcome })
+      if (lane !== undefined) freed(lane)
+    },
+    (pid) => send({ t: "spawned", id, pid })
+  )
+  if (!over) running.set(id, { child: call, lane })
+}
+
+const cancel = (id: number) => {
+  const lane = waitingIn.get(id)
+  if (lane !== undefined) {
+    // Still waiting: it never starts.
+    waitingIn.delete(id)
+    lane.waiting.splice(lane.waiting.findIndex((message) => message.id === id), 1)
+    return send({ t: "cancelled", id })
+  }
+  const call = running.get(id)
+  if (call === undefined) return send({ t: "cancelled", id })
+  // Cancelled: `done` is never sent for it, only `cancelled`; its place in a lane is free once it is terminated.
+  running.delete(id)
+  call.child.cancel(() => {
+    send({ t: "cancelled", id })
+    if (call.lane !== undefined) freed(call.lane)
+  })
+}
 
 const onLine = (line: string) => {
   const message = decodeToSpawner(line)
@@ -49,32 +125,16 @@ const onLine = (line: string) => {
     runner?.killLeftovers()
     return process.exit(0)
   }
-  if (message.t === "cancel") {
-    const call = running.get(message.id)
-    if (call === undefined) return send({ t: "cancelled", id: message.id })
-    // Cancelled: `done` is never sent for it, only `cancelled`.
-    running.delete(message.id)
-    return call.cancel(() => {
-      send({ t: "cancelled", id: message.id })
-    })
+  if (message.t === "cancel") return cancel(message.id)
+  if (message.lane === undefined) return start(message, undefined)
+  let lane = lanes.get(message.lane.id)
+  if (lane === undefined) {
+    lane = { id: message.lane.id, limit: message.lane.limit, running: 0, waiting: [] }
+    lanes.set(lane.id, lane)
   }
-  if (runner === undefined) {
-    return send({ t: "done", id: message.id, outcome: { state: "failed", ms: 0, detail: "spawner: run before config" } })
-  }
-  const { id } = message
-  const env = message.privateDir === null ? baseEnv : { ...baseEnv, [privateDirVariable]: message.privateDir }
-  // A spawn refused at once (a bad cwd) reports before `run` returns: then there is nothing to keep.
-  let over = false
-  const call = runner.run(
-    { command: message.command, args: message.args, cwd: message.cwd, env, timeoutMs: message.timeoutMs },
-    (outcome) => {
-      over = true
-      running.delete(id)
-      send({ t: "done", id, outcome })
-    },
-    (pid) => send({ t: "spawned", id, pid })
-  )
-  if (!over) running.set(id, call)
+  if (lane.running < lane.limit) return start(message, lane)
+  lane.waiting.push(message)
+  waitingIn.set(message.id, lane)
 }
 
 process.stdin.on("data", lineReader(onLine))

@@ -32,6 +32,14 @@ const allGone = (pids: ReadonlyArray<number>) =>
     Effect.orElseSucceed(() => pids.filter(isAlive))
   )
 
+/** Waits until `fiber` is suspended: a runner's call has then been handed to the spawner. */
+const handedOver = <A>(fiber: Fiber.RuntimeFiber<A>) =>
+  Fiber.status(fiber).pipe(
+    Effect.filterOrFail((status) => status._tag === "Suspended"),
+    Effect.retry(Schedule.recurs(10_000)),
+    Effect.orDie
+  )
+
 const live = <A>(name: string, body: () => Effect.Effect<A, unknown, FileSystem.FileSystem | Scope.Scope>) =>
   it.scopedLive(name, () => Effect.asVoid(body()).pipe(Effect.provide(NodeContext.layer)))
 
@@ -100,6 +108,71 @@ describe("SpawnerRunner", () => {
       yield* fs.writeFileString(gate, "")
       expect((yield* Fiber.join(fiber)).state).toBe("ok")
     }))
+
+  live("a lane runs at most its concurrency at once, though it is handed twice as many calls", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const runner = yield* SpawnerRunner.make()
+      const events = join(dir, "events")
+      const step = yield* script(dir, "step", `echo + >> '${events}'\nsleep 0.15\necho - >> '${events}'`)
+      const lane = runner.lane?.(3)
+      if (lane === undefined) return expect.fail("the spawner runner has lanes")
+      expect(lane.window).toBe(6)
+      const outcomes = yield* Effect.forEach(Array.from({ length: 9 }), () => lane.run(request(step)), {
+        concurrency: lane.window
+      })
+      expect(outcomes.map((outcome) => outcome.state)).toEqual(Array(9).fill("ok"))
+      let running = 0
+      let most = 0
+      for (const event of (yield* fs.readFileString(events)).trim().split("\n")) {
+        running += event === "+" ? 1 : -1
+        most = Math.max(most, running)
+      }
+      expect(most).toBe(3)
+    }))
+
+  live("a call cancelled while it waits in its lane never starts; one killed with its spawner fails", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const runner = yield* SpawnerRunner.make({ killGrace: "200 millis" })
+      const lane = runner.lane?.(1)
+      if (lane === undefined) return expect.fail("the spawner runner has lanes")
+      const ids = join(dir, "ids")
+      const gate = join(dir, "gate")
+      const first = yield* script(
+        dir,
+        "first",
+        `echo $PPID > '${ids}.tmp'\nmv '${ids}.tmp' '${ids}'\nwhile [ ! -e '${gate}' ]; do sleep 0.02; done`
+      )
+      const marker = join(dir, "second-ran")
+      const second = yield* script(dir, "second", `touch '${marker}'`)
+      const third = yield* script(dir, "third", "exit 0")
+      const running = yield* Effect.fork(lane.run(request(first)))
+      yield* appears(ids)
+      // The lane's one place is taken: the second call waits in the spawner until it is cancelled.
+      const waiting = yield* Effect.fork(lane.run(request(second)))
+      yield* handedOver(waiting)
+      yield* Fiber.interrupt(waiting)
+      yield* fs.writeFileString(gate, "")
+      expect((yield* Fiber.join(running)).state).toBe("ok")
+      // Calls start in the order they were handed over: had the second not been dropped, it would run before this one.
+      expect((yield* lane.run(request(third))).state).toBe("ok")
+      expect(yield* fs.exists(marker)).toBe(false)
+
+      // A spawner killed with a call running and one waiting: both fail, neither hangs.
+      yield* fs.remove(gate)
+      yield* fs.remove(ids)
+      const again = yield* Effect.fork(lane.run(request(first)))
+      yield* appears(ids)
+      const queued = yield* Effect.fork(lane.run(request(second)))
+      yield* handedOver(queued)
+      process.kill(Number((yield* fs.readFileString(ids)).trim()), "SIGKILL")
+      expect((yield* Fiber.join(again)).state).toBe("failed")
+      expect((yield* Fiber.join(queued)).detail).toMatch(/^the spawner process was killed by SIGKILL/)
+      expect(yield* fs.exists(marker)).toBe(false)
+    }))
 })
 
 describe("the spawner protocol", () => {
@@ -113,6 +186,11 @@ describe("the spawner protocol", () => {
         .toBeUndefined()
       expect(decodeToSpawner(JSON.stringify({ t: "run", id: 1, command: "/bin/true", args: ["a"], cwd: "/", privateDir: null, timeoutMs: 5 })))
         .toEqual({ t: "run", id: 1, command: "/bin/true", args: ["a"], cwd: "/", privateDir: null, timeoutMs: 5 })
+      const inLane = { t: "run", id: 1, command: "/bin/true", args: [], cwd: "/", privateDir: null, timeoutMs: 5 }
+      expect(decodeToSpawner(JSON.stringify({ ...inLane, lane: { id: 2, limit: 3 } })))
+        .toEqual({ ...inLane, lane: { id: 2, limit: 3 } })
+      expect(decodeToSpawner(JSON.stringify({ ...inLane, lane: { id: 2, limit: 0 } }))).toBeUndefined()
+      expect(decodeToSpawner(JSON.stringify({ ...inLane, lane: { id: "2", limit: 1 } }))).toBeUndefined()
     }))
 
   it.effect("lines split across chunks, inside a multi-byte character too, are read whole", () =>

@@ -131,6 +131,18 @@ export interface CommandRunnerConfig {
 }
 
 /**
+ * A joint's calls, with at most a given number of commands running at once (`CommandRunner.lane`).
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lane {
+  /** Runs one command of the lane to an outcome, once a place is free; never fails. */
+  readonly run: (request: RunRequest) => Effect.Effect<Outcome>
+  /** How many calls of `run` the caller may have going at once: the places, and as many waiting. */
+  readonly window: number
+}
+
+/**
  * Runs one provisioning command without a shell and reports its outcome.
  * @since 0.1.0
  * @category tags
@@ -146,6 +158,14 @@ export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
      * to prepare leaves it out.
      */
     readonly prepare?: Effect.Effect<void>
+    /**
+     * A lane for a joint's calls: at most `concurrency` commands of the lane run at once. A runner
+     * that holds calls itself (the spawner runner) takes more than that at once (`window`) and
+     * starts a waiting call the moment a place is free, with no round trip between the end of one
+     * call and the start of the next. Optional: without it, a joint runs `concurrency` calls of
+     * `run` at a time.
+     */
+    readonly lane?: (concurrency: number) => Lane
   }
 >() {}
 

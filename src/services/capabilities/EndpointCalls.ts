@@ -36,7 +36,7 @@ import type { Declaration } from "../../schema/Declaration.ts"
 import { commandOf, type Occasion } from "../../schema/Occasion.ts"
 import { type EndpointOutcome, identityOf, type Outcome } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts"
+import { buildArgv, CommandRunner, type Lane, type Substitutions } from "./CommandRunner.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
@@ -173,7 +173,12 @@ export const make: Effect.Effect<
   const fs = yield* FileSystem.FileSystem
 
   /** One call's outcome: substitute, create the private directory, spawn (or refuse before spawn). */
-  const attempt = (endpoint: Endpoint, occasion: Occasion, timeout: Duration.DurationInput): Effect.Effect<Outcome> => {
+  const attempt = (
+    run: Lane["run"],
+    endpoint: Endpoint,
+    occasion: Occasion,
+    timeout: Duration.DurationInput
+  ): Effect.Effect<Outcome> => {
     const { declaration, peer, runtime } = endpoint
     const privateDir = Option.map(host.privateDir(runtime, peer.personality), state.resolve)
     const values: Substitutions = {
@@ -192,7 +197,7 @@ export const make: Effect.Effect<
       })
     }
     const [command, ...args] = argv.right
-    const spawned = runner.run({ command, args, cwd: state.root, privateDir, timeout })
+    const spawned = run({ command, args, cwd: state.root, privateDir, timeout })
     if (Option.isNone(privateDir)) return spawned
     return Effect.flatMap(Effect.either(fs.makeDirectory(privateDir.value, { recursive: true })), (made) =>
       Either.isLeft(made)
@@ -236,8 +241,14 @@ export const make: Effect.Effect<
    * `city.provision` span with its `outcome` (under Effect's default tracer, which exports
    * nothing, the span is left out: a sweep makes hundreds).
    */
-  const call = (endpoint: Endpoint, occasion: Occasion, timeout: Duration.DurationInput, traced: boolean) => {
-    const settled = Effect.flatMap(attempt(endpoint, occasion, timeout), (outcome) =>
+  const call = (
+    run: Lane["run"],
+    endpoint: Endpoint,
+    occasion: Occasion,
+    timeout: Duration.DurationInput,
+    traced: boolean
+  ) => {
+    const settled = Effect.flatMap(attempt(run, endpoint, occasion, timeout), (outcome) =>
       Effect.clockWith((clock) => settle(endpoint, occasion, outcome, clock.unsafeCurrentTimeMillis())))
     if (!traced) return settled
     return settled.pipe(
@@ -260,16 +271,20 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
+      // At most `concurrency` commands run at once: the runner's lane enforces it where it has one
+      // (and takes calls ahead of time), else `forEach` does.
+      const concurrency = Math.max(1, Math.floor(settings.concurrency ?? 4))
+      const lane = runner.lane?.(concurrency) ?? { run: runner.run, window: concurrency }
       const outcomes = yield* Effect.forEach(
         endpoints,
         (endpoint) =>
-          call(endpoint, occasion, timeout, traced).pipe(
+          call(lane.run, endpoint, occasion, timeout, traced).pipe(
             Effect.tap((outcome) => {
               done++
               return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
             })
           ),
-        { concurrency: settings.concurrency ?? 4 }
+        { concurrency: lane.window }
         // The log lines are written in batches: all of them are durable when the joint's calls return.
       ).pipe(Effect.ensuring(log.flush))
       const at = DateTime.formatIso(yield* DateTime.now)

@@ -4,7 +4,9 @@
  *
  * - to the spawner: `config` once, first (the children's environment and the
  *   runner's settings), then `run` and `cancel`, and `close` when the owner's
- *   scope closes;
+ *   scope closes. A `run` in a lane (`lane`: its id and this spawner's limit)
+ *   waits in the spawner while the lane has `limit` commands running, and
+ *   starts the moment one of them ends, with no round trip to the owner;
  * - from the spawner: `spawned` (the pid, so the owner can kill the group if the
  *   spawner dies), `done` (the outcome), `cancelled`.
  *
@@ -31,9 +33,21 @@ export type ToSpawner =
     /** `CITY_PRIVATE_DIR` for this call; `null` removes it. */
     readonly privateDir: string | null
     readonly timeoutMs: number
+    /** The lane of the call: at most `limit` of its calls run at once in this spawner. */
+    readonly lane?: SpawnerLane
   }
   | { readonly t: "cancel"; readonly id: number }
   | { readonly t: "close" }
+
+/**
+ * A lane as one spawner sees it: its id, and how many of its calls may run at once there.
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpawnerLane {
+  readonly id: number
+  readonly limit: number
+}
 
 /**
  * What the spawner answers.
@@ -62,7 +76,6 @@ const parse = (line: string): unknown => {
   }
 }
 
-
 const decodeOutcome = (u: unknown): Outcome | undefined => {
   if (!isObject(u) || !isString(u.state) || !isNumber(u.ms)) return undefined
   const state = u.state
@@ -87,7 +100,10 @@ export const decodeToSpawner = (line: string): ToSpawner | undefined => {
     const { args, command, cwd, id, privateDir, timeoutMs } = u
     if (!isNumber(id) || !isString(command) || !isStringArray(args) || !isString(cwd) || !isNumber(timeoutMs)) return undefined
     if (privateDir !== null && !isString(privateDir)) return undefined
-    return { t: "run", id, command, args, cwd, privateDir, timeoutMs }
+    if (u.lane === undefined) return { t: "run", id, command, args, cwd, privateDir, timeoutMs }
+    const lane = u.lane
+    if (!isObject(lane) || !isNumber(lane.id) || !isNumber(lane.limit) || lane.limit < 1) return undefined
+    return { t: "run", id, command, args, cwd, privateDir, timeoutMs, lane: { id: lane.id, limit: lane.limit } }
   }
   if (u.t === "cancel") return isNumber(u.id) ? { t: "cancel", id: u.id } : undefined
   if (u.t === "close") return { t: "close" }

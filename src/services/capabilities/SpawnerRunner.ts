@@ -45,11 +45,12 @@ import {
   childSettings,
   CommandRunner,
   type CommandRunnerConfig,
+  type Lane,
   make as makeInProcess,
   type RunRequest
 } from "./CommandRunner.ts"
 import { signalGroup } from "./runChild.ts"
-import { batchedWriter, decodeFromSpawner, lineReader, type ToSpawner } from "./SpawnerProtocol.ts"
+import { batchedWriter, decodeFromSpawner, lineReader, type SpawnerLane, type ToSpawner } from "./SpawnerProtocol.ts"
 
 /**
  * Where the spawner's script is, if it is there (see the module's decisions).
@@ -89,6 +90,8 @@ interface Call {
   readonly resume: (outcome: Outcome) => void
   pid: number
   cancelled: (() => void) | undefined
+  /** Runs once when the call is over, however it ended (a lane's count of calls handed over). */
+  readonly over: (() => void) | undefined
 }
 
 interface Spawner {
@@ -157,6 +160,7 @@ const makeWith = (
         const tail = stderr.trim()
         for (const [id, call] of calls) {
           calls.delete(id)
+          call.over?.()
           terminateGroup(call.pid)
           if (call.cancelled !== undefined) call.cancelled()
           else {
@@ -195,6 +199,7 @@ const makeWith = (
           return
         }
         calls.delete(message.id)
+        call.over?.()
         if (calls.size === 0) setReferenced(child, false)
         if (call.cancelled !== undefined) call.cancelled()
         else if (message.t === "done") call.resume(message.outcome)
@@ -242,15 +247,24 @@ const makeWith = (
       return slots[best] ?? (slots[best] = start(best))
     }
 
-    const run = (request: RunRequest): Effect.Effect<Outcome> =>
+    /** Where a call goes: the spawner, the lane as that spawner sees it, and what to do when it is over. */
+    interface Route {
+      readonly spawner: Spawner
+      readonly lane?: SpawnerLane
+      readonly over?: () => void
+    }
+
+    /** Hands one call to the spawner `route` chooses (when the call starts, not before). */
+    const submit = (request: RunRequest, route: () => Route): Effect.Effect<Outcome> =>
       Effect.async<Outcome>((resume) => {
-        const spawner = pick()
+        const { lane, over, spawner } = route()
         const id = nextId++
         const call: Call = {
           started: performance.now(),
           resume: (outcome) => resume(Effect.succeed(outcome)),
           pid: 0,
-          cancelled: undefined
+          cancelled: undefined,
+          over
         }
         if (spawner.calls.size === 0) setReferenced(spawner.child, true)
         spawner.calls.set(id, call)
@@ -261,9 +275,11 @@ const makeWith = (
           args: request.args,
           cwd: request.cwd,
           privateDir: Option.getOrNull(request.privateDir),
-          timeoutMs: Duration.toMillis(Duration.decode(request.timeout))
+          timeoutMs: Duration.toMillis(Duration.decode(request.timeout)),
+          ...(lane === undefined ? {} : { lane })
         })
-        // Interrupted: the spawner terminates the group (SIGTERM, SIGKILL after the grace), awaited.
+        // Interrupted: the spawner terminates the group (SIGTERM, SIGKILL after the grace), awaited;
+        // a call still waiting in its lane never starts.
         return Effect.async<void>((resumeCancel) => {
           if (!spawner.calls.has(id)) return resumeCancel(Effect.void)
           call.cancelled = () => resumeCancel(Effect.void)
@@ -271,11 +287,42 @@ const makeWith = (
         })
       })
 
+    const run = (request: RunRequest): Effect.Effect<Outcome> => submit(request, () => ({ spawner: pick() }))
+
+    let nextLane = 0
+    /**
+     * A lane: its places are shared among the spawners (4 over 2: 2 each), and each spawner is
+     * handed up to twice its share, so that a call is waiting there whenever one ends.
+     */
+    const lane = (concurrency: number): Lane => {
+      const id = nextLane++
+      const places = Math.max(1, Math.floor(concurrency))
+      const used = Math.min(processes, places)
+      const shares = Array.from({ length: used }, (_, slot) => ({
+        slot,
+        limit: Math.floor(places / used) + (slot < places % used ? 1 : 0),
+        handed: 0
+      }))
+      const route = (): Route => {
+        // The spawner with the fewest calls handed over for its share.
+        const share = shares.reduce((a, b) => b.handed * a.limit < a.handed * b.limit ? b : a)
+        share.handed++
+        return {
+          spawner: slots[share.slot] ?? (slots[share.slot] = start(share.slot)),
+          lane: { id, limit: share.limit },
+          over: () => {
+            share.handed--
+          }
+        }
+      }
+      return { run: (request) => submit(request, route), window: 2 * places }
+    }
+
     const prepare = Effect.sync(() => {
       for (let i = 0; i < slots.length; i++) slots[i] ??= start(i)
     })
 
-    return CommandRunner.of({ run, prepare })
+    return CommandRunner.of({ run, prepare, lane })
   })
 
 /**
