@@ -58,6 +58,30 @@ describe("SpawnerRunner", () => {
       expect(isAlive(ppid)).toBe(true)
     }))
 
+  live("the spawner starts without NODE_OPTIONS and NODE_EXTRA_CA_CERTS; its children get both", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      expect(SpawnerRunner.spawnerEnvironment({ A: "1", NODE_OPTIONS: "--import tsx", NODE_EXTRA_CA_CERTS: "/ca.pem" }))
+        .toEqual({ A: "1" })
+      const saved = { options: process.env.NODE_OPTIONS, certs: process.env.NODE_EXTRA_CA_CERTS }
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const [key, value] of [["NODE_OPTIONS", saved.options], ["NODE_EXTRA_CA_CERTS", saved.certs]] as const) {
+            if (value === undefined) delete process.env[key]
+            else process.env[key] = value
+          }
+        })
+      )
+      process.env.NODE_EXTRA_CA_CERTS = join(dir, "no-such-ca.pem")
+      process.env.NODE_OPTIONS = "--no-deprecation"
+      const runner = yield* SpawnerRunner.make()
+      const seen = join(dir, "seen")
+      const show = yield* script(dir, "show", `echo "$NODE_OPTIONS|$NODE_EXTRA_CA_CERTS" > '${seen}'`)
+      expect((yield* runner.run(request(show))).state).toBe("ok")
+      expect((yield* fs.readFileString(seen)).trim()).toBe(`--no-deprecation|${join(dir, "no-such-ca.pem")}`)
+    }))
+
   live("a spawner killed mid-call fails the call with the reason, terminates its group, and the next call gets a new spawner", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
