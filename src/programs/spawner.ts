@@ -18,8 +18,8 @@
  * Its life: SIGINT is ignored (a Ctrl-C in a terminal reaches the whole
  * foreground group; the owner decides what a Ctrl-C cancels and tells the
  * spawner). On `close` (the owner's scope closed; its calls were interrupted,
- * so cancelled, before) the groups left behind by finished commands get SIGKILL
- * and the process exits. When stdin ends without `close` (the owner died) the
+ * so cancelled, before) the groups left behind by finished commands get SIGKILL,
+ * the owner is told `closed`, and the process exits. When stdin ends without `close` (the owner died) the
  * process exits and leaves the commands alone, as the owner's own children were
  * left when it ran them itself: a crash of the daemon mid-reload leaves that
  * reload's process, and its recovery after restart handles it.
@@ -29,6 +29,7 @@ import { makeChildRunner, type ChildRunner, type RunningChild } from "../service
 import {
   batchedWriter,
   decodeToSpawner,
+  type FromSpawner,
   lineReader,
   type ToSpawner
 } from "../services/capabilities/SpawnerProtocol.ts"
@@ -123,7 +124,9 @@ const onLine = (line: string) => {
   }
   if (message.t === "close") {
     runner?.killLeftovers()
-    return process.exit(0)
+    // The owner need not wait for this process's exit, only for this line.
+    process.stdout.write(`${JSON.stringify({ t: "closed" } satisfies FromSpawner)}\n`, () => process.exit(0))
+    return
   }
   if (message.t === "cancel") return cancel(message.id)
   if (message.lane === undefined) return start(message, undefined)

@@ -206,6 +206,8 @@ describe("the spawner protocol", () => {
         .toEqual({ t: "done", id: 3, outcome: { state: "ok", exit: 0, ms: 4 } })
       expect(decodeFromSpawner(JSON.stringify({ t: "done", id: 3, outcome: { state: "fine", ms: 4 } }))).toBeUndefined()
       expect(decodeFromSpawner("{not json")).toBeUndefined()
+      expect(decodeFromSpawner(JSON.stringify({ t: "closed" }))).toEqual({ t: "closed" })
+      expect(decodeFromSpawner(JSON.stringify({ t: "spawned", pid: 4 }))).toBeUndefined()
       expect(decodeToSpawner(JSON.stringify({ t: "run", id: 1, command: "/bin/true", args: [1], cwd: "/", privateDir: null, timeoutMs: 5 })))
         .toBeUndefined()
       expect(decodeToSpawner(JSON.stringify({ t: "run", id: 1, command: "/bin/true", args: ["a"], cwd: "/", privateDir: null, timeoutMs: 5 })))

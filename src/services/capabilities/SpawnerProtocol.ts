@@ -8,7 +8,8 @@
  *   waits in the spawner while the lane has `limit` commands running, and
  *   starts the moment one of them ends, with no round trip to the owner;
  * - from the spawner: `spawned` (the pid, so the owner can kill the group if the
- *   spawner dies), `done` (the outcome), `cancelled`.
+ *   spawner dies), `done` (the outcome), `cancelled`, and `closed` once it has
+ *   killed what was left behind on `close` (it exits right after).
  *
  * Decoding checks every field by hand (no Schema: the spawner loads nothing but
  * Node and this file, to stay a bare process that forks fast).
@@ -58,6 +59,7 @@ export type FromSpawner =
   | { readonly t: "spawned"; readonly id: number; readonly pid: number }
   | { readonly t: "done"; readonly id: number; readonly outcome: Outcome }
   | { readonly t: "cancelled"; readonly id: number }
+  | { readonly t: "closed" }
 
 type Json = Record<string, unknown>
 
@@ -124,7 +126,9 @@ export const decodeToSpawner = (line: string): ToSpawner | undefined => {
  */
 export const decodeFromSpawner = (line: string): FromSpawner | undefined => {
   const u = parse(line)
-  if (!isObject(u) || !isNumber(u.id)) return undefined
+  if (!isObject(u)) return undefined
+  if (u.t === "closed") return { t: "closed" }
+  if (!isNumber(u.id)) return undefined
   const id = u.id
   if (u.t === "spawned") return isNumber(u.pid) ? { t: "spawned", id, pid: u.pid } : undefined
   if (u.t === "cancelled") return { t: "cancelled", id }

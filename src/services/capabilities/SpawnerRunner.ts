@@ -27,8 +27,9 @@
  *   call starts a new spawner. Nothing waits forever on a dead spawner.
  * - While no call is running the spawner does not keep this process alive
  *   (unreferenced); when the scope closes it is told to `close`: it SIGKILLs
- *   the groups left behind and exits, and is SIGKILLed itself if it has not
- *   exited after twice the grace. If this process dies, the spawner sees the
+ *   the groups left behind, says `closed` and exits (the scope waits for that
+ *   line, not for the exit), and is SIGKILLed itself if neither comes within
+ *   twice the grace. If this process dies, the spawner sees the
  *   end of its stdin and exits, leaving running commands alone (as they were
  *   left when this process ran them itself).
  * @since 0.1.0
@@ -115,6 +116,8 @@ interface Spawner {
   readonly send: (message: ToSpawner) => void
   readonly calls: Map<number, Call>
   readonly exited: Promise<void>
+  /** Resolves when the spawner says it has closed (its leftover groups killed), or has exited. */
+  readonly closed: Promise<void>
 }
 
 const setReferenced = (child: ChildProcess, referenced: boolean) => {
@@ -204,9 +207,14 @@ const makeWith = (
       child.stderr?.on("data", (chunk: Uint8Array) => {
         stderr = (stderr + Buffer.from(chunk).toString()).slice(-settings.tailBytes)
       })
+      let acknowledge = () => {}
+      const closed = new Promise<void>((resolve) => {
+        acknowledge = resolve
+      })
       child.stdout?.on("data", lineReader((line) => {
         const message = decodeFromSpawner(line)
         if (message === undefined) return
+        if (message.t === "closed") return acknowledge()
         const call = calls.get(message.id)
         if (call === undefined) return
         if (message.t === "spawned") {
@@ -222,13 +230,17 @@ const makeWith = (
       const send = batchedWriter((chunk) => {
         if (child.stdin?.writable === true) child.stdin.write(chunk)
       })
-      const spawner: Spawner = { child, send, calls, exited }
+      const spawner: Spawner = { child, send, calls, exited, closed: Promise.race([closed, exited]) }
       send({ t: "config", env: childEnv, settings })
       setReferenced(child, false)
       return spawner
     }
 
-    /** Tells one spawner to close; resolves when it has exited (SIGKILLed if it has not after twice the grace). */
+    /**
+     * Tells one spawner to close; resolves when it says it has closed (its leftover groups are
+     * killed by then; its own exit need not be waited for) or has exited. SIGKILLed if neither
+     * happens within twice the grace.
+     */
     const close = (spawner: Spawner): Promise<void> => {
       const message: ToSpawner = { t: "close" }
       spawner.child.stdin?.end(`${JSON.stringify(message)}\n`)
@@ -237,7 +249,10 @@ const makeWith = (
         spawner.child.kill("SIGKILL")
         for (const call of spawner.calls.values()) terminateGroup(call.pid)
       }, 2 * settings.killGraceMs + 1000)
-      return spawner.exited.then(() => clearTimeout(bound))
+      return spawner.closed.then(() => {
+        clearTimeout(bound)
+        setReferenced(spawner.child, false)
+      })
     }
 
     yield* Effect.addFinalizer(() =>
