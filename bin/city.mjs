@@ -23,9 +23,12 @@ import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Script } from "node:vm"
 
+const packageRoot = fileURLToPath(new URL("..", import.meta.url))
 if (existsSync(new URL("../src/programs/city.ts", import.meta.url))) {
-  const { ensureBundle } = await import("../scripts/bundle.mjs")
-  await ensureBundle()
+  if (createRequire(import.meta.url)("../scripts/stale.cjs").isStale(packageRoot)) {
+    const { ensureBundle } = await import("../scripts/bundle.mjs")
+    await ensureBundle()
+  }
 }
 
 const bundle = fileURLToPath(new URL("../dist/city.cjs", import.meta.url))

@@ -15,9 +15,10 @@
 // sources never runs a stale bundle; the vitest global setup calls it before the tests.
 // The bundle is written to a temp file and renamed, so processes starting concurrently never
 // import a half-written file.
-import { existsSync, readdirSync, renameSync, statSync, writeFileSync, mkdirSync } from "node:fs"
+import { existsSync, renameSync, writeFileSync, mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import staleCheck from "./stale.cjs"
 
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
@@ -29,21 +30,8 @@ export const spawnerPath = join(packageRoot, "dist", "spawner.cjs")
 const entry = join(packageRoot, "src", "programs", "city.ts")
 const spawnerEntry = join(packageRoot, "src", "programs", "spawner.ts")
 
-const newestMtime = (path) => {
-  const stat = statSync(path)
-  if (!stat.isDirectory()) return stat.mtimeMs
-  let newest = stat.mtimeMs
-  for (const name of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, name)))
-  return newest
-}
-
-/** True when the bundle is missing or older than a source file, package.json or this script. */
-export const isStale = () => {
-  if (!existsSync(bundlePath) || !existsSync(spawnerPath)) return true
-  const built = Math.min(statSync(bundlePath).mtimeMs, statSync(spawnerPath).mtimeMs)
-  const inputs = [join(packageRoot, "src"), join(packageRoot, "package.json"), fileURLToPath(import.meta.url)]
-  return inputs.some((input) => newestMtime(input) > built)
-}
+/** True when the bundle is missing or older than a source file, package.json or the build scripts. */
+export const isStale = () => staleCheck.isStale(packageRoot)
 
 const bundleOne = async (esbuild, entryPoint, outfile, options = {}) => {
   const result = await esbuild.build({

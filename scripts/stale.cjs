@@ -1,0 +1,30 @@
+// Whether the checkout's bundle is older than its inputs: `bin/city.mjs` asks this on every start in a
+// checkout, before anything else is loaded, so it is a small CommonJS file (requiring it costs a
+// fraction of importing `scripts/bundle.mjs`) and walks `src/` with directory entries (a stat per
+// file, none per folder but the folder's own).
+"use strict"
+const { existsSync, readdirSync, statSync } = require("node:fs")
+const { join } = require("node:path")
+
+/** The newest modification time in a folder, its own and its entries' at any depth. */
+const newestIn = (folder) => {
+  let newest = statSync(folder).mtimeMs
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const path = `${folder}/${entry.name}`
+    const mtime = entry.isDirectory() ? newestIn(path) : statSync(path).mtimeMs
+    if (mtime > newest) newest = mtime
+  }
+  return newest
+}
+
+/** True when the bundle or the spawner is missing, or older than `src/`, package.json or the build scripts. */
+const isStale = (packageRoot) => {
+  const outputs = [join(packageRoot, "dist", "city.cjs"), join(packageRoot, "dist", "spawner.cjs")]
+  if (!outputs.every((output) => existsSync(output))) return true
+  const built = Math.min(...outputs.map((output) => statSync(output).mtimeMs))
+  if (newestIn(join(packageRoot, "src")) > built) return true
+  const scripts = ["package.json", "scripts/bundle.mjs", "scripts/stale.cjs"]
+  return scripts.some((script) => statSync(join(packageRoot, script)).mtimeMs > built)
+}
+
+module.exports = { isStale }
