@@ -68,6 +68,26 @@
  * it: log and records, the live application's converge, the table). The sweep itself (first to
  * last call) runs at the plain loop's rate; the ~0.25 s around it is what the ratio still pays.
  *
+ * The session after (load average 1-2; `process.hrtime` marks, CPU profiles, and a 3-way paired
+ * driver for variants):
+ * - lanes (`SpawnerRunner.lane`): a joint hands each spawner twice its share of the places, and a
+ *   spawner starts a held call the moment one ends, with no round trip: 0.75x → 0.78-0.79x;
+ * - the spawners start without `NODE_EXTRA_CA_CERTS`: this machine sets it (the system's CA bundle),
+ *   and Node 20 parses those certificates at every start, `node -e 0` 60-70 ms with it against
+ *   20-30 ms without; a spawner's start went from ~70 to ~25 ms of CPU, and the spawners are now
+ *   ready when the first calls are sent: → 0.82-0.83x (both processes without the variable: 0.79x);
+ * - the runner's scope waits for the spawners' `closed` line, not for their exit, and the
+ *   checkout's freshness check is a small CommonJS file: → 0.81-0.84x over several runs.
+ * Measured and not kept: 1, 3 or 4 spawners (0.73x, 0.81x, 0.81x against 0.83x for 2 in the same
+ * runs); a window of three times the places (no change); spawners started by the binary before the
+ * bundle loads (no change); V8 heap-size flags on the `city` process (no change even as flags).
+ * Where the `city` process's time goes now (hrtime marks, one run): Node's start with the CA bundle
+ * ~60 ms, the binary and the bundle's evaluation ~65 ms, the CLI and the layers ~28 ms, the lock and
+ * the peer files ~40 ms (of which a mark-compact GC, 10-15 ms, falls wherever the heap crosses
+ * ~19 MB: `effect/Schema`'s classes, 53 of them our `Schema.TaggedError`s at ~65 KB of allocation
+ * each, are most of the start-up's allocation), the sweep ~600 ms, then the records, the live
+ * application and the table ~45 ms.
+ *
  *   node --import tsx --expose-gc bench/sweep.bench.ts
  */
 import * as Duration from "effect/Duration"

@@ -110,7 +110,7 @@ describe("SpawnerRunner", () => {
       const outcomes = yield* Effect.forEach([1, 2, 3], () => runner.run(request(ok)), { concurrency: 3 })
       for (const outcome of outcomes) {
         expect(outcome.state).toBe("failed")
-        expect(outcome.detail).toMatch(/^the spawner process exited with code 1 while the command ran.*no-such-spawner/s)
+        expect(outcome.detail).toMatch(/^the spawner process exited with code 1 before it reported the command's start.*no-such-spawner/s)
       }
     }))
 
@@ -194,7 +194,7 @@ describe("SpawnerRunner", () => {
       yield* handedOver(queued)
       process.kill(Number((yield* fs.readFileString(ids)).trim()), "SIGKILL")
       expect((yield* Fiber.join(again)).state).toBe("failed")
-      expect((yield* Fiber.join(queued)).detail).toMatch(/^the spawner process was killed by SIGKILL/)
+      expect((yield* Fiber.join(queued)).detail).toMatch(/^the spawner process was killed by SIGKILL before it reported the command's start/)
       expect(yield* fs.exists(marker)).toBe(false)
     }))
 })

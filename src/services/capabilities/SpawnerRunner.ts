@@ -2,8 +2,8 @@
  * The command runner of `CapabilitiesLive`: the same semantics as
  * `CommandRunner.make` (no shell, timeouts with SIGTERM → SIGKILL, the exit-0
  * rule, stderr tails; the code is `runChild.ts`), but the commands are spawned
- * by a small helper Node process, the spawner (`programs/spawner.ts`), started
- * lazily by the first call and kept for the runner's scope.
+ * by small helper Node processes, the spawners (`programs/spawner.ts`; two by
+ * default), started lazily by the first call and kept for the runner's scope.
  *
  * Why (issue 8, "Speed of the tool"; measurements in `bench/sweep.bench.ts`):
  * `spawn` forks the calling process, and a fork of a process with the library
@@ -21,6 +21,14 @@
  *   starts, about 40 ms of a 60 ms start measured with the system's bundle, and
  *   the spawner never opens a TLS connection); the children get this process's
  *   environment unchanged (sent in the first message).
+ * - A joint's calls go through a lane (`lane(concurrency)`): its places are
+ *   shared among the spawners (4 over 2: 2 each), each spawner is handed up to
+ *   twice its share, and it starts a call it holds the moment one of the lane's
+ *   ends there, with no round trip to this process. So no more than
+ *   `concurrency` commands run at once, and the joint's `forEach` runs `window`
+ *   (twice the places) calls at a time. A call cancelled while it is held never
+ *   starts. Calls outside a lane (`run`) start at once in the spawner with the
+ *   fewest calls.
  * - If the spawner dies (killed, crashed, could not start), every call it was
  *   running is `failed` with the reason and the spawner's stderr, and each of
  *   their process groups gets SIGTERM, then SIGKILL after `killGrace`; the next
@@ -185,9 +193,11 @@ const makeWith = (
             call.resume({
               state: "failed",
               ms: Math.round(performance.now() - call.started),
-              detail: `the spawner process ${reason} while the command ran; its process group was terminated${
-                tail === "" ? "" : `: ${tail}`
-              }`
+              detail: `the spawner process ${reason} ${
+                call.pid > 0
+                  ? "while the command ran; its process group was terminated"
+                  : "before it reported the command's start"
+              }${tail === "" ? "" : `: ${tail}`}`
             })
           }
         }
