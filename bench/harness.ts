@@ -157,6 +157,17 @@ export const ratioLine = (name: string, ratios: ReadonlyArray<number>) =>
 /** The median of some numbers. */
 export const medianOf = median
 
+/**
+ * `env` without `NODE_EXTRA_CA_CERTS`, or `undefined` when it does not set it. Node 20 reads and
+ * parses those certificates at every start (`node -e 0`: 60-70 ms with the system's bundle on this
+ * machine, 20-30 ms without), so the process benchmarks print their ratios both ways.
+ */
+export const withoutExtraCaCerts = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv | undefined => {
+  if (env.NODE_EXTRA_CA_CERTS === undefined) return undefined
+  const { NODE_EXTRA_CA_CERTS: _certificates, ...rest } = env
+  return rest
+}
+
 /** Wall milliseconds of one `node` process (`args` after the executable); fails when it does not exit 0. */
 export const timeProcess = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<number> =>
   new Promise((resolve, reject) => {

@@ -101,7 +101,7 @@ import { fileURLToPath } from "node:url"
 import { ensureBundle } from "../scripts/bundle.mjs"
 import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
 import { Provisioner } from "../src/services/capabilities/Provisioner.ts"
-import { finish, goal, medianOf, pairedRounds, ratioLine, timeProcess } from "./harness.ts"
+import { finish, goal, medianOf, pairedRounds, ratioLine, timeProcess, withoutExtraCaCerts } from "./harness.ts"
 
 const endpoints = 500
 const concurrency = 4
@@ -163,10 +163,11 @@ const plainLoopHere: (endpoints: number, concurrency: number, cwd: string) => Pr
 )(createRequire(import.meta.url))
 const plainLoop = (): Promise<number> => plainLoopHere(endpoints, concurrency, cwd)
 
-const plainProcess = () =>
-  timeProcess(["-e", `${plainLoopSource}; plainLoop(${endpoints}, ${concurrency}, ${JSON.stringify(cwd)}).catch((e) => { console.error(e); process.exit(1) })`], { ...process.env, CITY_ROOT: root })
-const cliProcess = () =>
-  timeProcess([join(checkout, "bin", "city.mjs"), "capability", "sync", "bench", "--concurrency", String(concurrency)], { ...process.env, CITY_ROOT: root })
+const processEnv: NodeJS.ProcessEnv = { ...process.env, CITY_ROOT: root }
+const plainProcess = (env = processEnv) => () =>
+  timeProcess(["-e", `${plainLoopSource}; plainLoop(${endpoints}, ${concurrency}, ${JSON.stringify(cwd)}).catch((e) => { console.error(e); process.exit(1) })`], env)
+const cliProcess = (env = processEnv) => () =>
+  timeProcess([join(checkout, "bin", "city.mjs"), "capability", "sync", "bench", "--concurrency", String(concurrency)], env)
 
 const collect = () => (globalThis as { gc?: () => void }).gc?.()
 
@@ -195,17 +196,25 @@ const main = async () => {
   // Warm-up of every path (module loading, JIT, file cache), not measured.
   await plain()
   await library()
-  await plainProcess()
-  await cliProcess()
+  await plainProcess()()
+  await cliProcess()()
 
   console.log(`sweep: ${endpoints} endpoints, concurrency ${concurrency}, /bin/true, ${rounds} paired rounds`)
   const lib = await pairedRounds(rounds, plain, library)
   // Throughput ratio: plain time / city time.
   const libRatios = lib.ratios.map((r) => 1 / r)
   console.log(ratioLine("library sweep (Provisioner.sync) vs plain spawn loop, throughput", libRatios))
-  const cli = await pairedRounds(rounds, plainProcess, cliProcess)
+  const cli = await pairedRounds(rounds, plainProcess(), cliProcess())
   const cliRatios = cli.ratios.map((r) => 1 / r)
   console.log(ratioLine("city capability sync process vs plain loop process, throughput", cliRatios))
+  const bare = withoutExtraCaCerts(processEnv)
+  if (bare !== undefined) {
+    const reference = await pairedRounds(rounds, plainProcess(bare), cliProcess(bare))
+    console.log(ratioLine(
+      "  the same, both processes without NODE_EXTRA_CA_CERTS (for reference)",
+      reference.ratios.map((r) => 1 / r)
+    ))
+  }
   const rate = (ms: ReadonlyArray<number>) => ((endpoints / medianOf(ms)) * 1000).toFixed(0)
   console.log(`endpoints/s (medians): plain loop ${rate(lib.baseline)}, library ${rate(lib.subject)}, ` +
     `plain process ${rate(cli.baseline)}, city process ${rate(cli.subject)}`)
