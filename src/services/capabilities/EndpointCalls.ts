@@ -271,9 +271,9 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
-      // At most `concurrency` commands run at once: the runner's lane enforces it where it has one
-      // (and takes calls ahead of time), else `forEach` does.
-      const concurrency = Math.max(1, Math.floor(settings.concurrency ?? 4))
+      // At most `concurrency` commands run at once (checked by `checkSettings` before the joint): the
+      // runner's lane enforces it where it has one (and takes calls ahead of time), else `forEach` does.
+      const concurrency = settings.concurrency ?? 4
       const lane = runner.lane?.(concurrency) ?? { run: runner.run, window: concurrency }
       const outcomes = yield* Effect.forEach(
         endpoints,
