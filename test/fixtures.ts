@@ -86,14 +86,19 @@ export const advanceUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>, step: Duration.
     return yield* Fiber.await(fiber)
   })
 
-/** Yields until `condition` holds (bounded: fails the test after `maxYields`); no sleeping. */
-export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, maxYields = 10_000) =>
+/**
+ * Re-checks `condition` until it holds, failing the test after `timeoutMs` of real time. Between
+ * checks it yields, and every 50 checks it also waits 1 ms of real time (a timer, whatever clock
+ * the test has), so work that waits on the file system (the thread pool) gets to finish.
+ */
+export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, timeoutMs = 10_000) =>
   Effect.gen(function*() {
-    for (let i = 0; i < maxYields; i++) {
+    const deadline = Date.now() + timeoutMs
+    for (let i = 1; ; i++) {
       if (yield* condition) return
-      yield* Effect.yieldNow()
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition not reached within ${timeoutMs} ms`)
+      yield* i % 50 === 0 ? Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1))) : Effect.yieldNow()
     }
-    return yield* Effect.dieMessage(`condition not reached after ${maxYields} yields`)
   })
 
 /**

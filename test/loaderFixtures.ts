@@ -27,7 +27,7 @@ import { PluginLoader, type LoaderOptions } from "../src/services/loader/PluginL
 export const manifest = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   version: "1.0.0",
-  apiVersion: 1,
+  apiVersion: "1",
   description: `the ${name} plugin`,
   entry: "index.mjs",
   ...extra

@@ -20,6 +20,18 @@ export const RootKind = Schema.Literal("bundled", "instance")
 export type RootKind = typeof RootKind.Type
 
 /**
+ * A contribution that a manifest's `provides` did not cover: dropped, with a warning.
+ * @since 0.1.0
+ * @category models
+ */
+export const DroppedContribution = Schema.Struct({
+  kind: Schema.Literal("action", "skill", "hook"),
+  name: Schema.String,
+  /** The `provides` list that left it out. */
+  key: Schema.Literal("tools", "skills", "hooks")
+})
+
+/**
  * A plugin that loaded: its name, version, root and folder.
  * @since 0.1.0
  * @category models
@@ -29,7 +41,13 @@ export const LoadedPlugin = Schema.Struct({
   version: Schema.String,
   root: RootKind,
   /** The plugin folder, absolute. */
-  folder: Schema.String
+  folder: Schema.String,
+  /** Contributions its manifest's `provides` did not cover, dropped (the plugin loaded with the rest). */
+  dropped: Schema.optionalWith(Schema.Array(DroppedContribution), { default: () => [] }),
+  /** One line each: what the loader noticed and let pass (config fields of unknown types, absent files, unknown config keys). */
+  warnings: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /** The keys of `required` config fields left unset (a form hint, never a skip). */
+  configUnset: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 /**
  * A plugin that loaded: its name, version, root and folder.
@@ -73,6 +91,12 @@ export const LoadReport = Schema.Struct({
   skipped: Schema.Array(SkippedPlugin),
   /** Enabled names that no root provides, sorted (code units). */
   missing: Schema.Array(Schema.String),
+  /** Plugin folders that are not enabled (passed over without loading), in scan order. */
+  notEnabled: Schema.optionalWith(Schema.Array(Schema.Struct({ name: Schema.String, root: RootKind, folder: Schema.String })), {
+    default: () => []
+  }),
+  /** Load-wide notices, one line each (e.g. instance-root folders and no licence at all). */
+  notices: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   /** For a restart: the previous generation's plugins whose dispose failed (the restart went on). */
   disposeFailures: Schema.optionalWith(Schema.Array(Schema.Struct({ name: Schema.String, reason: Schema.String })), {
     exact: true

@@ -21,7 +21,7 @@ export class ManifestInvalid extends Schema.TaggedError<ManifestInvalid>()("Mani
   issues: Schema.Array(Issue)
 }) {
   override get message() {
-    return this.issues.map((i) => `${this.file}: ${i.field === "" ? "" : `${i.field}: `}${i.rule}`).join("; ")
+    return `${this.file}: ${this.issues.map((i) => `${i.field === "" ? "" : `${i.field}: `}${i.rule}`).join("; ")}`
   }
 }
 
@@ -113,12 +113,29 @@ export class RegistrationFailed extends Schema.TaggedError<RegistrationFailed>()
 }
 
 /**
+ * A plugin's value in `plugins.json`'s `config` does not fit its manifest's `configSchema`.
+ * @since 0.1.0
+ * @category errors
+ */
+export class PluginConfigInvalid extends Schema.TaggedError<PluginConfigInvalid>()("PluginConfigInvalid", {
+  plugin: Schema.String,
+  file: Schema.String,
+  key: Schema.String,
+  rule: Schema.String
+}) {
+  override get message() {
+    return `${this.file}: config.${this.plugin}.${this.key}: ${this.rule}`
+  }
+}
+
+/**
  * One reason a plugin folder was skipped.
  * @since 0.1.0
  * @category models
  */
 export type SkipReason =
   | ManifestInvalid
+  | PluginConfigInvalid
   | NotLicensed
   | EntryNotFound
   | PromptRejected

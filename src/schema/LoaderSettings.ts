@@ -1,13 +1,26 @@
 /**
- * The loader's settings on a state root, `$CITY_ROOT/plugins.json`, read by the `city plugins`
- * verbs (a host application passes its own LoaderOptions instead).
+ * The loader's settings on a state root, `$CITY_ROOT/plugins.json`, read by `city daemon` and the
+ * `city plugins` verbs (a host application passes its own LoaderOptions instead).
  *
  * ```json
- * { "bundledRoot": "/opt/app/plugins", "enabled": ["notes", "clock"], "licensed": ["notes"] }
+ * {
+ *   "bundledRoot": "/opt/app/plugins",
+ *   "enabled": ["notes", "clock"],
+ *   "licensed": ["notes"],
+ *   "config": { "notes": { "folder": "~/notes", "maxItems": 50 } }
+ * }
  * ```
- * Every field is optional. Decisions: without `enabled`, every plugin folder found is enabled;
- * without `licensed`, every instance-root plugin is licensed (a local install without a licence
- * file gates nothing); `bundledRoot` is overridden by `--bundled`.
+ * Every key is optional; any other key is refused, naming it (with the known key it most
+ * resembles), so a misspelt `licenced` never opens the gate. Decisions (docs/plugin-loader.md,
+ * "plugins.json"):
+ * - `licensed`: the instance-root plugins this licence includes. The gate is closed by default:
+ *   without the key, or without the file, no instance-root plugin is licensed (the bundled root
+ *   is never gated);
+ * - `enabled`: the names that load; without it every plugin folder found is enabled (and an
+ *   instance-root one still needs the licence);
+ * - `config`: each plugin's settings, decoded against its manifest's `configSchema`
+ *   (schema/ConfigField.ts) and given to it as `ctx.config`;
+ * - `bundledRoot` is overridden by `--bundled`.
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
@@ -19,7 +32,11 @@ import * as Schema from "effect/Schema"
 export const LoaderSettings = Schema.Struct({
   bundledRoot: Schema.optionalWith(Schema.String, { exact: true }),
   enabled: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-  licensed: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  licensed: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  config: Schema.optionalWith(
+    Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+    { exact: true }
+  )
 }).annotations({ identifier: "LoaderSettings" })
 
 /**
@@ -27,6 +44,13 @@ export const LoaderSettings = Schema.Struct({
  * @category models
  */
 export type LoaderSettings = typeof LoaderSettings.Type
+
+/**
+ * The keys `plugins.json` may hold.
+ * @since 0.1.0
+ * @category models
+ */
+export const settingsKeys: ReadonlyArray<string> = Object.keys(LoaderSettings.fields)
 
 /**
  * `plugins.json` cannot be read or breaks a rule.

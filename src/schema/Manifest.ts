@@ -1,30 +1,34 @@
 /**
- * The plugin manifest, `city-plugin.json` (spec/plugin-loader-lifecycle.md, "Lifecycle and
+ * The plugin manifest, `city-plugin.json` (docs/plugin-loader-lifecycle.md, "Lifecycle and
  * layout": "The loader parses and validates the manifest, verifies that the entry remains inside
  * the plugin directory by a lexical path check that does not resolve symlinks").
  *
- * The Schema is the single source of the type, of the validation and of the published JSON
- * Schema (`city-plugin.schema.json` at the package root, made with `JSONSchema.make`). Each rule
- * carries its own message; {@link issuesOf} turns a parse error into one `{ field, rule }` per
- * violation, so a manifest with three mistakes gets three readable reasons. Discovery first tries
- * `ManifestGuard.isManifest`, a faster check that accepts exactly what this Schema accepts (a
- * property test holds them together); a refusal and its reasons always come from here.
- *
- * Decisions where the spec is silent:
- * - unknown extra keys are allowed (real manifests carry UI metadata: icons, titles, i18n);
- * - `apiVersion` is an integer; the supported values are {@link supportedApiVersions};
- * - `version` is a non-empty string without white space (it is part of the import URL), not
- *   required to be semver;
- * - `entry` must be relative here; that it stays inside the folder is checked against the real
- *   folder by {@link entryInside} (`path.resolve` + prefix check, symlinks not resolved);
- * - `skills` is the plugin's initial skill set, used when the entry contributes none;
- * - `provides` lists names the plugin offers its siblings; it is shown by discovery, not enforced.
+ * The format is the reference loader's (the project the spec was written from), with our file
+ * name: a plugin folder written for it loads here once its manifest is renamed. The Schema is the
+ * single source of the type, of the validation and of the published JSON Schema
+ * (`city-plugin.schema.json`, made with `JSONSchema.make`); {@link decode} gives one
+ * `{ field, rule }` per violation. What each key means and the decisions where the reference is
+ * silent or does not apply are in docs/plugin-loader.md ("The manifest"); in short:
+ * - required: `name` (our plugin-name rule, equal to the folder's name), `version` (non-empty),
+ *   `apiVersion` (the string `"1"`; the number `1` is refused, as the reference refuses it),
+ *   `description` (may be empty), `entry` (relative, lexically inside the folder);
+ * - `provides` is an object of name lists (`tools`, `skills`, `platforms`, `destinations`,
+ *   `httpRoutes`, `apiRoutes`, `wsRoutes`, `mcpTools`, `controls`, and our `hooks`), enforced
+ *   by the loader (see Provides.ts);
+ * - `configSchema`/`userConfigSchema` are arrays of fields (ConfigField.ts); a field of an
+ *   unknown type is dropped with a warning, any other bad field refuses the manifest;
+ * - `requiresCore` is a dotted version; `capabilities`, `icons`, `icon`, `web`, `planSafe`,
+ *   `showOutput`, `deferLoading`, `workspaceSafe`, `userGrantable`, `requiresControls`,
+ *   `requiresSharedApi`, `userConfigLabel` keep the reference's types;
+ * - every other key is accepted and kept (real manifests carry some, such as `requires`);
+ * - `skills` (an array of skill objects) is our extension: the plugin's initial skill set.
  * @since 0.1.0
  */
 import * as JSONSchema from "effect/JSONSchema"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
+import { choice, ConfigSchema, dropUnknownTypes, UserConfigSchema } from "./ConfigField.ts"
 import { Skill } from "./PluginChange.ts"
 import { PluginName } from "./PluginName.ts"
 
@@ -36,57 +40,127 @@ import { PluginName } from "./PluginName.ts"
 export const manifestFile = "city-plugin.json"
 
 /**
- * The plugin API versions this library loads. A manifest naming another is skipped.
+ * The plugin API versions this library loads, as the manifest writes them (strings). A manifest
+ * naming another is skipped before its entry is imported.
  * @since 0.1.0
  * @category constants
  */
-export const supportedApiVersions: ReadonlyArray<number> = [1]
+export const supportedApiVersions: ReadonlyArray<string> = ["1"]
 
-const nonEmpty = (what: string) =>
-  Schema.String.pipe(Schema.filter((s) => s.trim().length > 0 || `must be a non-empty ${what}`))
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const nonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must be a non-empty string" }))
+const Strings = Schema.Array(Schema.String)
+const supported = supportedApiVersions.map((v) => JSON.stringify(v)).join(", ")
 
 /**
- * `version`: a non-empty string without white space.
+ * `version`: a non-empty string (it is part of the import URL, encoded).
  * @since 0.1.0
  * @category schemas
  */
-export const ManifestVersion = Schema.String.pipe(
-  Schema.filter((s) => s.length > 0 || "must be a non-empty string"),
-  Schema.filter((s) => !/\s/.test(s) || "must not contain white space")
-).annotations({
-  description: "The plugin's version; part of the import URL, so a new version loads a fresh module.",
-  jsonSchema: { pattern: "^\\S+$" }
+export const ManifestVersion = nonEmpty.annotations({
+  description: "The plugin's version; part of the import URL, so a new version loads a fresh module."
 })
 
 /**
- * `apiVersion`: one of {@link supportedApiVersions}.
+ * `apiVersion`: one of {@link supportedApiVersions}, as a string.
  * @since 0.1.0
  * @category schemas
  */
-export const ApiVersion = Schema.Number.pipe(
-  Schema.filter((n) =>
-    supportedApiVersions.includes(n) || `must be a supported API version (${supportedApiVersions.join(", ")}), got ${n}`
-  )
-).annotations({
-  description: "The plugin API version the entry is written against.",
-  jsonSchema: { enum: supportedApiVersions }
-})
+export const ApiVersion = Schema.String.annotations({
+  message: (issue) => ({
+    message: `must be a string naming a supported plugin API version (${supported}), got ${
+      typeof issue.actual === "number" ? `the number ${issue.actual}: write "${issue.actual}"` : describeValue(issue.actual)
+    }`,
+    override: true
+  })
+}).pipe(
+  Schema.filter((s) =>
+    supportedApiVersions.includes(s) || `unsupported plugin API version ${JSON.stringify(s)}: this loader supports ${supported}`, {
+    jsonSchema: { enum: supportedApiVersions }
+  })
+).annotations({ description: "The plugin API version the entry is written against." })
+
+const describeValue = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `${typeof u} ${String(u)}`
 
 const isAbsoluteAnywhere = (s: string) => path.posix.isAbsolute(s) || path.win32.isAbsolute(s)
 
 /**
- * `entry`: a relative path to the ESM entry inside the plugin folder.
+ * A path relative to the plugin folder (`entry`, `web.entry`, `web.css`).
  * @since 0.1.0
  * @category schemas
  */
-export const EntryPath = Schema.String.pipe(
+export const RelativePath = Schema.String.pipe(
   Schema.filter((s) => s.length > 0 || "must be a non-empty relative path"),
   Schema.filter((s) => !s.includes("\u0000") || "must not contain a NUL character"),
-  Schema.filter((s) => !isAbsoluteAnywhere(s) || `must be relative to the plugin folder, got the absolute path ${JSON.stringify(s)}`)
-).annotations({
-  description: "The ESM entry, relative to the plugin folder and inside it (e.g. \"index.mjs\").",
-  jsonSchema: { minLength: 1, not: { pattern: "^(/|[A-Za-z]:[\\\\/]|\\\\)" } }
+  Schema.filter((s) => !isAbsoluteAnywhere(s) || `must be relative to the plugin folder, got the absolute path ${JSON.stringify(s)}`, {
+    jsonSchema: { minLength: 1, not: { pattern: "^(/|[A-Za-z]:[\\\\/]|\\\\)" } }
+  })
+)
+
+/**
+ * `entry`: the ESM entry, relative to the plugin folder and inside it.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EntryPath = RelativePath.annotations({
+  description: "The ESM entry, relative to the plugin folder and inside it (e.g. \"index.mjs\", \"dist/index.js\")."
 })
+
+/**
+ * `provides`: the names a plugin declares per kind; an entry may be a `prefix*` pattern.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Provides = Schema.Struct(
+  {
+    tools: optional(Strings),
+    skills: optional(Strings),
+    platforms: optional(Strings),
+    destinations: optional(Strings),
+    httpRoutes: optional(Strings),
+    apiRoutes: optional(Strings),
+    wsRoutes: optional(Strings),
+    mcpTools: optional(Strings),
+    controls: optional(Strings),
+    hooks: optional(Strings)
+  },
+  { key: Schema.String, value: Schema.Unknown }
+).annotations({
+  identifier: "Provides",
+  message: (issue) => ({
+    message: `must be an object of name lists (such as { "tools": [...], "skills": [...] }), got ${describeValue(issue.actual)}`,
+    override: false
+  }),
+  description: "What the plugin may contribute, per kind; a present list is enforced (a contribution it does not cover is dropped with a warning). Entries are exact names or prefix* patterns."
+})
+
+/**
+ * The values `capabilities.mutates` may hold.
+ * @since 0.1.0
+ * @category constants
+ */
+export const mutationTargets = ["prompt", "turnContext", "tools", "memory", "events", "workflow-dag", "users"] as const
+
+const Panel = Schema.Struct({ id: nonEmpty, label: nonEmpty, icon: optional(Schema.String) }, { key: Schema.String, value: Schema.Unknown })
+
+const Web = Schema.Struct(
+  {
+    entry: RelativePath,
+    css: optional(RelativePath),
+    requiresApiVersion: optional(Schema.Int),
+    adminOnly: optional(Schema.Boolean),
+    label: optional(nonEmpty),
+    navKind: optional(choice("domain", "infrastructure")),
+    nav: optional(Schema.Array(Schema.Struct({ label: nonEmpty, icon: optional(Schema.String), route: optional(Schema.String) }))),
+    account: optional(Schema.Array(Panel)),
+    user: optional(Schema.Array(Panel)),
+    project: optional(Schema.Array(Panel)),
+    settings: optional(Schema.Array(Panel)),
+    strings: optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  },
+  { key: Schema.String, value: Schema.Unknown }
+).annotations({ identifier: "Web", description: "The plugin's browser bundle; files that are absent are warned about, never a skip." })
 
 /**
  * The manifest as stored. Extra keys are allowed and kept.
@@ -101,18 +175,34 @@ export const Manifest = Schema.Struct(
     }),
     version: ManifestVersion,
     apiVersion: ApiVersion,
-    description: nonEmpty("string").annotations({
-      description: "One line saying what the plugin does.",
-      jsonSchema: { minLength: 1 }
-    }),
+    description: Schema.String.annotations({ description: "What the plugin does; may be empty." }),
     entry: EntryPath,
-    skills: Schema.optionalWith(Schema.Array(Skill).annotations({ description: "The plugin's initial skill set." }), {
-      exact: true
-    }),
-    provides: Schema.optionalWith(
-      Schema.Array(nonEmpty("name")).annotations({ description: "Names the plugin offers to its siblings." }),
-      { exact: true }
-    )
+    requiresCore: optional(
+      Schema.String.pipe(Schema.pattern(/^\d+(\.\d+)*$/, { message: () => "must be a dotted version such as \"0.29.0\"" }))
+    ),
+    requiresControls: optional(Schema.Array(nonEmpty)),
+    requiresSharedApi: optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
+    provides: optional(Provides),
+    icons: optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+    icon: optional(Schema.String),
+    showOutput: optional(Strings),
+    planSafe: optional(Strings),
+    deferLoading: optional(Strings),
+    workspaceSafe: optional(Schema.Boolean),
+    userGrantable: optional(Schema.Boolean),
+    configSchema: optional(ConfigSchema),
+    userConfigSchema: optional(UserConfigSchema),
+    userConfigLabel: optional(nonEmpty),
+    capabilities: optional(Schema.Struct(
+      {
+        mutates: optional(Schema.Array(choice(...mutationTargets))),
+        reads: optional(Strings),
+        network: optional(Schema.Boolean)
+      },
+      { key: Schema.String, value: Schema.Unknown }
+    )),
+    web: optional(Web),
+    skills: optional(Schema.Array(Skill).annotations({ description: "The plugin's initial skill set (an effect-city extension)." }))
   },
   { key: Schema.String, value: Schema.Unknown }
 ).annotations({ identifier: "CityPluginManifest", title: "city-plugin.json" })
@@ -154,24 +244,44 @@ export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestI
   }))
 
 /**
- * Validates parsed JSON as a manifest, reporting every violation.
+ * A decoded manifest with the warnings of its decoding (config fields of unknown types dropped).
  * @since 0.1.0
- * @category parsing
+ * @category models
  */
-export const decode = (json: unknown): { readonly manifest: Manifest } | { readonly issues: ReadonlyArray<ManifestIssue> } => {
-  if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    const kind = json === null ? "null" : Array.isArray(json) ? "an array" : typeof json
-    return { issues: [{ field: "", rule: `must be a JSON object, got ${kind}` }] }
-  }
-  const result = decodeManifest(json)
-  return result._tag === "Right" ? { manifest: result.right } : { issues: issuesOf(result.left) }
+export interface Decoded {
+  readonly manifest: Manifest
+  readonly warnings: ReadonlyArray<string>
 }
 
 const decodeManifest = Schema.decodeUnknownEither(Manifest, { errors: "all", onExcessProperty: "preserve" })
 
 /**
- * The rules that need the folder: `name` equals the folder's name, and `entry` resolves inside
- * the folder (`path.resolve` + prefix check, lexical: symlinks are not resolved, as the spec says).
+ * Validates parsed JSON as a manifest, reporting every violation. Config fields of a type this
+ * build does not know are dropped first, each with a warning.
+ * @since 0.1.0
+ * @category parsing
+ */
+export const decode = (json: unknown): Decoded | { readonly issues: ReadonlyArray<ManifestIssue> } => {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return { issues: [{ field: "", rule: `must be a JSON object, got ${describeValue(json)}` }] }
+  }
+  const warnings: Array<string> = []
+  let candidate: Record<string, unknown> = json as Record<string, unknown>
+  for (const key of ["configSchema", "userConfigSchema"]) {
+    const dropped = dropUnknownTypes(candidate[key], key)
+    if (dropped.warnings.length > 0) {
+      candidate = { ...candidate, [key]: dropped.fields }
+      warnings.push(...dropped.warnings)
+    }
+  }
+  const result = decodeManifest(candidate)
+  return result._tag === "Right" ? { manifest: result.right, warnings } : { issues: issuesOf(result.left) }
+}
+
+/**
+ * The rules that need the folder: `name` equals the folder's name, and `entry` (and `web.entry`,
+ * `web.css`) resolve inside the folder (`path.resolve` + prefix check, lexical: symlinks are not
+ * resolved, as the spec says).
  * @since 0.1.0
  * @category parsing
  */
@@ -181,9 +291,14 @@ export const folderIssues = (manifest: Manifest, folder: string): ReadonlyArray<
   if (manifest.name !== folderName) {
     issues.push({ field: "name", rule: `must equal the folder name ${JSON.stringify(folderName)}, got ${JSON.stringify(manifest.name)}` })
   }
-  if (!entryInside(folder, manifest.entry)) {
-    issues.push({ field: "entry", rule: `must stay inside the plugin folder, got ${JSON.stringify(manifest.entry)}` })
+  const inside = (field: string, relative: string | undefined) => {
+    if (relative !== undefined && !entryInside(folder, relative)) {
+      issues.push({ field, rule: `must stay inside the plugin folder, got ${JSON.stringify(relative)}` })
+    }
   }
+  inside("entry", manifest.entry)
+  inside("web.entry", manifest.web?.entry)
+  inside("web.css", manifest.web?.css)
   return issues
 }
 
@@ -200,18 +315,16 @@ export const entryInside = (folder: string, entry: string): boolean => {
 }
 
 /**
- * Whether `entry` is plainly inside any folder, without resolving anything: `/`-separated
- * segments of letters, digits, `_`, `.` and `-`, none of them `.` or `..` (so `index.mjs`,
- * `dist/index.js`). For such an entry `path.resolve(folder, entry)` is the folder, a separator
- * and the entry, so {@link entryInside} holds for every folder but the file system's root.
- * Discovery uses it to spare `path.resolve` on the usual entries; for any other entry, and for
- * the reasons, {@link entryInside} decides.
+ * The files a manifest names beside its entry (`icon`, `web.entry`, `web.css`), relative to the
+ * folder: when one is absent the loader warns, and the plugin still loads.
  * @since 0.1.0
  * @category parsing
  */
-export const isPlainRelative = (entry: string): boolean => plainRelative.test(entry)
-
-const plainRelative = /^(?!\.\.?(?:\/|$))[\w.-]+(?:\/(?!\.\.?(?:\/|$))[\w.-]+)*$/
+export const optionalFiles = (manifest: Manifest): ReadonlyArray<{ readonly field: string; readonly file: string }> => [
+  ...(manifest.icon === undefined ? [] : [{ field: "icon", file: manifest.icon }]),
+  ...(manifest.web === undefined ? [] : [{ field: "web.entry", file: manifest.web.entry }]),
+  ...(manifest.web?.css === undefined ? [] : [{ field: "web.css", file: manifest.web.css }])
+]
 
 /**
  * The manifest's JSON Schema, as published in `city-plugin.schema.json`.

@@ -45,7 +45,28 @@ export interface PluginLifecycleContextShape {
    * the plugin can report "saved but not applied".
    */
   readonly requestReload: (change: PluginChange) => Effect.Effect<void, ReloadRejected>
+  /**
+   * The plugin's settings: for a folder plugin, its object under `config` in `plugins.json`,
+   * decoded against the manifest's `configSchema` with the fields' defaults applied
+   * (docs/plugin-loader.md, "Configuration"); for a plugin added by code, what `add` was given
+   * (default: none).
+   */
+  readonly config: Readonly<Record<string, unknown>>
+  /** The keys of `required` config fields that have neither a stored value nor a default. */
+  readonly configUnset: ReadonlyArray<string>
 }
+
+/**
+ * A plugin instance's settings, as the host gives them to `add`.
+ * @since 0.1.0
+ * @category models
+ */
+export interface PluginConfig {
+  readonly values: Readonly<Record<string, unknown>>
+  readonly unset: ReadonlyArray<string>
+}
+
+const noConfig: PluginConfig = { values: {}, unset: [] }
 
 /**
  * The lifecycle context as a service: `yield* PluginLifecycleContext` inside initialize.
@@ -86,9 +107,16 @@ class LifecycleContextImpl implements PluginLifecycleContextShape {
     readonly version: string | undefined,
     readonly storage: { readonly path: string },
     readonly scope: Scope.Scope,
-    requestReload: PluginLifecycleContextShape["requestReload"] | undefined
+    requestReload: PluginLifecycleContextShape["requestReload"] | undefined,
+    private readonly settings: PluginConfig
   ) {
     this.#requestReload = requestReload
+  }
+  get config(): Readonly<Record<string, unknown>> {
+    return this.settings.values
+  }
+  get configUnset(): ReadonlyArray<string> {
+    return this.settings.unset
   }
   get log(): Log {
     return this.#log ??= makeLog(this.name)
@@ -112,5 +140,13 @@ export const make = (options: {
   readonly storage: { readonly path: string }
   readonly scope: Scope.Scope
   readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
+  readonly config?: PluginConfig | undefined
 }): PluginLifecycleContextShape =>
-  new LifecycleContextImpl(options.name, options.version, options.storage, options.scope, options.requestReload)
+  new LifecycleContextImpl(
+    options.name,
+    options.version,
+    options.storage,
+    options.scope,
+    options.requestReload,
+    options.config ?? noConfig
+  )

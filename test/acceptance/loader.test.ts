@@ -330,7 +330,7 @@ describe("Plugin loader", () => {
         writePlugin(instance, "a-bad-json", { manifest: "{ \"name\": ", files: { "index.mjs": ok("a-bad-json") } })
         writePlugin(instance, "b-not-object", { manifest: "[1, 2]", files: { "index.mjs": ok("b-not-object") } })
         writePlugin(instance, "c-mismatch", { manifest: manifest("other-name"), files: { "index.mjs": ok("c-mismatch") } })
-        writePlugin(instance, "d-api", { manifest: manifest("d-api", { apiVersion: 2 }), files: { "index.mjs": ok("d-api") } })
+        writePlugin(instance, "d-api", { manifest: manifest("d-api", { apiVersion: "2" }), files: { "index.mjs": ok("d-api") } })
         writePlugin(instance, "e-absolute", { manifest: manifest("e-absolute", { entry: path.join(outside, "index.mjs") }) })
         writePlugin(instance, "f-escape", { manifest: manifest("f-escape", { entry: "../../outside/index.mjs" }) })
         writePlugin(instance, "g-missing", { manifest: manifest("g-missing", { entry: "dist/index.mjs" }) })
@@ -356,7 +356,7 @@ describe("Plugin loader", () => {
           ["a-bad-json", "ManifestInvalid", expect.stringMatching(new RegExp(`^${manifestOf("a-bad-json")}: is not valid JSON: `))],
           ["b-not-object", "ManifestInvalid", `${manifestOf("b-not-object")}: must be a JSON object, got an array`],
           ["c-mismatch", "ManifestInvalid", `${manifestOf("c-mismatch")}: name: must equal the folder name "c-mismatch", got "other-name"`],
-          ["d-api", "ManifestInvalid", `${manifestOf("d-api")}: apiVersion: must be a supported API version (1), got 2`],
+          ["d-api", "ManifestInvalid", `${manifestOf("d-api")}: apiVersion: unsupported plugin API version \"2\": this loader supports \"1\"`],
           ["e-absolute", "ManifestInvalid", `${manifestOf("e-absolute")}: entry: must be relative to the plugin folder, got the absolute path ${JSON.stringify(path.join(outside, "index.mjs"))}`],
           ["f-escape", "ManifestInvalid", `${manifestOf("f-escape")}: entry: must stay inside the plugin folder, got "../../outside/index.mjs"`],
           ["g-missing", "EntryNotFound", `entry: ${at("g-missing", "dist/index.mjs")} does not exist`],
@@ -365,7 +365,7 @@ describe("Plugin loader", () => {
           ["j-register-throws", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin j-register-throws: register threw: sync boom"],
           ["k-register-rejects", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin k-register-rejects: register threw: async boom"],
           ["l-directory", "EntryNotFound", `entry: ${at("l-directory", "lib")} is a directory, not a file`],
-          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string; ${manifestOf("m-two-errors")}: description: Expected string, actual 5`],
+          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string; description: Expected string, actual 5`],
           ["p-plugin-name", "EntryShapeInvalid", `${at("p-plugin-name")}: exports a Plugin named "another-name"; the manifest names "p-plugin-name"`]
         ])
         expect(report.loaded.map((p) => p.name)).toEqual(["n-symlink-file", "o-symlink-folder", "z-good"])
@@ -381,13 +381,13 @@ describe("Plugin loader", () => {
     provideNode(withLogs(() =>
       Effect.gen(function*() {
         const { instance, root } = yield* makeRoots
-        writePlugin(instance, "flaky", { manifest: manifest("flaky", { apiVersion: 9 }), files: { "index.mjs": registerEntry(unique("flaky")) } })
+        writePlugin(instance, "flaky", { manifest: manifest("flaky", { apiVersion: "9" }), files: { "index.mjs": registerEntry(unique("flaky")) } })
         const { generations, loader } = yield* startLoader(root, { enabled: ["flaky"], licensed: ["flaky"] })
         const alerts = yield* loader.alerts
         expect(alerts.map((a) => [a.name, a.status, a.source, a.attempts])).toEqual([
           ["flaky", "error", `instance:${path.join(instance, "flaky")}`, 1]
         ])
-        expect(alerts[0]?.last_error).toContain("apiVersion: must be a supported API version (1), got 9")
+        expect(alerts[0]?.last_error).toContain("apiVersion: unsupported plugin API version \"9\": this loader supports \"1\"")
         writePlugin(instance, "flaky", { manifest: manifest("flaky") })
         const report = yield* generations.restart("fixed the manifest")
         expect(report.loaded.map((p) => p.name)).toEqual(["flaky"])
@@ -417,7 +417,7 @@ describe("Plugin loader", () => {
         const { generations, sessions, workspaces } = yield* startLoader(root, { enabled: ["guide", "huge"], licensed: ["guide", "huge"] })
         const report = yield* generations.current
         expect(report.skipped.map((s) => s.reason)).toEqual([
-          `${path.join(instance, "huge", "prompt", "big.md")}: is 65537 bytes, over the 65536-byte cap`
+          `${path.join(instance, "huge", "prompt", "big.md")}: is 65537 bytes, over the 65536-byte cap for a prompt file`
         ])
         const agent = yield* sessions.agents.add({ id: "ada" })
         const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })
@@ -840,8 +840,8 @@ describe("city plugins", () => {
       const ran = path.join(root, "ran.log")
       writePlugin(bundled, "base", { manifest: manifest("base"), files: { "index.mjs": `${fileMarker(ran)}export function register(ctx) {}\n` } })
       writePlugin(instance, "extra", { manifest: manifest("extra", { version: "3.1.0" }), files: { "index.mjs": `${fileMarker(ran)}export function register(ctx) {}\n` } })
-      writePlugin(instance, "wrong", { manifest: manifest("wrong", { apiVersion: 7 }) })
-      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ bundledRoot: bundled, enabled: ["base", "extra", "wrong", "gone"] }))
+      writePlugin(instance, "wrong", { manifest: manifest("wrong", { apiVersion: "7" }) })
+      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ bundledRoot: bundled, enabled: ["base", "extra", "wrong", "gone"], licensed: ["extra", "wrong"] }))
 
       const discovered = yield* city(["plugins", "discover", "--json"], { root })
       expect(discovered.code).toBe(0)
@@ -852,7 +852,7 @@ describe("city plugins", () => {
           name: "wrong",
           root: "instance",
           status: "invalid",
-          reason: `${path.join(instance, "wrong", "city-plugin.json")}: apiVersion: must be a supported API version (1), got 7`
+          reason: `${path.join(instance, "wrong", "city-plugin.json")}: apiVersion: unsupported plugin API version \"7\": this loader supports \"1\"`
         })
       ])
       expect(fs.existsSync(ran)).toBe(false)
@@ -861,8 +861,8 @@ describe("city plugins", () => {
       expect(listed.code).toBe(0)
       const out = json(listed)
       expect(out["loaded"]).toEqual([
-        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready" },
-        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready" }
+        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready", dropped: [], warnings: [], configUnset: [] },
+        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", dropped: [], warnings: [], configUnset: [] }
       ])
       expect(out["skipped"]).toEqual([expect.objectContaining({ name: "wrong", root: "instance", kind: "ManifestInvalid" })])
       expect(out["missing"]).toEqual(["gone"])
@@ -873,7 +873,7 @@ describe("city plugins", () => {
       expect(table.code).toBe(0)
       expect(table.stderr).toContain("city: warning: plugin skipped: wrong: ")
       expect(table.stdout).toMatch(/NAME\s+ROOT\s+VERSION\s+STATUS\s+FOLDER\nbase\s+bundled\s+1\.0\.0\s+ready/)
-      expect(table.stdout).toMatch(/SKIPPED\s+ROOT\s+REASON\nwrong\s+instance\s+.*apiVersion: must be a supported API version/)
+      expect(table.stdout).toMatch(/SKIPPED\s+ROOT\s+REASON\nwrong\s+instance\s+.*apiVersion: unsupported plugin API version/)
       expect(table.stdout).toContain("enabled but provided by no root: gone")
     }))))
 })

@@ -1,7 +1,8 @@
 /**
- * The manifest Schema: one readable reason per violated rule, extra keys allowed, the folder
- * rules (name equals folder, entry lexically inside), and the published JSON Schema kept in step
- * with the Schema.
+ * The manifest Schema in the reference loader's shape: what it takes (the string apiVersion,
+ * provides as an object of name lists, configSchema arrays, the reference's other keys, unknown
+ * keys), one readable reason per violated rule, the config field rules, fields of unknown types
+ * dropped with a warning, the folder rules, and the published JSON Schema kept in step.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -9,42 +10,112 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Manifest from "../../src/schema/Manifest.ts"
 
-const valid = { name: "notes", version: "1.0.0", apiVersion: 1, description: "Notes", entry: "index.mjs" }
+const valid = { name: "notes", version: "1.0.0", apiVersion: "1", description: "Notes", entry: "index.mjs" }
 
 const issues = (json: unknown) => {
   const decoded = Manifest.decode(json)
   return "issues" in decoded ? decoded.issues.map((i) => `${i.field}: ${i.rule}`) : []
 }
 
+const field = (extra: Record<string, unknown>) => ({ key: "k", label: "K", type: "string", ...extra })
+
 describe("Manifest", () => {
-  it("accepts a valid manifest and keeps unknown extra keys", () => {
-    const decoded = Manifest.decode({ ...valid, icon: "icon.svg", ui: { color: "blue" }, skills: [{ name: "s", extra: 1 }], provides: ["x"] })
-    expect(decoded).toEqual({ manifest: { ...valid, icon: "icon.svg", ui: { color: "blue" }, skills: [{ name: "s", extra: 1 }], provides: ["x"] } })
+  it("accepts the reference's keys and keeps unknown ones (such as requires)", () => {
+    const json = {
+      ...valid,
+      description: "",
+      entry: "dist/index.js",
+      requiresCore: "0.29.0",
+      requiresControls: ["microsoftIdentity"],
+      requiresSharedApi: 2,
+      requires: { plugins: ["other"] },
+      provides: { tools: ["Notes*", "NoteGet"], skills: ["notes"], platforms: [], httpRoutes: ["/hook"], mcpTools: [], extra: 1 },
+      icons: { "Notes*": "📝", "NoteGet": "⚙️" },
+      icon: "icon.svg",
+      showOutput: ["NoteGet"],
+      planSafe: ["NoteGet"],
+      deferLoading: ["Notes*"],
+      workspaceSafe: false,
+      userGrantable: true,
+      capabilities: { mutates: ["prompt", "turnContext", "workflow-dag"], reads: ["db"], network: true },
+      web: { entry: "web/index.js", css: "web/index.css", requiresApiVersion: 1, nav: [{ label: "Poznámky", icon: "notebook" }] },
+      configSchema: [
+        { key: "section", label: "Základní nastavení", type: "section" },
+        { key: "limit", label: "Limit", type: "number", min: 1, max: 100, step: 1, default: 20, display: { control: "slider" } },
+        { key: "token", label: "Token 🔑", type: "secret", required: true },
+        { key: "mode", label: "Mode", type: "enum", options: [{ value: "a", label: "A" }], default: "a" },
+        { key: "tags", label: "Tags", type: "tokenList", default: ["x", "y"], browse: "directory" },
+        { key: "on", label: "On", type: "boolean", default: false, someFutureKey: "kept" }
+      ],
+      userConfigSchema: [{ key: "login", label: "Login", type: "string" }],
+      userConfigLabel: "Notes"
+    }
+    const decoded = Manifest.decode(json)
+    expect(decoded).toEqual({ manifest: json, warnings: [] })
   })
 
   it.each([
-    [{ version: "1.0.0", apiVersion: 1, description: "Notes", entry: "index.mjs" }, ["name: is required"]],
+    [{ version: "1.0.0", apiVersion: "1", description: "Notes", entry: "index.mjs" }, ["name: is required"]],
+    [{ ...valid, description: undefined }, ["description: Expected string, actual undefined"]],
     [{ ...valid, name: "has space" }, ["name: must start with a letter or digit and use only letters, digits, '.', '_' and '-'"]],
     [{ ...valid, version: "" }, ["version: must be a non-empty string"]],
-    [{ ...valid, version: "1.0 beta" }, ["version: must not contain white space"]],
-    [{ ...valid, apiVersion: 2 }, ["apiVersion: must be a supported API version (1), got 2"]],
-    [{ ...valid, apiVersion: "1" }, ["apiVersion: Expected number, actual \"1\""]],
-    [{ ...valid, description: " " }, ["description: must be a non-empty string"]],
+    [{ ...valid, apiVersion: "2" }, ["apiVersion: unsupported plugin API version \"2\": this loader supports \"1\""]],
+    [{ ...valid, apiVersion: 1 }, ["apiVersion: must be a string naming a supported plugin API version (\"1\"), got the number 1: write \"1\""]],
     [{ ...valid, entry: "" }, ["entry: must be a non-empty relative path"]],
     [{ ...valid, entry: "/abs/index.mjs" }, ["entry: must be relative to the plugin folder, got the absolute path \"/abs/index.mjs\""]],
     [{ ...valid, entry: "C:/x/index.mjs" }, ["entry: must be relative to the plugin folder, got the absolute path \"C:/x/index.mjs\""]],
+    [{ ...valid, provides: ["tools"] }, ["provides: must be an object of name lists (such as { \"tools\": [...], \"skills\": [...] }), got an array"]],
+    [{ ...valid, provides: { tools: "a" } }, ["provides.tools: Expected ReadonlyArray<string>, actual \"a\""]],
+    [{ ...valid, requiresCore: ">=1.0" }, ["requiresCore: must be a dotted version such as \"0.29.0\""]],
+    [{ ...valid, capabilities: { mutates: ["everything"] } }, [
+      "capabilities.mutates[0]: must be one of \"prompt\", \"turnContext\", \"tools\", \"memory\", \"events\", \"workflow-dag\", \"users\", got \"everything\""
+    ]],
+    [{ ...valid, web: { css: "a.css" } }, ["web.entry: is required"]],
+    [{ ...valid, web: { entry: "w.js", requiresApiVersion: 1.5 } }, ["web.requiresApiVersion: Expected an integer, actual 1.5"]],
+    [{ ...valid, icons: { a: 1 } }, ["icons.a: Expected string, actual 1"]],
     [{ ...valid, skills: [{ title: "no name" }] }, ["skills[0].name: is required"]],
-    [{ ...valid, provides: ["ok", ""] }, ["provides[1]: must be a non-empty name"]],
-    [{ ...valid, version: "", apiVersion: 3 }, ["version: must be a non-empty string", "apiVersion: must be a supported API version (1), got 3"]],
+    [{ ...valid, version: "", apiVersion: "3" }, ["version: must be a non-empty string", "apiVersion: unsupported plugin API version \"3\": this loader supports \"1\""]],
     [[valid], [": must be a JSON object, got an array"]],
-    ["text", [": must be a JSON object, got string"]],
+    ["text", [": must be a JSON object, got string text"]],
     [null, [": must be a JSON object, got null"]]
   ])("refuses %j with one reason per violation", (json, expected) => {
     expect(issues(json)).toEqual(expected)
   })
 
-  it("checks the folder rules lexically: name equals the folder, entry resolves inside it", () => {
-    const m = (entry: string, name = "notes") => ({ ...valid, name, entry }) as Manifest.Manifest
+  it.each([
+    [field({ label: "" }), "configSchema[0].label: must be a non-empty string"],
+    [field({ type: "number", min: 5, max: 1 }), "configSchema[0].min: must be less than or equal to max"],
+    [field({ type: "number", step: 0 }), "configSchema[0].step: must be finite and greater than 0"],
+    [field({ type: "number", min: 0, step: 5, default: 7 }), "configSchema[0].default: must align to step 5 from 0"],
+    [field({ type: "number", default: "7" }), "configSchema[0].default: must be a finite number"],
+    [field({ type: "number", display: { control: "slider" } }), "configSchema[0].display.control: slider requires min, max and step"],
+    [field({ display: { control: "slider" } }), "configSchema[0].display.control: slider requires a number field"],
+    [field({ display: { divisor: 0 } }), "configSchema[0].display.divisor: must be finite and greater than 0"],
+    [field({ browse: "directory" }), "configSchema[0].browse: is only valid for tokenList fields"],
+    [field({ default: ["a"] }), "configSchema[0].default: may be an array only for tokenList fields"],
+    [field({ type: "tokenList", default: ["a", "a"] }), "configSchema[0].default: has the item \"a\" twice"],
+    [field({ type: "timezone", default: "Mars/Olympus" }), "configSchema[0].default: is not a known IANA time zone: \"Mars/Olympus\""],
+    [field({ risk: "extreme" }), "configSchema[0].risk: must be one of \"low\", \"medium\", \"high\", got \"extreme\""]
+  ])("refuses the bad config field %j", (bad, expected) => {
+    expect(issues({ ...valid, configSchema: [bad] })).toEqual([expected])
+  })
+
+  it("browse is refused in userConfigSchema only", () => {
+    const tokens = field({ type: "tokenList", browse: "directory" })
+    expect(issues({ ...valid, configSchema: [tokens] })).toEqual([])
+    expect(issues({ ...valid, userConfigSchema: [tokens] })).toEqual(["userConfigSchema[0].browse: is not allowed in userConfigSchema"])
+  })
+
+  it("drops a config field of a type this build does not know, with one warning naming it, and keeps the others", () => {
+    const decoded = Manifest.decode({ ...valid, configSchema: [field({ key: "a" }), field({ key: "fancy", type: "colorWheel" })] })
+    expect(decoded).toEqual({
+      manifest: { ...valid, configSchema: [field({ key: "a" })] },
+      warnings: ["configSchema: ignoring the field \"fancy\": unknown type \"colorWheel\" (needs a newer core)"]
+    })
+  })
+
+  it("checks the folder rules lexically: name equals the folder, entry and web files resolve inside it", () => {
+    const m = (entry: string, name = "notes", web?: Record<string, unknown>) => ({ ...valid, name, entry, ...(web ? { web } : {}) }) as unknown as Manifest.Manifest
     expect(Manifest.folderIssues(m("index.mjs"), "/plugins/notes")).toEqual([])
     expect(Manifest.folderIssues(m("lib/../index.mjs"), "/plugins/notes")).toEqual([])
     expect(Manifest.folderIssues(m("index.mjs", "other"), "/plugins/notes")).toEqual([
@@ -55,6 +126,10 @@ describe("Manifest", () => {
         { field: "entry", rule: `must stay inside the plugin folder, got ${JSON.stringify(escape)}` }
       ])
     }
+    expect(Manifest.folderIssues(m("index.mjs", "notes", { entry: "../web.js", css: "../../a.css" }), "/plugins/notes")).toEqual([
+      { field: "web.entry", rule: "must stay inside the plugin folder, got \"../web.js\"" },
+      { field: "web.css", rule: "must stay inside the plugin folder, got \"../../a.css\"" }
+    ])
     // A sibling folder sharing the prefix is outside: the check is folder + separator.
     expect(Manifest.entryInside("/plugins/notes", "../notes-evil/index.mjs")).toBe(false)
   })
@@ -62,6 +137,8 @@ describe("Manifest", () => {
   it("publishes the JSON Schema made from the Schema in city-plugin.schema.json", () => {
     const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../city-plugin.schema.json")
     expect(JSON.parse(fs.readFileSync(file, "utf8"))).toEqual(Manifest.jsonSchema())
-    expect(Manifest.jsonSchema()).toMatchObject({ $defs: { CityPluginManifest: { required: ["name", "version", "apiVersion", "description", "entry"] } } })
+    const root = Manifest.jsonSchema() as { $defs: Record<string, { required?: ReadonlyArray<string>; properties?: Record<string, unknown> }> }
+    expect(root.$defs["CityPluginManifest"]?.required).toEqual(["name", "version", "apiVersion", "description", "entry"])
+    expect(root.$defs["CityPluginManifest"]?.properties?.["apiVersion"]).toMatchObject({ type: "string", enum: ["1"] })
   })
 })

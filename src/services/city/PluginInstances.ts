@@ -46,6 +46,7 @@ import { type Incarnation, make as makeIncarnation } from "./Incarnation.ts"
  */
 export interface StartOptions {
   readonly requestReload?: LifecycleContext.PluginLifecycleContextShape["requestReload"] | undefined
+  readonly config?: LifecycleContext.PluginConfig | undefined
 }
 
 /**
@@ -168,7 +169,8 @@ export const make = Effect.gen(function*() {
           version: plugin.version,
           storage: new LazyStorage(path.join(config.root, "data", name)),
           scope: cleanup.scope,
-          requestReload: options?.requestReload
+          requestReload: options?.requestReload,
+          config: options?.config
         })
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
         // Its context is the caller's plus the plugin's own Scope and lifecycle context.

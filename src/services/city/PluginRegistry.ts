@@ -36,7 +36,7 @@ import type { Skill } from "../../schema/PluginChange.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 import type { Plugin } from "../Plugin.ts"
-import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
+import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import { CloseReport } from "./CloseReport.ts"
@@ -59,6 +59,8 @@ export interface AddOptions {
   readonly source?: string | undefined
   /** What the plugin's `ctx.requestReload` does (the loader passes its own); default: ReloadRejected. */
   readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
+  /** The plugin's settings, `ctx.config` (the loader passes the decoded `plugins.json` ones); default: none. */
+  readonly config?: PluginConfig | undefined
 }
 
 /**

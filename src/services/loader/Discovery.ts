@@ -1,34 +1,37 @@
 /**
- * Discovery (spec/plugin-loader-lifecycle.md, "Owning code and minimal use": "discoverPlugins ...
+ * Discovery (docs/plugin-loader-lifecycle.md, "Owning code and minimal use": "discoverPlugins ...
  * lists folders by parsing manifests without importing any code, so a request handler may call
  * it"; "Discovery is cheap and safe to repeat, because it parses manifests only").
  *
  * - A root is listed, its entries sorted in code-unit order (not locale order, not readdir
- *   order), and each entry's `city-plugin.json` is read, parsed and validated (the Schema, then
- *   the rules that need the folder: name equals folder name, entry lexically inside).
- * - Validation has a fast path for the usual valid manifest (`ManifestGuard.isManifest`, which
- *   accepts exactly what the Schema accepts, and the folder rules without `path.resolve`): a
- *   Schema decode costs several times the read and `JSON.parse` of a small file, and a first
- *   discovery must stay within 1.2× a plain read-and-parse loop (issue 9). The fast path only
- *   ever accepts; any manifest it does not accept is decoded with the Schema, which alone decides
- *   the refusal and words its reasons.
+ *   order), and each entry's `city-plugin.json` is read through the one file reader
+ *   (services/files/TextFile.ts: regular files only, 1 MiB cap, BOM accepted, invalid UTF-8
+ *   refused), parsed and decoded with the Manifest Schema, then checked against the rules that
+ *   need the folder (name equals folder name, entry lexically inside).
+ * - Each reason fits one log line: the manifest's file and field come first, each rule is cut
+ *   (`oneLine`), and at most five issues are listed, with the count of the others.
  * - An entry without `city-plugin.json` (or a plain file) is not a plugin: it is left out
  *   without a message. A root that does not exist is empty; one that exists but cannot be
- *   listed fails with PluginRootUnreadable.
- * - Nothing is imported, nothing is run, nothing is written: discovery only reads.
- * - The reads are synchronous (`readdirSync`, then `readFileSync` per manifest), measured against the plain loop in `bench/discovery.bench.ts`: per-file
- *   asynchronous reads cost about ten times as much on 1,000 folders, for files of a few hundred
- *   bytes. Discovery therefore blocks the event loop for its duration (a few ms per 1,000
- *   folders), which a request handler can afford.
+ *   listed fails with PluginRootUnreadable. A manifest that is a FIFO, a device, a directory or
+ *   too large is an Invalid folder with its reason, never a hang: the other folders go on.
+ * - Files the manifest names beside the entry (`icon`, `web.entry`, `web.css`) that are absent
+ *   are warnings of the Valid folder, never a skip.
+ * - Repeating discovery is cheap: each decoded manifest is remembered by its path, size,
+ *   modification time and inode (one `stat`), so an unchanged manifest is neither read nor
+ *   decoded again; any change of the file changes one of them.
+ * - Nothing is imported, nothing is run, nothing is written. The reads are asynchronous, a few
+ *   folders at a time, so discovery never blocks the event loop of the daemon that runs it.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as fs from "node:fs"
+import * as Option from "effect/Option"
 import * as path from "node:path"
 import { ManifestInvalid, PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import type { RootKind } from "../../schema/LoadReport.ts"
 import * as Manifest from "../../schema/Manifest.ts"
-import { isManifest } from "../../schema/ManifestGuard.ts"
+import { oneLine } from "../../schema/OneLine.ts"
+import * as TextFile from "../files/TextFile.ts"
 
 /**
  * A plugin root: where it is and which kind it is.
@@ -43,7 +46,8 @@ export interface PluginRoot {
 }
 
 /**
- * One plugin folder found in a root: its manifest, or why the manifest was refused.
+ * One plugin folder found in a root: its manifest (and the warnings about it), or why the
+ * manifest was refused.
  * @since 0.1.0
  * @category models
  */
@@ -56,134 +60,166 @@ export type DiscoveredPlugin =
     readonly folder: string
   }
   & (
-    | { readonly _tag: "Valid"; readonly manifest: Manifest.Manifest }
+    | { readonly _tag: "Valid"; readonly manifest: Manifest.Manifest; readonly warnings: ReadonlyArray<string> }
     | { readonly _tag: "Invalid"; readonly error: ManifestInvalid }
   )
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** The manifest's text, `undefined` when the entry has none (not a plugin), or the read error. */
-const readManifestText = (file: string): string | undefined | { readonly error: string } => {
-  try {
-    return fs.readFileSync(file, "utf8")
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    return code === "ENOENT" || code === "ENOTDIR" ? undefined : { error: describe(error) }
-  }
-}
+/** How many folders are read at once. */
+const concurrency = 16
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
+/** The most issues one reason lists; the others are counted. */
+const issuesShown = 5
 
 /**
- * Reads and validates one folder's manifest; `undefined` when the folder has no manifest.
- *
- * The usual valid manifest takes the fast path: `isManifest` (a hand-written check that accepts
- * exactly what the Schema accepts, see ManifestGuard.ts) and the folder rules checked without
- * `path.resolve` (a name equal to `name`, which is the folder's basename; an entry that
- * `isPlainRelative`). Every other manifest goes the full way, where the Schema
- * (`Manifest.decode`) and `Manifest.folderIssues` decide and word every reason: the fast path
- * only ever says "valid", never why not.
+ * The refusal of a manifest, its issues cut to one line each (at most {@link issuesShown}).
  * @since 0.1.0
  * @category discovery
  */
-export const readFolder = (root: PluginRoot, name: string): DiscoveredPlugin | undefined => {
-  // `root.path` is absolute and normalized (see discoverRoot), so concatenation is a join.
-  const folder = root.path + path.sep + name
-  const file = folder + path.sep + Manifest.manifestFile
-  const text = readManifestText(file)
-  if (text === undefined) return undefined
-  if (typeof text !== "string") return invalid(root, name, folder, file, [{ field: "", rule: `cannot be read: ${text.error}` }])
-  // The memo is empty while every manifest seen was valid: then not even a lookup.
-  const known = memo.size === 0 ? undefined : memo.get(file)
-  if (known !== undefined && known.text === text && known.result.root === root.kind) return known.result
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    return remember(file, text, invalid(root, name, folder, file, [{ field: "", rule: `is not valid JSON: ${describe(error)}` }]))
-  }
-  if (isManifest(json) && json.name === name && Manifest.isPlainRelative(json.entry)) {
-    return { _tag: "Valid", name, root: root.kind, folder, manifest: json }
-  }
-  return remember(file, text, validate(json, root, name, folder, file))
+export const refusal = (file: string, issues: ReadonlyArray<Manifest.ManifestIssue>): ManifestInvalid => {
+  const shown = issues.slice(0, issuesShown).map((i) => ({ field: oneLine(i.field, 120), rule: oneLine(i.rule, 300) }))
+  const more = issues.length - shown.length
+  return new ManifestInvalid({
+    file,
+    issues: more > 0 ? [...shown, { field: "", rule: `and ${more} more issue${more === 1 ? "" : "s"}` }] : shown
+  })
 }
 
-const invalid = (
-  root: PluginRoot,
-  name: string,
-  folder: string,
-  file: string,
-  issues: ReadonlyArray<Manifest.ManifestIssue>
-): DiscoveredPlugin => ({ _tag: "Invalid", name, root: root.kind, folder, error: new ManifestInvalid({ file, issues }) })
+interface Remembered {
+  readonly size: bigint
+  readonly mtime: number
+  readonly ino: number | undefined
+  readonly root: RootKind
+  readonly result: DiscoveredPlugin
+}
 
-/**
- * The last full validation of each manifest file that needed one, keyed by its path and reused
- * only when the file's text is the same (content, not mtime, decides: nothing can go stale), so
- * repeating discovery does not decode a refused manifest with the Schema again. A manifest the
- * fast path accepts is not kept. Keeping it too would spare a repeated discovery the parse and
- * the check (measured: ~0.93× the plain loop instead of ~1.05×), but the garbage collector then
- * copies the 1,000 kept texts and manifests around, which cost the first discovery of a process
- * ~1.10× instead of ~1.05×: too close to the 1.2× goal on a loaded machine.
- */
-const memo = new Map<string, { readonly text: string; readonly result: DiscoveredPlugin }>()
+/** Decoded manifests by path, valid while size, mtime and inode are unchanged. */
+const memo = new Map<string, Remembered>()
 const memoLimit = 10_000
 
-const remember = (file: string, text: string, result: DiscoveredPlugin): DiscoveredPlugin => {
-  if (memo.size >= memoLimit) memo.clear()
-  memo.set(file, { text, result })
-  return result
-}
-
 /**
- * Forgets every memoized validation (the benchmark measures discovery with and without it).
+ * Forgets every remembered manifest (the benchmark measures discovery with and without them).
  * @since 0.1.0
  * @category discovery
  */
 export const forgetValidations = (): void => memo.clear()
 
-/** The full validation of parsed JSON: the Schema, then the rules that need the folder. */
-const validate = (json: unknown, root: PluginRoot, name: string, folder: string, file: string): DiscoveredPlugin => {
-  const decoded = Manifest.decode(json)
-  if ("issues" in decoded) return invalid(root, name, folder, file, decoded.issues)
-  const issues = Manifest.folderIssues(decoded.manifest, folder)
-  return issues.length === 0
-    ? { _tag: "Valid", name, root: root.kind, folder, manifest: decoded.manifest }
-    : invalid(root, name, folder, file, issues)
-}
+const mtimeOf = (info: FileSystem.File.Info) => Option.match(info.mtime, { onNone: () => -1, onSome: (d) => d.getTime() })
+
+/** The warnings for files the manifest names that are not regular files in the folder. */
+const absentFiles = (manifest: Manifest.Manifest, folder: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.map(
+      Effect.forEach(Manifest.optionalFiles(manifest), ({ field, file }) =>
+        fs.stat(path.resolve(folder, file)).pipe(
+          Effect.map((info) => (info.type === "File" ? [] : [`${field}: ${JSON.stringify(file)} is not a regular file`])),
+          Effect.orElseSucceed(() => [`${field}: ${JSON.stringify(file)} does not exist`])
+        )),
+      (lists) => lists.flat()
+    ))
+
+/** Decodes a manifest's text: the Schema, then the folder rules, then the files it names. */
+const validate = (text: string, root: PluginRoot, name: string, folder: string, file: string) =>
+  Effect.suspend((): Effect.Effect<DiscoveredPlugin, never, FileSystem.FileSystem> => {
+    const invalid = (issues: ReadonlyArray<Manifest.ManifestIssue>): DiscoveredPlugin => ({
+      _tag: "Invalid",
+      name,
+      root: root.kind,
+      folder,
+      error: refusal(file, issues)
+    })
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (error) {
+      return Effect.succeed(invalid([{ field: "", rule: `is not valid JSON: ${error instanceof Error ? error.message : String(error)}` }]))
+    }
+    const decoded = Manifest.decode(json)
+    if ("issues" in decoded) return Effect.succeed(invalid(decoded.issues))
+    const issues = Manifest.folderIssues(decoded.manifest, folder)
+    if (issues.length > 0) return Effect.succeed(invalid(issues))
+    return Effect.map(absentFiles(decoded.manifest, folder), (absent): DiscoveredPlugin => ({
+      _tag: "Valid",
+      name,
+      root: root.kind,
+      folder,
+      manifest: decoded.manifest,
+      warnings: [...decoded.warnings, ...absent].map((w) => oneLine(w, 300))
+    }))
+  })
+
+/**
+ * Reads and validates one folder's manifest; `None` when the folder has no manifest.
+ * @since 0.1.0
+ * @category discovery
+ */
+export const readFolder = (
+  root: PluginRoot,
+  name: string
+): Effect.Effect<Option.Option<DiscoveredPlugin>, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const folder = path.join(root.path, name)
+    const file = path.join(folder, Manifest.manifestFile)
+    const info = yield* Effect.option(fs.stat(file))
+    if (Option.isNone(info)) return Option.none()
+    const known = memo.get(file)
+    const mtime = mtimeOf(info.value)
+    const ino = Option.getOrUndefined(info.value.ino)
+    if (
+      known !== undefined && known.root === root.kind && known.size === info.value.size && known.mtime === mtime &&
+      known.ino === ino
+    ) return Option.some(known.result)
+    const read = yield* Effect.either(TextFile.read(file, TextFile.kinds.manifest))
+    if (read._tag === "Left") {
+      return Option.some<DiscoveredPlugin>({
+        _tag: "Invalid",
+        name,
+        root: root.kind,
+        folder,
+        error: refusal(file, [{ field: "", rule: read.left.rule }])
+      })
+    }
+    if (Option.isNone(read.right)) return Option.none()
+    const result = yield* validate(read.right.value, root, name, folder, file)
+    if (memo.size >= memoLimit) memo.clear()
+    memo.set(file, { size: info.value.size, mtime, ino, root: root.kind, result })
+    return Option.some(result)
+  })
 
 /**
  * The folder names of a root, in code-unit order; empty when the root does not exist.
  * @since 0.1.0
  * @category discovery
  */
-export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>, PluginRootUnreadable> =>
-  Effect.suspend(() => {
-    try {
-      return Effect.succeed(fs.readdirSync(root.path).sort(byCodeUnits))
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "ENOENT"
-        ? Effect.succeed([])
-        : Effect.fail(new PluginRootUnreadable({ root: root.path, reason: describe(error) }))
-    }
-  })
+export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>, PluginRootUnreadable, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    fs.readDirectory(root.path).pipe(
+      Effect.map((names) => [...names].sort(byCodeUnits)),
+      Effect.catchAll((error) =>
+        error._tag === "SystemError" && error.reason === "NotFound"
+          ? Effect.succeed([])
+          : Effect.fail(new PluginRootUnreadable({ root: root.path, reason: oneLine(error.message, 300) }))
+      )
+    ))
 
 /**
- * Every plugin folder of one root, in code-unit name order: one synchronous pass, no Effect per
- * folder. The order of the result does not depend on the file system.
+ * Every plugin folder of one root, in code-unit name order (the order does not depend on the
+ * file system, nor on which read finishes first).
  * @since 0.1.0
  * @category discovery
  */
-export const discoverRoot = (given: PluginRoot): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable> =>
+export const discoverRoot = (
+  given: PluginRoot
+): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable, FileSystem.FileSystem> =>
   Effect.suspend(() => {
     const root: PluginRoot = { kind: given.kind, path: path.resolve(given.path) }
-    return Effect.map(listRoot(root), (names) => {
-    const found: Array<DiscoveredPlugin> = []
-    for (const name of names) {
-      const plugin = readFolder(root, name)
-      if (plugin !== undefined) found.push(plugin)
-    }
-    return found
-    })
+    return Effect.flatMap(listRoot(root), (names) =>
+      Effect.map(
+        Effect.forEach(names, (name) => readFolder(root, name), { concurrency }),
+        (found) => found.flatMap((f) => (Option.isSome(f) ? [f.value] : []))
+      ))
   })
 
 /**
@@ -194,5 +230,5 @@ export const discoverRoot = (given: PluginRoot): Effect.Effect<ReadonlyArray<Dis
  */
 export const discover = (
   roots: ReadonlyArray<PluginRoot>
-): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable> =>
+): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable, FileSystem.FileSystem> =>
   Effect.map(Effect.forEach(roots, discoverRoot), (lists) => lists.flat())

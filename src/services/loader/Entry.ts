@@ -13,75 +13,73 @@
  *   exactly as the spec's lexical check allows;
  * - the mtime in the URL is the entry file's own (following a symlink), in milliseconds;
  * - a Plugin export must carry the manifest's name; its version is the manifest's;
- * - `prompt/*.md` files are read in code-unit name order, each at most {@link promptFileCap}
- *   bytes; a larger one is a skip (never silently truncated). Other files (icon, i18n, web
+ * - `prompt/*.md` files are read in code-unit name order through the file reader, each at most
+ *   {@link promptFileCap} bytes; a larger, non-regular or non-UTF-8 one is a skip (never silently
+ *   truncated). Other files (icon, i18n, web
  *   assets) are allowed and ignored.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as fs from "node:fs"
+import * as Option from "effect/Option"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { EntryImportFailed, EntryNotFound, EntryShapeInvalid, PromptRejected } from "../../schema/LoaderErrors.ts"
 import type { Manifest } from "../../schema/Manifest.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { Siblings } from "../Siblings.ts"
+import * as TextFile from "../files/TextFile.ts"
 import { ModuleImporter } from "./ModuleImporter.ts"
 import type { RegisterFunction } from "./Staging.ts"
 
 /**
- * The largest prompt file read into system content, in bytes (64 KiB).
+ * The largest prompt file read into system content, in bytes (the file reader's cap for a prompt
+ * file, services/files/TextFile.ts).
  * @since 0.1.0
  * @category constants
  */
-export const promptFileCap = 64 * 1024
+export const promptFileCap = TextFile.kinds.prompt.maxBytes
 
 /**
  * The entry file, checked to exist and be a file; its mtime in ms.
  * @since 0.1.0
  * @category entry
  */
-export const statEntry = (file: string): Effect.Effect<number, EntryNotFound> =>
-  Effect.suspend(() => {
-    let stat: fs.Stats
-    try {
-      stat = fs.statSync(file)
-    } catch {
-      return Effect.fail(new EntryNotFound({ file, found: "nothing" }))
-    }
-    if (stat.isFile()) return Effect.succeed(stat.mtimeMs)
-    return Effect.fail(new EntryNotFound({ file, found: stat.isDirectory() ? "directory" : "other" }))
-  })
+export const statEntry = (file: string): Effect.Effect<number, EntryNotFound, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    fs.stat(file).pipe(
+      Effect.mapError(() => new EntryNotFound({ file, found: "nothing" })),
+      Effect.flatMap((info) =>
+        info.type === "File"
+          ? Effect.succeed(Option.match(info.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }))
+          : Effect.fail(new EntryNotFound({ file, found: info.type === "Directory" ? "directory" : "other" }))
+      )
+    ))
 
 /**
- * The text of `prompt/*.md`, joined by blank lines, or `undefined` when there is none.
+ * The text of the folder's `prompt/*.md` files, in code-unit name order, trimmed and joined by a
+ * blank line; `undefined` when there are none. Each is read through the file reader (regular
+ * files only, at most {@link promptFileCap} bytes, UTF-8): a refused one is a skip.
  * @since 0.1.0
  * @category entry
  */
-export const readPrompts = (folder: string): Effect.Effect<string | undefined, PromptRejected> =>
-  Effect.suspend(() => {
+export const readPrompts = (folder: string): Effect.Effect<string | undefined, PromptRejected, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
     const dir = path.join(folder, "prompt")
-    let names: Array<string>
-    try {
-      names = fs.readdirSync(dir).filter((n) => n.endsWith(".md")).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    } catch {
-      return Effect.succeed(undefined)
-    }
+    const listed = yield* Effect.option(fs.readDirectory(dir))
+    if (Option.isNone(listed)) return undefined
+    const names = listed.value.filter((n) => n.endsWith(".md")).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     const texts: Array<string> = []
     for (const name of names) {
       const file = path.join(dir, name)
-      try {
-        const size = fs.statSync(file).size
-        if (size > promptFileCap) {
-          return Effect.fail(new PromptRejected({ file, reason: `is ${size} bytes, over the ${promptFileCap}-byte cap` }))
-        }
-        const text = fs.readFileSync(file, "utf8").trim()
-        if (text.length > 0) texts.push(text)
-      } catch (error) {
-        return Effect.fail(new PromptRejected({ file, reason: `cannot be read: ${error instanceof Error ? error.message : String(error)}` }))
-      }
+      const text = yield* TextFile.read(file, TextFile.kinds.prompt).pipe(
+        Effect.mapError((refused) => new PromptRejected({ file, reason: refused.rule }))
+      )
+      const trimmed = Option.getOrElse(text, () => "").trim()
+      if (trimmed.length > 0) texts.push(trimmed)
     }
-    return Effect.succeed(texts.length === 0 ? undefined : texts.join("\n\n"))
+    return texts.length === 0 ? undefined : texts.join("\n\n")
   })
 
 /**

@@ -23,14 +23,20 @@
  * - a folder that is not enabled is passed over without a word, like a folder without manifest.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
 import type { CityClosed } from "../../schema/Errors.ts"
-import { NotLicensed, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
+import { NotLicensed, PluginConfigInvalid, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
 import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../schema/LoadReport.ts"
+import { decodeSettings, type PluginSettings } from "../../schema/ConfigField.ts"
+import type { Manifest } from "../../schema/Manifest.ts"
+import { oneLine } from "../../schema/OneLine.ts"
+import type { Contributions } from "../Contributions.ts"
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import { CityConfig } from "../city/CityConfig.ts"
 import { ExecutionLeases } from "../city/ExecutionLeases.ts"
@@ -43,6 +49,7 @@ import { Siblings, type SiblingsShape } from "../Siblings.ts"
 import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
 import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "./Entry.ts"
 import * as LoadAlerts from "./LoadAlerts.ts"
+import * as Provides from "./Provides.ts"
 import { fromRegister, type SiblingInvoke, withExtras } from "./Staging.ts"
 
 /**
@@ -59,6 +66,13 @@ export interface LoaderOptions {
   readonly enabled: Iterable<string>
   /** The instance-root names this licence includes; others are refused before import. */
   readonly licensed: Iterable<string>
+  /**
+   * Each plugin's stored settings (`plugins.json`'s `config`), decoded against its manifest's
+   * `configSchema` and given to it as `ctx.config`. Default: none.
+   */
+  readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
+  /** The settings file the config comes from, for messages. Default: `<city root>/plugins.json`. */
+  readonly settingsFile?: string | undefined
 }
 
 /**
@@ -113,9 +127,11 @@ export const make = (options: LoaderOptions) =>
     const registry = yield* PluginRegistry
     const leases = yield* ExecutionLeases
     const config = yield* CityConfig
+    const fs = yield* FileSystem.FileSystem
     const alerts = yield* LoadAlerts.make
     const enabled = new Set(options.enabled)
     const licensed = new Set(options.licensed)
+    const settingsFile = options.settingsFile ?? path.join(config.root, "plugins.json")
     const roots: ReadonlyArray<PluginRoot> = [
       ...(options.bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(options.bundledRoot) }]),
       { kind: "instance", path: path.resolve(options.instanceRoot ?? path.join(config.root, "plugins")) }
@@ -128,12 +144,25 @@ export const make = (options: LoaderOptions) =>
       invoke: (plugin, action, input) => Effect.flatMap(PluginContext, (ctx) => invoke(ctx, plugin, action, input))
     }
 
+    /** What staging one folder gives: the Plugin, its settings, and what its `provides` dropped (filled by initialize). */
+    interface Staged {
+      readonly plugin: Plugin<unknown>
+      readonly settings: PluginSettings
+      readonly dropped: Array<Provides.Dropped>
+    }
+
     /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
-    const stage = (found: DiscoveredPlugin & { readonly _tag: "Valid" }): Effect.Effect<Plugin<unknown>, SkipReason> =>
+    const stage = (found: DiscoveredPlugin & { readonly _tag: "Valid" }): Effect.Effect<Staged, SkipReason, FileSystem.FileSystem> =>
       Effect.gen(function*() {
         const { folder, manifest } = found
         if (found.root === "instance" && !licensed.has(manifest.name)) {
           return yield* Effect.fail(new NotLicensed({ name: manifest.name }))
+        }
+        const settings = decodeSettings(manifest.configSchema, options.config?.[manifest.name])
+        if ("rule" in settings) {
+          return yield* Effect.fail(
+            new PluginConfigInvalid({ plugin: manifest.name, file: settingsFile, key: settings.key, rule: settings.rule })
+          )
         }
         const file = path.resolve(folder, manifest.entry)
         const mtime = yield* statEntry(file)
@@ -141,30 +170,73 @@ export const make = (options: LoaderOptions) =>
         const module = yield* importEntry(file, importUrl(file, manifest.version, mtime))
         const shape = yield* shapeOf(module, manifest, file)
         const extras = { prompt, skills: manifest.skills }
+        const dropped: Array<Provides.Dropped> = []
+        // The manifest's provides, enforced on what initialize contributes (see Provides.ts).
+        const enforce = (contributions: Contributions) =>
+          Effect.gen(function*() {
+            const enforced = Provides.enforce(manifest.provides, contributions)
+            dropped.push(...enforced.dropped)
+            for (const d of enforced.dropped) {
+              yield* Effect.logWarning(Provides.warning(manifest.name, d)).pipe(
+                Effect.annotateLogs({ code: "plugin.contribution_dropped", plugin: manifest.name, kind: d.kind, name: d.name })
+              )
+            }
+            return enforced.contributions
+          })
         if (shape._tag === "Register") {
-          return fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
+          const plugin = fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
+          return {
+            plugin: makePlugin({ name: plugin.name, version: plugin.version, initialize: Effect.flatMap(plugin.initialize, enforce) }),
+            settings,
+            dropped
+          }
         }
         const plugin = shape.plugin
-        return makePlugin({
-          name: manifest.name,
-          version: manifest.version,
-          initialize: plugin.initialize.pipe(
-            Effect.map((contributions) => withExtras(contributions, extras)),
-            Effect.provideService(Siblings, siblings)
-          )
-        })
+        return {
+          plugin: makePlugin({
+            name: manifest.name,
+            version: manifest.version,
+            initialize: plugin.initialize.pipe(
+              Effect.map((contributions) => withExtras(contributions, extras)),
+              Effect.flatMap(enforce),
+              Effect.provideService(Siblings, siblings)
+            )
+          }),
+          settings,
+          dropped
+        }
       })
+
+    /** A skills reload is held to the manifest's `provides.skills` too; what it drops is logged. */
+    const guardedReload = (
+      name: string,
+      provides: Manifest["provides"],
+      request: PluginLifecycleContextShape["requestReload"]
+    ): PluginLifecycleContextShape["requestReload"] =>
+    (change) => {
+      if (change.mode !== "reload") return request(change)
+      const enforced = Provides.enforceSkills(provides, change.skills)
+      return Effect.zipRight(
+        Effect.forEach(enforced.dropped, (d) =>
+          Effect.logWarning(Provides.warning(name, d)).pipe(
+            Effect.annotateLogs({ code: "plugin.contribution_dropped", plugin: name, kind: d.kind, name: d.name })
+          ), { discard: true }),
+        request({ mode: "reload", skills: enforced.skills })
+      )
+    }
 
     const load: PluginLoaderShape["load"] = ({ requestReload, generation }) =>
       Effect.gen(function*() {
         const loaded: Array<LoadedPlugin> = []
         const skipped: Array<SkippedPlugin> = []
+        const notEnabled: Array<{ name: string; root: RootKind; folder: string }> = []
+        const notices: Array<string> = []
         const provided = new Set<string>()
         const done = new Set<string>()
 
         const skip = (found: DiscoveredPlugin, name: string, version: string | undefined, error: SkipReason | { readonly _tag: string; readonly message: string }) =>
           Effect.gen(function*() {
-            const reason = error.message
+            const reason = oneLine(error.message, 1000)
             skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
             yield* Effect.logWarning(`plugin skipped: ${name}: ${reason}`).pipe(
               Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
@@ -174,10 +246,17 @@ export const make = (options: LoaderOptions) =>
 
         for (const root of roots) {
           const names = yield* listRoot(root)
+          const instanceFolders: Array<string> = []
           for (const folderName of names) {
-            if (!enabled.has(folderName) || done.has(folderName)) continue
-            const found = readFolder(root, folderName)
-            if (found === undefined) continue
+            if (done.has(folderName)) continue
+            const read = yield* readFolder(root, folderName)
+            if (Option.isNone(read)) continue
+            const found = read.value
+            if (root.kind === "instance") instanceFolders.push(folderName)
+            if (!enabled.has(folderName)) {
+              notEnabled.push({ name: folderName, root: found.root, folder: found.folder })
+              continue
+            }
             provided.add(folderName)
             if (found._tag === "Invalid") {
               yield* skip(found, folderName, undefined, found.error)
@@ -189,10 +268,12 @@ export const make = (options: LoaderOptions) =>
               yield* skip(found, manifest.name, manifest.version, staged.left)
               continue
             }
+            const { dropped, plugin, settings } = staged.right
             const added = yield* Effect.either(
-              registry.add(staged.right, {
+              registry.add(plugin, {
                 source: sourceOf(found.root, found.folder),
-                requestReload: requestReload(manifest.name)
+                requestReload: guardedReload(manifest.name, manifest.provides, requestReload(manifest.name)),
+                config: { values: settings.values, unset: settings.unset }
               })
             )
             if (added._tag === "Left") {
@@ -204,9 +285,30 @@ export const make = (options: LoaderOptions) =>
               yield* skip(found, manifest.name, manifest.version, reason)
               continue
             }
+            const warnings = [...found.warnings, ...settings.warnings]
+            for (const warning of warnings) {
+              yield* Effect.logWarning(`plugin ${manifest.name}: ${warning}`).pipe(
+                Effect.annotateLogs({ code: "plugin.load_warning", root: found.root, folder: found.folder })
+              )
+            }
             done.add(manifest.name)
-            loaded.push({ name: manifest.name, version: manifest.version, root: found.root, folder: found.folder })
+            loaded.push({
+              name: manifest.name,
+              version: manifest.version,
+              root: found.root,
+              folder: found.folder,
+              dropped: [...dropped],
+              warnings,
+              configUnset: settings.unset
+            })
             yield* alerts.clear(manifest.name)
+          }
+          if (root.kind === "instance" && licensed.size === 0 && instanceFolders.length > 0) {
+            const notice = `${instanceFolders.length} plugin folder${instanceFolders.length === 1 ? "" : "s"} in the instance root, none licensed`
+            notices.push(notice)
+            yield* Effect.logWarning(`${notice} (add their names to "licensed" in ${settingsFile})`).pipe(
+              Effect.annotateLogs({ code: "plugin.none_licensed", root: root.path })
+            )
           }
         }
 
@@ -216,12 +318,12 @@ export const make = (options: LoaderOptions) =>
             Effect.annotateLogs({ code: "plugin.enabled_missing", missing: missing.join(",") })
           )
         }
-        return { generation, loaded, skipped, missing }
-      })
+        return { generation, loaded, skipped, missing, notEnabled, notices }
+      }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
     const service: PluginLoaderShape = {
       roots,
-      discover: discover(roots),
+      discover: Effect.provideService(discover(roots), FileSystem.FileSystem, fs),
       load,
       alerts: alerts.current,
       alertChanges: alerts.changes

@@ -1,15 +1,20 @@
 /**
- * Reads `$CITY_ROOT/plugins.json` (see schema/LoaderSettings.ts) and turns it, with the roots'
- * discovery, into the LoaderOptions the `city plugins` verbs load with.
+ * Reads `$CITY_ROOT/plugins.json` (see schema/LoaderSettings.ts) through the one file reader and
+ * turns it, with the roots, into the LoaderOptions that `city daemon` and the `city plugins`
+ * verbs load with.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
-import { InvalidLoaderSettings, LoaderSettings } from "../../schema/LoaderSettings.ts"
+import { InvalidLoaderSettings, LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
+import { oneLine } from "../../schema/OneLine.ts"
 import { firstIssue } from "../../schema/ParseIssue.ts"
 import type { PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
+import * as TextFile from "../files/TextFile.ts"
 import { discover, type PluginRoot } from "./Discovery.ts"
 import type { LoaderOptions } from "./PluginLoader.ts"
 
@@ -20,43 +25,85 @@ import type { LoaderOptions } from "./PluginLoader.ts"
  */
 export const settingsFile = (root: string) => path.join(root, "plugins.json")
 
+/** The edit distance of two short strings (for "did you mean"). */
+const distance = (a: string, b: string): number => {
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) {
+      next.push(Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)))
+    }
+    row = next
+  }
+  return row[b.length] ?? 0
+}
+
 /**
- * The settings on `root`; all defaults when the file does not exist.
+ * The rule for a key `plugins.json` does not know, with the known key it most resembles.
  * @since 0.1.0
  * @category settings
  */
-export const read = (root: string): Effect.Effect<LoaderSettings, InvalidLoaderSettings, FileSystem.FileSystem> =>
+export const unknownKeyRule = (key: string): string => {
+  const ranked = settingsKeys.map((k) => ({ k, d: distance(key.toLowerCase(), k.toLowerCase()) })).sort((a, b) => a.d - b.d)
+  const best = ranked[0]
+  const hint = best !== undefined && best.d <= Math.max(2, Math.floor(best.k.length / 3)) ? `did you mean ${JSON.stringify(best.k)}? ` : ""
+  return `is not a known key (${hint}the keys are ${settingsKeys.join(", ")})`
+}
+
+const decodeSettings = Schema.decodeUnknownEither(LoaderSettings, { onExcessProperty: "error" })
+
+/**
+ * The settings on `root`; all defaults (an empty licence set) when the file does not exist.
+ * @since 0.1.0
+ * @category settings
+ */
+export const read = (root: string): Effect.Effect<
+  LoaderSettings & { readonly exists: boolean },
+  InvalidLoaderSettings,
+  FileSystem.FileSystem
+> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const file = settingsFile(root)
-    const text = yield* fs.readFileString(file).pipe(
-      Effect.map((t): string | undefined => t),
-      Effect.catchAll((error) =>
-        error._tag === "SystemError" && error.reason === "NotFound"
-          ? Effect.succeed(undefined)
-          : Effect.fail(new InvalidLoaderSettings({ file, field: "", rule: `cannot be read: ${error.message}` }))
-      )
+    const text = yield* TextFile.read(file, TextFile.kinds.settings).pipe(
+      Effect.mapError((refused) => new InvalidLoaderSettings({ file, field: "", rule: refused.rule }))
     )
-    if (text === undefined) return {}
+    if (Option.isNone(text)) return { exists: false }
     const json = yield* Effect.try({
-      try: (): unknown => JSON.parse(text),
-      catch: (error) => new InvalidLoaderSettings({ file, field: "", rule: `is not valid JSON: ${String(error)}` })
+      try: (): unknown => JSON.parse(text.value),
+      catch: (error) =>
+        new InvalidLoaderSettings({ file, field: "", rule: oneLine(`is not valid JSON: ${String(error)}`, 300) })
     })
-    return yield* Schema.decodeUnknown(LoaderSettings)(json).pipe(
-      Effect.mapError((error) => new InvalidLoaderSettings({ file, ...firstIssue(error) }))
+    const decoded = decodeSettings(json)
+    if (decoded._tag === "Right") return { ...decoded.right, exists: true }
+    const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+    const unexpected = issue?._tag === "Unexpected" && issue.path.length === 1 ? String(issue.path[0]) : undefined
+    return yield* Effect.fail(
+      unexpected !== undefined
+        ? new InvalidLoaderSettings({ file, field: oneLine(unexpected, 80), rule: unknownKeyRule(unexpected) })
+        : new InvalidLoaderSettings({ file, ...mapRule(firstIssue(decoded.left)) })
     )
   })
 
+const mapRule = (issue: { readonly field: string; readonly rule: string }) => ({
+  field: oneLine(issue.field, 120),
+  rule: oneLine(issue.rule, 300)
+})
+
 /**
- * The LoaderOptions for a state root: the settings, `bundled` overriding `bundledRoot`, and the
- * defaults (every folder found is enabled, every instance plugin licensed) where they are silent.
+ * The LoaderOptions for a state root: the settings, `bundled` overriding `bundledRoot`, every
+ * folder found enabled when `enabled` is absent, and the licence set as written (none without
+ * `licensed`: the gate is closed by default).
  * @since 0.1.0
  * @category settings
  */
 export const options = (
   root: string,
   bundled: string | undefined
-): Effect.Effect<LoaderOptions & { readonly roots: ReadonlyArray<PluginRoot> }, InvalidLoaderSettings | PluginRootUnreadable, FileSystem.FileSystem> =>
+): Effect.Effect<
+  LoaderOptions & { readonly roots: ReadonlyArray<PluginRoot>; readonly settingsFile: string; readonly settingsExist: boolean },
+  InvalidLoaderSettings | PluginRootUnreadable,
+  FileSystem.FileSystem
+> =>
   Effect.gen(function*() {
     const settings = yield* read(root)
     const bundledRoot = bundled ?? settings.bundledRoot
@@ -64,12 +111,15 @@ export const options = (
       ...(bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(bundledRoot) }]),
       { kind: "instance", path: path.resolve(root, "plugins") }
     ]
-    const found = settings.enabled === undefined || settings.licensed === undefined ? yield* discover(roots) : []
+    const found = settings.enabled === undefined ? yield* discover(roots) : []
     return {
       roots,
       bundledRoot,
       instanceRoot: path.resolve(root, "plugins"),
       enabled: settings.enabled ?? found.map((d) => d.name),
-      licensed: settings.licensed ?? found.filter((d) => d.root === "instance").map((d) => d.name)
+      licensed: settings.licensed ?? [],
+      config: settings.config ?? {},
+      settingsFile: settingsFile(root),
+      settingsExist: settings.exists
     }
   })

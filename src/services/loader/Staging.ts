@@ -60,6 +60,13 @@ export interface RegisterContext {
   readonly version: string
   /** The plugin's storage directory under the City's root (`<root>/data/<name>`). */
   readonly storage: { readonly path: string }
+  /**
+   * The plugin's settings: its object under `config` in `plugins.json`, decoded against the
+   * manifest's `configSchema`, the fields' defaults applied (docs/plugin-loader.md, "Configuration").
+   */
+  readonly config: Readonly<Record<string, unknown>>
+  /** The keys of `required` config fields that have neither a stored value nor a default. */
+  readonly configUnset: ReadonlyArray<string>
   /** Logs annotated with `plugin=<name>`. */
   readonly log: {
     readonly debug: (message: string) => void
@@ -208,6 +215,8 @@ export const fromRegister = (options: {
         name,
         version: options.version,
         storage: lifecycle.storage,
+        config: lifecycle.config,
+        configUnset: lifecycle.configUnset,
         log: {
           debug: (m) => run(lifecycle.log.debug(m)),
           info: (m) => run(lifecycle.log.info(m)),

@@ -7,7 +7,8 @@ export async function register(ctx) {
     handler: async (name, call) => {
       greeted++
       const time = await call.invoke("clock", "now")
-      return `Hello ${name}, from ${call.agent.id} (${time})`
+      // ctx.config: this plugin's settings in plugins.json, with the manifest's defaults applied.
+      return `${ctx.config.salutation} ${name}, from ${call.agent.id} (${time})`
     }
   })
   ctx.registerAction("learn", {
