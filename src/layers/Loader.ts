@@ -2,10 +2,27 @@
  * The plugin loader as a Layer over the City core: `PluginLoader` (one load pass, discovery, the
  * load alert) and `Generations` (generation 1 at start, skills reload, restart by generation).
  * Built after the core, so it is released first: a restart in flight ends before Sessions stop.
+ *
+ * `city(cityOptions, loaderOptions)` is the same, plus the `City` façade over that very core, so
+ * what a host runs through `City` (the daemon's City Sessions) sees the loader's generations
+ * (docs/plugin-loader-lifecycle.md: "Every daemon start builds the registry generation from
+ * disk").
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { CityCloseError } from "../schema/Errors.ts"
+import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
+import { CloseReport } from "../services/city/CloseReport.ts"
+import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
+import { PluginRegistry } from "../services/city/PluginRegistry.ts"
+import { Sessions } from "../services/city/Sessions.ts"
+import { Workspaces } from "../services/city/Workspaces.ts"
 import { core } from "./City.ts"
 import * as Generations from "../services/loader/Generations.ts"
 import * as PluginLoader from "../services/loader/PluginLoader.ts"
@@ -26,3 +43,42 @@ export const layer = (options: PluginLoader.LoaderOptions) =>
  */
 export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.LoaderOptions) =>
   layer(options).pipe(Layer.provideMerge(core(CityConfig.layer(city))))
+
+/**
+ * `withCore`, plus the `City` service over the same core: `city.agents`, `city.workspaces`,
+ * `city.scope` and Turns of its Sessions see the loader's current generation. Generation 1 loads
+ * while the Layer builds.
+ *
+ * `city.close` closes it all once (the loader, Sessions, plugins, Workspaces) and fails with
+ * CityCloseError listing every cleanup failure; concurrent and later calls share that one result.
+ * Decision: unlike `City.make`, a close that failed is not attempted again by a later call (the
+ * daemon closes its City once, with its Scope).
+ * @since 0.1.0
+ * @category layers
+ */
+export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoader.LoaderOptions) =>
+  Layer.scopedContext(Effect.gen(function*() {
+    const outer = yield* Effect.scope
+    const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+    const context = yield* Layer.buildWithScope(withCore(cityOptions, options), inner)
+    const registry = Context.get(context, PluginRegistry)
+    const leases = Context.get(context, ExecutionLeases)
+    const report = Context.get(context, CloseReport)
+    const closing = yield* Effect.cached(
+      Effect.uninterruptible(Effect.zipRight(Scope.close(inner, Exit.void), Effect.sync(report.take)))
+    )
+    const close = Effect.flatMap(closing, (failures) =>
+      failures.length === 0
+        ? Effect.void
+        : Effect.fail(new CityCloseError({ failures: failures.map(({ cause, subject }) => ({ subject, cause })) })))
+    yield* Scope.addFinalizer(outer, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
+    const shape: CityShape = {
+      plugins: registry,
+      workspaces: Context.get(context, Workspaces),
+      agents: Context.get(context, Sessions).agents,
+      leases,
+      scope: makeScope(registry, leases),
+      close
+    }
+    return Context.add(context, City, shape)
+  }))

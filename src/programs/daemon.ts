@@ -3,8 +3,19 @@
  * work. At start it takes the pid file (a second daemon on the same root refuses with
  * `DaemonAlreadyRunning`, exit 1), recovers owed work (the applier's first pass claims every owed
  * record, including those a killed daemon left claimed), then runs the owed-work applier and the
- * fingerprint watcher every `--poll-ms` (default 3000), and hosts the loader's generation when
- * plugin roots are configured (`hostLoaderGeneration`, a seam until the loader lands).
+ * fingerprint watcher every `--poll-ms` (default 3000), and hosts the plugin loader.
+ *
+ * Plugins (docs/plugin-loader-lifecycle.md: "Every daemon start builds the registry generation
+ * from disk"): after the pid file, the daemon reads `$CITY_ROOT/plugins.json` and builds plugin
+ * generation 1 from the roots (bundled from `--bundled <dir>`, else `bundledRoot`; instance
+ * `$CITY_ROOT/plugins`) in its own City, the one its City Sessions run in (Loader.city), and logs
+ * `plugin generation 1 ready: N loaded, M skipped`. Skips are logged and never stop it. Loaded
+ * plugins get the Generations-bound `requestReload`: skills reload live, a restart builds a new
+ * generation. `city plugins reload` requests a restart durably (RestartRequests.ts), carried out
+ * at the next poll; the running generation is published to `state/plugins/generation.json` for
+ * `city plugins list` and `city status`. Decision: a `plugins.json` that is refused
+ * (InvalidLoaderSettings) is refused input like for the `city plugins` verbs: logged, one
+ * `city: error:` line, exit 2, before any plugin code runs.
  *
  * Endpoints of runtimes whose profile says `"host": "city"` are hosted here as City Sessions
  * (launched at start and as peers appear; their state published for the `city` verbs); their
@@ -29,8 +40,9 @@ import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import type * as Scope from "effect/Scope"
-import * as City from "../city.ts"
+import * as Option from "effect/Option"
+import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
+import * as Loader from "../layers/Loader.ts"
 import * as LiveApplication from "../layers/LiveApplication.ts"
 import { cityRuntimes } from "../layers/LiveApplication.ts"
 import { Host } from "../services/capabilities/Host.ts"
@@ -44,30 +56,28 @@ import * as TurnInbox from "../services/live/TurnInbox.ts"
 import { Applier } from "../services/live/Applier.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
 import * as Watcher from "../services/live/Watcher.ts"
+import * as RestartRequests from "../services/loader/RestartRequests.ts"
+import * as Settings from "../services/loader/Settings.ts"
 import { markGracefulStop, onDeadline } from "./main.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
 import * as Out from "./output.ts"
+import * as Plugins from "./plugins.ts"
 import { verb } from "./verbs.ts"
 
 /**
- * Seam for the loader issue: when plugin roots are configured, the daemon hosts the loader's
- * current generation of plugins in its City (and restarts it on request). Until the loader lands
- * this only says that no plugin roots are hosted.
+ * The daemon's work, in the caller's Scope, over its City with the loader (generation 1 built) and
+ * with the pid file held: owed-work applier, fingerprint watcher, Turn inbox, restart requests
+ * (`restartsBefore`: the request record as it was before generation 1 loaded); runs until
+ * interrupted.
  * @since 0.1.0
  */
-export const hostLoaderGeneration: Effect.Effect<void, never, Scope.Scope> = Effect.logDebug(
-  "plugin loader not available in this build: no plugin roots hosted"
-)
-
-/**
- * The daemon's work, in the caller's Scope: pid file, owed-work applier, fingerprint watcher,
- * loader seam; runs until interrupted.
- * @since 0.1.0
- */
-export const run = (interval: Duration.DurationInput, deadline: Duration.DurationInput = Duration.seconds(30)) =>
+export const run = (
+  interval: Duration.DurationInput,
+  deadline: Duration.DurationInput = Duration.seconds(30),
+  restartsBefore: Option.Option<RestartRequests.RestartRecord> = Option.none()
+) =>
   Effect.gen(function*() {
-    yield* DaemonLock.acquire
     const applier = yield* Applier
     const reloads = yield* Reloads
     const sessions = yield* CitySessionsHost
@@ -115,7 +125,7 @@ export const run = (interval: Duration.DurationInput, deadline: Duration.Duratio
       Effect.zipRight(launchAll, inbox.pass.pipe(Effect.catchAll((e) => Effect.logError(`turn inbox: ${e.message}`)))),
       Effect.sleep(interval)
     )))
-    yield* hostLoaderGeneration
+    yield* RestartRequests.serve(restartsBefore, interval)
     return yield* Effect.never
   })
 
@@ -150,25 +160,49 @@ const deadlineMs = Opt.described(
 
 export const daemon = verb(
   "daemon",
-  "Carry out owed reloads and removals, watch launch-read files, host the City",
-  { root: Opt.root, pollMs, logFormat, deadlineMs },
+  "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
+  { root: Opt.root, pollMs, logFormat, deadlineMs, bundled: Plugins.bundled },
   (o) =>
     Effect.gen(function*() {
-      const root = Opt.resolveRoot(o.root, yield* Invocation)
+      const invocation = yield* Invocation
+      const root = Opt.resolveRoot(o.root, invocation)
+      const bundledRoot = Plugins.resolveBundled(o.bundled, invocation)
       const interval = Duration.millis(Math.max(10, o.pollMs))
-      const layer = LiveApplication.daemonLayer({ pollInterval: interval }).pipe(
-        Layer.provideMerge(City.layer({ root }))
-      )
       const logger = Logger.withConsoleLog(o.logFormat === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
-      yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)))).pipe(
-        Effect.provide(layer),
+      const capabilities = CapabilitiesLive.layer({ root })
+      // The pid file first: a second daemon refuses before any plugin code runs. Then the
+      // settings and the request record as they are before generation 1 loads; then the City
+      // with the loader (generation 1) and the live services over it. Released in reverse: the
+      // live services and the City (plugins disposed), the published generation, the pid file.
+      const program = Effect.scoped(Effect.gen(function*() {
+        yield* DaemonLock.acquire
+        const options = yield* Settings.options(root, bundledRoot)
+        const before = yield* (yield* RestartRequests.RestartRequests).get
+        yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
+        const layer = LiveApplication.daemonLayer({ pollInterval: interval }).pipe(
+          Layer.provideMerge(Loader.city({ root }, options))
+        )
+        yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before)).pipe(
+          Effect.provide(layer)
+        )
+      }))
+      yield* program.pipe(
+        Effect.provide(Layer.provideMerge(RestartRequests.layer, capabilities)),
+        // A refused plugins.json: refused input, as for the `city plugins` verbs (exit 2).
+        Effect.catchTag("InvalidLoaderSettings", (error) =>
+          Effect.logError(error.message).pipe(
+            Effect.annotateLogs({ code: "plugin.settings_invalid" }),
+            Effect.zipRight(Console.error(`city: error: ${error.message}`)),
+            Effect.zipRight(Out.setExitCode(2))
+          )),
         // The daemon's log is its only logger.
         (self) => Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger)),
-        // The daemon's failures (a second daemon, an unreadable root, a City that cannot start): one line, exit 1.
+        // The daemon's failures (a second daemon, an unreadable root or plugin root, a City that
+        // cannot start): one line, exit 1.
         Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(1))),
         // Stopped by SIGINT/SIGTERM and everything above closed: a graceful stop, exit 0.
         Effect.onInterrupt(() => Effect.sync(markGracefulStop))
       )
     }),
-  ["city daemon", "city daemon --poll-ms 1000 --log-format json"]
+  ["city daemon", "city daemon --poll-ms 1000 --log-format json", "city daemon --bundled /opt/app/plugins"]
 )

@@ -1,7 +1,10 @@
 /**
  * The live-application parts of the `city` CLI (issue 10): whether a daemon is running to carry
  * out pending work, the owed reloads and removals (`city capability list`, `city status`), and
- * `city status` itself.
+ * `city status` itself, which also shows the plugin generation the daemon serves (its number, how
+ * many loaded and were skipped, each skipped name with its reason; docs/plugin-loader-lifecycle.md:
+ * "A skipped plugin is logged as plugin skipped: <name>: <reason>") and a restart request not yet
+ * applied (RestartRequests.ts).
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
@@ -17,8 +20,10 @@ import * as DaemonLock from "../services/live/DaemonLock.ts"
 import { makeRefs } from "../services/live/Endpoints.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
 import { isOwed, Reloads } from "../services/live/Reloads.ts"
+import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
+import { runningGeneration } from "./plugins.ts"
 import { verb } from "./verbs.ts"
 
 /** `{ running, pid }` of this root's daemon. */
@@ -83,9 +88,57 @@ export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
     yield* Console.log(owed.daemon.running ? `daemon: running (pid ${owed.daemon.pid})` : "daemon: not running")
   })
 
+/** The plugin part of `city status`: the daemon's running generation and a pending restart request. */
+const pluginStatus = Effect.gen(function*() {
+  const running = yield* runningGeneration
+  const restart = yield* Effect.flatMap(RestartRequests.RestartRequests, (r) => r.get).pipe(
+    Effect.provide(RestartRequests.layer)
+  )
+  const generation = Option.map(running.generation, (g) => ({
+    number: g.generation,
+    started_at: g.started_at,
+    loaded: g.report.loaded.length,
+    skipped: g.report.skipped.map((s) => ({ name: s.name, root: s.root, kind: s.kind, reason: s.reason })),
+    missing: g.report.missing
+  }))
+  const pending = Option.filter(restart, RestartRequests.isOwed)
+  const lines: Array<string> = []
+  if (Option.isSome(generation)) {
+    const g = generation.value
+    lines.push(`plugins: generation ${g.number} (since ${g.started_at}): ${g.loaded} loaded, ${g.skipped.length} skipped`)
+    for (const s of g.skipped) lines.push(`  skipped ${s.name}: ${Out.oneLine(s.reason, 300)}`)
+    if (g.missing.length > 0) lines.push(`  enabled but provided by no root: ${g.missing.join(", ")}`)
+  } else {
+    lines.push(
+      Option.isSome(running.pid)
+        ? "plugins: the daemon has published no plugin generation yet"
+        : "plugins: no daemon runs, so no plugin generation is running"
+    )
+  }
+  if (Option.isSome(pending)) {
+    const r = pending.value
+    lines.push(
+      `plugins: restart requested (${r.applied}/${r.requested} applied)` +
+        (r.last_error === undefined ? "" : `, last attempt failed: ${Out.oneLine(r.last_error.reason, 300)}`)
+    )
+  }
+  return {
+    lines,
+    json: {
+      generation: Option.getOrNull(generation),
+      restart: Option.getOrNull(Option.map(restart, (r) => ({
+        requested: r.requested,
+        applied: r.applied,
+        pending: RestartRequests.isOwed(r),
+        last_error: r.last_error ?? null
+      })))
+    }
+  }
+})
+
 export const status = verb(
   "status",
-  "Owed reloads and removals, and whether a daemon is running to carry them out",
+  "Owed reloads and removals, whether a daemon is running to carry them out, and its plugin generation",
   Opt.readOptions,
   (o) =>
     Out.runVerb(
@@ -93,8 +146,10 @@ export const status = verb(
       o.json,
       Effect.gen(function*() {
         const owed = yield* owedWork
-        if (o.json) return yield* Out.printJson({ ok: true, verb: "status", daemon: owed.daemon, owed: owed.json })
+        const plugins = yield* pluginStatus
+        if (o.json) return yield* Out.printJson({ ok: true, verb: "status", daemon: owed.daemon, owed: owed.json, plugins: plugins.json })
         yield* printOwed(owed)
+        for (const line of plugins.lines) yield* Console.log(line)
       }).pipe(Effect.provide(Opt.live(o.root)))
     ),
   ["city status", "city status --json"]

@@ -310,7 +310,12 @@ const listTypes: ReadonlySet<ConfigFieldType> = new Set<ConfigFieldType>([
 const kindOf = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : typeof value
 
-/** Why `value` does not fit `field`, or `undefined`. */
+/**
+ * Why a stored `value` does not fit `field` (see the module comment for the value type of each
+ * field type), or `undefined` when it fits.
+ * @since 0.1.0
+ * @category parsing
+ */
 export const valueProblem = (field: ConfigField, value: unknown): string | undefined => {
   const choices = field.options?.map((o) => o.value)
   if (field.type === "section") return "is a section, which carries no value"

@@ -249,7 +249,9 @@ export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestI
  * @category models
  */
 export interface Decoded {
+  /** The manifest, unknown config field types dropped. */
   readonly manifest: Manifest
+  /** One line each: what was dropped and why. */
   readonly warnings: ReadonlyArray<string>
 }
 

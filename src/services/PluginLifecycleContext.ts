@@ -62,7 +62,9 @@ export interface PluginLifecycleContextShape {
  * @category models
  */
 export interface PluginConfig {
+  /** The settings by key, the fields' defaults applied. */
   readonly values: Readonly<Record<string, unknown>>
+  /** The keys of `required` fields with neither a value nor a default. */
   readonly unset: ReadonlyArray<string>
 }
 

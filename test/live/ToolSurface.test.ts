@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
+import { execFileSync } from "node:child_process"
 import { join } from "node:path"
 import { readTools } from "../../src/services/live/ToolSurface.ts"
 import { tempDir } from "../acceptance/cityCli.ts"
@@ -35,7 +36,9 @@ describe("ToolSurface", () => {
       ].join("\n"))
       yield* fs.writeFileString(files.bad, "{ not json")
       yield* fs.writeFileString(files.settings, JSON.stringify({ hooks: {} }))
-      const tools = readTools([...Object.values(files), join(dir, "absent.json")])
+      const pipe = join(dir, "f.fifo.json") // a FIFO among the launch files: refused, never opened
+      execFileSync("mkfifo", [pipe])
+      const tools = yield* readTools([...Object.values(files), pipe, join(dir, "absent.json")])
       expect([...tools.values()].map((t) => [t.name, t.command, t.args])).toEqual([
         ["one", "/bin/one", ["-x"]],
         ["same", "/bin/new", []],

@@ -14,6 +14,11 @@
  * a runtime another host runs as an agent simply has no endpoint here. The rule
  * holds for `register` and for every stored declaration read back (a `host.json`
  * changed later makes a stored declaration invalid, reported like any other).
+ *
+ * The file given to `register` is read through the one file reader with the
+ * declaration cap (1 MiB, `files/TextFile.ts`): a FIFO, a device, a folder, a
+ * larger file or invalid UTF-8 is an `InvalidDeclaration` naming the file and the
+ * reader's rule; a missing file is one too ("does not exist").
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -27,6 +32,7 @@ import { Declaration } from "../../schema/Declaration.ts"
 import { defaultHostConfig, type HostConfig } from "../../schema/HostConfig.ts"
 import { isName } from "../../schema/Name.ts"
 import * as DocumentStore from "./DocumentStore.ts"
+import * as TextFile from "../files/TextFile.ts"
 import { Host } from "./Host.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
@@ -126,9 +132,13 @@ export const make: Effect.Effect<Capabilities["Type"], never, Host | StateRoot |
     const readFile = (file: string) => {
       const absolute = path.resolve(file)
       const stem = path.basename(absolute, path.extname(absolute))
-      return fs.readFileString(absolute).pipe(
-        Effect.mapError((e) => invalid(absolute, "", `cannot be read (${e.message})`)),
-        Effect.flatMap((text) => store.decode(absolute, stem, text))
+      return TextFile.read(absolute, TextFile.kinds.declaration).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.mapError((e) => invalid(absolute, "", e.rule)),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(invalid(absolute, "", "does not exist")),
+          onSome: (text) => store.decode(absolute, stem, text)
+        }))
       )
     }
 

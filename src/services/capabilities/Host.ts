@@ -4,7 +4,8 @@
  * core" (spec/capability-plugin-lifecycle.md, "Joints (core-owned)") and which
  * runtime has a core-owned private directory ("`{privateDir}` is the core-owned
  * private directory of the endpoint (OpenCode: `<root>/state/opencode/<p>/`)").
- * An invalid `host.json` is refused with `InvalidHostConfig`.
+ * An invalid `host.json` is refused with `InvalidHostConfig`; it is read with the
+ * host-configuration cap (1 MiB, `files/TextFile.ts`).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -13,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidHostConfig, type StateError } from "../../schema/CapabilityErrors.ts"
 import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
+import * as TextFile from "../files/TextFile.ts"
 import { decodeDocument } from "./DocumentStore.ts"
 import { StateRoot } from "./StateRoot.ts"
 
@@ -71,7 +73,7 @@ const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidHostC
  */
 export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const text = yield* state.readText(hostFile)
+  const text = yield* state.readText(hostFile, TextFile.kinds.hostConfig)
   const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(hostFile), text.value)
   return fromConfig(config)
 })

@@ -14,9 +14,14 @@
  * The lock is `RootLock.hold` on the root directory (lock directory
  * `<root>/.lock`), a scoped resource. It is not re-entrant: a joint takes it
  * once.
+ *
+ * Reads go through the one file reader (`files/TextFile.ts`; design.md, "State
+ * and durability"): a state document is capped at 16 MiB unless the caller names
+ * another kind (`host.json` is a `hostConfig`), a FIFO or device under the root
+ * is refused without being opened, and a refusal is a `StateError` whose detail
+ * is the reader's one-line rule. Listings use the platform `readDirectory`.
  * @since 0.1.0
  */
-import * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
@@ -25,8 +30,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as nodeFs from "node:fs"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import * as TextFile from "../files/TextFile.ts"
 import * as RootLock from "./RootLock.ts"
 
 /**
@@ -66,8 +71,11 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
     readonly ensure: Effect.Effect<void, StateError>
     /** Succeeds when the root is an existing directory; `RootNotFound` when it does not exist. */
     readonly require: Effect.Effect<void, RootNotFound | StateError>
-    /** The text of a file, or `None` when it does not exist. */
-    readonly readText: (relative: string) => Effect.Effect<Option.Option<string>, StateError>
+    /**
+     * The text of a file, or `None` when it does not exist; read with the cap of `kind` (default:
+     * a state document, 16 MiB). A file that is not a regular one, too large, or not UTF-8 fails.
+     */
+    readonly readText: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<string>, StateError>
     /** Writes `text` atomically: temp file, fsync, rename, fsync of the folder. Creates the folders. */
     readonly writeText: (relative: string, text: string, options?: WriteOptions) => Effect.Effect<void, StateError>
     /** Writes `value` as indented JSON atomically (documents with a Schema go through a `DocumentStore`). */
@@ -92,27 +100,6 @@ const describe = (cause: unknown): string =>
     : typeof cause === "object" && cause !== null && "message" in cause
     ? String(cause.message)
     : String(cause)
-
-/** A Node error for a path that does not exist. */
-const isMissing = (cause: unknown): boolean => codeOf(cause) === "ENOENT"
-
-const codeOf = (cause: unknown): unknown =>
-  typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
-
-/** A Node error from a synchronous read as the platform's SystemError, as the other operations give. */
-const systemError = (method: string, file: string, cause: unknown): PlatformError.SystemError =>
-  new PlatformError.SystemError({
-    reason: codeOf(cause) === "EACCES" || codeOf(cause) === "EPERM"
-      ? "PermissionDenied"
-      : codeOf(cause) === "ENOTDIR" || codeOf(cause) === "EISDIR" || codeOf(cause) === "ELOOP"
-      ? "BadResource"
-      : "Unknown",
-    module: "FileSystem",
-    method,
-    pathOrDescriptor: file,
-    description: describe(cause),
-    cause
-  })
 
 const isNotFound = (e: { readonly _tag: string; readonly reason?: string }) =>
   e._tag === "SystemError" && e.reason === "NotFound"
@@ -178,20 +165,15 @@ export const make = (config: StateRootConfig): Effect.Effect<
     const writeJson = (relative: string, value: unknown, options?: WriteOptions) =>
       writeText(relative, `${JSON.stringify(value, null, 2)}\n`, options)
 
-    // Reads and listings are synchronous: state files are small and a sweep reads hundreds (a
-    // peer file per peer, before the sweep and again when its endpoints are converged), where an
-    // asynchronous read costs several times the read itself (the loader measured ~10x).
-    const readText = (relative: string) =>
-      Effect.suspend((): Effect.Effect<Option.Option<string>, StateError> => {
-        const file = resolve(relative)
-        try {
-          return Effect.succeed(Option.some(nodeFs.readFileSync(file, "utf8")))
-        } catch (cause) {
-          return isMissing(cause)
-            ? Effect.succeed(Option.none())
-            : Effect.fail(fail("read", file)(systemError("readFile", file, cause)))
-        }
-      })
+    // Asynchronous, through the one reader: a synchronous read of a FIFO under the root would
+    // freeze the whole process (design.md, "State and durability").
+    const readText = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) => {
+      const file = resolve(relative)
+      return TextFile.read(file, kind).pipe(
+        Effect.mapError((e) => new StateError({ operation: "read", path: file, detail: e.rule, cause: e })),
+        Effect.provideService(FileSystem.FileSystem, fs)
+      )
+    }
 
     const remove = (relative: string) => {
       const file = resolve(relative)
@@ -203,17 +185,14 @@ export const make = (config: StateRootConfig): Effect.Effect<
       return fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail("create", dir)))
     }
 
-    const list = (relative: string) =>
-      Effect.suspend((): Effect.Effect<ReadonlyArray<string>, StateError> => {
-        const dir = resolve(relative)
-        try {
-          return Effect.succeed(nodeFs.readdirSync(dir).sort())
-        } catch (cause) {
-          return isMissing(cause)
-            ? Effect.succeed([])
-            : Effect.fail(fail("list", dir)(systemError("readDirectory", dir, cause)))
-        }
-      })
+    const list = (relative: string) => {
+      const dir = resolve(relative)
+      return fs.readDirectory(dir).pipe(
+        Effect.map((entries): ReadonlyArray<string> => entries.sort()),
+        Effect.catchIf(isNotFound, () => Effect.succeed([])),
+        Effect.mapError(fail("list", dir))
+      )
+    }
 
     const lock = Effect.zipRight(
       require,

@@ -28,9 +28,10 @@
  * - **Never more than cap + 1 bytes.** The file is opened and read in a Scope (closed on every
  *   exit), into buffers that add up to at most cap + 1 bytes, until EOF; so a file that grew, or was
  *   swapped for a larger one, after the stat is still refused as too large without being read whole
- *   (`fs.readFile` would read it whole). The opened file is checked again with `fstat` before the
- *   first read, so a device or FIFO swapped in after the stat is refused before any read. A read
- *   that returns fewer bytes than asked ends the loop: on a regular file (as `fstat` said) that is
+ *   (`fs.readFile` would read it whole). The open file is not checked again with `fstat`: a device
+ *   swapped in after the stat can give at most cap + 1 bytes, which then fail as too large or as
+ *   bad text, and a FIFO swapped in blocks in `open`, before any check could run (see the race
+ *   below). A read that returns fewer bytes than asked ends the loop: on a regular file that is
  *   end of file.
  * - **UTF-8, strictly.** A byte-order mark is accepted and stripped (`TextDecoder`'s default);
  *   invalid UTF-8 is refused with the byte offset of the first ill-formed sequence (counted from the
@@ -170,6 +171,46 @@ const readBounded = (file: string, kind: FileKind, handle: FileSystem.File, expe
   }).pipe(Effect.mapError((e) => e._tag === "FileRefused" ? e : unreadable(file, e)))
 
 /**
+ * The kind of `file` as the reader sees it before opening it: `None` when it does not exist, its
+ * `stat` when it is a regular file within the cap of its kind, else refused. A caller that keeps
+ * what it read by size and modification time (discovery) looks here first and reads only what
+ * changed, with {@link readChecked}.
+ * @since 0.1.0
+ * @category reading
+ */
+export const inspect = (
+  file: string,
+  kind: FileKind
+): Effect.Effect<Option.Option<FileSystem.File.Info>, FileRefused, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    fs.stat(file).pipe(
+      Effect.map(Option.some),
+      Effect.catchAll(absentOr(file)),
+      Effect.tap((info) => (Option.isSome(info) ? check(file, kind, info.value) : Effect.void))
+    ))
+
+/**
+ * The bytes of a file {@link inspect} accepted (`info` is what it gave), or `None` when it went
+ * away since. Never reads more than cap + 1 bytes: a file that grew, or was swapped for a larger
+ * file or a device since the stat, is refused as too large without being read whole.
+ * @since 0.1.0
+ * @category reading
+ */
+export const readCheckedBytes = (
+  file: string,
+  kind: FileKind,
+  info: FileSystem.File.Info
+): Effect.Effect<Option.Option<Uint8Array>, FileRefused, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const opened = yield* fs.open(file, { flag: "r" }).pipe(Effect.map(Option.some), Effect.catchAll(absentOr(file)))
+        if (Option.isNone(opened)) return Option.none()
+        return Option.some(yield* readBounded(file, kind, opened.value, Number(info.size)))
+      })
+    ))
+
+/**
  * The bytes of a regular file, or `None` when it does not exist; refused when it is not a regular
  * file, is larger than the cap of its kind, or cannot be read. Never reads more than cap + 1 bytes.
  * @since 0.1.0
@@ -179,21 +220,8 @@ export const readBytes = (
   file: string,
   kind: FileKind
 ): Effect.Effect<Option.Option<Uint8Array>, FileRefused, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const info = yield* fs.stat(file).pipe(Effect.map(Option.some), Effect.catchAll(absentOr(file)))
-    if (Option.isNone(info)) return Option.none()
-    yield* check(file, kind, info.value)
-    return yield* Effect.scoped(
-      Effect.gen(function*() {
-        const opened = yield* fs.open(file, { flag: "r" }).pipe(Effect.map(Option.some), Effect.catchAll(absentOr(file)))
-        if (Option.isNone(opened)) return Option.none()
-        // The path may have been swapped since the stat: what is open is checked again before any read.
-        const size = yield* check(file, kind, yield* Effect.mapError(opened.value.stat, (e) => unreadable(file, e)))
-        return Option.some(yield* readBounded(file, kind, opened.value, size))
-      })
-    )
-  })
+  Effect.flatMap(inspect(file, kind), (info) =>
+    Option.isNone(info) ? Effect.succeed(Option.none()) : readCheckedBytes(file, kind, info.value))
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
@@ -240,6 +268,27 @@ const decodeUtf8 = (bytes: Uint8Array): Option.Option<string> => {
   }
 }
 
+/** The text of `bytes` read from `file`, or the refusal naming the first bad byte. */
+const decoded = (file: string, bytes: Option.Option<Uint8Array>): Effect.Effect<Option.Option<string>, FileRefused> => {
+  if (Option.isNone(bytes)) return Effect.succeed(Option.none())
+  const text = decodeUtf8(bytes.value)
+  return Option.isSome(text)
+    ? Effect.succeed(text)
+    : Effect.fail(refuse(file, "invalid-utf8", `is not valid UTF-8 (at byte ${Math.max(0, firstInvalidUtf8(bytes.value))})`))
+}
+
+/**
+ * The text of a file {@link inspect} accepted, as {@link read} gives it.
+ * @since 0.1.0
+ * @category reading
+ */
+export const readChecked = (
+  file: string,
+  kind: FileKind,
+  info: FileSystem.File.Info
+): Effect.Effect<Option.Option<string>, FileRefused, FileSystem.FileSystem> =>
+  Effect.flatMap(readCheckedBytes(file, kind, info), (bytes) => decoded(file, bytes))
+
 /**
  * The text of a regular UTF-8 file (a byte-order mark stripped), or `None` when it does not
  * exist; refused when it is not a regular file, is larger than the cap of its kind, is not valid
@@ -251,12 +300,4 @@ export const read = (
   file: string,
   kind: FileKind
 ): Effect.Effect<Option.Option<string>, FileRefused, FileSystem.FileSystem> =>
-  Effect.flatMap(readBytes(file, kind), (bytes) => {
-    if (Option.isNone(bytes)) return Effect.succeed(Option.none())
-    const text = decodeUtf8(bytes.value)
-    return Option.isSome(text)
-      ? Effect.succeed(text)
-      : Effect.fail(
-        refuse(file, "invalid-utf8", `is not valid UTF-8 (at byte ${Math.max(0, firstInvalidUtf8(bytes.value))})`)
-      )
-  })
+  Effect.flatMap(readBytes(file, kind), (bytes) => decoded(file, bytes))

@@ -19,6 +19,7 @@
  * - `onLaunch` runs after each launch and reload (the Applier records the fingerprint there).
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -106,7 +107,7 @@ export interface CitySessionsOptions {
 export const make = (options: CitySessionsOptions = {}): Effect.Effect<
   CitySessionsShape,
   never,
-  City | Host
+  City | Host | FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
     const city = yield* City
@@ -118,7 +119,9 @@ export const make = (options: CitySessionsOptions = {}): Effect.Effect<
     const onState = options.onState ?? (() => Effect.void)
     const failed = (ref: EndpointRef, operation: string) => (error: { readonly message: string }) =>
       new EndpointHostFailed({ identity: ref.identity, operation, detail: error.message })
-    const surfaces = (ref: EndpointRef) => readTools(launchFiles(config, ref))
+    const fs = yield* FileSystem.FileSystem
+    const surfaces = (ref: EndpointRef) =>
+      Effect.provideService(readTools(launchFiles(config, ref)), FileSystem.FileSystem, fs)
     const sessionOf = (h: Hosting) =>
       h.agent.sessions.create({ workspace: h.workspace, id: `${h.ref.identity}#${h.generation}` })
 
@@ -134,7 +137,7 @@ export const make = (options: CitySessionsOptions = {}): Effect.Effect<
           agent,
           workspace,
           session,
-          tools: surfaces(ref),
+          tools: yield* surfaces(ref),
           generation: 1,
           fenced: false,
           transcript: [],
@@ -156,7 +159,7 @@ export const make = (options: CitySessionsOptions = {}): Effect.Effect<
     const swap = (h: Hosting, old: Session) =>
       Effect.gen(function*() {
         h.generation++
-        h.tools = surfaces(h.ref)
+        h.tools = yield* surfaces(h.ref)
         h.session = yield* sessionOf(h).pipe(Effect.orDie)
         yield* old.close
         yield* onLaunch(h.ref)

@@ -18,10 +18,21 @@
  * - Host-global files (`~/.codex/config.toml`, `~/.claude.json`) are never fingerprinted: they are
  *   not launch-read files of a profile (schema/LiveProfile.ts).
  *
- * The comparison loop is synchronous `node:fs` (`statSync`): one poll covers every endpoint every
- * few seconds, and `bench/fingerprint.bench.ts` holds it to ≤ 1.5× a plain `statSync` loop.
+ * Reading: the content hash reads the file through the one file reader (`files/TextFile.ts`,
+ * asynchronous, the launch-read surface cap of 16 MiB). A file the reader refuses (a FIFO, a
+ * device, a folder, over the cap) is fingerprinted as **absent**: the stored record keeps its
+ * two states (present with a hash, absent), and a refused file is one the core cannot fingerprint,
+ * so a file that becomes refusable owes one reload (like one removed) and is never opened or read
+ * whole. The refusal is logged once, when the file turns refused.
+ *
+ * The stat comparison stays synchronous (`statSync`): a stat never opens the file, so a FIFO or
+ * a device cannot block it or be read by it, and one poll covers every endpoint every few seconds,
+ * which `bench/fingerprint.bench.ts` holds to ≤ 1.5× a plain `statSync` loop. The platform's
+ * asynchronous stat measured 10-15× that loop over 2,000 files, and its `mtime` is a `Date`
+ * (whole milliseconds), coarser than the `mtimeMs` the baselines hold.
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -30,10 +41,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
-import { readFileSync, statSync } from "node:fs"
+import { statSync } from "node:fs"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { Fingerprint, type FileFingerprint } from "../../schema/Live.ts"
 import { Host } from "../capabilities/Host.ts"
+import * as TextFile from "../files/TextFile.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
 import { filesOf, type Resolved, resolveTemplates } from "./LaunchFiles.ts"
@@ -75,22 +87,37 @@ export class Fingerprints extends Context.Tag("effect-city/Fingerprints")<
   }
 >() {}
 
-const hashOf = (file: string): string => createHash("sha256").update(readFileSync(file)).digest("hex")
+const absent: FileFingerprint = { absent: true }
 
-/** The current fingerprint of one file; `previous` spares the read when its stat is unchanged. */
-const observe = (file: string, previous: FileFingerprint | undefined): FileFingerprint => {
-  const stat = statSync(file, { throwIfNoEntry: false, bigint: false })
-  if (stat === undefined || !stat.isFile()) return { absent: true }
-  if (
-    previous !== undefined && !("absent" in previous) && previous.size === stat.size &&
-    previous.mtimeMs === stat.mtimeMs && previous.ino === stat.ino
-  ) return previous
-  try {
-    return { hash: hashOf(file), size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
-  } catch {
-    return { absent: true }
-  }
-}
+/**
+ * The current fingerprint of one file; `previous` spares the read when its stat is unchanged. A
+ * file the reader refuses is absent (logged when it was not absent before).
+ */
+const observe = (file: string, previous: FileFingerprint | undefined): Effect.Effect<FileFingerprint, never, FileSystem.FileSystem> =>
+  Effect.suspend(() => {
+    const stat = statSync(file, { throwIfNoEntry: false, bigint: false })
+    if (stat === undefined || !stat.isFile()) return Effect.succeed(absent)
+    if (
+      previous !== undefined && !("absent" in previous) && previous.size === stat.size &&
+      previous.mtimeMs === stat.mtimeMs && previous.ino === stat.ino
+    ) return Effect.succeed(previous)
+    return TextFile.readBytes(file, TextFile.kinds.launchFile).pipe(
+      Effect.map(Option.match({
+        onNone: () => absent,
+        onSome: (bytes): FileFingerprint => ({
+          hash: createHash("sha256").update(bytes).digest("hex"),
+          size: stat.size,
+          mtimeMs: stat.mtimeMs,
+          ino: stat.ino
+        })
+      })),
+      Effect.catchAll((refused) =>
+        previous !== undefined && "absent" in previous
+          ? Effect.succeed(absent)
+          : Effect.as(Effect.logWarning(`not fingerprinted, taken as absent: ${refused.message}`), absent)
+      )
+    )
+  })
 
 const sameContent = (a: FileFingerprint | undefined, b: FileFingerprint | undefined) =>
   a === undefined || b === undefined
@@ -143,9 +170,10 @@ interface Entry {
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host> = Effect.gen(function*() {
+export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host | FileSystem.FileSystem> = Effect.gen(function*() {
   const state = yield* StateRoot
   const config = (yield* Host).config
+  const context = yield* Effect.context<FileSystem.FileSystem>()
   const entries = new Map<string, Entry>()
   const file = (ref: EndpointRef) => `${fingerprintsDir}/${ref.identity}.json`
 
@@ -155,11 +183,14 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host> 
     return filesOf(resolved, ref)
   }
 
-  const observeAll = (ref: EndpointRef, entry: Entry | undefined) => {
-    const files = new Map<string, FileFingerprint>()
-    for (const path of pathsOf(ref, entry)) files.set(path, observe(path, entry?.baseline.get(path)))
-    return files
-  }
+  const observeAll = (ref: EndpointRef, entry: Entry | undefined) =>
+    Effect.suspend(() => {
+      const paths = pathsOf(ref, entry)
+      return Effect.map(
+        Effect.forEach(paths, (path) => observe(path, entry?.baseline.get(path))),
+        (observed) => new Map(paths.map((path, i) => [path, observed[i] ?? absent]))
+      )
+    }).pipe(Effect.provide(context))
 
   /** The slow path, once a stat differs: every file observed, differences by content. */
   const differences = (before: Map<string, FileFingerprint>, now: ReadonlyMap<string, FileFingerprint>) => {
@@ -179,10 +210,10 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host> 
   }
 
   /**
-   * Compares one endpoint with its baseline; synchronous. The fast path is one `statSync` per file
-   * and a comparison with the stat recorded in the baseline.
+   * Whether one endpoint's files all have the stat its baseline recorded; synchronous: one
+   * `statSync` per file (no file is opened).
    */
-  const compare = (ref: EndpointRef, entry: Entry): Change | undefined => {
+  const unchanged = (ref: EndpointRef, entry: Entry): boolean => {
     const paths = pathsOf(ref, entry)
     let fast = entry.stats
     if (fast === undefined || fast.paths !== paths) fast = entry.stats = statsOf(paths, entry.baseline)
@@ -193,12 +224,20 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host> 
         ? fast.ino[i] === -1
         : fast.size[i] === stat.size && fast.mtimeMs[i] === stat.mtimeMs && fast.ino[i] === stat.ino
     }
-    if (same) return undefined
-    entry.stats = undefined
-    const now = observeAll(ref, entry)
-    const changed = differences(entry.baseline, now)
-    return changed.length === 0 ? undefined : { ref, files: Object.fromEntries(now), changed }
+    if (!same) entry.stats = undefined
+    return same
   }
+
+  /** The slow path for an endpoint whose stats differ: its files observed, compared by content. */
+  const changeOf = (ref: EndpointRef, entry: Entry) =>
+    Effect.map(observeAll(ref, entry), (now): Change | undefined => {
+      const changed = differences(entry.baseline, now)
+      return changed.length === 0 ? undefined : { ref, files: Object.fromEntries(now), changed }
+    })
+
+  /** Compares one endpoint with its baseline: stats first, content only when a stat differs. */
+  const compare = (ref: EndpointRef, entry: Entry) =>
+    Effect.suspend(() => unchanged(ref, entry) ? Effect.succeed(undefined) : changeOf(ref, entry))
 
   const store = (ref: EndpointRef, files: ReadonlyMap<string, FileFingerprint>) =>
     Effect.gen(function*() {
@@ -216,33 +255,35 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host> 
         entries.set(ref.identity, { baseline: new Map(Object.entries(stored.value.files)), resolved: undefined, stats: undefined })
         return true
       }
-      yield* store(ref, observeAll(ref, undefined))
+      yield* store(ref, yield* observeAll(ref, undefined))
       return false
     })
 
-  const record = (ref: EndpointRef) => Effect.suspend(() => store(ref, observeAll(ref, entries.get(ref.identity))))
+  const record = (ref: EndpointRef) =>
+    Effect.flatMap(Effect.suspend(() => observeAll(ref, entries.get(ref.identity))), (files) => store(ref, files))
 
   const poll = (refs: ReadonlyArray<EndpointRef>) =>
     Effect.gen(function*() {
-      // One synchronous loop over the endpoints in memory; the others are loaded (or adopted) after.
+      // One synchronous stat loop over the endpoints in memory; those whose stats differ are read
+      // after, and the endpoints not in memory are loaded (or adopted).
       const missing: Array<EndpointRef> = []
-      const changes = yield* Effect.sync(() => {
-        const found: Array<Change> = []
+      const differing: Array<readonly [EndpointRef, Entry]> = []
+      yield* Effect.sync(() => {
         for (const ref of refs) {
           const entry = entries.get(ref.identity)
-          if (entry === undefined) {
-            missing.push(ref)
-            continue
-          }
-          const change = compare(ref, entry)
-          if (change !== undefined) found.push(change)
+          if (entry === undefined) missing.push(ref)
+          else if (!unchanged(ref, entry)) differing.push([ref, entry])
         }
-        return found
       })
+      const changes: Array<Change> = []
+      for (const [ref, entry] of differing) {
+        const change = yield* changeOf(ref, entry)
+        if (change !== undefined) changes.push(change)
+      }
       for (const ref of missing) {
         if (!(yield* loadOrAdopt(ref))) continue // adopted: nothing owed
         const entry = entries.get(ref.identity)
-        const change = entry === undefined ? undefined : compare(ref, entry)
+        const change = entry === undefined ? undefined : yield* compare(ref, entry)
         if (change !== undefined) changes.push(change)
       }
       return changes

@@ -11,10 +11,16 @@
  *   `args = ["..", ..]`. Only this subset of TOML is read: section headers, and `command`/`args`
  *   whose values are JSON-compatible strings and string arrays; other lines are ignored.
  * Files are read in sorted path order; a later entry of the same name replaces an earlier one.
- * A file that cannot be parsed contributes nothing (the fingerprint still tracks it).
+ * A file that cannot be parsed contributes nothing (the fingerprint still tracks it). Files are
+ * read through the one file reader (`files/TextFile.ts`, launch-read surface file: 16 MiB): a FIFO,
+ * a device, a folder, a larger file or invalid UTF-8 contributes nothing either, with a warning
+ * naming the file and the rule.
  * @since 0.1.0
  */
-import { readFileSync } from "node:fs"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as TextFile from "../files/TextFile.ts"
 
 /**
  * One callable tool: an argv (no shell) and the file that declared it.
@@ -91,22 +97,24 @@ const fromToml = (file: string, text: string): ReadonlyArray<Tool> => {
   )
 }
 
+const toolsOf = (file: string, text: string): ReadonlyArray<Tool> =>
+  file.endsWith(".toml") ? fromToml(file, text) : file.endsWith(".json") ? fromJson(file, text) : []
+
 /**
- * The tools declared by `files` (absent files declare none), by name.
+ * The tools declared by `files` (absent or refused files declare none), by name.
  * @since 0.1.0
  * @category constructors
  */
-export const readTools = (files: ReadonlyArray<string>): ReadonlyMap<string, Tool> => {
-  const tools = new Map<string, Tool>()
-  for (const file of [...files].sort()) {
-    let text: string
-    try {
-      text = readFileSync(file, "utf8")
-    } catch {
-      continue
+export const readTools = (files: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Tool>, never, FileSystem.FileSystem> =>
+  Effect.map(
+    Effect.forEach([...files].sort(), (file) =>
+      TextFile.read(file, TextFile.kinds.launchFile).pipe(
+        Effect.map(Option.match({ onNone: () => [], onSome: (text) => toolsOf(file, text) })),
+        Effect.catchAll((refused) => Effect.as(Effect.logWarning(`tools not read: ${refused.message}`), []))
+      )),
+    (found) => {
+      const tools = new Map<string, Tool>()
+      for (const tool of found.flat()) tools.set(tool.name, tool)
+      return tools
     }
-    const found = file.endsWith(".toml") ? fromToml(file, text) : file.endsWith(".json") ? fromJson(file, text) : []
-    for (const tool of found) tools.set(tool.name, tool)
-  }
-  return tools
-}
+  )

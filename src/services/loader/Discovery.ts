@@ -67,13 +67,13 @@ export type DiscoveredPlugin =
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** How many folders are read at once. */
-const concurrency = 16
+const concurrency = 32
 
 /** The most issues one reason lists; the others are counted. */
 const issuesShown = 5
 
 /**
- * The refusal of a manifest, its issues cut to one line each (at most {@link issuesShown}).
+ * The refusal of a manifest, its issues cut to one line each (at most five).
  * @since 0.1.0
  * @category discovery
  */
@@ -157,36 +157,36 @@ const validate = (text: string, root: PluginRoot, name: string, folder: string, 
 export const readFolder = (
   root: PluginRoot,
   name: string
-): Effect.Effect<Option.Option<DiscoveredPlugin>, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const folder = path.join(root.path, name)
-    const file = path.join(folder, Manifest.manifestFile)
-    const info = yield* Effect.option(fs.stat(file))
-    if (Option.isNone(info)) return Option.none()
-    const known = memo.get(file)
-    const mtime = mtimeOf(info.value)
-    const ino = Option.getOrUndefined(info.value.ino)
-    if (
-      known !== undefined && known.root === root.kind && known.size === info.value.size && known.mtime === mtime &&
-      known.ino === ino
-    ) return Option.some(known.result)
-    const read = yield* Effect.either(TextFile.read(file, TextFile.kinds.manifest))
-    if (read._tag === "Left") {
-      return Option.some<DiscoveredPlugin>({
-        _tag: "Invalid",
-        name,
-        root: root.kind,
-        folder,
-        error: refusal(file, [{ field: "", rule: read.left.rule }])
-      })
-    }
-    if (Option.isNone(read.right)) return Option.none()
-    const result = yield* validate(read.right.value, root, name, folder, file)
-    if (memo.size >= memoLimit) memo.clear()
-    memo.set(file, { size: info.value.size, mtime, ino, root: root.kind, result })
-    return Option.some(result)
-  })
+): Effect.Effect<Option.Option<DiscoveredPlugin>, never, FileSystem.FileSystem> => {
+  const folder = path.join(root.path, name)
+  const file = path.join(folder, Manifest.manifestFile)
+  const refused = (rule: string): Option.Option<DiscoveredPlugin> =>
+    Option.some({ _tag: "Invalid", name, root: root.kind, folder, error: refusal(file, [{ field: "", rule }]) })
+  return TextFile.inspect(file, TextFile.kinds.manifest).pipe(
+    Effect.flatMap((found) => {
+      if (Option.isNone(found)) return Effect.succeed(Option.none())
+      const info = found.value
+      const mtime = mtimeOf(info)
+      const ino = Option.getOrUndefined(info.ino)
+      const known = memo.get(file)
+      if (known !== undefined && known.root === root.kind && known.size === info.size && known.mtime === mtime && known.ino === ino) {
+        return Effect.succeed(Option.some(known.result))
+      }
+      return TextFile.readChecked(file, TextFile.kinds.manifest, info).pipe(
+        Effect.flatMap((text) =>
+          Option.isNone(text)
+            ? Effect.succeed(Option.none())
+            : Effect.map(validate(text.value, root, name, folder, file), (result) => {
+              if (memo.size >= memoLimit) memo.clear()
+              memo.set(file, { size: info.size, mtime, ino, root: root.kind, result })
+              return Option.some(result)
+            })
+        )
+      )
+    }),
+    Effect.catchAll((error) => Effect.succeed(refused(error.rule)))
+  )
+}
 
 /**
  * The folder names of a root, in code-unit order; empty when the root does not exist.

@@ -7,7 +7,8 @@
  *   bound to its own name and generation.
  * - `{ mode: "reload", skills }` replaces that plugin's skill set in the running City
  *   (`registry.replaceSkills`): the next Turn sees it, a running Turn keeps the set it started
- *   with. A plugin can only replace its own: the method is bound to its context.
+ *   with. A plugin can only replace its own: the method is bound to its context. Each reload is
+ *   logged (`plugin <name>: skills reloaded (<n>): ...`, `code=plugin.skills_reloaded`).
  * - `{ mode: "restart", reason }` builds a new generation: `sessions.quiesce` holds new Turns at
  *   their boundary and lets running ones finish (bounded by `drainTimeout`, then interrupted);
  *   inside it, every plugin of the old generation is removed from the registry in reverse load
@@ -33,6 +34,7 @@
  *   fails if it could not be built.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -91,6 +93,7 @@ const decodeChange = Schema.decodeUnknownEither(PluginChange)
  */
 export const make = Effect.gen(function*() {
   const loader = yield* PluginLoader
+  const fs = yield* FileSystem.FileSystem
   const registry = yield* PluginRegistry
   const sessions = yield* Sessions
   const state = yield* CityState
@@ -104,7 +107,13 @@ export const make = Effect.gen(function*() {
 
   const reload = (name: string, skills: ReadonlyArray<Skill>) =>
     registry.replaceSkills(name, skills).pipe(
-      Effect.mapError(() => rejected(name, "reload", "the plugin is not ready in this City"))
+      Effect.mapError(() => rejected(name, "reload", "the plugin is not ready in this City")),
+      // Said in the host's log (the daemon's), so an operator sees a live change happen.
+      Effect.zipRight(
+        Effect.logInfo(`plugin ${name}: skills reloaded (${skills.length}): ${skills.map((s) => s.name).join(", ")}`).pipe(
+          Effect.annotateLogs({ code: "plugin.skills_reloaded", plugin: name })
+        )
+      )
     )
 
   /** Every plugin of the serving generation, removed in reverse load order; failures collected. */
@@ -136,7 +145,7 @@ export const make = Effect.gen(function*() {
   const rebuild = (batch: Batch) =>
     Effect.gen(function*() {
       for (const root of loader.roots) {
-        const listed = yield* Effect.either(listRoot(root))
+        const listed = yield* Effect.either(Effect.provideService(listRoot(root), FileSystem.FileSystem, fs))
         if (listed._tag === "Left") {
           return yield* Effect.fail(rejected("", "restart", `the new generation cannot be built: ${listed.left.message}`))
         }
