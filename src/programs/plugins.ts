@@ -160,7 +160,7 @@ export const discover = verb(
   ["city plugins discover --json", "city plugins discover --bundled /opt/app/plugins"]
 )
 
-/** The tables of a generation's report: loaded, skipped, missing. */
+/** The tables of a generation's report: loaded (with what provides dropped), skipped, not enabled, missing, notices. */
 const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status?: string } & LoadReport["loaded"][number]>) =>
   Effect.gen(function*() {
     yield* Console.log(
@@ -171,11 +171,25 @@ const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status
           loaded.map((p) => [p.name, p.root, p.version, p.status ?? "", p.folder])
         )
     )
+    const dropped = report.loaded.flatMap((p) => p.dropped.map((d) => [p.name, d.kind, d.name, `provides.${d.key}`]))
+    if (dropped.length > 0) {
+      yield* Console.log("")
+      yield* Console.log(Out.table(["DROPPED FROM", "KIND", "NAME", "NOT COVERED BY"], dropped))
+    }
     if (report.skipped.length > 0) {
       yield* Console.log("")
-      yield* Console.log(Out.table(["SKIPPED", "ROOT", "REASON"], report.skipped.map((s) => [s.name, s.root, s.reason])))
+      yield* Console.log(
+        Out.table(
+          ["SKIPPED", "ROOT", "REASON"],
+          report.skipped.map((s) => [s.name, s.root, s.kind === "NotLicensed" ? "unlicensed: not included in this licence" : s.reason])
+        )
+      )
+    }
+    if (report.notEnabled.length > 0) {
+      yield* Console.log(`\nnot enabled (not in plugins.json's "enabled"): ${report.notEnabled.map((p) => `${p.name} (${p.root})`).join(", ")}`)
     }
     if (report.missing.length > 0) yield* Console.log(`\nenabled but provided by no root: ${report.missing.join(", ")}`)
+    for (const notice of report.notices) yield* Console.log(`\n${notice}`)
   })
 
 /** `city plugins list` when a daemon serves a generation: what it published. */
@@ -193,7 +207,9 @@ const listRunning = (json: boolean, pid: number, running: RestartRequests.Runnin
         started_at: running.started_at,
         loaded,
         skipped: report.skipped,
+        notEnabled: report.notEnabled,
         missing: report.missing,
+        notices: report.notices,
         ...(report.disposeFailures === undefined ? {} : { disposeFailures: report.disposeFailures })
       })
     }
@@ -238,7 +254,9 @@ export const list = verb(
             generation: report.generation,
             loaded,
             skipped: report.skipped,
+            notEnabled: report.notEnabled,
             missing: report.missing,
+            notices: report.notices,
             alerts
           })
         }

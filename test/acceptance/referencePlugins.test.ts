@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { provideNode } from "../fixtures.ts"
 import { referenceManifests } from "../fixtures/referencePlugins.ts"
-import { cityProcess, json } from "./cityCli.ts"
+import { city, cityProcess, json } from "./cityCli.ts"
 import { effectEntry, makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
 
 const entryOf = (text: string): string => {
@@ -284,5 +284,39 @@ describe("files that fight back", () => {
       expect(listed.stdout).toMatch(/fine\s+instance/)
       expect(listed.stderr).toContain("city: warning: plugin skipped: fifo: ")
       expect(listed.stderr.length).toBeLessThan(10_000)
+    }))))
+})
+
+describe("the licence gate, closed by default", () => {
+  it.live("without plugins.json no instance-root plugin loads, said once; plugins list names the unlicensed and the not-enabled folders", () =>
+    provideNode(Effect.scoped(Effect.gen(function*() {
+      const { bundled, instance, root } = yield* makeRoots
+      for (const name of ["alpha", "beta", "gamma"]) {
+        writePlugin(instance, name, { manifest: manifest(name), files: { "index.mjs": registerEntry(unique(name)) } })
+      }
+      writePlugin(bundled, "base", { manifest: manifest("base"), files: { "index.mjs": registerEntry(unique("base")) } })
+      const closed = yield* city(["plugins", "list", "--bundled", bundled, "--json"], { root })
+      expect(closed.code).toBe(0)
+      const report = json(closed)
+      expect((report["loaded"] as ReadonlyArray<{ name: string }>).map((p) => p.name)).toEqual(["base"])
+      expect((report["skipped"] as ReadonlyArray<{ name: string; kind: string }>).map((s) => [s.name, s.kind])).toEqual([
+        ["alpha", "NotLicensed"],
+        ["beta", "NotLicensed"],
+        ["gamma", "NotLicensed"]
+      ])
+      expect(report["notices"]).toEqual(["3 plugin folders in the instance root, none licensed"])
+
+      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ enabled: ["alpha", "beta"], licensed: ["alpha"] }))
+      const table = yield* city(["plugins", "list"], { root })
+      expect(table.code).toBe(0)
+      const text = table.stdout
+      expect(text).toMatch(/alpha\s+instance\s+1\.0\.0\s+ready/)
+      expect(text).toMatch(/beta\s+instance\s+unlicensed: not included in this licence/)
+      expect(text).toContain("not enabled (not in plugins.json's \"enabled\"): gamma (instance)")
+
+      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ licenced: ["alpha", "beta", "gamma"] }))
+      const misspelt = yield* city(["plugins", "list"], { root })
+      expect(misspelt.code).toBe(2)
+      expect(misspelt.stderr).toContain(`${path.join(root, "plugins.json")}: licenced: is not a known key (did you mean "licensed"?`)
     }))))
 })
