@@ -134,7 +134,7 @@ export const discover = verb(
       Effect.gen(function*() {
         const { options } = yield* setUp(o.root, o.bundled)
         const found = yield* discoverRoots(options.roots)
-        const enabled = new Set(options.enabled)
+        const enabled = { has: (name: string) => options.enabled === "all" || new Set(options.enabled).has(name) }
         const rows = found.map((d) => ({
           name: d.name,
           root: d.root,

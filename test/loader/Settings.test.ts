@@ -13,12 +13,12 @@ import { provideNode } from "../fixtures.ts"
 import { makeRoots, manifest, writePlugin } from "../loaderFixtures.ts"
 
 describe("plugins.json", () => {
-  it.scoped("without the file: every folder found is enabled and none licensed (the gate is closed)", () =>
+  it.scoped("without the file: every folder found is enabled (\"all\") and none licensed (the gate is closed)", () =>
     provideNode(Effect.gen(function*() {
       const { instance, root } = yield* makeRoots
       writePlugin(instance, "notes", { manifest: manifest("notes") })
       const options = yield* Settings.options(root, undefined)
-      expect([...options.enabled]).toEqual(["notes"])
+      expect(options.enabled).toBe("all")
       expect([...options.licensed]).toEqual([])
       expect(options.settingsExist).toBe(false)
     })))

@@ -1,10 +1,16 @@
 /**
- * The loader (spec/plugin-loader-lifecycle.md, "Lifecycle and layout"): one pass over the plugin
+ * The loader (docs/plugin-loader-lifecycle.md, "Lifecycle and layout"): one pass over the plugin
  * roots that adds the enabled plugins to the City's registry.
  *
  * - Roots: bundled first (none unless the host passes one), instance second (default
- *   `<city root>/plugins`). Only enabled names are looked at; within a root, folders go in
- *   code-unit name order, one at a time, so registration order never depends on the file system.
+ *   `<city root>/plugins`). Within a root, folders are imported and added in code-unit name
+ *   order, one at a time, so registration order never depends on the file system. What is only
+ *   read (manifests, then the entry's stat and the prompt files of the folders that will be
+ *   staged) is read first, sixteen folders at a time: a daemon start waits for one round trip to
+ *   the file system per batch rather than several per plugin.
+ * - The manifest's `provides` is enforced on what initialize contributes, and on a skills reload
+ *   (Provides.ts); its settings are decoded against `configSchema` and given as `ctx.config`
+ *   (docs/plugin-loader.md).
  * - A name loads from the first root whose copy loads; a copy that fails is skipped (logged,
  *   reported, alerted) and the next root's copy is tried. A folder without `city-plugin.json` is
  *   not a plugin and is passed over without a word.
@@ -20,18 +26,21 @@
  * - a name that loaded from the bundled root is not looked at in the instance root (its
  *   instance copy is neither loaded nor reported);
  * - a name already in the registry (added by code) is a skip with PluginAlreadyRegistered;
- * - a folder that is not enabled is passed over without a word, like a folder without manifest.
+ * - a folder that is not enabled is not imported; it is listed in the report's `notEnabled`;
+ * - an instance root holding plugin folders while the licence set is empty is said once, as a
+ *   notice (`code=plugin.none_licensed`), beside each folder's own skip.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
 import type { CityClosed } from "../../schema/Errors.ts"
-import { NotLicensed, PluginConfigInvalid, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
+import { type EntryNotFound, NotLicensed, PluginConfigInvalid, type PromptRejected, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
 import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../schema/LoadReport.ts"
 import { decodeSettings, type PluginSettings } from "../../schema/ConfigField.ts"
 import type { Manifest } from "../../schema/Manifest.ts"
@@ -52,6 +61,9 @@ import * as LoadAlerts from "./LoadAlerts.ts"
 import * as Provides from "./Provides.ts"
 import { fromRegister, type SiblingInvoke, withExtras } from "./Staging.ts"
 
+/** How many folders are read at once before a load pass stages them. */
+const prefetchConcurrency = 16
+
 /**
  * What the host tells the loader.
  * @since 0.1.0
@@ -62,8 +74,8 @@ export interface LoaderOptions {
   readonly bundledRoot?: string | undefined
   /** The instance root, scanned second. Default: `<city root>/plugins`. */
   readonly instanceRoot?: string | undefined
-  /** The names that load; every other folder is passed over. */
-  readonly enabled: Iterable<string>
+  /** The names that load; every other folder is passed over. `"all"`: every plugin folder found. */
+  readonly enabled: Iterable<string> | "all"
   /** The instance-root names this licence includes; others are refused before import. */
   readonly licensed: Iterable<string>
   /**
@@ -129,7 +141,9 @@ export const make = (options: LoaderOptions) =>
     const config = yield* CityConfig
     const fs = yield* FileSystem.FileSystem
     const alerts = yield* LoadAlerts.make
-    const enabled = new Set(options.enabled)
+    const allEnabled = options.enabled === "all"
+    const enabledNames = new Set(options.enabled === "all" ? [] : options.enabled)
+    const enabled = { has: (name: string) => allEnabled || enabledNames.has(name) }
     const licensed = new Set(options.licensed)
     const settingsFile = options.settingsFile ?? path.join(config.root, "plugins.json")
     const roots: ReadonlyArray<PluginRoot> = [
@@ -152,7 +166,16 @@ export const make = (options: LoaderOptions) =>
     }
 
     /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
-    const stage = (found: DiscoveredPlugin & { readonly _tag: "Valid" }): Effect.Effect<Staged, SkipReason, FileSystem.FileSystem> =>
+    /** A folder's files, read before its turn comes (see `prefetch`). */
+    interface Prefetched {
+      readonly mtime: Either.Either<number, EntryNotFound>
+      readonly prompt: Either.Either<string | undefined, PromptRejected>
+    }
+
+    const stage = (
+      found: DiscoveredPlugin & { readonly _tag: "Valid" },
+      files: Prefetched | undefined
+    ): Effect.Effect<Staged, SkipReason, FileSystem.FileSystem> =>
       Effect.gen(function*() {
         const { folder, manifest } = found
         if (found.root === "instance" && !licensed.has(manifest.name)) {
@@ -165,8 +188,8 @@ export const make = (options: LoaderOptions) =>
           )
         }
         const file = path.resolve(folder, manifest.entry)
-        const mtime = yield* statEntry(file)
-        const prompt = yield* readPrompts(folder)
+        const mtime = yield* (files?.mtime ?? statEntry(file))
+        const prompt = yield* (files?.prompt ?? readPrompts(folder))
         const module = yield* importEntry(file, importUrl(file, manifest.version, mtime))
         const shape = yield* shapeOf(module, manifest, file)
         const extras = { prompt, skills: manifest.skills }
@@ -245,13 +268,32 @@ export const make = (options: LoaderOptions) =>
           })
 
         for (const root of roots) {
-          const names = yield* listRoot(root)
+          const names = (yield* listRoot(root)).filter((name) => !done.has(name))
+          // Reading is done up front, many folders at once (manifests, then the entry's stat and
+          // the prompt files of those that will be staged); importing and adding stay one folder
+          // at a time, in name order, so registration order never depends on the file system.
+          const manifests = yield* Effect.forEach(names, (name) => readFolder(root, name), { concurrency: prefetchConcurrency })
+          const staged = manifests.flatMap((m) =>
+            Option.isSome(m) && m.value._tag === "Valid" && enabled.has(m.value.name) &&
+              (root.kind === "bundled" || licensed.has(m.value.name))
+              ? [m.value]
+              : []
+          )
+          const prefetched = new Map(
+            yield* Effect.forEach(staged, (found) =>
+              Effect.map(
+                Effect.all({
+                  mtime: Effect.either(statEntry(path.resolve(found.folder, found.manifest.entry))),
+                  prompt: Effect.either(readPrompts(found.folder))
+                }),
+                (files) => [found.folder, files] as const
+              ), { concurrency: prefetchConcurrency })
+          )
           const instanceFolders: Array<string> = []
-          for (const folderName of names) {
-            if (done.has(folderName)) continue
-            const read = yield* readFolder(root, folderName)
+          for (const read of manifests) {
             if (Option.isNone(read)) continue
             const found = read.value
+            const folderName = found.name
             if (root.kind === "instance") instanceFolders.push(folderName)
             if (!enabled.has(folderName)) {
               notEnabled.push({ name: folderName, root: found.root, folder: found.folder })
@@ -263,12 +305,12 @@ export const make = (options: LoaderOptions) =>
               continue
             }
             const { manifest } = found
-            const staged = yield* Effect.either(stage(found))
-            if (staged._tag === "Left") {
-              yield* skip(found, manifest.name, manifest.version, staged.left)
+            const stagedPlugin = yield* Effect.either(stage(found, prefetched.get(found.folder)))
+            if (stagedPlugin._tag === "Left") {
+              yield* skip(found, manifest.name, manifest.version, stagedPlugin.left)
               continue
             }
-            const { dropped, plugin, settings } = staged.right
+            const { dropped, plugin, settings } = stagedPlugin.right
             const added = yield* Effect.either(
               registry.add(plugin, {
                 source: sourceOf(found.root, found.folder),
@@ -312,7 +354,7 @@ export const make = (options: LoaderOptions) =>
           }
         }
 
-        const missing = [...enabled].filter((name) => !provided.has(name)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        const missing = [...enabledNames].filter((name) => !provided.has(name)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
         if (missing.length > 0) {
           yield* Effect.logWarning(`plugins enabled but provided by no root: ${missing.join(", ")}`).pipe(
             Effect.annotateLogs({ code: "plugin.enabled_missing", missing: missing.join(",") })

@@ -13,9 +13,8 @@ import * as path from "node:path"
 import { InvalidLoaderSettings, LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import { firstIssue } from "../../schema/ParseIssue.ts"
-import type { PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import * as TextFile from "../files/TextFile.ts"
-import { discover, type PluginRoot } from "./Discovery.ts"
+import type { PluginRoot } from "./Discovery.ts"
 import type { LoaderOptions } from "./PluginLoader.ts"
 
 /**
@@ -91,7 +90,7 @@ const mapRule = (issue: { readonly field: string; readonly rule: string }) => ({
 
 /**
  * The LoaderOptions for a state root: the settings, `bundled` overriding `bundledRoot`, every
- * folder found enabled when `enabled` is absent, and the licence set as written (none without
+ * folder found enabled (`"all"`) when `enabled` is absent, and the licence set as written (none without
  * `licensed`: the gate is closed by default).
  * @since 0.1.0
  * @category settings
@@ -101,7 +100,7 @@ export const options = (
   bundled: string | undefined
 ): Effect.Effect<
   LoaderOptions & { readonly roots: ReadonlyArray<PluginRoot>; readonly settingsFile: string; readonly settingsExist: boolean },
-  InvalidLoaderSettings | PluginRootUnreadable,
+  InvalidLoaderSettings,
   FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
@@ -111,12 +110,11 @@ export const options = (
       ...(bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(bundledRoot) }]),
       { kind: "instance", path: path.resolve(root, "plugins") }
     ]
-    const found = settings.enabled === undefined ? yield* discover(roots) : []
     return {
       roots,
       bundledRoot,
       instanceRoot: path.resolve(root, "plugins"),
-      enabled: settings.enabled ?? found.map((d) => d.name),
+      enabled: settings.enabled ?? "all",
       licensed: settings.licensed ?? [],
       config: settings.config ?? {},
       settingsFile: settingsFile(root),
