@@ -34,6 +34,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as TextFile from "../services/files/TextFile.ts"
 import { capability } from "./capability.ts"
 import { daemon } from "./daemon.ts"
 import { reload, status } from "./live.ts"
@@ -94,10 +95,11 @@ const decodeManifest = Schema.decodeUnknownOption(
  * the bundle `dist/city.cjs` all live below it).
  */
 export const version: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let depth = 0; depth < 6; depth++) {
-    const text = yield* fs.readFileString(join(dir, "package.json")).pipe(Effect.option)
+    const text = yield* TextFile.read(join(dir, "package.json"), TextFile.kinds.settings).pipe(
+      Effect.orElseSucceed(() => Option.none<string>())
+    )
     if (Option.isSome(text)) {
       const manifest = decodeManifest(text.value)
       if (Option.isSome(manifest) && manifest.value.name === "effect-city") return manifest.value.version

@@ -56,6 +56,7 @@ import * as TurnInbox from "../services/live/TurnInbox.ts"
 import { Applier } from "../services/live/Applier.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
 import * as Watcher from "../services/live/Watcher.ts"
+import type { RestartRecord } from "../schema/PluginGeneration.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import * as Settings from "../services/loader/Settings.ts"
 import { markGracefulStop, onDeadline } from "./main.ts"
@@ -75,7 +76,7 @@ import { verb } from "./verbs.ts"
 export const run = (
   interval: Duration.DurationInput,
   deadline: Duration.DurationInput = Duration.seconds(30),
-  restartsBefore: Option.Option<RestartRequests.RestartRecord> = Option.none()
+  restartsBefore: Option.Option<RestartRecord> = Option.none()
 ) =>
   Effect.gen(function*() {
     const applier = yield* Applier

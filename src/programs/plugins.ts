@@ -49,6 +49,7 @@ import * as DaemonLock from "../services/live/DaemonLock.ts"
 import { discover as discoverRoots } from "../services/loader/Discovery.ts"
 import { Generations } from "../services/loader/Generations.ts"
 import { PluginLoader } from "../services/loader/PluginLoader.ts"
+import type { RunningGeneration } from "../schema/PluginGeneration.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import * as Settings from "../services/loader/Settings.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
@@ -93,7 +94,7 @@ const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provid
 export const runningGeneration = Effect.gen(function*() {
   const daemon = yield* DaemonLock.running
   const generation = Option.isNone(daemon)
-    ? Option.none<RestartRequests.RunningGeneration>()
+    ? Option.none<RunningGeneration>()
     : yield* RestartRequests.published(daemon.value.pid)
   return { pid: Option.map(daemon, (d) => d.pid), generation }
 })
@@ -193,7 +194,7 @@ const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status
   })
 
 /** `city plugins list` when a daemon serves a generation: what it published. */
-const listRunning = (json: boolean, pid: number, running: RestartRequests.RunningGeneration) =>
+const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
   Effect.gen(function*() {
     const { report } = running
     const loaded = report.loaded.map((p) => ({ ...p, status: "running" }))

@@ -7,6 +7,7 @@
  */
 import * as Schema from "effect/Schema"
 import { AnyCause, describeCause } from "./Errors.ts"
+import { oneLine } from "./OneLine.ts"
 
 const Issue = Schema.Struct({ field: Schema.String, rule: Schema.String })
 
@@ -78,7 +79,7 @@ export class EntryImportFailed extends Schema.TaggedError<EntryImportFailed>()("
 }) {
   override get message() {
     const detail = this.error instanceof Error ? this.error.message : String(this.error)
-    return `import of ${this.file} failed: ${detail.split("\n")[0]}`
+    return `import of ${this.file} failed: ${oneLine(detail.split("\n")[0] ?? "", 300)}`
   }
 }
 

@@ -45,7 +45,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
-import { LoadReport } from "../../schema/LoadReport.ts"
+import type { LoadReport } from "../../schema/LoadReport.ts"
+import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { Generations } from "./Generations.ts"
 
@@ -62,51 +63,6 @@ export const restartFile = "state/plugins/restart.json"
  * @category constants
  */
 export const generationFile = "state/plugins/generation.json"
-
-const Sequence = Schema.Int.pipe(Schema.nonNegative())
-
-/**
- * `state/plugins/restart.json`: the restart requests made and applied, in sequence numbers.
- * @since 0.1.0
- * @category models
- */
-export const RestartRecord = Schema.Struct({
-  schema: Schema.Literal(1),
-  requested: Sequence,
-  applied: Sequence,
-  /** The reason of the last request. */
-  reason: Schema.String,
-  requested_at: Schema.String,
-  updated_at: Schema.String,
-  /** The last failed restart: what it was for, and why it failed. Cleared by a success. */
-  last_error: Schema.optional(Schema.Struct({ target: Sequence, reason: Schema.String, at: Schema.String }))
-})
-/**
- * `state/plugins/restart.json`: the restart requests made and applied.
- * @since 0.1.0
- * @category models
- */
-export type RestartRecord = typeof RestartRecord.Type
-
-/**
- * `state/plugins/generation.json`: the generation the running daemon serves.
- * @since 0.1.0
- * @category models
- */
-export const RunningGeneration = Schema.Struct({
-  schema: Schema.Literal(1),
-  /** The daemon's pid. */
-  pid: Schema.Int,
-  generation: Schema.Number,
-  started_at: Schema.String,
-  report: LoadReport
-})
-/**
- * `state/plugins/generation.json`: the generation the running daemon serves.
- * @since 0.1.0
- * @category models
- */
-export type RunningGeneration = typeof RunningGeneration.Type
 
 /**
  * Is a restart owed by this record?
