@@ -6,15 +6,16 @@
 // In a checkout (where `src/` is) the bundle is rebuilt first whenever a source file is newer, so
 // an edit never runs stale code; an installed package ships the bundle and runs it as is.
 //
-// The code cache (issue 8, "Speed of the tool": compiling the bundle was about two thirds of a
-// start): the first run of a bundle on a Node version writes V8's compiled code of what it ran to
+// The code cache (compiling the bundle was about two thirds of a start): the first run of each
+// verb of a bundle on a Node version writes V8's compiled code of what it ran to
 // `$CITY_CODE_CACHE`, else `$XDG_CACHE_HOME/effect-city`, else `~/.cache/effect-city` (a folder
 // only the user may read), named by a hash of the bundle's text, the Node version and the
-// architecture; later runs compile from it. V8 checks the cache against its own version and flags
+// architecture, and the verb (the first argument that is not an option; `none` for `--help`);
+// later runs of that verb compile from it. V8 checks the cache against its own version and flags
 // and falls back to compiling when it does not fit (then the file is written again). Writing is
 // best effort: a folder that cannot be written only means no cache. `CITY_CODE_CACHE=off` turns it
-// off. When a cache is written, all but the four newest of the folder are removed (a checkout and an
-// install, or two Node versions, each keep theirs).
+// off. When a cache is written, all but the twelve newest of the folder are removed (the verbs a
+// user runs, of a checkout and an install or of two Node versions, keep theirs).
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -49,7 +50,11 @@ const cacheDir = () => {
 }
 const dir = cacheDir()
 const key = createHash("sha256").update(source).update(`${process.version} ${process.arch}`).digest("hex").slice(0, 32)
-const cacheFile = dir === undefined ? undefined : join(dir, `city-${key}.v8cache`)
+// One cache per verb: V8's cached data holds the functions compiled by the run that wrote it, and
+// a verb compiles its own (a daemon start from a cache written by `--help` compiled ~60 ms more).
+const verb = process.argv.slice(2).find((arg) => !arg.startsWith("-"))
+const verbKey = verb !== undefined && /^[a-z][a-z-]{0,23}$/.test(verb) ? verb : "none"
+const cacheFile = dir === undefined ? undefined : join(dir, `city-${key}-${verbKey}.v8cache`)
 
 let cachedData
 if (cacheFile !== undefined) {
@@ -74,10 +79,10 @@ if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRej
       renameSync(temp, cacheFile)
       const folder = dirname(cacheFile)
       const caches = readdirSync(folder)
-        .filter((name) => /^city-[0-9a-f]{32}\.v8cache$/.test(name))
+        .filter((name) => /^city-[0-9a-f]{32}(-[a-z-]+)?\.v8cache$/.test(name))
         .map((name) => ({ path: join(folder, name), mtime: statSync(join(folder, name)).mtimeMs }))
         .sort((a, b) => b.mtime - a.mtime)
-      for (const old of caches.slice(4)) rmSync(old.path, { force: true })
+      for (const old of caches.slice(12)) rmSync(old.path, { force: true })
     } catch {
       // Best effort: no cache this time.
     }

@@ -366,7 +366,7 @@ describe("the real process", () => {
 
       expect(yield* version()).toMatchObject({ code: 0, stdout: `${pkg.version}\n` })
       const [name] = yield* caches()
-      expect(name).toMatch(/^city-[0-9a-f]{32}\.v8cache$/)
+      expect(name).toMatch(/^city-[0-9a-f]{32}-none\.v8cache$/)
       const file = join(cache, name!)
       expect((yield* fs.stat(file)).mode & 0o777).toBe(0o600)
       expect((yield* fs.stat(cache)).mode & 0o777).toBe(0o700)
@@ -383,6 +383,11 @@ describe("the real process", () => {
         expect(yield* version()).toMatchObject({ code: 0, stdout: `${pkg.version}\n` })
         expect((yield* fs.readFile(file)).length).toBeGreaterThan(100_000)
       }
+
+      // Each verb has its own: the functions a verb compiles are in the cache its first run wrote.
+      // (the root does not exist: the verb exits 2 after its work, and the cache is written all the same)
+      expect(yield* cityProcess(["peer", "list"], { root: w.root, env: { CITY_CODE_CACHE: cache } })).toMatchObject({ code: 2 })
+      expect((yield* caches()).sort()).toEqual([name, name!.replace("-none.", "-peer.")].sort())
 
       const off = join(w.base, "off")
       expect(yield* cityProcess(["--version"], { env: { CITY_CODE_CACHE: "off", XDG_CACHE_HOME: off } })).toMatchObject({ code: 0 })
