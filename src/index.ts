@@ -159,7 +159,7 @@ export * as Provisioner from "./services/capabilities/Provisioner.ts"
  */
 export * as StateRoot from "./services/capabilities/StateRoot.ts"
 
-// Plugin loader: plugin folders on disk, discovery, staging, generations (spec/plugin-loader-lifecycle.md).
+// Plugin loader: plugin folders on disk, discovery, staging, generations (docs/plugin-loader-lifecycle.md).
 /**
  * Discovery of plugin folders: lists roots and parses manifests without importing any code.
  * @since 0.1.0
@@ -211,7 +211,7 @@ export { Siblings } from "./plugin.ts"
  */
 export * as Staging from "./services/loader/Staging.ts"
 
-// Live application (issue 10): endpoint hosts, owed reloads and removals, fingerprints, the applier.
+// Live application (docs/capability-plugin-lifecycle.md): endpoint hosts, owed reloads and removals, fingerprints, the applier.
 /**
  * The owed-work applier: converges live endpoints after their surfaces change, applies owed reloads
  * and removals at Turn boundaries.

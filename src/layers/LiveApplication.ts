@@ -1,5 +1,5 @@
 /**
- * Wiring of live application (issue 10): the owed-work store, the fingerprints, the applier and
+ * Wiring of live application (docs/capability-plugin-lifecycle.md): the owed-work store, the fingerprints, the applier and
  * the live joints, over an EndpointHost and the capability services.
  *
  * The EndpointHost is routed per runtime by its profile's `host`: runtimes marked `"city"` are

@@ -1,6 +1,6 @@
 /**
  * `city capability register|sync|unregister|list`: the declaration verbs and
- * the sweeps (spec/capability-plugin-lifecycle.md, "Joints (core-owned)").
+ * the sweeps (docs/capability-plugin-lifecycle.md, "Joints (core-owned)").
  * Sweeps list every endpoint with its outcome and exit 1 if any failed (or if a
  * peer file could not be read, so some endpoint could not be attempted).
  * @since 0.1.0
@@ -32,7 +32,7 @@ const renderSweep = (
   headline: string
 ) =>
   Effect.gen(function*() {
-    // Live application (issue 10): whether a daemon runs to carry out `pending` work.
+    // Live application: whether a daemon runs to carry out `pending` work.
     const daemon = yield* Live.daemonInfo
     yield* Out.renderReport({ policy: "sweep", verb, json, report, extra: { ...extra, daemon }, headline })
     yield* Live.notePending(report.outcomes.filter((o) => o.application === "pending").length, json)

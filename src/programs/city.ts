@@ -56,7 +56,7 @@ export const main = (host?: BinaryHost): void => {
   runMain(host === undefined ? program : Effect.provideService(program, ModuleImporter, { import: host.importModule }), {
     teardown: (exit, onExit) => {
       if (Exit.isSuccess(exit)) return onExit(code)
-      // The daemon's stop on a signal is its normal end (issue 10): exit 0 once it closed gracefully.
+      // The daemon's stop on a signal is its normal end: exit 0 once it closed gracefully.
       if (Exit.isInterrupted(exit)) return onExit(stoppedGracefully() ? 0 : signal === "SIGTERM" ? 143 : 130)
       onExit(1)
     }

@@ -49,7 +49,7 @@ export const city = group("city", "effect-city: capability plugins and peers on 
   capability,
   peer,
   plugins,
-  // Live application (issue 10).
+  // Live application.
   status,
   reload,
   daemon

@@ -1,5 +1,5 @@
 /**
- * `city daemon` (issue 10, "The daemon"): hosts the City on the state root and carries out owed
+ * `city daemon`: hosts the City on the state root and carries out owed
  * work. At start it takes the pid file (a second daemon on the same root refuses with
  * `DaemonAlreadyRunning`, exit 1), recovers owed work (the applier's first pass claims every owed
  * record, including those a killed daemon left claimed), then runs the owed-work applier and the

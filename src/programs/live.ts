@@ -1,5 +1,5 @@
 /**
- * The live-application parts of the `city` CLI (issue 10): whether a daemon is running to carry
+ * The live-application parts of the `city` CLI (docs/capability-plugin-lifecycle.md, "Applying surfaces to a live endpoint"): whether a daemon is running to carry
  * out pending work, the owed reloads and removals (`city capability list`, `city status`), and
  * `city status` itself, which also shows the plugin generation the daemon serves (its number, how
  * many loaded and were skipped, each skipped name with its reason; docs/plugin-loader-lifecycle.md:

@@ -1,5 +1,5 @@
 /**
- * `city plugins list|discover|reload`: the loader's observability (issue 9, "Observability") and
+ * `city plugins list|discover|reload`: the loader's observability (docs/plugin-loader.md) and
  * the restart by generation of a running daemon (docs/plugin-loader-lifecycle.md: "a plugin
  * change is applied by restarting, never by swapping the plugin in place").
  *

@@ -1,6 +1,6 @@
 /**
  * A capability declaration, `$CITY_ROOT/capabilities/<name>.json`
- * (spec/capability-plugin-lifecycle.md, "Declaration"). The Schema is the single
+ * (docs/capability-plugin-lifecycle.md, "Declaration"). The Schema is the single
  * source of the rules; each rule carries its own message, and the field it
  * concerns comes from the path of the failing issue.
  *

@@ -2,7 +2,7 @@
  * Fast, hand-written acceptance checks for the state root's documents that a sweep reads by the
  * hundred: peer files (`peers/<personality>.json`) and endpoint records
  * (`state/endpoints/<capability>.json`, one entry per endpoint). Used by `DocumentStore` before the
- * Schema (issue 8: a `city capability sync` over 500 endpoints read and decoded 250 peer files
+ * Schema (measured: a `city capability sync` over 500 endpoints read and decoded 250 peer files
  * twice and a 500-entry records file, and the decoding was a tenth of the process's CPU).
  *
  * What they decide: only acceptance, of a value `JSON.parse` produced. {@link isPeer} (and

@@ -1,6 +1,6 @@
 /**
  * Every failure a caller of the City core can act on, as `Schema.TaggedError`s that carry the
- * facts and read well without a stack (design.md "Errors and output").
+ * facts and read well without a stack (docs/design.md "Errors and output").
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"

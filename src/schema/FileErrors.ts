@@ -1,5 +1,5 @@
 /**
- * The one refusal of the file reader (`services/files/TextFile.ts`; design.md, "State and
+ * The one refusal of the file reader (`services/files/TextFile.ts`; docs/design.md, "State and
  * durability" and "Errors and output": every failure names the file and the rule).
  *
  * `rule` is already one line (`oneLine`), so the message fits a log line whatever the file held:

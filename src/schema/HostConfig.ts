@@ -21,7 +21,7 @@ export const RuntimeProfile = Schema.Struct({
       Schema.filter((s) => s.includes("{personality}") || "must carry {personality}: each peer has its own")
     )
   ),
-  // Live application (issue 10): launch-read files and the endpoint commands.
+  // Live application (docs/capability-plugin-lifecycle.md, "Applying surfaces to a live endpoint"): launch-read files and the endpoint commands.
   ...LiveProfileFields
 })
 /**

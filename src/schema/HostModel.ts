@@ -1,5 +1,5 @@
 /**
- * The host model as a plugin sees it (spec/city-plugin-lifecycle.md, "Call context": "Its agent,
+ * The host model as a plugin sees it (docs/city-plugin-lifecycle.md, "Call context": "Its agent,
  * workspace, and optional session/turn handles can be used directly"): plain data naming who is
  * calling and from where. The City's own Agent, Workspace, Session and Turn services carry these
  * fields (and behaviour a plugin has no business with); a PluginContext exposes only this part.

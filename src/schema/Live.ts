@@ -1,5 +1,5 @@
 /**
- * Live application of surfaces (spec/capability-plugin-lifecycle.md, "Applying surfaces to a
+ * Live application of surfaces (docs/capability-plugin-lifecycle.md, "Applying surfaces to a
  * live endpoint" to the end): what an endpoint's host says about it, what a verb reports per
  * endpoint, the durable owed-work record, the launch-read fingerprint, and the failures.
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The live-application part of a runtime profile in `host.json` (spec/capability-plugin-lifecycle.md,
+ * The live-application part of a runtime profile in `host.json` (docs/capability-plugin-lifecycle.md,
  * "Writers outside the core" and "Applying surfaces to a live endpoint"):
  * - `launch_files`: the files the runtime reads at launch, as templates over `{cwd}` and
  *   `{privateDir}`; a `*` is allowed in the last path segment only (`{privateDir}/*.json`).

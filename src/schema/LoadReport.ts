@@ -1,5 +1,5 @@
 /**
- * What one load of the plugin set did (spec/plugin-loader-lifecycle.md: skips are logged, and "An
+ * What one load of the plugin set did (docs/plugin-loader-lifecycle.md: skips are logged, and "An
  * enabled name that no root provides is reported once at the end"): the plugins loaded with
  * their root, the folders skipped with their reason, the enabled names no root provides.
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * Why the loader skipped a plugin folder (spec/plugin-loader-lifecycle.md: "A malformed
+ * Why the loader skipped a plugin folder (docs/plugin-loader-lifecycle.md: "A malformed
  * manifest, failed import, or throwing registration skips that plugin"), and why a restart was
  * not applied. Each message names the file, the field and the rule, and is the `<reason>` of the
  * `plugin skipped: <name>: <reason>` log line.

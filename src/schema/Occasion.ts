@@ -1,6 +1,6 @@
 /**
  * Why a provisioning command runs: the `{occasion}` of the spec's joint table
- * (spec/capability-plugin-lifecycle.md, "Joints (core-owned)").
+ * (docs/capability-plugin-lifecycle.md, "Joints (core-owned)").
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"

@@ -1,5 +1,5 @@
 /**
- * Text that fits one log line (design.md, "Errors and output": every failure carries "the facts a
+ * Text that fits one log line (docs/design.md, "Errors and output": every failure carries "the facts a
  * user needs", and a reason quoting a file must not break the line it is printed on, nor carry a
  * whole file into a message).
  *

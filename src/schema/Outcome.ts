@@ -1,6 +1,6 @@
 /**
- * What one provisioning call came to (spec/capability-plugin-lifecycle.md,
- * "Joints (core-owned)"; design.md "Capabilities"): `ok`, `failed` (exit code and
+ * What one provisioning call came to (docs/capability-plugin-lifecycle.md,
+ * "Joints (core-owned)"; docs/design.md "Capabilities"): `ok`, `failed` (exit code and
  * the tail of stderr), `timeout` or `not-executable`.
  * @since 0.1.0
  */
@@ -51,7 +51,7 @@ export const EndpointOutcome = Schema.Struct({
   runtime: Name,
   occasion: Occasion,
   ...Outcome.fields,
-  // Live application (issue 10): set after the surfaces were written (`ok`) and the endpoint converged.
+  // Live application: set after the surfaces were written (`ok`) and the endpoint converged.
   application: Schema.optional(Application),
   application_detail: Schema.optional(Schema.String)
 })

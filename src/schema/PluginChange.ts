@@ -1,5 +1,5 @@
 /**
- * What a plugin asks of its host through `requestReload` (spec/plugin-loader-lifecycle.md:
+ * What a plugin asks of its host through `requestReload` (docs/plugin-loader-lifecycle.md:
  * "requestReload({ mode: 'reload', skills }) replaces it in the running daemon ... Any other
  * change uses the restart form, which carries a reason").
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * Plugin names (spec/city-plugin-lifecycle.md: "A Plugin ID cannot be registered twice in one City").
+ * Plugin names (docs/city-plugin-lifecycle.md: "A Plugin ID cannot be registered twice in one City").
  *
  * The safe character set, chosen so a name is also a folder name, a log value and a CLI argument
  * without quoting: 1 to 64 characters, ASCII letters, digits, `.`, `_` and `-`, starting with a

@@ -1,5 +1,5 @@
 /**
- * What a plugin gives the host (design.md "Core model"): actions, hooks, system text,
+ * What a plugin gives the host (docs/design.md "Core model"): actions, hooks, system text,
  * availability and skills. Contributions are the value initialize returns, so they are staged
  * while it runs and published only when it succeeds: a failed plugin contributes nothing, ever.
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * Plugins as Scope-managed resources (spec/city-plugin-lifecycle.md, "Two lifecycle checkpoints").
+ * Plugins as Scope-managed resources (docs/city-plugin-lifecycle.md, "Two lifecycle checkpoints").
  *
  * `initialize` is the acquire: everything it acquires in its Scope (`Effect.acquireRelease`,
  * `Effect.addFinalizer`, `Effect.forkScoped`) is released at dispose, and that *is* dispose:

@@ -1,5 +1,5 @@
 /**
- * The per-call context (spec/city-plugin-lifecycle.md, "Call context": "City freshly projects a
+ * The per-call context (docs/city-plugin-lifecycle.md, "Call context": "City freshly projects a
  * PluginContext for every Action, Hook, System, and Availability call"). It is provided to every
  * handler as a service and never cached or shared between calls.
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The lifecycle context (spec/city-plugin-lifecycle.md: "Both methods receive the same stable
+ * The lifecycle context (docs/city-plugin-lifecycle.md: "Both methods receive the same stable
  * PluginLifecycleContext"): one object per plugin instance, the same for initialize and dispose.
  * @since 0.1.0
  */

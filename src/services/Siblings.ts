@@ -1,5 +1,5 @@
 /**
- * Sibling access at the time of use (spec/plugin-loader-lifecycle.md: "Do not cache a control,
+ * Sibling access at the time of use (docs/plugin-loader-lifecycle.md: "Do not cache a control,
  * configuration object, or other live registry value; resolve sibling controls at the time of
  * use").
  *

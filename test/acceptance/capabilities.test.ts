@@ -1,5 +1,5 @@
 /**
- * Acceptance for issue 4 (spec/capability-plugin-lifecycle.md up to "Applying
+ * Acceptance for issue 4 (docs/capability-plugin-lifecycle.md up to "Applying
  * surfaces to a live endpoint"): the `city` command tree run in-process against
  * temp roots, with real provisioner scripts that journal their argv and
  * environment; the scenarios about the process itself (the lock across

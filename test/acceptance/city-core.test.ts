@@ -1,5 +1,5 @@
 /**
- * Acceptance: spec/city-plugin-lifecycle.md ("Plugin Lifecycle", "Call context", "close"), as
+ * Acceptance: docs/city-plugin-lifecycle.md ("Plugin Lifecycle", "Call context", "close"), as
  * issue "City core" states it. One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"

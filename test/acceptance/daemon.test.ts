@@ -1,5 +1,5 @@
 /**
- * Crash tests for issue 10 with a real `city daemon` process (spec/capability-plugin-lifecycle.md,
+ * Crash tests for issue 10 with a real `city daemon` process (docs/capability-plugin-lifecycle.md,
  * "A busy endpoint finishes its current turn without interruption, then reloads automatically.
  * The request is durable across daemon restarts"). The endpoint is wired through the Commands
  * host: `status` prints the content of a file the test writes, `reload` journals `start` and

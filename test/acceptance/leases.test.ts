@@ -1,5 +1,5 @@
 /**
- * Acceptance: spec/city-plugin-lifecycle.md "Execution leases" and "close", as issue "Execution
+ * Acceptance: docs/city-plugin-lifecycle.md "Execution leases" and "close", as issue "Execution
  * leases, Agents, Sessions, Turns and Steps" states them. One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Acceptance for issue 10 (spec/capability-plugin-lifecycle.md, "Applying surfaces to a live
+ * Acceptance for issue 10 (docs/capability-plugin-lifecycle.md, "Applying surfaces to a live
  * endpoint" to the end), in process: the live joints over the City-sessions host (real City
  * Sessions, real provisioner scripts writing real MCP entries, real tool calls) and over the
  * Scripted host (the test drives busy/idle and holds reloads).

@@ -1,5 +1,5 @@
 /**
- * Acceptance: spec/plugin-loader-lifecycle.md as issue 9 states it, with real plugin folders
+ * Acceptance: docs/plugin-loader-lifecycle.md as issue 9 states it, with real plugin folders
  * written into temp roots (real ESM `.mjs` entries). One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -1,6 +1,6 @@
 /**
  * The declarations store, `$CITY_ROOT/capabilities/<name>.json`
- * (spec/capability-plugin-lifecycle.md, "Declaration"): "The plugin never writes
+ * (docs/capability-plugin-lifecycle.md, "Declaration"): "The plugin never writes
  * this file directly. Its installer runs `iapeer capability register <file>`,
  * which validates the declaration and stores it." and "A violation refuses
  * `register`; an invalid file found on disk is reported loudly and never skipped

@@ -1,5 +1,5 @@
 /**
- * Runs one declared command (spec/capability-plugin-lifecycle.md,
+ * Runs one declared command (docs/capability-plugin-lifecycle.md,
  * "Declaration"): "`{personality}`, `{runtime}`, `{cwd}` and `{occasion}` are
  * substituted per argument, and **no shell** is involved"; "`{privateDir}` on a
  * runtime without one is refused (`failed`) before spawn"; the private directory

@@ -5,7 +5,7 @@
  * against the name it carries, and written atomically through `StateRoot`.
  *
  * `list` reads the whole folder and returns the valid documents and one invalid
- * item per bad entry (spec/capability-plugin-lifecycle.md, "Declaration": "an
+ * item per bad entry (docs/capability-plugin-lifecycle.md, "Declaration": "an
  * invalid file found on disk is reported loudly and never skipped silently"):
  * bad JSON, a broken rule, a stem that differs from the name inside, an entry
  * that is not `<name>.json`, a file that cannot be read. Temp files of an

@@ -1,5 +1,5 @@
 /**
- * Running the calls of a joint (spec/capability-plugin-lifecycle.md, "Joints
+ * Running the calls of a joint (docs/capability-plugin-lifecycle.md, "Joints
  * (core-owned)"): which endpoints a declaration has, and one call per endpoint
  * with bounded concurrency, each logged ("Every call is logged to
  * `lifecycle.log` as `ev=capability-provision capability=<name>

@@ -1,7 +1,7 @@
 /**
  * This host's runtimes and their profiles (`$CITY_ROOT/host.json`, defaults in
  * `schema/HostConfig.ts`): which runtimes are "hostable as an agent by this
- * core" (spec/capability-plugin-lifecycle.md, "Joints (core-owned)") and which
+ * core" (docs/capability-plugin-lifecycle.md, "Joints (core-owned)") and which
  * runtime has a core-owned private directory ("`{privateDir}` is the core-owned
  * private directory of the endpoint (OpenCode: `<root>/state/opencode/<p>/`)").
  * An invalid `host.json` is refused with `InvalidHostConfig`; it is read with the

@@ -1,5 +1,5 @@
 /**
- * What every joint of `Provisioner` shares (spec/capability-plugin-lifecycle.md,
+ * What every joint of `Provisioner` shares (docs/capability-plugin-lifecycle.md,
  * "Joints (core-owned)"): the capability services it runs on, the root lock
  * around a joint's whole run, the name and runtime checks, and the two shapes a
  * joint's calls take: `peerJoint` (birth/remove of one peer's runtimes, a

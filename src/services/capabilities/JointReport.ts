@@ -1,5 +1,5 @@
 /**
- * What a joint came to (spec/capability-plugin-lifecycle.md, "Joints (core-owned)",
+ * What a joint came to (docs/capability-plugin-lifecycle.md, "Joints (core-owned)",
  * failure handling): "At birth and remove, a failure is a loud warning and the
  * flow continues. A plugin hiccup never kills a birth or blocks a removal." and
  * "For the sweep verbs, failures are listed per endpoint and the exit code is

@@ -1,6 +1,6 @@
 /**
  * `$CITY_ROOT/logs/lifecycle.log`: one logfmt line per provisioning call
- * (spec/capability-plugin-lifecycle.md: "Every call is logged to
+ * (docs/capability-plugin-lifecycle.md: "Every call is logged to
  * `lifecycle.log` as `ev=capability-provision capability=<name>
  * identity=<runtime>-<peer> occasion=… state=…`").
  *
@@ -14,7 +14,7 @@
  * A sweep logs hundreds of calls: it `enqueue`s each line and `flush`es once at
  * the end (and whenever `batchLines` lines are waiting), so its log costs one
  * open, write and fsync per batch instead of a stat, an open, a write and a
- * close per call (issue 8, "Speed of the tool"). A flushed batch is durable
+ * close per call (bench/sweep.bench.ts). A flushed batch is durable
  * (fsynced) when `flush` returns; the lines, their order and the rotation rule
  * are the same as with `append` (a batch that would take the file past
  * `maxBytes` is split, and the file rotates between the parts). Writing the log never fails the operation: a write error is

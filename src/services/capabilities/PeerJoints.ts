@@ -1,5 +1,5 @@
 /**
- * The peer joints of `Provisioner` (spec/capability-plugin-lifecycle.md,
+ * The peer joints of `Provisioner` (docs/capability-plugin-lifecycle.md,
  * "Joints (core-owned)"): peer birth (`createPeer`, `addRuntime`, and
  * `defaultRuntime` onto an unwired runtime) provisions each new endpoint
  * (`birth`); `removePeer` and `removeRuntime` unprovision (`remove`) before the

@@ -1,7 +1,7 @@
 /**
  * The peers store, `$CITY_ROOT/peers/<personality>.json`: each peer's cwd, its
  * declared runtimes and its default runtime — the first of the three conditions
- * of an endpoint (spec/capability-plugin-lifecycle.md, "Joints (core-owned)":
+ * of an endpoint (docs/capability-plugin-lifecycle.md, "Joints (core-owned)":
  * "An **endpoint** is one `(peer, runtime)` pair where the runtime is: declared
  * by the peer; ..."). Pure storage: the joints that run
  * provisioning commands around these writes live in `Provisioner`, which holds

@@ -1,5 +1,5 @@
 /**
- * The joints (spec/capability-plugin-lifecycle.md, "Joints (core-owned)"): when
+ * The joints (docs/capability-plugin-lifecycle.md, "Joints (core-owned)"): when
  * and for whom the declared commands run.
  *
  * | joint | command | `{occasion}` |

@@ -9,7 +9,7 @@
  *   a `mkdir` and an mtime probe of a few microseconds each, where the
  *   asynchronous calls cost a round trip through libuv's thread pool each
  *   (about 15 ms for the lock of a `city` sweep on a busy 2-core machine;
- *   issue 8's sweep bench measures the process end to end).
+ *   the sweep bench measures the process end to end).
  * - A busy lock is retried on a Schedule (exponential from 5 ms, at least every
  *   100 ms, jittered) until `wait` has passed, then `Busy`.
  * - A compromised lock (taken over as stale while held) is a warning through

@@ -5,7 +5,7 @@
  * by small helper Node processes, the spawners (`programs/spawner.ts`; two by
  * default), started lazily by the first call and kept for the runner's scope.
  *
- * Why (issue 8, "Speed of the tool"; measurements in `bench/sweep.bench.ts`):
+ * Why (measurements in `bench/sweep.bench.ts`):
  * `spawn` forks the calling process, and a fork of a process with the library
  * loaded costs more than one of a bare `node`; in the spawner the forks also run
  * beside this process's event loop instead of blocking it.

@@ -2,7 +2,7 @@
  * The state root, `$CITY_ROOT` (default `~/.city`): plain files an operator can
  * read. JSON documents are written atomically (temp file in the same directory,
  * fsync, rename, fsync of the directory), and every mutation of shared state
- * holds the cross-process root lock (design.md, "State and durability": "JSON
+ * holds the cross-process root lock (docs/design.md, "State and durability": "JSON
  * documents written atomically (temp file + fsync + rename) ... Mutations of
  * shared state take the root lock (cross-process)").
  *
@@ -15,7 +15,7 @@
  * `<root>/.lock`), a scoped resource. It is not re-entrant: a joint takes it
  * once.
  *
- * Reads go through the one file reader (`files/TextFile.ts`; design.md, "State
+ * Reads go through the one file reader (`files/TextFile.ts`; docs/design.md, "State
  * and durability"): a state document is capped at 16 MiB unless the caller names
  * another kind (`host.json` is a `hostConfig`), a FIFO or device under the root
  * is refused without being opened, and a refusal is a `StateError` whose detail
@@ -166,7 +166,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
       writeText(relative, `${JSON.stringify(value, null, 2)}\n`, options)
 
     // Asynchronous, through the one reader: a synchronous read of a FIFO under the root would
-    // freeze the whole process (design.md, "State and durability").
+    // freeze the whole process (docs/design.md, "State and durability").
     const readText = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) => {
       const file = resolve(relative)
       return TextFile.read(file, kind).pipe(

@@ -1,5 +1,5 @@
 /**
- * The calls of one Step or City scope against one execution view (spec/city-plugin-lifecycle.md,
+ * The calls of one Step or City scope against one execution view (docs/city-plugin-lifecycle.md,
  * "Call context": "City freshly projects a PluginContext for every Action, Hook, System, and
  * Availability call"). Bound once per Step: one object whose methods live on its prototype, so a
  * Step that makes no call pays for one allocation.

@@ -1,5 +1,5 @@
 /**
- * How a plugin's two checkpoints run (spec/city-plugin-lifecycle.md, "Two lifecycle checkpoints"):
+ * How a plugin's two checkpoints run (docs/city-plugin-lifecycle.md, "Two lifecycle checkpoints"):
  * initialize and dispose each run in a fiber of their own, so that whoever waits for one waits at
  * most its timeout (`initializeTimeout`, `disposeTimeout`) while a checkpoint stuck in an
  * uninterruptible region goes on in the background.

@@ -1,5 +1,5 @@
 /**
- * The City (spec/city-plugin-lifecycle.md: "City owns Plugins"): the service a host talks to.
+ * The City (docs/city-plugin-lifecycle.md: "City owns Plugins"): the service a host talks to.
  * `city.plugins` is the registry, `city.workspaces` and `city.agents` the host model,
  * `city.scope(...)` makes calls outside a Session, and `city.close` closes it all.
  * Build it with `City.layer(options)` (src/layers/City.ts).

@@ -1,5 +1,5 @@
 /**
- * The City's one closing state (spec/city-plugin-lifecycle.md: "city.close() stops Sessions before
+ * The City's one closing state (docs/city-plugin-lifecycle.md: "city.close() stops Sessions before
  * releasing Plugins and Workspaces"). Every service of the City asks it before admitting work, and
  * waits on it where a wait must end when close begins (a queued add, a removal waiting for a lease):
  * one state, `Open` then `Closing`, instead of a flag per service.

@@ -1,6 +1,6 @@
 /**
  * A Scope whose failed finalizers can run again: the Scope of a plugin instance and of a Workspace
- * (issue "The core, reshaped" 7: "after a failed close a second close attempts again the cleanups
+ * (a decision of an earlier reshape: "after a failed close a second close attempts again the cleanups
  * that failed and are retryable ... not the ones that succeeded").
  *
  * Effect's own Scope runs each finalizer once and keeps no trace of which one failed, so a second

@@ -1,5 +1,5 @@
 /**
- * The plugin part of close (spec/city-plugin-lifecycle.md: "city.close() ... aggregates cleanup
+ * The plugin part of close (docs/city-plugin-lifecycle.md: "city.close() ... aggregates cleanup
  * errors. A single Plugin dispose failure does not prevent other Plugins from cleaning up").
  *
  * Plugins are disposed in reverse name order, `disposeConcurrency` at a time. Each waits first for

@@ -1,5 +1,5 @@
 /**
- * Execution leases (spec/city-plugin-lifecycle.md, "Execution leases": "New Steps stop seeing a
+ * Execution leases (docs/city-plugin-lifecycle.md, "Execution leases": "New Steps stop seeing a
  * removed Plugin immediately. An existing Step may finish with its captured instance, and City
  * calls dispose only after the final execution lease is released").
  *

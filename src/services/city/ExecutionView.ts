@@ -1,5 +1,5 @@
 /**
- * Execution views (spec/city-plugin-lifecycle.md, "Execution leases": "A Session captures an
+ * Execution views (docs/city-plugin-lifecycle.md, "Execution leases": "A Session captures an
  * immutable Plugin execution view at each Step checkpoint"). A view is the registry's ready plugins
  * at one generation, in name order; it never changes after it is made.
  *

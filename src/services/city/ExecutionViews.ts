@@ -1,5 +1,5 @@
 /**
- * The execution views and their leases (spec/city-plugin-lifecycle.md, "Execution leases": "City
+ * The execution views and their leases (docs/city-plugin-lifecycle.md, "Execution leases": "City
  * calls dispose only after the final execution lease is released"). The registry publishes a new
  * view at every change; ExecutionLeases and Sessions lease the current one.
  *

@@ -1,6 +1,6 @@
 /**
- * A started plugin instance and its dispose checkpoint (spec/city-plugin-lifecycle.md, "Two
- * lifecycle checkpoints"; design.md: "dispose once").
+ * A started plugin instance and its dispose checkpoint (docs/city-plugin-lifecycle.md, "Two
+ * lifecycle checkpoints"; docs/design.md: "dispose once").
  *
  * - **Dispose once, whatever races**: the disposal (closing the instance's CleanupScope) runs once,
  *   in a fiber of its own (Checkpoint); remove and close share its result. Whoever waits for it

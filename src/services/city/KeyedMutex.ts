@@ -1,5 +1,5 @@
 /**
- * Per-name serialization (design.md "Uniqueness and ordering": "Operations on the same name are
+ * Per-name serialization (docs/design.md "Uniqueness and ordering": "Operations on the same name are
  * serialized (a per-name queue); different names proceed concurrently").
  *
  * A queue per key, kept only while someone holds or waits for the key, so the table never outgrows

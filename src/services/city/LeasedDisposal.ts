@@ -1,5 +1,5 @@
 /**
- * A removed plugin's disposal (spec/city-plugin-lifecycle.md, "Execution leases": "An existing Step
+ * A removed plugin's disposal (docs/city-plugin-lifecycle.md, "Execution leases": "An existing Step
  * may finish with its captured instance, and City calls dispose only after the final execution
  * lease is released").
  *

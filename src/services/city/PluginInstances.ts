@@ -1,5 +1,5 @@
 /**
- * Starting plugin instances (spec/city-plugin-lifecycle.md, "Two lifecycle checkpoints"): `start`
+ * Starting plugin instances (docs/city-plugin-lifecycle.md, "Two lifecycle checkpoints"): `start`
  * runs initialize as the acquire, in a fresh CleanupScope, bounded by `initializeTimeout`; what it
  * returns is an Incarnation, whose dispose closes that Scope at most once.
  *

@@ -1,5 +1,5 @@
 /**
- * The registry (spec/city-plugin-lifecycle.md, "Plugin Lifecycle": "city.plugins.add() registers
+ * The registry (docs/city-plugin-lifecycle.md, "Plugin Lifecycle": "city.plugins.add() registers
  * one unique instance. A Plugin ID cannot be registered twice in one City").
  *
  * - One instance per name; operations on one name are serialized (KeyedMutex), different names

@@ -1,5 +1,5 @@
 /**
- * A Session and its Turns and Steps (spec/city-plugin-lifecycle.md, "Execution leases": "A Session
+ * A Session and its Turns and Steps (docs/city-plugin-lifecycle.md, "Execution leases": "A Session
  * captures an immutable Plugin execution view at each Step checkpoint").
  *
  * - Turns of a Session run one at a time. A Turn waits at its boundary while the City pauses Turns

@@ -1,5 +1,5 @@
 /**
- * The host model (spec/city-plugin-lifecycle.md: "Agent, Session, and Workspace entry or removal do
+ * The host model (docs/city-plugin-lifecycle.md: "Agent, Session, and Workspace entry or removal do
  * not trigger Plugin lifecycle callbacks"): Agents own Sessions (src/services/city/Session.ts).
  *
  * - Adding or removing an Agent or a Session never triggers plugin initialize or dispose.

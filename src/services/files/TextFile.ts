@@ -1,5 +1,5 @@
 /**
- * The one reader of every file the project reads (design.md, "State and durability": "Every file
+ * The one reader of every file the project reads (docs/design.md, "State and durability": "Every file
  * is read through one reader ..."): on the platform `FileSystem` (a test layer can replace it), never
  * synchronous, bounded in time and memory whatever the path turns out to be.
  *

@@ -1,5 +1,5 @@
 /**
- * The owed-work applier (spec/capability-plugin-lifecycle.md, "Applying surfaces to a live
+ * The owed-work applier (docs/capability-plugin-lifecycle.md, "Applying surfaces to a live
  * endpoint" and "remove-runtime on a live endpoint"): converges live endpoints after their
  * surfaces were written, and carries out owed reloads and owed removals at Turn boundaries.
  *

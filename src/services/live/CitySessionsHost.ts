@@ -1,6 +1,6 @@
 /**
  * The "City sessions" endpoint host: each endpoint hosted as a City Session in this process
- * (issue 10, "Endpoint hosts" 1). A hosting is one Agent and one Workspace named by the endpoint's
+ * (docs/design.md, "Capabilities": one that hosts endpoints as City Sessions). A hosting is one Agent and one Workspace named by the endpoint's
  * identity, and a Session that is replaced at each reload.
  *
  * - **busy** = a Turn of the current Session is running; **idle** otherwise; **asleep** = not

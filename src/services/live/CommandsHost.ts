@@ -1,5 +1,5 @@
 /**
- * The "Commands" endpoint host (issue 10, "Endpoint hosts" 2): endpoints of runtimes outside this
+ * The "Commands" endpoint host (docs/design.md, "Capabilities": the `EndpointHost` service): endpoints of runtimes outside this
  * process (claude, codex, opencode…), driven by the argv commands of their runtime profile in
  * `host.json` (`commands.status|reload|retire|kill`; schema/LiveProfile.ts). This is how an
  * operator wires real agent runtimes.

@@ -1,5 +1,5 @@
 /**
- * The daemon's pid file, `$CITY_ROOT/daemon.pid` (issue 10, "The daemon": "holds a pid/lock file so
+ * The daemon's pid file, `$CITY_ROOT/daemon.pid` (the daemon "holds a pid/lock file so
  * a second daemon on the same root refuses to start with a clear message").
  *
  * Taken under the root lock: a file naming a live process refuses the start with

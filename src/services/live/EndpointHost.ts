@@ -1,6 +1,6 @@
 /**
- * The runtime side of an endpoint (spec/capability-plugin-lifecycle.md, "Applying surfaces to a
- * live endpoint"; design.md, "Capabilities": "The runtime application goes through an
+ * The runtime side of an endpoint (docs/capability-plugin-lifecycle.md, "Applying surfaces to a
+ * live endpoint"; docs/design.md, "Capabilities": "The runtime application goes through an
  * `EndpointHost` service (status: idle / busy / asleep / stopped / foreign; reload keeping
  * history; retire; kill)").
  *

@@ -1,5 +1,5 @@
 /**
- * Fingerprints of launch-read surface files (spec/capability-plugin-lifecycle.md, "Writers outside
+ * Fingerprints of launch-read surface files (docs/capability-plugin-lifecycle.md, "Writers outside
  * the core": "the core records what each launch read — a fingerprint of the endpoint's launch-read
  * surface files — and the daemon compares it every few seconds. A difference owes one reload";
  * "A hosting launched before this mechanism has no baseline: its current state is adopted as the

@@ -1,5 +1,5 @@
 /**
- * The files an endpoint's runtime reads at launch (spec/capability-plugin-lifecycle.md, "Writers
+ * The files an endpoint's runtime reads at launch (docs/capability-plugin-lifecycle.md, "Writers
  * outside the core": the table of fingerprinted files), from its runtime profile or the spec's
  * defaults. These files are what the Fingerprints compare and what the City-sessions host reads
  * its tools from.

@@ -1,5 +1,5 @@
 /**
- * The capability joints with live application (spec/capability-plugin-lifecycle.md, "Applying
+ * The capability joints with live application (docs/capability-plugin-lifecycle.md, "Applying
  * surfaces to a live endpoint": "Successful `register`, `sync` and `unregister` converge a live
  * agent session to the registered MCP configuration automatically"; "remove-runtime on a live
  * endpoint").

@@ -1,8 +1,8 @@
 /**
- * Owed reloads and owed removals, durable (spec/capability-plugin-lifecycle.md, "Applying surfaces
+ * Owed reloads and owed removals, durable (docs/capability-plugin-lifecycle.md, "Applying surfaces
  * to a live endpoint": "A busy endpoint finishes its current turn without interruption, then
  * reloads automatically. The request is durable across daemon restarts. Repeated requests may
- * coalesce, but a change arriving during reload must not be silently consumed"; design.md,
+ * coalesce, but a change arriving during reload must not be silently consumed"; docs/design.md,
  * "Reloads").
  *
  * One record per endpoint, `$CITY_ROOT/state/reloads/<runtime>-<personality>.json`, written

@@ -1,5 +1,5 @@
 /**
- * The "Scripted" endpoint host, for tests (issue 10, "Endpoint hosts" 3): the test sets each
+ * The "Scripted" endpoint host, for tests (docs/design.md, "Capabilities": tests use a scripted one): the test sets each
  * endpoint's state, begins and ends its Turns, and may hold a reload in the middle (to send a
  * request during it) or make one fail. It follows the EndpointHost contract: a reload of a busy
  * endpoint waits for `endTurn`; asleep and stopped endpoints are never reloaded; `retire` waits

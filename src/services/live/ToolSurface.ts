@@ -1,7 +1,7 @@
 /**
  * The tools an endpoint can call, read from its launch-read files: the concrete meaning of
  * "a tool added by the capability is callable in the next Turn and a removed one is neither
- * listed nor callable" (spec/capability-plugin-lifecycle.md, "Applying surfaces to a live
+ * listed nor callable" (docs/capability-plugin-lifecycle.md, "Applying surfaces to a live
  * endpoint") for endpoints hosted as City Sessions.
  *
  * A tool is an MCP server entry, named by its key, in any launch-read file:

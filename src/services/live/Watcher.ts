@@ -1,5 +1,5 @@
 /**
- * The fingerprint watcher of the daemon (spec/capability-plugin-lifecycle.md, "Writers outside the
+ * The fingerprint watcher of the daemon (docs/capability-plugin-lifecycle.md, "Writers outside the
  * core": "the daemon compares it every few seconds. A difference owes one reload, applied at the
  * next turn boundary exactly as above").
  *

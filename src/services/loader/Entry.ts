@@ -1,7 +1,7 @@
 /**
  * The entry of a plugin folder: checked on disk, its prompt files read, imported with a URL that
  * defeats Node's module cache across in-place updates, and recognized as a Plugin or a
- * `register(ctx)` function (spec/plugin-loader-lifecycle.md: "Each import URL carries the
+ * `register(ctx)` function (docs/plugin-loader-lifecycle.md: "Each import URL carries the
  * manifest version and the entry file's modification time ... Node caches a module by URL for
  * the life of the process, so a later load must not reuse a stale module after an in-place
  * update").

@@ -1,5 +1,5 @@
 /**
- * Generations of the loaded plugin set (spec/plugin-loader-lifecycle.md: "Every daemon start
+ * Generations of the loaded plugin set (docs/plugin-loader-lifecycle.md: "Every daemon start
  * builds the registry generation from disk, and a plugin change is applied by restarting, never
  * by swapping the plugin in place (requestReload). The one exception is a plugin's skill set").
  *

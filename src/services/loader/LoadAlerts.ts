@@ -1,5 +1,5 @@
 /**
- * The load alert (spec/plugin-loader-lifecycle.md: "A skipped plugin is logged ... and the load
+ * The load alert (docs/plugin-loader-lifecycle.md: "A skipped plugin is logged ... and the load
  * alert is synced"): the current set of load failures, observable.
  *
  * It is owned by the loader, not kept in the registry's snapshots: most skips happen before any

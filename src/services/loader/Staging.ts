@@ -1,5 +1,5 @@
 /**
- * Staging (spec/plugin-loader-lifecycle.md: "Each plugin is loaded into a staging registry ...
+ * Staging (docs/plugin-loader-lifecycle.md: "Each plugin is loaded into a staging registry ...
  * Contributions are merged only after registration completes. A malformed manifest, failed
  * import, or throwing registration skips that plugin without leaving partial tools or routes in
  * the live registry").
