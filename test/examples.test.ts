@@ -1,5 +1,6 @@
 /**
- * The README's code is the examples' code: every TypeScript block of the README (```ts,
+ * The README's code is the examples' code: every TypeScript block of the README and of the guides
+ * (`CONTRIBUTING.md`, `docs/*.md`) (```ts,
  * ```typescript, ```tsx) follows an `<!-- example: <file> -->` marker, and equals the
  * `#region readme` part of that file (with the package name in place of the relative import to
  * `src/`); the examples compile (they are typechecked with the tests) and run (here and in
@@ -8,21 +9,23 @@
  */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { mkdtempSync, readFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { main } from "../examples/library.ts"
 
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+// The README and the guides it links: their TypeScript is the examples' code.
+const guides = ["README.md", "CONTRIBUTING.md", ...readdirSync(new URL("../docs/", import.meta.url)).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+const readme = guides.map((file) => readFileSync(new URL(`../${file}`, import.meta.url), "utf8")).join("\n")
 
-it("every TypeScript block of the README is marked with the example file it comes from", () => {
+it("every TypeScript block of the README and the guides is marked with the example file it comes from", () => {
   const blocks = [...readme.matchAll(/^```(ts|typescript|tsx)\s*$/gm)]
   const marked = [...readme.matchAll(/<!-- example: \S+ -->\s*```ts\n/g)]
   expect(blocks.length).toBeGreaterThanOrEqual(2)
   expect(marked.length, "TypeScript blocks without an <!-- example: <file> --> marker").toBe(blocks.length)
 })
 
-it("every README snippet marked with an example file is that file's readme region", () => {
+it("every README and guide snippet marked with an example file is that file's readme region", () => {
   const marked = [...readme.matchAll(/<!-- example: (\S+) -->\s*```ts\n([\s\S]*?)```/g)]
   expect(marked.length).toBeGreaterThan(0)
   for (const [, file, snippet] of marked) {
