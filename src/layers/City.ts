@@ -12,16 +12,12 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import type * as ConfigError from "effect/ConfigError"
 import {
-  CityCloseError,
   type InvalidPluginName,
   PluginAlreadyRegistered,
   type PluginInitializeFailed
@@ -32,6 +28,7 @@ import { isPlugin, type Plugin } from "../services/Plugin.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import * as CityState from "../services/city/CityState.ts"
+import * as CityClose from "../services/city/CityClose.ts"
 import * as CloseReport from "../services/city/CloseReport.ts"
 import * as ExecutionLeases from "../services/city/ExecutionLeases.ts"
 import * as ExecutionViews from "../services/city/ExecutionViews.ts"
@@ -97,44 +94,6 @@ const checkStartPlugins = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
     return Effect.void
   })
 
-type CloseState =
-  | { readonly _tag: "Open" }
-  | { readonly _tag: "Closing"; readonly result: Deferred.Deferred<void, CityCloseError> }
-  | { readonly _tag: "Closed" }
-  | { readonly _tag: "Failed"; readonly retry: ReadonlyArray<CloseReport.Reported> }
-
-/**
- * `city.close`: the first call closes the City's Scope; concurrent calls share its result; after a
- * success it returns at once; after a failure the next call runs the retryable cleanups again.
- */
-const makeClose = (inner: Scope.CloseableScope, report: CloseReport.CloseReportShape) => {
-  let state: CloseState = { _tag: "Open" }
-  const attempt = (previous: CloseState): Effect.Effect<ReadonlyArray<CloseReport.Reported>> => {
-    if (previous._tag === "Open") return Effect.zipRight(Scope.close(inner, Exit.void), Effect.sync(report.take))
-    if (previous._tag !== "Failed") return Effect.succeed([])
-    return Effect.forEach(previous.retry, (failure) =>
-      Effect.map(failure.retry!, (cause) => (cause === undefined ? [] : [{ ...failure, cause }]))).pipe(
-        Effect.map((still) => still.flat())
-      )
-  }
-  return Effect.suspend((): Effect.Effect<void, CityCloseError> => {
-    if (state._tag === "Closing") return Deferred.await(state.result)
-    if (state._tag === "Closed") return Effect.void
-    const previous = state
-    const result = Deferred.unsafeMake<void, CityCloseError>(FiberId.none)
-    state = { _tag: "Closing", result }
-    return Effect.flatMap(attempt(previous), (failures) => {
-      const retry = failures.filter((f) => f.retry !== undefined)
-      state = failures.length === 0 ? { _tag: "Closed" } : { _tag: "Failed", retry }
-      const exit = failures.length === 0
-        ? Exit.void
-        : Exit.fail(new CityCloseError({ failures: failures.map(({ cause, subject }) => ({ subject, cause })) }))
-      Deferred.unsafeDone(result, exit)
-      return exit
-    }).pipe(Effect.uninterruptible)
-  })
-}
-
 const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
   Effect.gen(function*() {
     const plugins = options.plugins ?? []
@@ -144,7 +103,7 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
     const context = yield* Layer.buildWithScope(core(config), inner)
     const registry = Context.get(context, PluginRegistry.PluginRegistry)
     const leases = Context.get(context, ExecutionLeases.ExecutionLeases)
-    const close = makeClose(inner, Context.get(context, CloseReport.CloseReport))
+    const close = yield* CityClose.make(inner, Context.get(context, CloseReport.CloseReport))
     yield* Scope.addFinalizer(outer, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
 
     const city: CityShape = {

@@ -12,12 +12,11 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import { CityCloseError } from "../schema/Errors.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
+import * as CityClose from "../services/city/CityClose.ts"
 import { CloseReport } from "../services/city/CloseReport.ts"
 import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
@@ -51,8 +50,6 @@ export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.Loa
  *
  * `city.close` closes it all once (the loader, Sessions, plugins, Workspaces) and fails with
  * CityCloseError listing every cleanup failure; concurrent and later calls share that one result.
- * Decision: unlike `City.make`, a close that failed is not attempted again by a later call (the
- * daemon closes its City once, with its Scope).
  * @since 0.1.0
  * @category layers
  */
@@ -64,13 +61,7 @@ export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoader.
     const registry = Context.get(context, PluginRegistry)
     const leases = Context.get(context, ExecutionLeases)
     const report = Context.get(context, CloseReport)
-    const closing = yield* Effect.cached(
-      Effect.uninterruptible(Effect.zipRight(Scope.close(inner, Exit.void), Effect.sync(report.take)))
-    )
-    const close = Effect.flatMap(closing, (failures) =>
-      failures.length === 0
-        ? Effect.void
-        : Effect.fail(new CityCloseError({ failures: failures.map(({ cause, subject }) => ({ subject, cause })) })))
+    const close = yield* CityClose.make(inner, report)
     yield* Scope.addFinalizer(outer, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
     const shape: CityShape = {
       plugins: registry,

@@ -14,10 +14,10 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { CityConfigShape } from "./CityConfig.ts"
 import type { CityStateShape } from "./CityState.ts"
@@ -86,9 +86,7 @@ export const disposeAll = (options: {
 
   const reportExit = (item: Closing, exit: Exit.Exit<void, PluginDisposeFailed>) => {
     if (Exit.isSuccess(exit)) return
-    const failure = Cause.failureOption(exit.cause)
-    const retryable = failure._tag === "Some" && failure.value.reason === "failed"
-    report.report(`plugin ${item.name}`, exit.cause, retryable ? item.incarnation.retry : undefined)
+    report.report(`plugin ${item.name}`, exit.cause)
   }
 
   const waitForLeases = (item: Closing) =>
@@ -130,19 +128,15 @@ export const disposeAll = (options: {
     const leased = options.closing.filter((item) => views.isLeased(item.incarnation.instance))
     if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
     const fibers = yield* Effect.forEach(options.closing, (item) => item.incarnation.begin)
-    const allDone = Deferred.unsafeMake<void>(FiberId.none)
-    let remaining = fibers.length
-    if (remaining === 0) Deferred.unsafeDone(allDone, Exit.void)
-    for (const fiber of fibers) {
-      fiber.addObserver(() => {
-        if (--remaining === 0) Deferred.unsafeDone(allDone, Exit.void)
-      })
-    }
-    yield* Effect.interruptible(Deferred.await(allDone)).pipe(Effect.timeout(config.disposeTimeout), Effect.ignore)
+    yield* Effect.forEach(fibers, (fiber) => Fiber.await(fiber), { concurrency: "unbounded", discard: true }).pipe(
+      Effect.interruptible,
+      Effect.timeout(config.disposeTimeout),
+      Effect.ignore
+    )
     for (let i = 0; i < fibers.length; i++) {
       const item = options.closing[i]!
-      const exit = fibers[i]!.unsafePoll()
-      reportExit(item, exit ?? Exit.fail(disposeTimedOut(item.name, config.disposeTimeout)))
+      const exit = yield* Fiber.poll(fibers[i]!)
+      reportExit(item, Option.getOrElse(exit, () => Exit.fail(disposeTimedOut(item.name, config.disposeTimeout))))
       yield* options.left(item)
     }
   })

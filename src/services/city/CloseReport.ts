@@ -1,26 +1,21 @@
 /**
  * Aggregated cleanup errors (spec: "city.close() ... aggregates cleanup errors"). Each closing
  * service reports its failures here instead of failing its finalizer, so one failure never stops
- * the others, and close turns the report into one CityCloseError listing all of them. A failure
- * that can be attempted again (a dispose or a workspace release whose finalizers failed) comes with
- * its `retry`, which a later `close` runs.
+ * the others, and close turns the report into one CityCloseError listing all of them. A cleanup
+ * runs once: a later `close` returns the same failures again and runs nothing twice.
  * @since 0.1.0
  */
 import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CloseFailure } from "../../schema/Errors.ts"
 
 /**
- * A cleanup failure and, when it can be attempted again, how.
+ * A cleanup failure: what failed, and its Cause.
  * @since 0.1.0
  * @category models
  */
-export interface Reported extends CloseFailure {
-  /** Runs the failed cleanup again; succeeds with what still fails, if anything. */
-  readonly retry?: Effect.Effect<Cause.Cause<unknown> | undefined> | undefined
-}
+export type Reported = CloseFailure
 
 /**
  * Where the closing services report their cleanup failures, and close takes them.
@@ -28,11 +23,7 @@ export interface Reported extends CloseFailure {
  * @category models
  */
 export interface CloseReportShape {
-  readonly report: (
-    subject: string,
-    cause: Cause.Cause<unknown>,
-    retry?: Effect.Effect<Cause.Cause<unknown> | undefined>
-  ) => void
+  readonly report: (subject: string, cause: Cause.Cause<unknown>) => void
   /** The failures reported since the last call, in report order. */
   readonly take: () => ReadonlyArray<Reported>
 }
@@ -52,8 +43,8 @@ export class CloseReport extends Context.Tag("effect-city/CloseReport")<CloseRep
 export const make = (): CloseReportShape => {
   let failures: Array<Reported> = []
   return {
-    report: (subject, cause, retry) => {
-      failures.push({ subject, cause, retry })
+    report: (subject, cause) => {
+      failures.push({ subject, cause })
     },
     take: () => {
       const taken = failures

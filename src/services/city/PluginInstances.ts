@@ -1,16 +1,18 @@
 /**
  * Starting plugin instances (docs/city-plugin-lifecycle.md, "Two lifecycle checkpoints"): `start`
- * runs initialize as the acquire, in a fresh CleanupScope, bounded by `initializeTimeout`; what it
- * returns is an Incarnation, whose dispose closes that Scope at most once.
+ * runs initialize as the acquire, into a fresh Effect `Scope`, bounded by `initializeTimeout`; what
+ * it returns is an Incarnation, whose dispose closes that Scope at most once.
  *
- * - **Every initialize is bounded.** It runs in a fiber of its own (Checkpoint) that the caller
- *   awaits with the timeout, so an initialize stuck inside an uninterruptible region (the acquire
- *   of `Effect.acquireRelease`) still fails `add` on time with reason `timed-out`. The stuck fiber
- *   is interrupted and left to finish in the background: its Scope is already closed, so whatever
- *   it acquires late is released at once. Close reports an initialize still running after its
- *   bounded wait as abandoned (`abandon`).
+ * - **Every initialize is bounded.** It runs in a fiber of its own, started at once in a
+ *   `FiberMap` this service owns (`FiberMap.run`), which the caller awaits with the timeout: an
+ *   initialize stuck inside an uninterruptible region (the acquire of `Effect.acquireRelease`)
+ *   still fails `add` on time with reason `timed-out`. The stuck fiber is interrupted and left to
+ *   finish in the background; its Scope is closed when it has ended, so whatever it acquired,
+ *   late too, is released then. Close reports an initialize still running after its bounded wait
+ *   as abandoned (`abandon`: the FiberMap's entries are the initializations in flight).
  * - **A failed initialize reports its release too.** What it acquired is released at once; if that
  *   fails, the failure is carried by PluginInitializeFailed (`release`) and the error snapshot.
+ * - Its log lines carry `plugin=<name>`; its duration goes into the initialize histogram.
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
@@ -19,11 +21,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
+import * as Fiber from "effect/Fiber"
+import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import type * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
@@ -32,12 +34,10 @@ import { initializeDuration, spans, traceLifecycle } from "../Observability.ts"
 import type { Contributions } from "../Contributions.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
-import * as Checkpoint from "./Checkpoint.ts"
-import * as CleanupScope from "./CleanupScope.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import { PluginInstance } from "./ExecutionView.ts"
-import { type Incarnation, make as makeIncarnation } from "./Incarnation.ts"
+import { closeScope, type Incarnation, make as makeIncarnation } from "./Incarnation.ts"
 
 /**
  * How a started instance's lifecycle context answers `requestReload`.
@@ -108,51 +108,29 @@ const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"]
 export const make = Effect.gen(function*() {
   const config = yield* CityConfig
   const state = yield* CityState
-  /** Initializations in flight, by fiber: their plugin's name. */
-  const running = new Map<Fiber.RuntimeFiber<unknown, unknown>, string>()
+  // Initializations in flight, keyed by `<name>#<attempt>` (a stuck one may outlive its attempt).
+  // The map lives in a Scope of its own that is never closed: close interrupts the fibers
+  // (`abandon`) and waits for them only up to its bound; one stuck in an uninterruptible region
+  // is left to end in the background, where its Scope is closed then.
+  const running = yield* Scope.extend(FiberMap.make<string, Contributions, unknown>(), yield* Scope.make())
+  let attempts = 0
+
+  const failed = (name: string, cause: Cause.Cause<unknown>, reason: PluginInitializeFailed["reason"], release?: Cause.Cause<unknown>) =>
+    Either.left(new PluginInitializeFailed({ name, reason, cause, ...(release === undefined ? {} : { release }) }))
 
   /** A settled initialize: the incarnation, or the failure (after releasing what it acquired). */
   const settle = (
     plugin: Plugin<unknown, unknown>,
-    cleanup: CleanupScope.CleanupScope,
-    checkpoint: Runtime.Runtime<never>,
-    exit: Exit.Exit<Contributions, unknown>,
-    reason?: PluginInitializeFailed["reason"]
+    scope: Scope.CloseableScope,
+    exit: Exit.Exit<Contributions, unknown>
   ): Effect.Effect<Either.Either<Incarnation, PluginInitializeFailed>> => {
     const name = plugin.name
     if (Exit.isSuccess(exit)) {
       const instance = new PluginInstance(name, plugin.version, exit.value, {})
-      return Effect.succeed(Either.right(makeIncarnation({ name, instance, cleanup, checkpoint, disposeTimeout: config.disposeTimeout })))
+      return Effect.map(makeIncarnation({ name, instance, scope, disposeTimeout: config.disposeTimeout }), Either.right)
     }
-    const cause = exit.cause
-    return Effect.map(cleanup.close(exit), (release) =>
-      Either.left(
-        new PluginInitializeFailed({ name, reason: reason ?? reasonOf(cause), cause, ...(release === undefined ? {} : { release }) })
-      ))
-  }
-
-  /** An initialize still running: awaited with its timeout, cut short when close begins. */
-  const awaitRunning = (
-    plugin: Plugin<unknown, unknown>,
-    cleanup: CleanupScope.CleanupScope,
-    checkpoint: Runtime.Runtime<never>,
-    fiber: Fiber.RuntimeFiber<Contributions, unknown>,
-    restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
-  ) => {
-    const name = plugin.name
-    running.set(fiber, name)
-    fiber.addObserver(() => running.delete(fiber))
-    const awaited = restore(
-      Checkpoint.awaitBounded(fiber, config.initializeTimeout, () => state.cancelled(`initialize of ${name}`))
-    )
-    return Effect.flatMap(Effect.exit(awaited), (awaited) => {
-      if (Exit.isSuccess(awaited)) return settle(plugin, cleanup, checkpoint, awaited.value)
-      fiber.unsafeInterruptAsFork(FiberId.none)
-      const failure = Option.getOrUndefined(Cause.failureOption(awaited.cause))
-      return failure?._tag === "TimeoutException"
-        ? settle(plugin, cleanup, checkpoint, Exit.fail(timedOut(`initialize of ${name}`, config.initializeTimeout)), "timed-out")
-        : settle(plugin, cleanup, checkpoint, Exit.failCause(awaited.cause), "interrupted")
-    })
+    return Effect.map(Effect.either(closeScope(name, scope, exit)), (released) =>
+      failed(name, exit.cause, reasonOf(exit.cause), released._tag === "Left" ? released.left.cause : undefined))
   }
 
   const start: PluginInstancesShape["start"] = <E, R>(
@@ -161,47 +139,54 @@ export const make = Effect.gen(function*() {
     restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
   ) =>
     traceLifecycle(
-      Effect.flatMap(Effect.runtime<R>(), (runtime) => {
+      Effect.gen(function*() {
         const name = plugin.name
-        const cleanup = CleanupScope.make()
+        const scope = yield* Scope.make()
         const lifecycle = LifecycleContext.make({
           name,
           version: plugin.version,
           storage: new LazyStorage(path.join(config.root, "data", name)),
-          scope: cleanup.scope,
+          scope,
           requestReload: options?.requestReload,
           config: options?.config
         })
+        const initialize = Effect.suspend(() => plugin.initialize).pipe(
+          Effect.interruptible,
+          Effect.provideService(Scope.Scope, scope),
+          Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
+          Metric.trackDuration(initializeDuration),
+          Effect.annotateLogs("plugin", name)
+        )
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
-        // Its context is the caller's plus the plugin's own Scope and lifecycle context.
-        const checkpoint = Checkpoint.runtimeFor(
-          name,
-          runtime,
-          Context.add(Context.add(runtime.context, Scope.Scope, cleanup.scope), LifecycleContext.PluginLifecycleContext, lifecycle)
-        )
-        const fiber: Fiber.RuntimeFiber<Contributions, unknown> = Checkpoint.start(
-          checkpoint,
-          Effect.interruptible(Effect.suspend(() => plugin.initialize)),
-          initializeDuration
-        )
-        const done = fiber.unsafePoll()
-        return done === null
-          ? awaitRunning(plugin, cleanup, checkpoint, fiber, restore)
-          : settle(plugin, cleanup, checkpoint, done)
+        const fiber = yield* FiberMap.run(running, `${name}#${++attempts}`, initialize)
+        const awaited = yield* Effect.exit(restore(
+          Effect.interruptible(Fiber.await(fiber)).pipe(
+            Effect.timeout(config.initializeTimeout),
+            (bounded) => Effect.raceFirst(bounded, state.cancelled(`initialize of ${name}`))
+          )
+        ))
+        if (Exit.isSuccess(awaited)) return yield* settle(plugin as Plugin<unknown, unknown>, scope, awaited.value)
+        // Timed out, cancelled by close, or the caller interrupted: the fiber is interrupted and its
+        // Scope closed once it has ended (an uninterruptible region runs to its end first).
+        yield* Effect.forkDaemon(Effect.zipRight(Fiber.interrupt(fiber), Effect.ignore(closeScope(name, scope, Exit.void))))
+        const failure = Option.getOrUndefined(Cause.failureOption(awaited.cause))
+        return failure?._tag === "TimeoutException"
+          ? failed(name, Cause.fail(timedOut(`initialize of ${name}`, config.initializeTimeout)), "timed-out")
+          : failed(name, awaited.cause, "interrupted")
       }),
       spans.initialize,
       { plugin: plugin.name, version: plugin.version }
     )
 
-  const abandon: PluginInstancesShape["abandon"] = Effect.suspend(() => {
-    const fibers = Array.from(running.keys())
-    for (const fiber of fibers) fiber.unsafeInterruptAsFork(FiberId.none)
-    return Effect.forEach(fibers, (fiber) => fiber.await, { concurrency: "unbounded", discard: true }).pipe(
+  const abandon: PluginInstancesShape["abandon"] = Effect.gen(function*() {
+    const fibers = Array.from(running, ([, fiber]) => fiber)
+    yield* Effect.forEach(fibers, (fiber) => Fiber.interruptFork(fiber), { discard: true })
+    yield* Effect.forEach(fibers, (fiber) => Fiber.await(fiber), { concurrency: "unbounded", discard: true }).pipe(
       Effect.interruptible,
       Effect.timeout(config.disposeTimeout),
-      Effect.ignore,
-      Effect.map(() => Array.from(running.values()).sort())
+      Effect.ignore
     )
+    return Array.from(running, ([key]) => key.slice(0, key.lastIndexOf("#"))).sort()
   })
 
   return { start, abandon } satisfies PluginInstancesShape

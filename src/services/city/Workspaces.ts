@@ -13,7 +13,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
-import * as CleanupScope from "./CleanupScope.ts"
 import { CityState } from "./CityState.ts"
 import { CloseReport } from "./CloseReport.ts"
 
@@ -59,15 +58,15 @@ export class Workspaces extends Context.Tag("effect-city/Workspaces")<Workspaces
 
 interface Entry {
   readonly workspace: Workspace
-  readonly cleanup: CleanupScope.CleanupScope
+  readonly scope: Scope.CloseableScope
 }
 
-/** Closes a workspace's Scope (again: only what failed last time), failing with what failed. */
+/** Closes a workspace's Scope (once), failing with what failed. */
 const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
-  Effect.flatMap(entry.cleanup.close(Exit.void), (cause) =>
-    cause === undefined
+  Effect.flatMap(Effect.exit(Scope.close(entry.scope, Exit.void)), (closed) =>
+    Exit.isSuccess(closed)
       ? Effect.void
-      : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause })))
+      : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause: closed.cause })))
 
 /**
  * Makes the Workspaces service; its finalizer releases every workspace, last in close.
@@ -87,7 +86,7 @@ export const make = Effect.gen(function*() {
         entries.delete(entry.workspace.id)
         return Effect.catchAll(release(entry), (error) =>
           Effect.sync(() =>
-            report.report(`workspace ${entry.workspace.id}`, Cause.fail(error), entry.cleanup.close(Exit.void))
+            report.report(`workspace ${entry.workspace.id}`, Cause.fail(error))
           ))
       },
       { discard: true }
@@ -100,10 +99,11 @@ export const make = Effect.gen(function*() {
         state.check(`add workspace ${id}`),
         Effect.suspend(() => {
           if (entries.has(id)) return Effect.fail(new WorkspaceAlreadyExists({ id }))
-          const cleanup = CleanupScope.make()
-          const workspace: Workspace = { id, path, scope: cleanup.scope }
-          entries.set(id, { workspace, cleanup })
-          return Effect.succeed(workspace)
+          return Effect.map(Scope.make(), (scope) => {
+            const workspace: Workspace = { id, path, scope }
+            entries.set(id, { workspace, scope })
+            return workspace
+          })
         })
       ),
     get: (id) => Effect.sync(() => Option.map(Option.fromNullable(entries.get(id)), (e) => e.workspace)),
