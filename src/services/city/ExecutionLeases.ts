@@ -11,11 +11,8 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import type { CityClosed } from "../../schema/Errors.ts"
@@ -23,6 +20,7 @@ import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
 import { ExecutionViews, type Lease, underLease } from "./ExecutionViews.ts"
+import * as Running from "./Running.ts"
 
 /**
  * Leases on the current execution view, and bodies run under them, drained by close.
@@ -76,27 +74,13 @@ export const make = Effect.gen(function*() {
   const state = yield* CityState
   const config = yield* CityConfig
   const views = yield* ExecutionViews
-  /** Fibers running a body, with how many bodies each runs (a Step may make calls). */
-  const running = new Map<Fiber.RuntimeFiber<unknown, unknown>, number>()
-  let drained: Deferred.Deferred<void> | undefined
-
-  const leave = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
-    const n = running.get(fiber)! - 1
-    if (n > 0) running.set(fiber, n)
-    else running.delete(fiber)
-    if (running.size === 0 && drained !== undefined) Deferred.unsafeDone(drained, Exit.void)
-  }
+  /** The bodies running under a lease (a Step may make calls: nested bodies of one fiber). */
+  const running = Running.make()
 
   const lease: ExecutionLeasesShape["lease"] = () => (state.phase()._tag === "Open" ? views.acquire() : undefined)
 
   const runUnder: ExecutionLeasesShape["runUnder"] = (held, body, done) =>
-    Effect.withFiberRuntime((fiber) => {
-      running.set(fiber, (running.get(fiber) ?? 0) + 1)
-      return underLease(fiber, held, body, (exit) => {
-        leave(fiber)
-        done(exit)
-      })
-    })
+    running.track(Effect.withFiberRuntime((fiber) => underLease(fiber, held, body, done)))
 
   const run: ExecutionLeasesShape["run"] = <A, E, R>(
     operation: string,
@@ -125,17 +109,10 @@ export const make = Effect.gen(function*() {
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
       state.close()
-      if (running.size === 0) return
-      drained = Deferred.unsafeMake<void>(FiberId.none)
-      const finished = yield* Effect.interruptible(Deferred.await(drained)).pipe(
-        Effect.timeout(config.drainTimeout),
-        Effect.option
-      )
-      if (finished._tag === "Some") return
-      const fibers = Array.from(running.keys())
-      yield* Effect.logWarning(`close: interrupting ${fibers.length} Step(s) or call(s) still running after drainTimeout`)
-      for (const fiber of fibers) fiber.unsafeInterruptAsFork(FiberId.none)
-      yield* Effect.interruptible(Deferred.await(drained)).pipe(Effect.timeout(config.drainTimeout), Effect.ignore)
+      const interrupted = yield* running.drain(config.drainTimeout)
+      if (interrupted > 0) {
+        yield* Effect.logWarning(`close: interrupted ${interrupted} Step(s) or call(s) still running after drainTimeout`)
+      }
     })
   )
 
@@ -145,7 +122,7 @@ export const make = Effect.gen(function*() {
     lease,
     runUnder,
     run,
-    running: () => running.size
+    running: running.size
   } satisfies ExecutionLeasesShape
 })
 

@@ -12,11 +12,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema/Errors.ts"
@@ -24,6 +20,7 @@ import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
 import { ExecutionViews } from "./ExecutionViews.ts"
+import * as Running from "./Running.ts"
 import { PluginRegistry } from "./PluginRegistry.ts"
 import * as SessionModule from "./Session.ts"
 import type { Workspace } from "./Workspaces.ts"
@@ -95,37 +92,11 @@ export const make = Effect.gen(function*() {
 
   // --- the Turn gate: paused by quiesce, with the fibers of running Turns ------------------------
   const latch = yield* Effect.makeLatch(true)
-  const turning = new Map<Fiber.RuntimeFiber<unknown, unknown>, number>()
-  let idle: Deferred.Deferred<void> | undefined
-  const gate: SessionModule.TurnGate = {
-    open: latch.await,
-    running: (body) =>
-      Effect.withFiberRuntime((fiber) => {
-        turning.set(fiber, (turning.get(fiber) ?? 0) + 1)
-        return Effect.ensuring(
-          body,
-          Effect.sync(() => {
-            const n = turning.get(fiber)! - 1
-            if (n > 0) turning.set(fiber, n)
-            else turning.delete(fiber)
-            if (turning.size === 0 && idle !== undefined) Deferred.unsafeDone(idle, Exit.void)
-          })
-        )
-      })
-  }
+  const turning = Running.make()
+  const gate: SessionModule.TurnGate = { open: latch.await, running: turning.track }
   const pauses = yield* Effect.makeSemaphore(1)
 
-  const drainTurns = Effect.suspend(() => {
-    if (turning.size === 0) return Effect.void
-    const done = Deferred.unsafeMake<void>(FiberId.none)
-    idle = done
-    const wait = Effect.interruptible(Deferred.await(done)).pipe(Effect.timeout(config.drainTimeout), Effect.option)
-    return Effect.flatMap(wait, (finished) => {
-      if (finished._tag === "Some") return Effect.void
-      for (const fiber of turning.keys()) fiber.unsafeInterruptAsFork(FiberId.none)
-      return Effect.ignore(Effect.timeout(Effect.interruptible(Deferred.await(done)), config.drainTimeout))
-    })
-  })
+  const drainTurns = Effect.asVoid(turning.drain(config.drainTimeout))
 
   const quiesce: SessionsShape["quiesce"] = (effect) =>
     pauses.withPermits(1)(
