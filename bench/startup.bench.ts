@@ -33,7 +33,7 @@ const main = async () => {
     // An install: what npm puts in node_modules/effect-city (the `files` of package.json).
     const installed = join(base, "node_modules", "effect-city")
     mkdirSync(installed, { recursive: true })
-    for (const part of ["package.json", "bin", "dist/city.cjs", "dist/spawner.cjs"]) {
+    for (const part of ["package.json", "bin", "dist/city.cjs"]) {
       cpSync(join(checkout, part), join(installed, part), { recursive: true })
     }
     const root = join(base, "root")

@@ -4,7 +4,7 @@
 // Why: a `city` start that loads the sources through tsx, or the ~700 files of `dist/` and
 // node_modules, costs 8-13x a bare `node -e 0`; one file costs about 2-3x, and about two thirds of
 // what is left is V8 compiling the file, which the code cache saves on every start after the
-// first (issue 8, "Speed of the tool"). Node 20 has no code cache for ES modules, so the bundle is
+// first. Node 20 has no code cache for ES modules, so the bundle is
 // a script: `import.meta.url` in the sources becomes `__cityBundleUrl`, and `require` and that URL
 // are the parameters of the function `bin/city.mjs` wraps the script in.
 //
@@ -23,19 +23,15 @@ import staleCheck from "./stale.cjs"
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
 export const bundlePath = join(packageRoot, "dist", "city.cjs")
-// The spawner process of the command runner (src/services/capabilities/SpawnerRunner.ts, src/programs/spawner.ts): its own
-// small file beside the bundle, which the bundle finds as `./spawner.cjs` (a CommonJS script: Node starts it about 10 ms sooner than
-// an ES module).
-export const spawnerPath = join(packageRoot, "dist", "spawner.cjs")
 const entry = join(packageRoot, "src", "programs", "city.ts")
-const spawnerEntry = join(packageRoot, "src", "programs", "spawner.ts")
 
 /** True when the bundle is missing or older than a source file, package.json or the build scripts. */
 export const isStale = () => staleCheck.isStale(packageRoot)
 
-const bundleOne = async (esbuild, entryPoint, outfile, options = {}) => {
+export const build = async () => {
+  const esbuild = await import("esbuild")
   const result = await esbuild.build({
-    entryPoints: [entryPoint],
+    entryPoints: [entry],
     bundle: true,
     platform: "node",
     format: "cjs",
@@ -45,22 +41,15 @@ const bundleOne = async (esbuild, entryPoint, outfile, options = {}) => {
     legalComments: "none",
     write: false,
     logLevel: "warning",
-    ...options,
-    outfile
+    define: { "import.meta.url": "__cityBundleUrl" },
+    outfile: bundlePath
   })
   const file = result.outputFiles?.[0]
   if (file === undefined) throw new Error("esbuild produced no output")
-  mkdirSync(dirname(outfile), { recursive: true })
-  const temp = `${outfile}.${process.pid}.tmp`
+  mkdirSync(dirname(bundlePath), { recursive: true })
+  const temp = `${bundlePath}.${process.pid}.tmp`
   writeFileSync(temp, file.text)
-  renameSync(temp, outfile)
-}
-
-export const build = async () => {
-  const esbuild = await import("esbuild")
-  // The spawner first: a bundle never runs without the spawner it looks for.
-  await bundleOne(esbuild, spawnerEntry, spawnerPath)
-  await bundleOne(esbuild, entry, bundlePath, { define: { "import.meta.url": "__cityBundleUrl" } })
+  renameSync(temp, bundlePath)
 }
 
 /** Builds the bundle when it is stale (a checkout); returns whether it built. */

@@ -17,11 +17,11 @@ const newestIn = (folder) => {
   return newest
 }
 
-/** True when the bundle or the spawner is missing, or older than `src/`, package.json or the build scripts. */
+/** True when the bundle is missing, or older than `src/`, package.json or the build scripts. */
 const isStale = (packageRoot) => {
-  const outputs = [join(packageRoot, "dist", "city.cjs"), join(packageRoot, "dist", "spawner.cjs")]
-  if (!outputs.every((output) => existsSync(output))) return true
-  const built = Math.min(...outputs.map((output) => statSync(output).mtimeMs))
+  const bundle = join(packageRoot, "dist", "city.cjs")
+  if (!existsSync(bundle)) return true
+  const built = statSync(bundle).mtimeMs
   if (newestIn(join(packageRoot, "src")) > built) return true
   const scripts = ["package.json", "scripts/bundle.mjs", "scripts/stale.cjs"]
   return scripts.some((script) => statSync(join(packageRoot, script)).mtimeMs > built)

@@ -1,3 +1,3 @@
 /** Types of scripts/stale.cjs (it runs before anything is compiled, so it is plain JavaScript). */
-/** True when the bundle or the spawner is missing, or older than `src/`, package.json or the build scripts. */
+/** True when the bundle is missing, or older than `src/`, package.json or the build scripts. */
 export declare const isStale: (packageRoot: string) => boolean

@@ -78,11 +78,6 @@ export * as Capabilities from "./services/capabilities/Capabilities.ts"
  */
 export * as CommandRunner from "./services/capabilities/CommandRunner.ts"
 /**
- * The command runner of `CapabilitiesLive`: the same semantics as `CommandRunner`, with the commands spawned by small helper processes.
- * @since 0.1.0
- */
-export * as SpawnerRunner from "./services/capabilities/SpawnerRunner.ts"
-/**
  * A capability declaration (`capabilities/<name>.json`) as a Schema, one message per rule.
  * @since 0.1.0
  */

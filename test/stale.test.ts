@@ -17,8 +17,7 @@ const packageRoot = (at: number) => {
     "scripts/stale.cjs",
     "src/index.ts",
     "src/services/deep/Service.ts",
-    "dist/city.cjs",
-    "dist/spawner.cjs"
+    "dist/city.cjs"
   ]
   for (const file of files) {
     mkdirSync(join(root, file, ".."), { recursive: true })
@@ -31,7 +30,7 @@ const packageRoot = (at: number) => {
 }
 
 describe("the checkout's freshness check", () => {
-  it("is fresh when nothing is newer than the bundle and the spawner", () => {
+  it("is fresh when nothing is newer than the bundle", () => {
     const root = packageRoot(1_000_000)
     try {
       expect(isStale(root)).toBe(false)
@@ -40,7 +39,7 @@ describe("the checkout's freshness check", () => {
     }
   })
 
-  it("is stale when a source file at any depth, package.json or a build script is newer, or an output is missing", () => {
+  it("is stale when a source file at any depth, package.json or a build script is newer, or the bundle is missing", () => {
     for (const change of ["src/services/deep/Service.ts", "src/index.ts", "package.json", "scripts/stale.cjs"]) {
       const root = packageRoot(1_000_000)
       try {
@@ -58,7 +57,7 @@ describe("the checkout's freshness check", () => {
       rmSync(join(root, "src/services/deep/New.ts"))
       utimesSync(join(root, "src/services/deep"), 1_000_000, 1_000_000)
       expect(isStale(root)).toBe(false)
-      rmSync(join(root, "dist/spawner.cjs"))
+      rmSync(join(root, "dist/city.cjs"))
       expect(isStale(root)).toBe(true)
     } finally {
       rmSync(root, { recursive: true, force: true })

@@ -18,7 +18,6 @@ import * as LifecycleLog from "../services/capabilities/LifecycleLog.ts"
 import * as Overview from "../services/capabilities/Overview.ts"
 import * as Peers from "../services/capabilities/Peers.ts"
 import * as Provisioner from "../services/capabilities/Provisioner.ts"
-import * as SpawnerRunner from "../services/capabilities/SpawnerRunner.ts"
 import * as StateRoot from "../services/capabilities/StateRoot.ts"
 
 /**
@@ -82,4 +81,4 @@ export const layerWith = <E, R>(
  * @category layers
  */
 export const layer = (config: CapabilitiesConfig) =>
-  layerWith(config, SpawnerRunner.layer(config.killGrace ? { killGrace: config.killGrace } : {}))
+  layerWith(config, CommandRunner.layer(config.killGrace ? { killGrace: config.killGrace } : {}))

@@ -323,7 +323,7 @@ describe("the real process", () => {
       expect(json(runs[2] ?? { code: 0, stdout: "", stderr: "" })).toMatchObject({ ok: false, verb: "capability" })
     }))
 
-  scenario("the installed package runs from its bundle alone: package.json, bin/ and dist/city.cjs (with its spawner), no node_modules", () =>
+  scenario("the installed package runs from its bundle alone: package.json, bin/ and dist/city.cjs, no node_modules", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const w = yield* world
@@ -331,7 +331,7 @@ describe("the real process", () => {
       const installed = join(w.base, "node_modules", "effect-city")
       yield* fs.makeDirectory(join(installed, "bin"), { recursive: true })
       yield* fs.makeDirectory(join(installed, "dist"))
-      for (const part of ["package.json", "bin/city.mjs", "dist/city.cjs", "dist/spawner.cjs"]) {
+      for (const part of ["package.json", "bin/city.mjs", "dist/city.cjs"]) {
         yield* fs.copyFile(join(checkout, part), join(installed, part))
       }
       yield* fs.makeDirectory(w.root)

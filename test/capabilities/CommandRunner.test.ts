@@ -10,7 +10,6 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
-import * as SpawnerRunner from "../../src/services/capabilities/SpawnerRunner.ts"
 import { isAlive } from "../fixtures.ts"
 import { request, script } from "./runnerFixtures.ts"
 
@@ -37,14 +36,7 @@ describe("substitution", () => {
     }))
 })
 
-
-// Both runners run the same semantics: in this process, and through the spawner process.
-const runners = [
-  { name: "in-process", make: CommandRunner.make },
-  { name: "spawner", make: (config?: CommandRunner.CommandRunnerConfig) => SpawnerRunner.make(config) }
-] as const
-
-describe.each(runners)("CommandRunner.run ($name)", (impl) => {
+describe("CommandRunner.run", () => {
   const live = <A>(name: string, body: () => Effect.Effect<A, unknown, FileSystem.FileSystem | import("effect/Scope").Scope>) =>
     it.scopedLive(name, () => Effect.asVoid(body()).pipe(Effect.provide(NodeContext.layer)))
 
@@ -52,7 +44,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      const runner = yield* impl.make()
+      const runner = yield* CommandRunner.make()
       const ok = yield* script(dir, "ok", "exit 0")
       const bad = yield* script(dir, "bad", "echo first >&2\necho 'second line' >&2\nexit 3")
       expect(yield* runner.run(request(ok))).toMatchObject({ state: "ok", exit: 0 })
@@ -63,7 +55,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      const runner = yield* impl.make({ stderrTailBytes: 100 })
+      const runner = yield* CommandRunner.make({ stderrTailBytes: 100 })
       const noisy = yield* script(dir, "noisy", "head -c 5000000 /dev/zero | tr '\\0' 'y' >&2\necho END >&2\nexit 1")
       const outcome = yield* runner.run(request(noisy))
       expect(outcome.state).toBe("failed")
@@ -75,7 +67,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      const runner = yield* impl.make()
+      const runner = yield* CommandRunner.make()
       const plain = join(dir, "plain")
       yield* fs.writeFileString(plain, "#!/bin/sh\nexit 0\n")
       for (const command of [join(dir, "missing"), dir, plain]) {
@@ -88,7 +80,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
       const out = join(dir, "out")
-      const runner = yield* impl.make()
+      const runner = yield* CommandRunner.make()
       const probe = yield* script(
         dir,
         "probe",
@@ -99,12 +91,35 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
       expect(yield* fs.readFileString(out)).toBe("a b|$(id)|;|*|/p/d\nx|unset\n")
     }))
 
+  live("the commands get this process's environment as it was when the runner was made, NODE_EXTRA_CA_CERTS and NODE_OPTIONS included", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const saved = { options: process.env.NODE_OPTIONS, certs: process.env.NODE_EXTRA_CA_CERTS }
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const [key, value] of [["NODE_OPTIONS", saved.options], ["NODE_EXTRA_CA_CERTS", saved.certs]] as const) {
+            if (value === undefined) delete process.env[key]
+            else process.env[key] = value
+          }
+        })
+      )
+      process.env.NODE_EXTRA_CA_CERTS = join(dir, "ca.pem")
+      process.env.NODE_OPTIONS = "--no-deprecation"
+      const runner = yield* CommandRunner.make()
+      process.env.NODE_OPTIONS = "--changed-later"
+      const seen = join(dir, "seen")
+      const show = yield* script(dir, "show", `echo "$NODE_OPTIONS|$NODE_EXTRA_CA_CERTS" > '${seen}'`)
+      expect((yield* runner.run(request(show))).state).toBe("ok")
+      expect((yield* fs.readFileString(seen)).trim()).toBe(`--no-deprecation|${join(dir, "ca.pem")}`)
+    }))
+
   live("on timeout the whole process group gets SIGTERM, then SIGKILL when it ignores it", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
       const pids = join(dir, "pids")
-      const runner = yield* impl.make({ killGrace: "200 millis" })
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
       const stubborn = yield* script(dir, "stubborn", `trap '' TERM\necho $$ >> '${pids}'\nsleep 60 &\necho $! >> '${pids}'\nwait\nwait`)
       const polite = yield* script(dir, "polite", `echo $$ >> '${pids}.2'\nsleep 60 &\necho $! >> '${pids}.2'\nwait`)
       const outcome = yield* runner.run(request(stubborn, { timeout: "300 millis" }))
@@ -120,7 +135,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
       const pids = join(dir, "pids")
-      const runner = yield* impl.make({ killGrace: "200 millis" })
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
       const stubborn = yield* script(dir, "stubborn", `trap '' TERM\nsleep 60 &\necho $$ $! > '${pids}.tmp'\nmv '${pids}.tmp' '${pids}'\nwait\nwait`)
       const fiber = yield* Effect.fork(runner.run(request(stubborn, { timeout: "60 seconds" })))
       // Wait until the script has started (bounded poll of a condition, not a sleep).
@@ -147,7 +162,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
       const pids = join(dir, "pids")
-      const runner = yield* impl.make({ killGrace: "200 millis" })
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
       const leaver = yield* script(dir, "leaver", `echo 'all set' >&2\nsleep 60 &\necho $! > '${pids}'\nexit 0`)
       // Before the fix the call waited for the end of stderr: it was killed at the timeout.
       const outcome = yield* runner.run(request(leaver, { timeout: "15 seconds" }))
@@ -161,7 +176,7 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
-      const runner = yield* impl.make({ killGrace: "200 millis" })
+      const runner = yield* CommandRunner.make({ killGrace: "200 millis" })
       const leaver = yield* script(dir, "leaver", `echo 'the reason' >&2\nsleep 60 &\nexit 3`)
       expect(yield* runner.run(request(leaver, { timeout: "15 seconds" })))
         .toMatchObject({ state: "failed", exit: 3, detail: "the reason" })
@@ -173,13 +188,13 @@ describe.each(runners)("CommandRunner.run ($name)", (impl) => {
       const dir = yield* fs.makeTempDirectoryScoped()
       const pids = join(dir, "pids")
       const stubborn = yield* script(dir, "stubborn", `trap '' TERM\nsleep 60 &\necho $! >> '${pids}'\nexit 0`)
-      const quick = yield* impl.make({ killGrace: "200 millis" })
+      const quick = yield* CommandRunner.make({ killGrace: "200 millis" })
       expect((yield* quick.run(request(stubborn))).state).toBe("ok")
       const first = Number((yield* fs.readFileString(pids)).trim())
       expect(yield* allGone([first])).toEqual([])
       // A long grace: the leftover outlives the call until the scope of the runner closes.
       const scope = yield* Scope.make()
-      const patient = yield* impl.make({ killGrace: "60 seconds" }).pipe(Scope.extend(scope))
+      const patient = yield* CommandRunner.make({ killGrace: "60 seconds" }).pipe(Scope.extend(scope))
       expect((yield* patient.run(request(stubborn))).state).toBe("ok")
       const second = Number((yield* fs.readFileString(pids)).trim().split("\n")[1])
       expect(isAlive(second)).toBe(true)

@@ -1,5 +1,5 @@
 /**
- * What the CommandRunner and SpawnerRunner tests share: an executable `sh` script in a folder, and a
+ * What the CommandRunner and EndpointCalls tests share: an executable `sh` script in a folder, and a
  * run request with the usual defaults.
  */
 import * as FileSystem from "@effect/platform/FileSystem"

@@ -14,11 +14,12 @@
  *   bounded tail (`stderrTailBytes`, default 4 KiB) whatever its size.
  * - The child's environment is this process's environment as it was when the
  *   service was built, plus or minus `CITY_PRIVATE_DIR`.
- * - The per-call logic is `runChild.ts`, shared with `SpawnerRunner`, which runs it in
- *   a small helper process (the default of `CapabilitiesLive`).
- * - Spawning is `node:child_process` directly (the platform `Command` costs
- *   about half the throughput on short commands and has no SIGKILL fallback).
- *   An interrupted call terminates the group the same way before it returns.
+ * - The per-call logic is `runChild.ts`. Spawning is `node:child_process`
+ *   directly (the platform `Command` costs about half the throughput on short
+ *   commands and has no SIGKILL fallback). An interrupted call terminates the
+ *   group the same way before it returns.
+ * - The runner bounds nothing itself: a joint runs at most `--concurrency`
+ *   calls of `run` at once (`Effect.forEach` in `EndpointCalls`).
  * - The child runs in its own process group. On timeout (or interruption) the
  *   whole group gets SIGTERM, then SIGKILL after `killGrace` (default 2 s) if
  *   anything of it is still alive.
@@ -47,7 +48,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
-import { type ChildSettings, makeChildRunner } from "./runChild.ts"
+import { makeChildRunner } from "./runChild.ts"
 
 /**
  * The name of the variable carrying the endpoint's private directory.
@@ -131,18 +132,6 @@ export interface CommandRunnerConfig {
 }
 
 /**
- * A joint's calls, with at most a given number of commands running at once (`CommandRunner.lane`).
- * @since 0.1.0
- * @category models
- */
-export interface Lane {
-  /** Runs one command of the lane to an outcome, once a place is free; never fails. */
-  readonly run: (request: RunRequest) => Effect.Effect<Outcome>
-  /** How many calls of `run` the caller may have going at once: the places, and as many waiting. */
-  readonly window: number
-}
-
-/**
  * Runs one provisioning command without a shell and reports its outcome.
  * @since 0.1.0
  * @category tags
@@ -152,31 +141,15 @@ export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
   {
     /** Runs the command to an outcome; never fails. */
     readonly run: (request: RunRequest) => Effect.Effect<Outcome>
-    /**
-     * Gets ready for calls without waiting (the spawner runner starts its process), so that the
-     * start-up overlaps what a joint does before its first call. Optional: a runner with nothing
-     * to prepare leaves it out.
-     */
-    readonly prepare?: Effect.Effect<void>
-    /**
-     * A lane for a joint's calls: at most `concurrency` commands of the lane run at once. A runner
-     * that holds calls itself (the spawner runner) takes more than that at once (`window`) and
-     * starts a waiting call the moment a place is free, with no round trip between the end of one
-     * call and the start of the next. Optional: without it, a joint runs `concurrency` calls of
-     * `run` at a time.
-     */
-    readonly lane?: (concurrency: number) => Lane
   }
 >() {}
 
 /**
- * The environment of the children: this process's environment as it is now, without
- * `CITY_PRIVATE_DIR`. Read once per runner: `process.env` is slow to enumerate, and a sweep
- * spawns hundreds of children.
- * @since 0.1.0
- * @category utils
+ * The environment of the children: this process's environment as it is now (`NODE_EXTRA_CA_CERTS`
+ * and `NODE_OPTIONS` included), without `CITY_PRIVATE_DIR`. Read once per runner: `process.env`
+ * is slow to enumerate, and a sweep spawns hundreds of children.
  */
-export const baseEnvironment = (): Record<string, string> => {
+const baseEnvironment = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && key !== privateDirVariable) env[key] = value
@@ -185,25 +158,17 @@ export const baseEnvironment = (): Record<string, string> => {
 }
 
 /**
- * The runner's times and sizes with their defaults, in milliseconds and bytes.
- * @since 0.1.0
- * @category utils
- */
-export const childSettings = (config: CommandRunnerConfig): ChildSettings => ({
-  killGraceMs: Duration.toMillis(Duration.decode(config.killGrace ?? Duration.seconds(2))),
-  stderrGraceMs: Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250))),
-  tailBytes: config.stderrTailBytes ?? 4096
-})
-
-/**
- * The runner in this process; groups left behind by a command and still alive when the scope
- * closes get SIGKILL. (`SpawnerRunner` runs the same code in a small helper process.)
+ * The runner; groups left behind by a command and still alive when the scope closes get SIGKILL.
  * @since 0.1.0
  * @category constructors
  */
 export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
-    const children = makeChildRunner(childSettings(config))
+    const children = makeChildRunner({
+      killGraceMs: Duration.toMillis(Duration.decode(config.killGrace ?? Duration.seconds(2))),
+      stderrGraceMs: Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250))),
+      tailBytes: config.stderrTailBytes ?? 4096
+    })
     yield* Effect.addFinalizer(() => Effect.sync(children.killLeftovers))
     const baseEnv = baseEnvironment()
     const envFor = (privateDir: Option.Option<string>): Record<string, string> =>

@@ -18,6 +18,9 @@
  * - the log lines of a joint's calls are queued and written in batches
  *   (`LifecycleLog.enqueue`), and flushed before `run` returns, also when it is
  *   interrupted;
+ * - at most `concurrency` commands run at once (`Effect.forEach`): a call
+ *   waiting for a place when the joint is interrupted never starts, and the
+ *   running ones are ended as `CommandRunner` ends an interrupted call;
  * - the timeout is at least 1 ms and the concurrency at least 1
  *   (`InvalidJointSettings` otherwise): a zero timeout would fail every call
  *   before it could act.
@@ -36,7 +39,7 @@ import type { Declaration } from "../../schema/Declaration.ts"
 import { commandOf, type Occasion } from "../../schema/Occasion.ts"
 import { type EndpointOutcome, identityOf, type Outcome } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { buildArgv, CommandRunner, type Lane, type Substitutions } from "./CommandRunner.ts"
+import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
@@ -147,11 +150,6 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
       occasion: Occasion,
       settings?: JointSettings
     ) => Effect.Effect<Calls, StateError>
-    /**
-     * Gets the command runner ready without waiting (the spawner process starts), so that its
-     * start-up overlaps the reading of the peers and declarations before the calls.
-     */
-    readonly prepare: Effect.Effect<void>
   }
 >() {}
 
@@ -174,7 +172,6 @@ export const make: Effect.Effect<
 
   /** One call's outcome: substitute, create the private directory, spawn (or refuse before spawn). */
   const attempt = (
-    run: Lane["run"],
     endpoint: Endpoint,
     occasion: Occasion,
     timeout: Duration.DurationInput
@@ -197,7 +194,7 @@ export const make: Effect.Effect<
       })
     }
     const [command, ...args] = argv.right
-    const spawned = run({ command, args, cwd: state.root, privateDir, timeout })
+    const spawned = runner.run({ command, args, cwd: state.root, privateDir, timeout })
     if (Option.isNone(privateDir)) return spawned
     return Effect.flatMap(Effect.either(fs.makeDirectory(privateDir.value, { recursive: true })), (made) =>
       Either.isLeft(made)
@@ -242,13 +239,12 @@ export const make: Effect.Effect<
    * nothing, the span is left out: a sweep makes hundreds).
    */
   const call = (
-    run: Lane["run"],
     endpoint: Endpoint,
     occasion: Occasion,
     timeout: Duration.DurationInput,
     traced: boolean
   ) => {
-    const settled = Effect.flatMap(attempt(run, endpoint, occasion, timeout), (outcome) =>
+    const settled = Effect.flatMap(attempt(endpoint, occasion, timeout), (outcome) =>
       Effect.clockWith((clock) => settle(endpoint, occasion, outcome, clock.unsafeCurrentTimeMillis())))
     if (!traced) return settled
     return settled.pipe(
@@ -271,20 +267,17 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
-      // At most `concurrency` commands run at once (checked by `checkSettings` before the joint): the
-      // runner's lane enforces it where it has one (and takes calls ahead of time), else `forEach` does.
-      const concurrency = settings.concurrency ?? 4
-      const lane = runner.lane?.(concurrency) ?? { run: runner.run, window: concurrency }
       const outcomes = yield* Effect.forEach(
         endpoints,
         (endpoint) =>
-          call(lane.run, endpoint, occasion, timeout, traced).pipe(
+          call(endpoint, occasion, timeout, traced).pipe(
             Effect.tap((outcome) => {
               done++
               return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
             })
           ),
-        { concurrency: lane.window }
+        // At most `concurrency` commands at once (an integer of at least 1: `checkSettings`).
+        { concurrency: settings.concurrency ?? 4 }
         // The log lines are written in batches: all of them are durable when the joint's calls return.
       ).pipe(Effect.ensuring(log.flush))
       const at = DateTime.formatIso(yield* DateTime.now)
@@ -292,7 +285,7 @@ export const make: Effect.Effect<
       return { outcomes, invalid }
     })
 
-  return EndpointCalls.of({ run, prepare: runner.prepare ?? Effect.void })
+  return EndpointCalls.of({ run })
 })
 
 /**

@@ -154,15 +154,11 @@ export const makeJointKit: Effect.Effect<
       const endpoints = declarations.valid.flatMap((declaration) =>
         endpointsOf(declaration, [peer], host.isAgent).filter((e) => runtimes.includes(e.runtime))
       )
-      // A few calls at most, and none without a declaration: no spawner is started for nothing.
-      if (endpoints.length > 0) yield* calls.prepare
       return verdictOf("joint", yield* calls.run(endpoints, occasion, settings), declarations.invalid)
     }).pipe(Effect.withSpan(spans.joint, { attributes: { peer: peer.personality, runtimes: runtimes.join(","), occasion } }))
 
   const sweep = (declaration: Declaration, occasion: Occasion, settings?: JointSettings) =>
     Effect.gen(function*() {
-      // The runner starts (the spawner process) while the peer files are read.
-      yield* calls.prepare
       const scanned = yield* peers.scan
       const done = yield* calls.run(endpointsOf(declaration, scanned.valid, host.isAgent), occasion, settings)
       return verdictOf("sweep", done, scanned.invalid)

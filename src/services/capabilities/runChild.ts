@@ -1,8 +1,8 @@
 /**
  * One provisioning command run to its outcome, in plain Node callbacks: the
- * part of the command runner that both runners share — the in-process one
- * (`CommandRunner.make`) and the spawner process (`programs/spawner.ts`). It imports
- * nothing but `node:child_process`, so the spawner stays a bare Node process.
+ * per-call part of `CommandRunner.make`. A sweep spawns hundreds of children
+ * from one thread, so a call's bookkeeping is timers and listeners rather than
+ * a scope and fibers per call.
  *
  * The semantics (documented on `CommandRunner`): no shell; stdin `/dev/null`,
  * stdout discarded, stderr kept as a bounded tail; the child leads its own
@@ -17,7 +17,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import type { Outcome } from "../../schema/Outcome.ts"
 
 /**
- * One command, with plain values: what the spawner receives over its pipe.
+ * One command, with plain values.
  * @since 0.1.0
  * @category models
  */
@@ -42,8 +42,8 @@ export interface ChildSettings {
 }
 
 /**
- * What a started call offers: its pid once spawned, and a cancellation that
- * terminates the group and calls back when it is done.
+ * What a started call offers: a cancellation that terminates the group and
+ * calls back when it is done.
  * @since 0.1.0
  * @category models
  */
@@ -57,12 +57,8 @@ export interface RunningChild {
  * @category models
  */
 export interface ChildRunner {
-  /** Starts one command; `onSpawn` gets its pid, `onDone` its outcome (exactly once, unless cancelled). */
-  readonly run: (
-    request: ChildRequest,
-    onDone: (outcome: Outcome) => void,
-    onSpawn?: (pid: number) => void
-  ) => RunningChild
+  /** Starts one command; `onDone` gets its outcome (exactly once, unless cancelled). */
+  readonly run: (request: ChildRequest, onDone: (outcome: Outcome) => void) => RunningChild
   /** SIGKILL to every group still left behind (the runner's owner is going away). */
   readonly killLeftovers: () => void
 }
@@ -86,12 +82,8 @@ const makeTail = (max: number) => {
   }
 }
 
-/**
- * Sends a signal to a whole process group; false when the group is gone.
- * @since 0.1.0
- * @category utils
- */
-export const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
+/** Sends a signal to a whole process group; false when the group is gone. */
+const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
   // After every call the group is probed, and usually it is gone (ESRCH): the thrown error is
   // built without a stack, which costs little. With a stack (and tsx's source maps) a runner
   // spawned /bin/true at 0.81x a plain spawn loop, without one at 0.91x (paired rounds, one run).
@@ -139,7 +131,7 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     lingering.clear()
   }
 
-  const run = (request: ChildRequest, onDone: (outcome: Outcome) => void, onSpawn?: (pid: number) => void): RunningChild => {
+  const run = (request: ChildRequest, onDone: (outcome: Outcome) => void): RunningChild => {
     const started = performance.now()
     const elapsed = () => Math.round(performance.now() - started)
     const timeoutMs = request.timeoutMs
@@ -201,7 +193,6 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     })
     child.once("spawn", () => {
       spawned = true
-      if (onSpawn !== undefined && child.pid !== undefined) onSpawn(child.pid)
     })
     child.stderr?.on("data", (chunk: Uint8Array) => tail.push(chunk))
     let exited: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
