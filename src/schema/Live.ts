@@ -84,7 +84,9 @@ export const OwedRecord = Schema.Struct({
 export type OwedRecord = typeof OwedRecord.Type
 
 /**
- * One launch-read file as fingerprinted: absent, or its content hash and the stat that produced it.
+ * One launch-read file as fingerprinted: absent, or its content hash and the stat that produced it
+ * (`mtimeMs` in whole milliseconds, as the platform `FileSystem` gives it; `ino` -1 when the file
+ * system has none).
  * @since 0.1.0
  * @category model
  */

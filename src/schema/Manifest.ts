@@ -169,10 +169,7 @@ const Web = Schema.Struct(
  */
 export const Manifest = Schema.Struct(
   {
-    name: PluginName.annotations({
-      description: "The plugin's name; must equal its folder's name.",
-      jsonSchema: { pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$", minLength: 1, maxLength: 64 }
-    }),
+    name: PluginName.annotations({ description: "The plugin's name; must equal its folder's name." }),
     version: ManifestVersion,
     apiVersion: ApiVersion,
     description: Schema.String.annotations({ description: "What the plugin does; may be empty." }),

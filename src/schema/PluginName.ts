@@ -17,13 +17,14 @@ import { InvalidPluginName } from "./Errors.ts"
  * @category models
  */
 export const PluginName = Schema.String.pipe(
-  Schema.filter((s) => s.length > 0 || "must not be empty"),
+  Schema.filter((s) => s.length > 0 || "must not be empty", { jsonSchema: { minLength: 1 } }),
   Schema.filter((s) => s.trim() === s || "must not have leading or trailing white space"),
-  Schema.filter((s) => s.length <= 64 || "must be at most 64 characters"),
+  Schema.filter((s) => s.length <= 64 || "must be at most 64 characters", { jsonSchema: { maxLength: 64 } }),
   Schema.filter(
     (s) =>
       /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) ||
-      "must start with a letter or digit and use only letters, digits, '.', '_' and '-'"
+      "must start with a letter or digit and use only letters, digits, '.', '_' and '-'",
+    { jsonSchema: { pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$" } }
   ),
   Schema.brand("PluginName"),
   Schema.annotations({ identifier: "PluginName" })

@@ -152,6 +152,7 @@ const labelsOf = (status: string) => {
  */
 export const unsafeStatusChanged = (previous: string | undefined, next: string | undefined): void => {
   if (previous === next) return
+  // unsafe: called from the registry's synchronous snapshot updates, where no Effect runs.
   if (previous !== undefined) plugins.unsafeUpdate(-1, labelsOf(previous))
   if (next !== undefined) plugins.unsafeUpdate(1, labelsOf(next))
 }
@@ -187,6 +188,7 @@ export const unsafeProvisioned = (state: string, occasion: string): void => {
   if (labels === undefined) {
     provisionedLabels.set(key, labels = [MetricLabel.make("state", state), MetricLabel.make("occasion", occasion)])
   }
+  // unsafe: called from `settle`, a plain function (see EndpointCalls.ts).
   provisionings.unsafeUpdate(1, labels)
 }
 

@@ -357,7 +357,7 @@ describe("fingerprints: writers outside the core", () => {
         yield* fs.makeDirectory(join(home, ".codex"), { recursive: true })
         const globals = [join(home, ".claude.json"), join(home, ".codex", "config.toml")]
         const ref = yield* refOf("claude")
-        const files = launchFiles((yield* Host).config, ref)
+        const files = yield* launchFiles((yield* Host).config, ref)
         expect(files).toEqual([join(w.work, ".claude", "settings.json"), join(w.work, ".mcp.json")])
         expect(yield* Watcher.pass).toEqual([])
         for (const g of globals) yield* fs.writeFileString(g, "edited\n")

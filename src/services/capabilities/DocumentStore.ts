@@ -12,12 +12,23 @@
  * interrupted atomic write (`*.tmp`) are ours and are not reported; a file
  * deleted between the listing and the read is simply gone.
  *
+ * The Schema is the only judge of a document. A sweep reads the same small
+ * documents again and again (a `city capability sync` reads every peer file
+ * per capability), so a store remembers each document it decoded, or refused,
+ * by its path, size, modification time and inode (one `stat`, through the one
+ * file reader): an unchanged file is neither read nor decoded again, and any
+ * rewrite changes one of them (an atomic write is a new inode). A document the
+ * store itself writes or removes is forgotten at once. The memory is bounded
+ * (`rememberedDocuments` per store, the oldest forgotten first); a file whose
+ * stat has no inode or no mtime is never remembered.
+ *
  * A store is a value built on the `StateRoot` service (it is generic in its
  * Schema, so it is not a service itself); `Capabilities`, `Peers` and
  * `EndpointRecords` each build one, `Host` decodes its single file with
  * `decodeDocument`.
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -49,39 +60,16 @@ export type InvalidFileError<E> = (file: string, field: string, rule: string) =>
 /**
  * Decodes the text of one JSON document with `Schema.parseJson(schema)`; excess properties are
  * refused. A failure names the file, the field and the rule.
- *
- * `guard`, when given, is a fast acceptance check of the parsed JSON that is `true` exactly when
- * the Schema accepts it (see `schema/DocumentGuards.ts`; the Schema must have no
- * transformations): a document it accepts is returned as parsed, anything else goes to the
- * Schema, which alone words the reasons.
  * @since 0.1.0
  * @category decoding
  */
-export const decodeDocument = <A, I, E>(
-  schema: Schema.Schema<A, I>,
-  invalid: InvalidFileError<E>,
-  guard?: (u: unknown) => u is A
-) => {
+export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: InvalidFileError<E>) => {
   const decode = Schema.decodeUnknown(Schema.parseJson(schema), { onExcessProperty: "error" })
-  const bySchema = (file: string, text: string): Effect.Effect<A, E> =>
+  return (file: string, text: string): Effect.Effect<A, E> =>
     decode(text).pipe(Effect.mapError((error) => {
       const { field, rule } = documentIssue(error)
       return invalid(file, field, rule)
     }))
-  if (guard === undefined) return bySchema
-  return (file: string, text: string): Effect.Effect<A, E> => {
-    const parsed = parseOrUndefined(text)
-    return parsed !== undefined && guard(parsed) ? Effect.succeed(parsed) : bySchema(file, text)
-  }
-}
-
-/** The JSON value of `text`, or `undefined` when it is not JSON (which no JSON text parses to). */
-const parseOrUndefined = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }
 
 /**
@@ -94,11 +82,6 @@ export interface DocumentStoreOptions<A, I, E> {
   readonly dir: string
   /** The Schema each document is decoded with (excess properties refused). */
   readonly schema: Schema.Schema<A, I>
-  /**
-   * A fast acceptance check that agrees with the Schema (see `decodeDocument`); a document it
-   * accepts is also written as it is, without the Schema's encoding.
-   */
-  readonly guard?: (u: unknown) => u is A
   /** Makes the error for an invalid file from its path, field and rule. */
   readonly invalid: InvalidFileError<E>
   /** The name a document is stored under, and the field that carries it (it must equal the stem). */
@@ -140,7 +123,7 @@ export interface DocumentStore<A, E> {
  * @category decoding
  */
 export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
-  const parse = decodeDocument(options.schema, options.invalid, options.guard)
+  const parse = decodeDocument(options.schema, options.invalid)
   return (path: string, stem: string, text: string): Effect.Effect<A, E> =>
       parse(path, text).pipe(
         Effect.filterOrElse(
@@ -162,6 +145,24 @@ export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
 }
 
 /**
+ * How many decoded documents one store remembers (see the module comment).
+ * @since 0.1.0
+ * @category constants
+ */
+export const rememberedDocuments = 4096
+
+interface Remembered<A, E> {
+  readonly size: bigint
+  readonly mtime: number
+  readonly ino: number
+  readonly result: Either.Either<A, E>
+}
+
+/** The stat fields a remembered document is valid for; `None` when the stat cannot vouch for it. */
+const stamp = (info: FileSystem.File.Info) =>
+  Option.all({ mtime: Option.map(info.mtime, (d) => d.getTime()), ino: info.ino })
+
+/**
  * Makes a store of the JSON documents of one folder of the state root.
  * @since 0.1.0
  * @category constructors
@@ -176,44 +177,81 @@ export const make = <A, I, E>(
     const decode = decoder(options)
     const encode = Schema.encode(Schema.parseJson(options.schema, { space: 2 }))
     const writeOptions: WriteOptions = options.private === true ? { private: true } : {}
+    const memo = new Map<string, Remembered<A, E>>()
 
-    const read = (name: string) =>
-      Effect.flatMap(state.readText(relative(name)), (text): Effect.Effect<Option.Option<A>, E> =>
-        Option.isNone(text) ? Effect.succeed(Option.none()) : Effect.map(decode(file(name), name, text.value), Option.some))
+    const remember = (at: string, entry: Remembered<A, E>) => {
+      memo.delete(at)
+      if (memo.size >= rememberedDocuments) {
+        const oldest = memo.keys().next()
+        if (oldest.done !== true) memo.delete(oldest.value)
+      }
+      memo.set(at, entry)
+    }
 
-    /** The document's text: as it is when the guard accepts it (it is its own encoding), else encoded by the Schema. */
+    /**
+     * The document at `at` (root-relative) named `stem`, decoded or refused; `None` when there is
+     * none. Read and decoded only when its stat differs from the one it was remembered with.
+     */
+    const load = (at: string, stem: string): Effect.Effect<Option.Option<Either.Either<A, E>>, StateError> =>
+      Effect.flatMap(state.inspect(at), (found) => {
+        if (Option.isNone(found)) {
+          memo.delete(at)
+          return Effect.succeed(Option.none())
+        }
+        const info = found.value
+        const stamped = stamp(info)
+        const known = memo.get(at)
+        if (
+          known !== undefined && Option.isSome(stamped) && known.size === info.size &&
+          known.mtime === stamped.value.mtime && known.ino === stamped.value.ino
+        ) return Effect.succeed(Option.some(known.result))
+        return Effect.flatMap(state.readInspected(at, info), (text) => {
+          if (Option.isNone(text)) return Effect.succeed(Option.none())
+          return Effect.map(Effect.either(decode(state.resolve(at), stem, text.value)), (result) => {
+            if (Option.isSome(stamped)) remember(at, { size: info.size, ...stamped.value, result })
+            return Option.some(result)
+          })
+        })
+      })
+
+    const read = (name: string): Effect.Effect<Option.Option<A>, E | StateError> =>
+      Effect.flatMap(load(relative(name), name), (found) =>
+        Option.match(found, {
+          onNone: () => Effect.succeed(Option.none()),
+          onSome: Either.match({ onLeft: Effect.fail, onRight: (a) => Effect.succeed(Option.some(a)) })
+        }))
+
     const textOf = (document: A, name: string): Effect.Effect<string, StateError> =>
-      options.guard?.(document) === true
-        ? Effect.succeed(JSON.stringify(document, null, 2))
-        : Effect.mapError(
-          encode(document),
-          (e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })
-        )
+      Effect.mapError(
+        encode(document),
+        (e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })
+      )
 
     const write = (document: A) => {
       const name = options.key.of(document)
-      return Effect.flatMap(textOf(document, name), (text) => state.writeText(relative(name), `${text}\n`, writeOptions))
+      return Effect.flatMap(textOf(document, name), (text) =>
+        Effect.ensuring(
+          state.writeText(relative(name), `${text}\n`, writeOptions),
+          Effect.sync(() => memo.delete(relative(name)))
+        ))
     }
 
-    const remove = (name: string) => state.remove(relative(name))
+    const remove = (name: string) =>
+      Effect.ensuring(state.remove(relative(name)), Effect.sync(() => memo.delete(relative(name))))
 
     const list = Effect.gen(function*() {
       const entries = yield* state.list(options.dir)
       const checked = yield* Effect.forEach(entries, (entry): Effect.Effect<Option.Option<Either.Either<A, E>>> => {
-        const path = state.resolve(`${options.dir}/${entry}`)
+        const at = `${options.dir}/${entry}`
         if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
         const stem = entry.slice(0, -5)
         if (!entry.endsWith(".json") || !options.isStem(stem)) {
-          return Effect.succeed(Option.some(Either.left(options.invalid(path, "", options.namingRule))))
+          return Effect.succeed(Option.some(Either.left(options.invalid(state.resolve(at), "", options.namingRule))))
         }
-        return state.readText(`${options.dir}/${entry}`).pipe(
-          Effect.mapError((e) => options.invalid(path, "", `cannot be read (${e.detail})`)),
-          Effect.flatMap((text) =>
-            Option.isNone(text)
-              ? Effect.succeed(Option.none<Either.Either<A, E>>())
-              : Effect.map(decode(path, stem, text.value), (a) => Option.some(Either.right(a)))
-          ),
-          Effect.catchAll((invalid) => Effect.succeed(Option.some(Either.left(invalid))))
+        return load(at, stem).pipe(
+          Effect.catchAll((e) =>
+            Effect.succeed(Option.some(Either.left(options.invalid(state.resolve(at), "", `cannot be read (${e.detail})`))))
+          )
         )
       })
       const found = Arr.getSomes(checked)

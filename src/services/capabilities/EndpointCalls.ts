@@ -30,6 +30,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -209,6 +210,7 @@ export const make: Effect.Effect<
   /** Counts and logs one call's outcome; the endpoint's outcome. */
   const settle = (endpoint: Endpoint, occasion: Occasion, outcome: Outcome, now: number): Effect.Effect<EndpointOutcome> => {
     const { declaration, peer, runtime } = endpoint
+    // unsafe: `settle` is a plain function over a settled outcome; the counter is updated in it.
     unsafeProvisioned(outcome.state, occasion)
     const result: EndpointOutcome = {
       capability: declaration.capability,
@@ -245,7 +247,7 @@ export const make: Effect.Effect<
     traced: boolean
   ) => {
     const settled = Effect.flatMap(attempt(endpoint, occasion, timeout), (outcome) =>
-      Effect.clockWith((clock) => settle(endpoint, occasion, outcome, clock.unsafeCurrentTimeMillis())))
+      Effect.flatMap(Clock.currentTimeMillis, (now) => settle(endpoint, occasion, outcome, now)))
     if (!traced) return settled
     return settled.pipe(
       Effect.tap((outcome) => Effect.annotateCurrentSpan("outcome", outcome.state)),

@@ -17,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
-import { isEndpointRecords } from "../../schema/DocumentGuards.ts"
 import { isName } from "../../schema/Name.ts"
 import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
@@ -101,7 +100,6 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
   const store = yield* DocumentStore.make({
     dir: recordsDir,
     schema: RecordsSchema,
-    guard: isEndpointRecords,
     invalid: (file, field, rule) => new InvalidEndpointRecords({ file, field, rule }),
     key: { field: "capability", of: (records) => records.capability },
     isStem: isName,

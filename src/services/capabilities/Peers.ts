@@ -17,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidPeerFile, type StateError, UnknownPeer } from "../../schema/CapabilityErrors.ts"
-import { isPeer } from "../../schema/DocumentGuards.ts"
 import { isName } from "../../schema/Name.ts"
 import { Peer } from "../../schema/Peer.ts"
 import * as DocumentStore from "./DocumentStore.ts"
@@ -56,7 +55,6 @@ export class Peers extends Context.Tag("effect-city/Peers")<
 const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidPeerFile> = {
   dir: peersDir,
   schema: Peer,
-  guard: isPeer,
   invalid: (file, field, rule) => new InvalidPeerFile({ file, field, rule }),
   key: { field: "personality", of: (peer) => peer.personality },
   isStem: isName,
@@ -87,7 +85,7 @@ export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effec
         onSome: Effect.succeed
       }))
 
-  const exists = (personality: string) => Effect.map(state.readText(`${peersDir}/${personality}.json`), Option.isSome)
+  const exists = (personality: string) => Effect.map(state.inspect(`${peersDir}/${personality}.json`), Option.isSome)
 
   const purgeRuntime = (personality: string, runtime: string) =>
     Option.match(host.privateDir(runtime, personality), {

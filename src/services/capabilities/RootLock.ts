@@ -4,26 +4,32 @@
  * holder never blocks the root forever), held as a scoped resource.
  *
  * Decisions:
- * - The lock's file operations are synchronous, behind the callback interface
- *   `proper-lockfile` expects (as its own `lockSync` does): taking the lock is
- *   a `mkdir` and an mtime probe of a few microseconds each, where the
- *   asynchronous calls cost a round trip through libuv's thread pool each
- *   (about 15 ms for the lock of a `city` sweep on a busy 2-core machine;
- *   the sweep bench measures the process end to end).
- * - A busy lock is retried on a Schedule (exponential from 5 ms, at least every
- *   100 ms, jittered) until `wait` has passed, then `Busy`.
- * - A compromised lock (taken over as stale while held) is a warning through
- *   the Effect logger of the fiber that took it, never a throw from a timer.
- * - A release that fails (the lock was already taken over) is ignored: the
- *   work done under it must not fail for it.
+ * - The lock's file operations go through the platform `FileSystem` (asynchronous, and a test
+ *   layer can replace it), behind the callback interface `proper-lockfile` expects: `mkdir` (the
+ *   lock itself), `stat` and `utimes` (the staleness probe and the 2 s refresh), `rmdir` (the
+ *   release). No call blocks the event loop of the daemon that takes the lock.
+ * - A busy lock is retried on a Schedule (exponential from 5 ms, at least every 100 ms, jittered)
+ *   until `wait` has passed, then `Busy`.
+ * - A compromised lock (taken over as stale while held) is a warning through the Effect logger of
+ *   the fiber that took it, never a throw from a timer.
+ * - A release that fails (the lock was already taken over) is ignored: the work done under it
+ *   must not fail for it.
+ * - `proper-lockfile` also removes held locks synchronously at process exit (`rmdirSync`), which
+ *   the platform `FileSystem` cannot do; the Scope releases the lock on every exit the Effect
+ *   runtime sees (success, failure, interruption by SIGINT/SIGTERM), and a lock left by a harder
+ *   exit (kill -9) turns stale after 10 s, as before.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
+import type * as PlatformError from "@effect/platform/Error"
 import * as Duration from "effect/Duration"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import * as nodeFs from "node:fs"
 import * as lockfile from "proper-lockfile"
 
 /**
@@ -35,28 +41,45 @@ export type LockFailure =
   | { readonly _tag: "Busy" }
   | { readonly _tag: "Failed"; readonly error: unknown }
 
-const syncCall = <A>(callback: (error: Error | null, result?: A) => void, run: () => A): void => {
-  let result: A
-  try {
-    result = run()
-  } catch (error) {
-    return callback(error instanceof Error ? error : new Error(String(error)))
-  }
-  callback(null, result)
+type Callback<A> = (error: Error | null, result?: A) => void
+
+/** The Node error codes `proper-lockfile` tells apart, from the platform's reasons. */
+const codes: Partial<Record<PlatformError.SystemErrorReason, string>> = { AlreadyExists: "EEXIST", NotFound: "ENOENT" }
+
+const asNodeError = (error: PlatformError.PlatformError): Error => {
+  const code = error._tag === "SystemError" ? codes[error.reason] : undefined
+  return Object.assign(new Error(error.message, { cause: error }), code === undefined ? {} : { code })
 }
 
-/** The file operations `proper-lockfile` uses, done synchronously behind its callbacks. */
-const syncLockFs = {
-  ...nodeFs,
-  mkdir: (path: string, callback: (error: Error | null) => void) => syncCall(callback, () => nodeFs.mkdirSync(path)),
-  realpath: (path: string, callback: (error: Error | null, resolved?: string) => void) =>
-    syncCall(callback, () => nodeFs.realpathSync(path)),
-  stat: (path: string, callback: (error: Error | null, stat?: nodeFs.Stats) => void) =>
-    syncCall(callback, () => nodeFs.statSync(path)),
-  rmdir: (path: string, callback: (error: Error | null) => void) => syncCall(callback, () => nodeFs.rmdirSync(path)),
-  utimes: (path: string, atime: Date, mtime: Date, callback: (error: Error | null) => void) =>
-    syncCall(callback, () => nodeFs.utimesSync(path, atime, mtime))
+/**
+ * The file operations `proper-lockfile` uses, on one platform `FileSystem`. One object per
+ * `FileSystem`, kept, because `proper-lockfile` caches the file system's mtime precision on it
+ * (a `utimes` and a `stat` spared at every later lock).
+ */
+const lockFs = (fs: FileSystem.FileSystem) => {
+  const run = <A>(effect: Effect.Effect<A, PlatformError.PlatformError>, callback: Callback<A>) =>
+    Effect.runCallback(effect, {
+      onExit: Exit.match({
+        onSuccess: (a) => callback(null, a),
+        onFailure: (cause) => {
+          const failure = Option.getOrUndefined(Cause.failureOption(cause))
+          callback(failure === undefined ? new Error(Cause.pretty(cause)) : asNodeError(failure))
+        }
+      })
+    })
+  return {
+    mkdir: (path: string, callback: Callback<void>) => run(fs.makeDirectory(path), callback),
+    // The lock directory is empty; the platform's `remove` takes a directory only when recursive.
+    rmdir: (path: string, callback: Callback<void>) => run(fs.remove(path, { recursive: true }), callback),
+    utimes: (path: string, atime: Date, mtime: Date, callback: Callback<void>) => run(fs.utimes(path, atime, mtime), callback),
+    // What `proper-lockfile` reads of a stat: the modification time, as a Date (an invalid Date when
+    // the file system gives none: never stale, and a held lock then reads as compromised).
+    stat: (path: string, callback: Callback<{ readonly mtime: Date }>) =>
+      run(Effect.map(fs.stat(path), (info) => ({ mtime: Option.getOrElse(info.mtime, () => new Date(Number.NaN)) })), callback)
+  }
 }
+
+const lockFsOf = new WeakMap<FileSystem.FileSystem, ReturnType<typeof lockFs>>()
 
 const isLocked = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "ELOCKED"
@@ -71,13 +94,15 @@ export const hold = (
   target: string,
   lockDirectory: string,
   wait: Duration.Duration
-): Effect.Effect<void, LockFailure, Scope.Scope> =>
-  Effect.flatMap(Effect.runtime<never>(), (runtime) => {
+): Effect.Effect<void, LockFailure, Scope.Scope | FileSystem.FileSystem> =>
+  Effect.flatMap(Effect.zip(Effect.runtime<never>(), FileSystem.FileSystem), ([runtime, fileSystem]) => {
     const warn = Runtime.runFork(runtime)
+    let fs = lockFsOf.get(fileSystem)
+    if (fs === undefined) lockFsOf.set(fileSystem, fs = lockFs(fileSystem))
     const attempt = Effect.tryPromise({
       try: () =>
         lockfile.lock(target, {
-          fs: syncLockFs,
+          fs,
           realpath: false,
           lockfilePath: lockDirectory,
           stale: 10_000,

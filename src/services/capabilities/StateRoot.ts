@@ -31,6 +31,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { FileRefused } from "../../schema/FileErrors.ts"
 import * as TextFile from "../files/TextFile.ts"
 import * as RootLock from "./RootLock.ts"
 
@@ -76,6 +77,19 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
      * a state document, 16 MiB). A file that is not a regular one, too large, or not UTF-8 fails.
      */
     readonly readText: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<string>, StateError>
+    /**
+     * What `readText` would look at before opening the file: `None` when it does not exist, its
+     * stat when it is a regular file within the cap of `kind`, else fails as `readText` would. A
+     * caller that remembers what it read by size, mtime and inode reads only what changed, with
+     * `readInspected`.
+     */
+    readonly inspect: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<FileSystem.File.Info>, StateError>
+    /** The text of a file `inspect` accepted (`info` is what it gave), as `readText` gives it. */
+    readonly readInspected: (
+      relative: string,
+      info: FileSystem.File.Info,
+      kind?: TextFile.FileKind
+    ) => Effect.Effect<Option.Option<string>, StateError>
     /** Writes `text` atomically: temp file, fsync, rename, fsync of the folder. Creates the folders. */
     readonly writeText: (relative: string, text: string, options?: WriteOptions) => Effect.Effect<void, StateError>
     /** Writes `value` as indented JSON atomically (documents with a Schema go through a `DocumentStore`). */
@@ -167,13 +181,19 @@ export const make = (config: StateRootConfig): Effect.Effect<
 
     // Asynchronous, through the one reader: a synchronous read of a FIFO under the root would
     // freeze the whole process (docs/design.md, "State and durability").
-    const readText = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) => {
+    const reading = <A>(relative: string, read: (file: string) => Effect.Effect<A, FileRefused, FileSystem.FileSystem>) => {
       const file = resolve(relative)
-      return TextFile.read(file, kind).pipe(
+      return read(file).pipe(
         Effect.mapError((e) => new StateError({ operation: "read", path: file, detail: e.rule, cause: e })),
         Effect.provideService(FileSystem.FileSystem, fs)
       )
     }
+    const readText = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) =>
+      reading(relative, (file) => TextFile.read(file, kind))
+    const inspect = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) =>
+      reading(relative, (file) => TextFile.inspect(file, kind))
+    const readInspected = (relative: string, info: FileSystem.File.Info, kind: TextFile.FileKind = TextFile.kinds.stateDocument) =>
+      reading(relative, (file) => TextFile.readChecked(file, kind, info))
 
     const remove = (relative: string) => {
       const file = resolve(relative)
@@ -197,6 +217,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
     const lock = Effect.zipRight(
       require,
       RootLock.hold(root, path.join(root, ".lock"), lockWait).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
         Effect.mapError((cause) =>
           cause._tag === "Busy"
             ? new RootLockBusy({ root, waitedMs: Duration.toMillis(lockWait) })
@@ -205,7 +226,21 @@ export const make = (config: StateRootConfig): Effect.Effect<
       )
     )
 
-    return StateRoot.of({ root, resolve, ensure, require, readText, writeText, writeJson, makeDirectory, remove, list, lock })
+    return StateRoot.of({
+      root,
+      resolve,
+      ensure,
+      require,
+      readText,
+      inspect,
+      readInspected,
+      writeText,
+      writeJson,
+      makeDirectory,
+      remove,
+      list,
+      lock
+    })
   })
 
 /**

@@ -57,6 +57,7 @@ const closingPhase: Phase = { _tag: "Closing" }
  */
 export const make = (): CityStateShape => {
   let phase: Phase = open
+  // unsafe: `close()` below is a plain function, called from synchronous close bookkeeping.
   const signal = Deferred.unsafeMake<void>(FiberId.none)
   const refuse = (operation: string) => (phase === open ? undefined : new CityClosed({ operation }))
   return {
@@ -72,6 +73,7 @@ export const make = (): CityStateShape => {
     close: () => {
       if (phase !== open) return false
       phase = closingPhase
+      // unsafe: see where the signal is made.
       Deferred.unsafeDone(signal, Exit.void)
       return true
     }

@@ -93,6 +93,7 @@ export const make = (): ExecutionViewsShape => {
     const still: Array<Waiter> = []
     for (const waiter of waiters) {
       if (isLeased(waiter.instance)) still.push(waiter)
+      // unsafe: a lease's release is a plain callback (a Step hands its lease over without an Effect).
       else Deferred.unsafeDone(waiter.done, Exit.void)
     }
     waiters = still
@@ -103,6 +104,7 @@ export const make = (): ExecutionViewsShape => {
     acquire: () => {
       const state = current
       state.leases++
+      // unsafe: see Observability.unsafeLeases.
       unsafeLeases(1)
       let released = false
       return {
@@ -110,6 +112,7 @@ export const make = (): ExecutionViewsShape => {
         release: () => {
           if (released) return
           released = true
+          // unsafe: as above.
           unsafeLeases(-1)
           if (--state.leases === 0 && state !== current) {
             leasedRetired.delete(state)
@@ -129,6 +132,7 @@ export const make = (): ExecutionViewsShape => {
     unleased: (instance) =>
       Effect.suspend(() => {
         if (!isLeased(instance)) return Effect.void
+        // unsafe: made in the synchronous registration of a waiter, completed by the release callback above.
         const waiter: Waiter = { instance, done: Deferred.unsafeMake<void>(FiberId.none) }
         waiters.push(waiter)
         return Effect.onInterrupt(Deferred.await(waiter.done), () =>
@@ -177,6 +181,8 @@ export class HeldViews {
 
 /**
  * The holder of the views the running fiber holds, if any; inherited by the fibers it forks.
+ *
+ * unsafe: a module-level FiberRef, made once as Effect makes its own (the safe `FiberRef.make` is scoped).
  * @since 0.1.0
  * @category internals
  */

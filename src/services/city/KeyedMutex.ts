@@ -55,6 +55,7 @@ export const make = <K>(): KeyedMutex<K> => {
     Effect.sync(() => {
       const next = waiters.shift()
       if (next === undefined) held.delete(key)
+      // unsafe: the hand-over happens in the synchronous release of the previous holder.
       else Deferred.unsafeDone(next, Exit.void)
     })
 
@@ -68,6 +69,7 @@ export const make = <K>(): KeyedMutex<K> => {
             held.set(key, mine)
             return Effect.ensuring(body(restore), release(key, mine))
           }
+          // unsafe: queued in the same synchronous step that checks the queue, so no release can slip between.
           const turn = Deferred.unsafeMake<void>(FiberId.none)
           waiters.push(turn)
           return restore(Effect.raceFirst(Deferred.await(turn), cancel)).pipe(

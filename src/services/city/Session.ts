@@ -147,6 +147,7 @@ export const make = (options: {
   readonly currentView: () => ExecutionView
 }): SessionHandle => {
   const { id, leases } = options
+  // unsafe: a Session is made by a plain constructor (`agent.sessions.create` registers it synchronously).
   const semaphore = Effect.unsafeMakeSemaphore(1)
   const agentInfo: AgentInfo = { id: options.agent.id }
   const workspaceInfo: WorkspaceInfo = { id: options.workspace.id, path: options.workspace.path }
@@ -190,6 +191,7 @@ export const make = (options: {
           // The next view is held before the previous Step's lease goes: no gap.
           letGo()
           const view = new StepCalls(lease.view, base, options.explain, ++steps)
+          // unsafe: see Observability.unsafeStep.
           unsafeStep()
           const run = leases.runUnder(lease, stepBody(view), (exit) => {
             if (Exit.isSuccess(exit) && !ended && closed === undefined) held = lease

@@ -51,11 +51,13 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   // The Clock of the fiber that makes the registry (a TestClock in a test), read synchronously: a
   // change is on the add/remove path, where each Effect step counts.
   const clock = yield* Effect.clock
+  // unsafe: the snapshot updates below are synchronous bookkeeping; the Clock is the fiber's own.
   const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
   let map = HashMap.empty<string, PluginSnapshot>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
   const put = (snapshot: PluginSnapshot) => {
+    // unsafe: see Observability.unsafeStatusChanged.
     unsafeStatusChanged(current(snapshot.name)?.status, snapshot.status)
     map = HashMap.set(map, snapshot.name, snapshot)
     return Effect.as(PubSub.publish(pubsub, { _tag: "Updated", snapshot }), snapshot)
@@ -77,6 +79,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   const remove = (name: string) =>
     Effect.suspend(() => {
       if (!HashMap.has(map, name)) return Effect.void
+      // unsafe: as above.
       unsafeStatusChanged(current(name)?.status, undefined)
       map = HashMap.remove(map, name)
       return PubSub.publish(pubsub, { _tag: "Removed", name })
@@ -129,6 +132,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
           if (previous === undefined || previous.status === "disposing") continue
           const { last_error: _, ...rest } = previous
           const snapshot: PluginSnapshot = { ...rest, status: "disposing", updated_at }
+          // unsafe: as above.
           unsafeStatusChanged(previous.status, "disposing")
           map = HashMap.set(map, name, snapshot)
           changes.push({ _tag: "Updated", snapshot })
@@ -137,6 +141,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
       }),
     clear: Effect.suspend(() => {
       const changes: Array<SnapshotChange> = Array.from(HashMap.keys(map), (name) => ({ _tag: "Removed", name }))
+      // unsafe: as above.
       for (const snapshot of HashMap.values(map)) unsafeStatusChanged(snapshot.status, undefined)
       map = HashMap.empty<string, PluginSnapshot>()
       return PubSub.publishAll(pubsub, changes)

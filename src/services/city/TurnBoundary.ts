@@ -61,9 +61,11 @@ export const make = (): TurnBoundary => {
       Effect.contextWithEffect((context: Context.Context<R>): Effect.Effect<A, E | SessionClosed> => {
         const refused = session.refuse()
         if (refused !== undefined) return Effect.fail(refused)
+        // unsafe: registered and cancelled by the Session's synchronous boundary bookkeeping.
         const done = Deferred.unsafeMake<Exit.Exit<A, E | SessionClosed>>(FiberId.none)
         const job: Job = {
           run: Effect.flatMap(Effect.exit(Effect.provide(effect, context)), (exit) => Deferred.succeed(done, exit)),
+          // unsafe: as above.
           cancel: (error) => Deferred.unsafeDone(done, Exit.succeed(Exit.fail(error)))
         }
         pending.push(job)

@@ -123,6 +123,7 @@ export const make: Effect.Effect<
   const serialized = (identity: string) => {
     let lock = locks.get(identity)
     if (lock === undefined) {
+      // unsafe: an endpoint's lock is made on its first use, inside this synchronous lookup.
       lock = Effect.unsafeMakeSemaphore(1)
       locks.set(identity, lock)
     }

@@ -121,7 +121,7 @@ export const make = (options: CitySessionsOptions = {}): Effect.Effect<
       new EndpointHostFailed({ identity: ref.identity, operation, detail: error.message })
     const fs = yield* FileSystem.FileSystem
     const surfaces = (ref: EndpointRef) =>
-      Effect.provideService(readTools(launchFiles(config, ref)), FileSystem.FileSystem, fs)
+      Effect.provideService(Effect.flatMap(launchFiles(config, ref), readTools), FileSystem.FileSystem, fs)
     const sessionOf = (h: Hosting) =>
       h.agent.sessions.create({ workspace: h.workspace, id: `${h.ref.identity}#${h.generation}` })
 

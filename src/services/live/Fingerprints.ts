@@ -8,31 +8,35 @@
  * - `record` stores what a launch (or reload) reads now: per file, its content hash (sha256) or
  *   its absence, in `$CITY_ROOT/state/fingerprints/<identity>.json` (atomic write; one writer per
  *   endpoint at a time, so no root lock).
- * - `poll` compares: stat first (size, mtime, ctime, inode unchanged since the last look → the
- *   file is unchanged, no read); a changed stat is settled by the content hash, so rewriting
- *   identical bytes owes nothing. A file appearing or disappearing (an opencode fragment) is a
- *   difference. An endpoint without a baseline adopts its current state and owes nothing.
+ * - `poll` compares: stat first (size, mtime and inode unchanged since the last look → the file is
+ *   unchanged, no read); a changed stat is settled by the content hash, so rewriting identical
+ *   bytes owes nothing. A file appearing or disappearing (an opencode fragment) is a difference.
+ *   An endpoint without a baseline adopts its current state and owes nothing.
  * - `accept` makes the observed state the baseline. The caller requests the reload first and
  *   accepts after, so a crash in between owes the reload again (coalesced) rather than losing it;
  *   and one difference owes exactly one request.
  * - Host-global files (`~/.codex/config.toml`, `~/.claude.json`) are never fingerprinted: they are
  *   not launch-read files of a profile (schema/LiveProfile.ts).
  *
- * Reading: the content hash reads the file through the one file reader (`files/TextFile.ts`,
- * asynchronous, the launch-read surface cap of 16 MiB). A file the reader refuses (a FIFO, a
- * device, a folder, over the cap) is fingerprinted as **absent**: the stored record keeps its
- * two states (present with a hash, absent), and a refused file is one the core cannot fingerprint,
- * so a file that becomes refusable owes one reload (like one removed) and is never opened or read
- * whole. The refusal is logged once, when the file turns refused.
+ * Reading: every look goes through the one file reader (`files/TextFile.ts`: `inspect` is the stat,
+ * `readCheckedBytes` the bounded read of the content hash), on the platform `FileSystem`, so
+ * nothing on the daemon's path blocks its event loop and a test layer can replace the disk. A file
+ * the reader refuses (a FIFO, a device, a folder, over the 16 MiB cap of a launch-read surface
+ * file) is fingerprinted as **absent**: the stored record keeps its two states (present with a
+ * hash, absent), and a refused file is one the core cannot fingerprint, so a file that becomes
+ * refusable owes one reload (like one removed) and is never opened or read whole. The refusal is
+ * logged once, when the file turns refused.
  *
- * The stat comparison stays synchronous (`statSync`): a stat never opens the file, so a FIFO or
- * a device cannot block it or be read by it, and one poll covers every endpoint every few seconds,
- * which `bench/fingerprint.bench.ts` holds to ≤ 1.5× a plain `statSync` loop. The platform's
- * asynchronous stat measured 10-15× that loop over 2,000 files, and its `mtime` is a `Date`
- * (whole milliseconds), coarser than the `mtimeMs` the baselines hold.
+ * The stat is the platform's: `mtime` is a `Date`, whole milliseconds, so `mtimeMs` holds whole
+ * milliseconds (a baseline written with a finer one differs once, is settled by its hash, and
+ * owes nothing). Size, mtime and inode together decide "unchanged": an atomic rewrite (temp file
+ * and rename) is a new inode, an edit in place changes the size or the mtime (an edit of the same
+ * size within the same millisecond as the last look is the blind spot of any stat comparison,
+ * and is caught by the next edit). The stats of a poll run a few at a time (`statConcurrency`);
+ * `bench/fingerprint.bench.ts` measures a poll against a plain loop of the same stats.
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -41,8 +45,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
-import { statSync } from "node:fs"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { FileRefused } from "../../schema/FileErrors.ts"
 import { Fingerprint, type FileFingerprint } from "../../schema/Live.ts"
 import { Host } from "../capabilities/Host.ts"
 import * as TextFile from "../files/TextFile.ts"
@@ -90,34 +94,59 @@ export class Fingerprints extends Context.Tag("effect-city/Fingerprints")<
 const absent: FileFingerprint = { absent: true }
 
 /**
+ * How many stats of one poll are in flight at once: enough to keep libuv's pool busy, few enough
+ * that a poll over thousands of files does not queue them all at once.
+ * @since 0.1.0
+ * @category constants
+ */
+export const statConcurrency = 16
+
+/** What one stat shows of a file: a regular file within the cap (its stat), absent, or refused. */
+const look = (file: string) => Effect.either(TextFile.inspect(file, TextFile.kinds.launchFile))
+
+const mtimeOf = (info: FileSystem.File.Info) => Option.match(info.mtime, { onNone: () => -1, onSome: (d) => d.getTime() })
+const inoOf = (info: FileSystem.File.Info) => Option.getOrElse(info.ino, () => -1)
+
+/** Whether a stat shows what `fingerprint` recorded: the same regular file, or no regular file for an absent one. */
+const sameStat = (
+  fingerprint: FileFingerprint | undefined,
+  seen: Either.Either<FileSystem.File.Info, unknown>
+): boolean => {
+  if (fingerprint === undefined) return false
+  if (Either.isLeft(seen) || seen.right.type !== "File") return "absent" in fingerprint
+  const info = seen.right
+  return !("absent" in fingerprint) && fingerprint.size === Number(info.size) && fingerprint.mtimeMs === mtimeOf(info) &&
+    Option.isSome(info.ino) && fingerprint.ino === info.ino.value
+}
+
+/**
  * The current fingerprint of one file; `previous` spares the read when its stat is unchanged. A
  * file the reader refuses is absent (logged when it was not absent before).
  */
-const observe = (file: string, previous: FileFingerprint | undefined): Effect.Effect<FileFingerprint, never, FileSystem.FileSystem> =>
-  Effect.suspend(() => {
-    const stat = statSync(file, { throwIfNoEntry: false, bigint: false })
-    if (stat === undefined || !stat.isFile()) return Effect.succeed(absent)
-    if (
-      previous !== undefined && !("absent" in previous) && previous.size === stat.size &&
-      previous.mtimeMs === stat.mtimeMs && previous.ino === stat.ino
-    ) return Effect.succeed(previous)
-    return TextFile.readBytes(file, TextFile.kinds.launchFile).pipe(
+const observe = (file: string, previous: FileFingerprint | undefined): Effect.Effect<FileFingerprint, never, FileSystem.FileSystem> => {
+  const refused = (error: FileRefused) =>
+    previous !== undefined && "absent" in previous
+      ? Effect.succeed(absent)
+      : Effect.as(Effect.logWarning(`not fingerprinted, taken as absent: ${error.message}`), absent)
+  return Effect.flatMap(look(file), (seen): Effect.Effect<FileFingerprint, never, FileSystem.FileSystem> => {
+    if (Either.isLeft(seen)) return refused(seen.left)
+    if (Option.isNone(seen.right)) return Effect.succeed(absent)
+    const info = seen.right.value
+    if (previous !== undefined && sameStat(previous, Either.right(info))) return Effect.succeed(previous)
+    return TextFile.readCheckedBytes(file, TextFile.kinds.launchFile, info).pipe(
       Effect.map(Option.match({
         onNone: () => absent,
         onSome: (bytes): FileFingerprint => ({
           hash: createHash("sha256").update(bytes).digest("hex"),
-          size: stat.size,
-          mtimeMs: stat.mtimeMs,
-          ino: stat.ino
+          size: Number(info.size),
+          mtimeMs: mtimeOf(info),
+          ino: inoOf(info)
         })
       })),
-      Effect.catchAll((refused) =>
-        previous !== undefined && "absent" in previous
-          ? Effect.succeed(absent)
-          : Effect.as(Effect.logWarning(`not fingerprinted, taken as absent: ${refused.message}`), absent)
-      )
+      Effect.catchAll(refused)
     )
   })
+}
 
 const sameContent = (a: FileFingerprint | undefined, b: FileFingerprint | undefined) =>
   a === undefined || b === undefined
@@ -128,41 +157,10 @@ const sameContent = (a: FileFingerprint | undefined, b: FileFingerprint | undefi
 
 const decode = Schema.decodeUnknownEither(Schema.parseJson(Fingerprint))
 
-/**
- * The fast path's view of a baseline: the stat fields per path in flat arrays (`ino` -1 for an
- * absent file), valid while the endpoint's path list is the same array and the baseline unchanged.
- */
-interface Stats {
-  readonly paths: ReadonlyArray<string>
-  readonly complete: boolean
-  readonly size: Float64Array
-  readonly mtimeMs: Float64Array
-  readonly ino: Float64Array
-}
-
-const statsOf = (paths: ReadonlyArray<string>, before: ReadonlyMap<string, FileFingerprint>): Stats => {
-  const size = new Float64Array(paths.length)
-  const mtimeMs = new Float64Array(paths.length)
-  const ino = new Float64Array(paths.length)
-  let complete = paths.length === before.size
-  paths.forEach((path, i) => {
-    const fp = before.get(path)
-    if (fp === undefined) complete = false
-    else if ("absent" in fp) ino[i] = -1
-    else {
-      size[i] = fp.size
-      mtimeMs[i] = fp.mtimeMs
-      ino[i] = fp.ino
-    }
-  })
-  return { paths, complete, size, mtimeMs, ino }
-}
-
-/** One endpoint in memory: its baseline per file, its resolved templates, its fast view. */
+/** One endpoint in memory: its baseline per file and its resolved templates. */
 interface Entry {
   readonly baseline: Map<string, FileFingerprint>
   resolved: Resolved | undefined
-  stats: Stats | undefined
 }
 
 /**
@@ -173,6 +171,7 @@ interface Entry {
 export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host | FileSystem.FileSystem> = Effect.gen(function*() {
   const state = yield* StateRoot
   const config = (yield* Host).config
+  const fs = yield* FileSystem.FileSystem
   const context = yield* Effect.context<FileSystem.FileSystem>()
   const entries = new Map<string, Entry>()
   const file = (ref: EndpointRef) => `${fingerprintsDir}/${ref.identity}.json`
@@ -184,13 +183,13 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host |
   }
 
   const observeAll = (ref: EndpointRef, entry: Entry | undefined) =>
-    Effect.suspend(() => {
-      const paths = pathsOf(ref, entry)
-      return Effect.map(
-        Effect.forEach(paths, (path) => observe(path, entry?.baseline.get(path))),
-        (observed) => new Map(paths.map((path, i) => [path, observed[i] ?? absent]))
-      )
-    }).pipe(Effect.provide(context))
+    Effect.suspend(() =>
+      Effect.flatMap(pathsOf(ref, entry), (paths) =>
+        Effect.map(
+          Effect.forEach(paths, (path) => observe(path, entry?.baseline.get(path)), { concurrency: statConcurrency }),
+          (observed) => new Map(paths.map((path, i) => [path, observed[i] ?? absent]))
+        ))
+    ).pipe(Effect.provide(context))
 
   /** The slow path, once a stat differs: every file observed, differences by content. */
   const differences = (before: Map<string, FileFingerprint>, now: ReadonlyMap<string, FileFingerprint>) => {
@@ -210,23 +209,25 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host |
   }
 
   /**
-   * Whether one endpoint's files all have the stat its baseline recorded; synchronous: one
-   * `statSync` per file (no file is opened).
+   * Which of these endpoints have files that all show, by one `stat` each, the stat their baseline
+   * recorded (no file opened). Only a regular file is compared; anything else matches an absent
+   * baseline, and what the reader would refuse is settled by the slow path. The stats of all the
+   * endpoints run as one list, a few at a time.
    */
-  const unchanged = (ref: EndpointRef, entry: Entry): boolean => {
-    const paths = pathsOf(ref, entry)
-    let fast = entry.stats
-    if (fast === undefined || fast.paths !== paths) fast = entry.stats = statsOf(paths, entry.baseline)
-    let same = fast.complete
-    for (let i = 0; same && i < paths.length; i++) {
-      const stat = statSync(paths[i] ?? "", { throwIfNoEntry: false })
-      same = stat === undefined
-        ? fast.ino[i] === -1
-        : fast.size[i] === stat.size && fast.mtimeMs[i] === stat.mtimeMs && fast.ino[i] === stat.ino
-    }
-    if (!same) entry.stats = undefined
-    return same
-  }
+  const unchanged = (known: ReadonlyArray<readonly [EndpointRef, Entry]>) =>
+    Effect.gen(function*() {
+      const paths = yield* Effect.forEach(known, ([ref, entry]) => pathsOf(ref, entry))
+      const flat = paths.flat()
+      const seen = yield* Effect.forEach(flat, (path) => Effect.either(fs.stat(path)), { concurrency: statConcurrency })
+      let at = 0
+      return known.map(([, entry], i) => {
+        const own = paths[i] ?? []
+        const first = at
+        at += own.length
+        return own.length === entry.baseline.size &&
+          own.every((path, k) => sameStat(entry.baseline.get(path), seen[first + k] ?? Either.left(undefined)))
+      })
+    })
 
   /** The slow path for an endpoint whose stats differ: its files observed, compared by content. */
   const changeOf = (ref: EndpointRef, entry: Entry) =>
@@ -237,13 +238,13 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host |
 
   /** Compares one endpoint with its baseline: stats first, content only when a stat differs. */
   const compare = (ref: EndpointRef, entry: Entry) =>
-    Effect.suspend(() => unchanged(ref, entry) ? Effect.succeed(undefined) : changeOf(ref, entry))
+    Effect.flatMap(unchanged([[ref, entry]]), ([same]) => same === true ? Effect.succeed(undefined) : changeOf(ref, entry))
 
   const store = (ref: EndpointRef, files: ReadonlyMap<string, FileFingerprint>) =>
     Effect.gen(function*() {
       const recorded_at = DateTime.formatIso(yield* DateTime.now)
       yield* state.writeJson(file(ref), { schema: 1, recorded_at, files: Object.fromEntries(files) } satisfies Fingerprint)
-      entries.set(ref.identity, { baseline: new Map(files), resolved: entries.get(ref.identity)?.resolved, stats: undefined })
+      entries.set(ref.identity, { baseline: new Map(files), resolved: entries.get(ref.identity)?.resolved })
     })
 
   /** The stored baseline into memory, or adoption of the current state when there is none. */
@@ -252,7 +253,7 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host |
       const text = yield* state.readText(file(ref))
       const stored = Option.flatMap(text, (t) => Either.getRight(decode(t)))
       if (Option.isSome(stored)) {
-        entries.set(ref.identity, { baseline: new Map(Object.entries(stored.value.files)), resolved: undefined, stats: undefined })
+        entries.set(ref.identity, { baseline: new Map(Object.entries(stored.value.files)), resolved: undefined })
         return true
       }
       yield* store(ref, yield* observeAll(ref, undefined))
@@ -264,19 +265,18 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host |
 
   const poll = (refs: ReadonlyArray<EndpointRef>) =>
     Effect.gen(function*() {
-      // One synchronous stat loop over the endpoints in memory; those whose stats differ are read
-      // after, and the endpoints not in memory are loaded (or adopted).
+      // The endpoints in memory are compared by stat, a few stats at a time; those whose stats
+      // differ are read after, and the endpoints not in memory are loaded (or adopted).
       const missing: Array<EndpointRef> = []
-      const differing: Array<readonly [EndpointRef, Entry]> = []
-      yield* Effect.sync(() => {
-        for (const ref of refs) {
-          const entry = entries.get(ref.identity)
-          if (entry === undefined) missing.push(ref)
-          else if (!unchanged(ref, entry)) differing.push([ref, entry])
-        }
-      })
+      const known: Array<readonly [EndpointRef, Entry]> = []
+      for (const ref of refs) {
+        const entry = entries.get(ref.identity)
+        if (entry === undefined) missing.push(ref)
+        else known.push([ref, entry])
+      }
+      const same = yield* unchanged(known)
       const changes: Array<Change> = []
-      for (const [ref, entry] of differing) {
+      for (const [ref, entry] of known.filter((_, i) => same[i] !== true)) {
         const change = yield* changeOf(ref, entry)
         if (change !== undefined) changes.push(change)
       }
@@ -287,7 +287,7 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host |
         if (change !== undefined) changes.push(change)
       }
       return changes
-    })
+    }).pipe(Effect.provide(context))
 
   const accept = (changes: ReadonlyArray<Change>) =>
     Effect.forEach(changes, (c) => store(c.ref, new Map(Object.entries(c.files))), { discard: true })

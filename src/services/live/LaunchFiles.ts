@@ -4,13 +4,16 @@
  * defaults. These files are what the Fingerprints compare and what the City-sessions host reads
  * its tools from.
  *
- * Expansion is synchronous (`node:fs`): it runs for every endpoint at every poll of the
- * fingerprint watcher, and a few directory reads are cheaper than a fiber per file.
- * `{privateDir}` on a runtime without one drops that template.
+ * Plain templates are resolved once per endpoint without touching the disk; a pattern (`*` in the
+ * last segment) is listed again at each look, through the platform `FileSystem` (asynchronous: it
+ * runs at every poll of the daemon's fingerprint watcher). A folder that cannot be listed has no
+ * files. `{privateDir}` on a runtime without one drops that template.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { readdirSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
 import type { HostConfig } from "../../schema/HostConfig.ts"
 import { defaultLaunchExclude, defaultLaunchFiles } from "../../schema/LiveProfile.ts"
@@ -32,6 +35,48 @@ export const templatesOf = (config: HostConfig, runtime: string) => {
 const globToRegExp = (pattern: string) =>
   new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`)
 
+/** The path of a template for an endpoint; `None` for `{privateDir}` on a runtime without one. */
+const place = (template: string, ref: Pick<EndpointRef, "cwd" | "privateDir">): Option.Option<string> =>
+  template.startsWith("{cwd}/")
+    ? Option.some(join(ref.cwd, template.slice(6)))
+    : template.startsWith("{privateDir}/")
+    ? Option.map(ref.privateDir, (dir) => join(dir, template.slice(13)))
+    : Option.some(template)
+
+const isPattern = (template: string) => basename(template).includes("*")
+
+/** The plain templates' paths, minus the excluded names (no disk access). */
+const plainPaths = (
+  templates: ReadonlyArray<string>,
+  exclude: ReadonlySet<string>,
+  ref: Pick<EndpointRef, "cwd" | "privateDir">
+): ReadonlyArray<string> =>
+  templates.flatMap((template) =>
+    Option.match(place(template, ref), {
+      onNone: () => [],
+      onSome: (path) => (exclude.has(basename(path)) ? [] : [path])
+    })
+  )
+
+/** The files that match the pattern templates now, minus the excluded names. */
+const patternPaths = (
+  templates: ReadonlyArray<string>,
+  exclude: ReadonlySet<string>,
+  ref: Pick<EndpointRef, "cwd" | "privateDir">
+): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.map(
+      Effect.forEach(Arr.getSomes(templates.map((template) => place(template, ref))), (path) => {
+        const dir = dirname(path)
+        const match = globToRegExp(basename(path))
+        return fs.readDirectory(dir).pipe(
+          Effect.map((entries) => entries.filter((entry) => match.test(entry) && !exclude.has(entry)).map((entry) => join(dir, entry))),
+          Effect.orElseSucceed((): ReadonlyArray<string> => [])
+        )
+      }),
+      (lists) => lists.flat()
+    ))
+
 /**
  * The concrete files of an endpoint, sorted: plain templates as they are (present or not),
  * patterns expanded to the files that exist now, minus the excluded names.
@@ -42,32 +87,11 @@ export const expand = (
   templates: ReadonlyArray<string>,
   exclude: ReadonlySet<string>,
   ref: Pick<EndpointRef, "cwd" | "privateDir">
-): ReadonlyArray<string> => {
-  const out = new Set<string>()
-  for (const template of templates) {
-    let path = template
-    if (path.startsWith("{cwd}/")) path = join(ref.cwd, path.slice(6))
-    else if (path.startsWith("{privateDir}/")) {
-      if (Option.isNone(ref.privateDir)) continue
-      path = join(ref.privateDir.value, path.slice(13))
-    }
-    const name = basename(path)
-    if (!name.includes("*")) {
-      if (!exclude.has(name)) out.add(path)
-      continue
-    }
-    const dir = dirname(path)
-    const match = globToRegExp(name)
-    let entries: Array<string>
-    try {
-      entries = readdirSync(dir)
-    } catch {
-      entries = []
-    }
-    for (const entry of entries) if (match.test(entry) && !exclude.has(entry)) out.add(join(dir, entry))
-  }
-  return [...out].sort()
-}
+): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
+  Effect.map(
+    patternPaths(templates.filter(isPattern), exclude, ref),
+    (found) => [...new Set([...plainPaths(templates.filter((t) => !isPattern(t)), exclude, ref), ...found])].sort()
+  )
 
 /**
  * An endpoint's templates resolved once for its cwd and private directory: the plain paths, and
@@ -92,8 +116,8 @@ export const resolveTemplates = (config: HostConfig, ref: EndpointRef, previous?
   const privateDir = Option.getOrUndefined(ref.privateDir)
   if (previous !== undefined && previous.cwd === ref.cwd && previous.privateDir === privateDir) return previous
   const { exclude, templates } = templatesOf(config, ref.runtime)
-  const fixed = expand(templates.filter((t) => !t.includes("*")), exclude, ref)
-  return { cwd: ref.cwd, privateDir, fixed, patterns: templates.filter((t) => t.includes("*")), exclude }
+  const fixed = [...new Set(plainPaths(templates.filter((t) => !isPattern(t)), exclude, ref))].sort()
+  return { cwd: ref.cwd, privateDir, fixed, patterns: templates.filter(isPattern), exclude }
 }
 
 /**
@@ -101,17 +125,26 @@ export const resolveTemplates = (config: HostConfig, ref: EndpointRef, previous?
  * @since 0.1.0
  * @category constructors
  */
-export const filesOf = (resolved: Resolved, ref: EndpointRef): ReadonlyArray<string> =>
+export const filesOf = (
+  resolved: Resolved,
+  ref: EndpointRef
+): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
   resolved.patterns.length === 0
-    ? resolved.fixed
-    : [...new Set([...resolved.fixed, ...expand(resolved.patterns, resolved.exclude, ref)])].sort()
+    ? Effect.succeed(resolved.fixed)
+    : Effect.map(
+      patternPaths(resolved.patterns, resolved.exclude, ref),
+      (found) => [...new Set([...resolved.fixed, ...found])].sort()
+    )
 
 /**
  * The launch-read files of an endpoint under a host configuration.
  * @since 0.1.0
  * @category constructors
  */
-export const launchFiles = (config: HostConfig, ref: EndpointRef): ReadonlyArray<string> => {
+export const launchFiles = (
+  config: HostConfig,
+  ref: EndpointRef
+): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> => {
   const { exclude, templates } = templatesOf(config, ref.runtime)
   return expand(templates, exclude, ref)
 }

@@ -20,6 +20,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as TextFile from "../files/TextFile.ts"
 
 /**
@@ -34,35 +35,51 @@ export interface Tool {
   readonly source: string
 }
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const isStrings = (u: unknown): u is ReadonlyArray<string> => Array.isArray(u) && u.every((x) => typeof x === "string")
+const Strings = Schema.Array(Schema.String)
+const isStrings = Schema.is(Strings)
 
-const fromJson = (file: string, text: string): ReadonlyArray<Tool> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return []
-  }
-  if (!isRecord(json)) return []
-  const tools: Array<Tool> = []
-  const servers = json["mcpServers"]
-  if (isRecord(servers)) {
-    for (const [name, entry] of Object.entries(servers)) {
-      if (!isRecord(entry) || typeof entry["command"] !== "string") continue
-      tools.push({ name, command: entry["command"], args: isStrings(entry["args"]) ? entry["args"] : [], source: file })
-    }
-  }
-  const mcp = json["mcp"]
-  if (isRecord(mcp)) {
-    for (const [name, entry] of Object.entries(mcp)) {
-      if (!isRecord(entry) || !isStrings(entry["command"])) continue
-      const [command, ...args] = entry["command"]
-      if (command !== undefined) tools.push({ name, command, args, source: file })
-    }
-  }
-  return tools
-}
+/** The tool sections of a JSON launch-read file (other keys are the runtime's, and ignored). */
+const JsonSurface = Schema.parseJson(Schema.Struct({
+  mcpServers: Schema.optional(Schema.Unknown),
+  mcp: Schema.optional(Schema.Unknown)
+}))
+/** A section: an object of entries by tool name; an entry that is not what its runtime reads is skipped. */
+const Section = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+/** A claude entry: `command` a string; `args`, when it is not a list of strings, is no arguments. */
+const ClaudeEntry = Schema.Struct({ command: Schema.String, args: Schema.optional(Schema.Unknown) })
+/** An opencode entry: `command` the whole argv. */
+const OpencodeEntry = Schema.Struct({ command: Strings })
+
+const decodeSurface = Schema.decodeUnknownOption(JsonSurface)
+const decodeSection = Schema.decodeUnknownOption(Section)
+const decodeClaude = Schema.decodeUnknownOption(ClaudeEntry)
+const decodeOpencode = Schema.decodeUnknownOption(OpencodeEntry)
+
+const entriesOf = (section: unknown) =>
+  Option.match(decodeSection(section), { onNone: () => [], onSome: (entries) => Object.entries(entries) })
+
+const fromJson = (file: string, text: string): ReadonlyArray<Tool> =>
+  Option.match(decodeSurface(text), {
+    onNone: () => [],
+    onSome: (json) => [
+      ...entriesOf(json.mcpServers).flatMap(([name, entry]) =>
+        Option.match(decodeClaude(entry), {
+          onNone: () => [],
+          onSome: ({ args, command }): ReadonlyArray<Tool> => [{ name, command, args: isStrings(args) ? args : [], source: file }]
+        })
+      ),
+      ...entriesOf(json.mcp).flatMap(([name, entry]) =>
+        Option.match(decodeOpencode(entry), {
+          onNone: () => [],
+          onSome: ({ command: [command, ...args] }): ReadonlyArray<Tool> =>
+            command === undefined ? [] : [{ name, command, args, source: file }]
+        })
+      )
+    ]
+  })
+
+/** A `command` or `args` value: the JSON-compatible subset of TOML strings and string arrays. */
+const decodeTomlValue = Schema.decodeUnknownOption(Schema.parseJson(Schema.Union(Schema.String, Strings)))
 
 const fromToml = (file: string, text: string): ReadonlyArray<Tool> => {
   const found = new Map<string, { command?: string; args?: ReadonlyArray<string> }>()
@@ -81,15 +98,11 @@ const fromToml = (file: string, text: string): ReadonlyArray<Tool> => {
     }
     const kv = /^(command|args)\s*=\s*(.+)$/.exec(line)
     if (current === undefined || kv === null) continue
-    let value: unknown
-    try {
-      value = JSON.parse(kv[2] ?? "")
-    } catch {
-      continue
-    }
+    const value = decodeTomlValue(kv[2] ?? "")
+    if (Option.isNone(value)) continue
     const entry = found.get(current) ?? {}
-    if (kv[1] === "command" && typeof value === "string") entry.command = value
-    if (kv[1] === "args" && isStrings(value)) entry.args = value
+    if (kv[1] === "command" && typeof value.value === "string") entry.command = value.value
+    if (kv[1] === "args" && isStrings(value.value)) entry.args = value.value
     found.set(current, entry)
   }
   return [...found].flatMap(([name, e]) =>

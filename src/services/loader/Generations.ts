@@ -191,6 +191,7 @@ export const make = Effect.gen(function*() {
       if (closed || state.phase()._tag !== "Open") return Effect.fail(rejected(requestedBy, "restart", "the City is closing"))
       let batch = queued
       if (batch === undefined) {
+        // unsafe: the batch is made and queued in one synchronous step, so two requests cannot both make one.
         batch = { done: Deferred.unsafeMake<LoadReport, ReloadRejected>(FiberId.none), reasons: [] }
         queued = batch
       }
