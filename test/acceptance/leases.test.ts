@@ -124,6 +124,29 @@ describe("Execution leases", () => {
       expect(journal.count("dispose:alpha")).toBe(1)
     })))
 
+  it.scoped("remove from a fiber holding a lease from city.leases.acquire returns pending, never waiting on itself", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const { city } = yield* setup()
+      yield* city.plugins.add(probe("alpha", { journal }))
+      const removal = yield* Effect.scoped(Effect.gen(function*() {
+        const view = yield* city.leases.acquire
+        expect(view.names).toEqual(["alpha"])
+        const removal = yield* city.plugins.remove("alpha")
+        expect(removal !== false && removal.status).toBe("pending")
+        expect(yield* statusOf(city, "alpha")).toBe("disposing")
+        expect(journal.count("dispose:alpha")).toBe(0)
+        return removal
+      }))
+      // The lease went with the scope: the disposal ran.
+      if (removal !== false) yield* removal.disposal
+      expect(journal.count("dispose:alpha")).toBe(1)
+      // A lease the fiber no longer holds does not count: a later remove waits for nothing.
+      yield* city.plugins.add(probe("beta", { journal }))
+      const later = yield* city.plugins.remove("beta")
+      expect(later !== false && later.status).toBe("disposed")
+    })))
+
   it.scoped("the system text of a Step comes from its own view", () =>
     provideNode(Effect.gen(function*() {
       const journal = new Journal()

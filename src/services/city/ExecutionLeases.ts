@@ -12,6 +12,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
@@ -19,7 +20,7 @@ import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { CityState } from "./CityState.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
-import { ExecutionViews, type Lease, underLease } from "./ExecutionViews.ts"
+import { acquiredViews, ExecutionViews, HeldViews, type Lease, underLease } from "./ExecutionViews.ts"
 import * as Running from "./Running.ts"
 
 /**
@@ -95,12 +96,27 @@ export const make = Effect.gen(function*() {
 
   // `Scope.addFinalizer` on an explicit Scope: `Effect.addFinalizer` (which captures and restores
   // the fiber's context for the finalizer) costs several times the whole lease.
+  // Every lease the caller holds counts, as inside a Step: the lease joins the fiber's own record
+  // of acquired leases (`acquiredViews`, set for the rest of the fiber when it has none), so a
+  // `remove` it issues under this lease returns `pending` rather than waiting for itself.
   const acquireIn: ExecutionLeasesShape["acquireIn"] = (scope) =>
     Effect.suspend(() => {
       const refused = state.refuse("lease the execution view")
       if (refused !== undefined) return Effect.fail(refused)
       const held = views.acquire()
-      return Effect.as(Scope.addFinalizer(scope, Effect.sync(held.release)), held.view)
+      return Effect.flatMap(FiberRef.get(acquiredViews), (current) => {
+        const holder = current ?? new HeldViews(() => undefined, undefined)
+        holder.leases.push(held)
+        const release = Effect.sync(() => {
+          const at = holder.leases.lastIndexOf(held)
+          if (at >= 0) holder.leases.splice(at, 1)
+          held.release()
+        })
+        return Effect.as(
+          Effect.zipRight(current === undefined ? FiberRef.set(acquiredViews, holder) : Effect.void, Scope.addFinalizer(scope, release)),
+          held.view
+        )
+      })
     })
 
   // The drain part of close: running bodies may finish within drainTimeout, then their fibers are

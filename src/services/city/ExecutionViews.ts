@@ -191,6 +191,20 @@ export const heldViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsa
 )
 
 /**
+ * The leases the running fiber took itself with `city.leases.acquire`/`acquireIn`, if any. Not
+ * inherited by the fibers it forks: a fiber forked to remove a plugin waits for a lease its parent
+ * holds, while the fiber that holds it does not wait for itself.
+ *
+ * unsafe: a module-level FiberRef, made once as Effect makes its own (the safe `FiberRef.make` is scoped).
+ * @since 0.1.0
+ * @category internals
+ */
+export const acquiredViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsafeMake<HeldViews | undefined>(
+  undefined,
+  { fork: () => undefined, join: (parent) => parent }
+)
+
+/**
  * Runs `effect` with a new holder whose between-Steps view is `between()`.
  * @since 0.1.0
  * @category internals
@@ -224,9 +238,14 @@ export const underLease = <A, E, R>(
 }
 
 /**
- * Whether the running fiber holds a view that contains the instance.
+ * Whether the running fiber holds a view that contains the instance: under a Step or call (and
+ * the fibers it forks), or through a lease it acquired itself.
  * @since 0.1.0
  * @category internals
  */
 export const heldByCaller = (instance: PluginInstance): Effect.Effect<boolean> =>
-  Effect.map(FiberRef.get(heldViews), (held) => held?.covers(instance) ?? false)
+  Effect.zipWith(
+    FiberRef.get(heldViews),
+    FiberRef.get(acquiredViews),
+    (held, acquired) => (held?.covers(instance) ?? false) || (acquired?.covers(instance) ?? false)
+  )
