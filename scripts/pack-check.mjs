@@ -47,6 +47,7 @@ try {
   const packed = JSON.parse(step("npm pack", "npm", ["pack", "--json", "--pack-destination", work, ...npmFlags], repo))
   const tarball = join(work, packed[0].filename)
   const shipped = packed[0].files.map((f) => f.path)
+  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/city.cjs", "schemas/capability-declaration.schema.json"]) {
     if (!shipped.includes(required)) {
       console.error(`pack-check: FAILED: the tarball lacks ${required}`)
       process.exit(1)
