@@ -128,7 +128,7 @@ export const disposeAll = (options: {
     const leased = options.closing.filter((item) => views.isLeased(item.incarnation.instance))
     if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
     const fibers = yield* Effect.forEach(options.closing, (item) => item.incarnation.begin)
-    yield* Effect.forEach(fibers, (fiber) => Fiber.await(fiber), { concurrency: "unbounded", discard: true }).pipe(
+    yield* Fiber.awaitAll(fibers).pipe(
       Effect.interruptible,
       Effect.timeout(config.disposeTimeout),
       Effect.ignore

@@ -4,9 +4,9 @@
  *
  * The instance's resources live in an Effect `Scope` (the one its initialize acquired into);
  * dispose is closing it. Decisions:
- * - **Once, whatever races.** The disposal runs at most once, in a fiber of its own
- *   (`Effect.forkDaemon`, memoized with `Effect.cached`): remove and close share its result, and a
- *   later dispose returns that result again (a failure too) without running anything twice.
+ * - **Once, whatever races.** The disposal runs at most once, in a root fiber of its own started on
+ *   the first caller's runtime (`Runtime.runFork`): remove and close share its result, and a later
+ *   dispose returns that result again (a failure too) without running anything twice.
  * - **Bounded waits.** Whoever waits for it waits at most `disposeTimeout`: a dispose that outlives
  *   that is reported `timed-out` and goes on in the background.
  * - **Failures are reported, not retried.** A finalizer that fails makes the dispose fail with
@@ -22,6 +22,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
 import { disposeDuration, spans, traceLifecycle } from "../Observability.ts"
@@ -74,24 +76,39 @@ export const make = (options: {
   readonly instance: PluginInstance
   readonly scope: Scope.CloseableScope
   readonly disposeTimeout: Duration.Duration
-}): Effect.Effect<Incarnation> =>
-  Effect.gen(function*() {
-    const { disposeTimeout, name } = options
-    const ended = yield* Deferred.make<void>()
-    const run = closeScope(name, options.scope, Exit.void).pipe(
-      (close) => traceLifecycle(close, spans.dispose, { plugin: name }),
-      Metric.trackDuration(disposeDuration),
-      Effect.annotateLogs("plugin", name),
-      Effect.ensuring(Deferred.done(ended, Exit.void))
-    )
-    const begin = yield* Effect.cached(Effect.forkDaemon(run))
-    // The wait is interruptible even inside close's uninterruptible region, so the timeout can end it.
-    const dispose = Effect.flatMap(begin, (fiber) =>
-      Effect.interruptible(Fiber.await(fiber)).pipe(
-        Effect.timeout(disposeTimeout),
-        Effect.catchTag("TimeoutException", () => Effect.fail(disposeTimedOut(name, disposeTimeout))),
-        Effect.flatten
-      ))
-    const incarnation: Incarnation = { instance: options.instance, begin, dispose, disposed: Deferred.await(ended) }
-    return incarnation
-  })
+}): Incarnation => {
+  const { disposeTimeout, name } = options
+  let fiber: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
+  let ended = false
+  let waiters: Deferred.Deferred<void> | undefined
+  const run = closeScope(name, options.scope, Exit.void).pipe(
+    (close) => traceLifecycle(close, spans.dispose, { plugin: name }),
+    Metric.trackDuration(disposeDuration),
+    Effect.annotateLogs("plugin", name),
+    Effect.ensuring(Effect.suspend(() => {
+      ended = true
+      return waiters === undefined ? Effect.void : Deferred.succeed(waiters, undefined)
+    }))
+  )
+  // Started at once on the caller's runtime (`Runtime.runFork`: a root fiber, which outlives its
+  // caller); the first caller starts it, every later one gets the same fiber.
+  const begin = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+    Effect.sync(() => (fiber ??= Runtime.runFork(runtime)(run))))
+  // The wait is interruptible even inside close's uninterruptible region, so the timeout can end it.
+  // A dispose that has already ended (a synchronous one) is its Exit, without a timer.
+  const dispose = Effect.flatMap(begin, (started) =>
+    Effect.flatMap(Fiber.poll(started), (done) =>
+      Option.isSome(done)
+        ? done.value
+        : Effect.interruptible(Fiber.await(started)).pipe(
+          Effect.timeout(disposeTimeout),
+          Effect.catchTag("TimeoutException", () => Effect.fail(disposeTimedOut(name, disposeTimeout))),
+          Effect.flatten
+        )))
+  const disposed = Effect.suspend(() =>
+    ended
+      ? Effect.void
+      : Effect.flatMap(Deferred.make<void>(), (made) => Deferred.await(waiters ??= made))
+  )
+  return { instance: options.instance, begin, dispose, disposed }
+}

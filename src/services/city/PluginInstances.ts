@@ -127,7 +127,7 @@ export const make = Effect.gen(function*() {
     const name = plugin.name
     if (Exit.isSuccess(exit)) {
       const instance = new PluginInstance(name, plugin.version, exit.value, {})
-      return Effect.map(makeIncarnation({ name, instance, scope, disposeTimeout: config.disposeTimeout }), Either.right)
+      return Effect.succeed(Either.right(makeIncarnation({ name, instance, scope, disposeTimeout: config.disposeTimeout })))
     }
     return Effect.map(Effect.either(closeScope(name, scope, exit)), (released) =>
       failed(name, exit.cause, reasonOf(exit.cause), released._tag === "Left" ? released.left.cause : undefined))
@@ -159,6 +159,10 @@ export const make = Effect.gen(function*() {
         )
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
         const fiber = yield* FiberMap.run(running, `${name}#${++attempts}`, initialize)
+        // The fiber started at once: a synchronous initialize (most of them) has already ended,
+        // and needs neither the bounded wait nor the race with close.
+        const done = yield* Fiber.poll(fiber)
+        if (Option.isSome(done)) return yield* settle(plugin as Plugin<unknown, unknown>, scope, done.value)
         const awaited = yield* Effect.exit(restore(
           Effect.interruptible(Fiber.await(fiber)).pipe(
             Effect.timeout(config.initializeTimeout),
