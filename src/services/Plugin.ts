@@ -276,7 +276,12 @@ export const fromPromise = (plugin: PromisePlugin): Plugin<PluginCallbackFailed>
       for (const [actionName, def] of Object.entries(plugin.actions ?? {})) {
         actions[actionName] = {
           input: def.input,
-          handler: (input: never) => withContext((c) => def.handler(input, c), `action ${actionName}`)
+          // An Effect-style action (`Contributions.action`) placed in a Promise-style plugin
+          // type-checks (its handler returns a value); its Effect is run, not returned unrun. Like
+          // every handler it may require only PluginContext (docs/library.md).
+          handler: (input: never) =>
+            Effect.flatMap(withContext((c) => def.handler(input, c), `action ${actionName}`), (result) =>
+              Effect.isEffect(result) ? (result as Effect.Effect<unknown, unknown, PluginContext>) : Effect.succeed(result))
         }
       }
       const hooks: Record<string, Hook> = {}

@@ -46,6 +46,22 @@ describe("1. the Promise adapter keeps `this`", () => {
     })))
 })
 
+describe("1b. an Effect-style action inside a Promise-style plugin is run, not returned unrun", () => {
+  it.scoped("invoke returns the Effect's result, and its failure fails the call", () =>
+    provideNode(Effect.gen(function*() {
+      const { calls, city } = yield* host
+      yield* city.plugins.add(Plugin.fromPromise({
+        name: "mixed",
+        actions: {
+          shout: action({ input: Schema.String, handler: (text) => Effect.succeed(text.toUpperCase()) }),
+          refuse: action({ input: Schema.String, handler: () => Effect.fail("no") })
+        }
+      }))
+      expect(yield* calls.invoke("mixed", "shout", "hi")).toBe("HI")
+      expect(Exit.isFailure(yield* Effect.exit(calls.invoke("mixed", "refuse", "x")))).toBe(true)
+    })))
+})
+
 describe("2. initializeTimeout bounds every initialize", () => {
   const stuck = (journal: Journal, gate: Deferred.Deferred<void>) =>
     Plugin.make({
