@@ -22,7 +22,7 @@
  * - a finite number within `min`/`max`: `number`; a boolean: `boolean`;
  * - an array of strings: `multiSelect` (each one of its options when it has options),
  *   `tokenList` (trimmed, non-empty, no duplicates), `projects`, `plugins`, `tools`, `models`;
- * - any JSON value: `json`, `rolePolicies`, `mcpServers`;
+ * - every JSON value: `json`, `rolePolicies`, `mcpServers`;
  * - `section` carries no value (a stored one is refused).
  * Stored keys no field declares are kept and passed on (with a warning when the plugin declares
  * a `configSchema`: a misspelt key is then visible).
@@ -344,7 +344,7 @@ export const valueProblem = (field: ConfigField, value: unknown): string | undef
     }
     return undefined
   }
-  return undefined // json, rolePolicies, mcpServers: any JSON value
+  return undefined // json, rolePolicies, mcpServers: every JSON value fits
 }
 
 /**
