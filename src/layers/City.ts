@@ -45,6 +45,24 @@ import * as Workspaces from "../services/city/Workspaces.ts"
 export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unknown, R>; readonly required?: boolean }
 
 /**
+ * What a list of start plugins requires: the union of what each plugin's initialize requires, so
+ * that plugins with different requirements start together (`plugins: [a, b]`) and the layer asks
+ * for both.
+ * @since 0.1.0
+ * @category models
+ */
+export type StartRequirements<P> = P extends ReadonlyArray<infer S> ? S extends StartPlugin<infer R> ? R : never : never
+
+/**
+ * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins `P`.
+ * @since 0.1.0
+ * @category models
+ */
+export type CityLayerOptionsFor<P extends ReadonlyArray<StartPlugin<unknown>>> =
+  & CityLayerOptions<StartRequirements<P>>
+  & { readonly plugins?: P | undefined }
+
+/**
  * The options of `City.layer` and `City.make`: the City's options and the plugins to start with it.
  * @since 0.1.0
  * @category models
@@ -132,14 +150,19 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
     return city
   })
 
+/** The options with the plugins' requirements named: each element of `P` requires part of `StartRequirements<P>`. */
+const startOptions = <P extends ReadonlyArray<StartPlugin<unknown>>>(options: CityLayerOptionsFor<P>) =>
+  options as CityLayerOptions<StartRequirements<P>>
+
 /**
  * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failures.
  * @since 0.1.0
  * @category constructors
  */
-export const make = <R = never>(
-  options: CityLayerOptions<R> = {}
-): Effect.Effect<CityShape, CityBuildError, Scope.Scope | R> => build(CityConfig.layer(options), options)
+export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
+  options: CityLayerOptionsFor<P> = {}
+): Effect.Effect<CityShape, CityBuildError, Scope.Scope | StartRequirements<P>> =>
+  build(CityConfig.layer(options), startOptions(options))
 
 /**
  * The City as a Layer, on the given options: the in-process City and, on the same state root, the
@@ -170,9 +193,13 @@ export const make = <R = never>(
  * @since 0.1.0
  * @category layers
  */
-export const layer = <R = never>(
-  options: CityLayerOptions<R> = {}
-): Layer.Layer<City | CapabilitiesLive.CapabilityServices, CityBuildError | CapabilitiesLive.CapabilityServicesError, R> =>
+export const layer = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
+  options: CityLayerOptionsFor<P> = {}
+): Layer.Layer<
+  City | CapabilitiesLive.CapabilityServices,
+  CityBuildError | CapabilitiesLive.CapabilityServicesError,
+  StartRequirements<P>
+> =>
   Layer.merge(
     Layer.scoped(City, make(options)),
     CapabilitiesLive.layer({ root: CityConfig.resolveRoot(options.root) })
@@ -185,18 +212,18 @@ export const layer = <R = never>(
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = <R = never>(
-  options: CityLayerOptions<R> = {}
+export const layerConfig = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
+  options: CityLayerOptionsFor<P> = {}
 ): Layer.Layer<
   City | CapabilitiesLive.CapabilityServices,
   CityBuildError | CapabilitiesLive.CapabilityServicesError | ConfigError.ConfigError,
-  R
+  StartRequirements<P>
 > =>
   Layer.unwrapEffect(
     Effect.map(CityConfig.config, (fromEnv) => {
       const config = CityConfig.resolve({ ...fromEnv, ...options })
       return Layer.merge(
-        Layer.scoped(City, build(Layer.succeed(CityConfig.CityConfig, config), options)),
+        Layer.scoped(City, build(Layer.succeed(CityConfig.CityConfig, config), startOptions(options))),
         CapabilitiesLive.layer({ root: config.root })
       )
     })
