@@ -48,6 +48,6 @@ export const program = Effect.gen(function*() {
   )
 })
 
-// The City (and, on the same state root, the capability services) as one Layer.
+// The City as a Layer (the capability services, for provisioning, are CapabilitiesLive.layer).
 export const main = (root: string) => program.pipe(Effect.provide(City.layer({ root, plugins: [greeter] })))
 // #endregion readme

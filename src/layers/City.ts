@@ -23,7 +23,6 @@ import {
   type PluginInitializeFailed
 } from "../schema/Errors.ts"
 import * as PluginName from "../schema/PluginName.ts"
-import * as CapabilitiesLive from "./CapabilitiesLive.ts"
 import { isPlugin, type Plugin } from "../services/Plugin.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
@@ -165,9 +164,10 @@ export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = reado
   build(CityConfig.layer(options), startOptions(options))
 
 /**
- * The City as a Layer, on the given options: the in-process City and, on the same state root, the
- * capability services (Provisioner, Capabilities, Peers and what they stand on). `City.make` alone
- * builds just the City.
+ * The City as a Layer, on the given options: the City and nothing else. It reads no file of the
+ * state root: an application that embeds a City and never provisions needs no `host.json`. One
+ * that provisions composes the capability services beside it on the same root:
+ * `Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root }))`.
  *
  * @example
  * ```ts
@@ -195,15 +195,7 @@ export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = reado
  */
 export const layer = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
   options: CityLayerOptionsFor<P> = {}
-): Layer.Layer<
-  City | CapabilitiesLive.CapabilityServices,
-  CityBuildError | CapabilitiesLive.CapabilityServicesError,
-  StartRequirements<P>
-> =>
-  Layer.merge(
-    Layer.scoped(City, make(options)),
-    CapabilitiesLive.layer({ root: CityConfig.resolveRoot(options.root) })
-  )
+): Layer.Layer<City, CityBuildError, StartRequirements<P>> => Layer.scoped(City, make(options))
 
 /**
  * The City as a Layer, configured from the environment (`CITY_ROOT`, `CITY_INITIALIZE_TIMEOUT`,
@@ -214,17 +206,10 @@ export const layer = <const P extends ReadonlyArray<StartPlugin<unknown>> = read
  */
 export const layerConfig = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
   options: CityLayerOptionsFor<P> = {}
-): Layer.Layer<
-  City | CapabilitiesLive.CapabilityServices,
-  CityBuildError | CapabilitiesLive.CapabilityServicesError | ConfigError.ConfigError,
-  StartRequirements<P>
-> =>
+): Layer.Layer<City, CityBuildError | ConfigError.ConfigError, StartRequirements<P>> =>
   Layer.unwrapEffect(
     Effect.map(CityConfig.config, (fromEnv) => {
       const config = CityConfig.resolve({ ...fromEnv, ...options })
-      return Layer.merge(
-        Layer.scoped(City, build(Layer.succeed(CityConfig.CityConfig, config), startOptions(options))),
-        CapabilitiesLive.layer({ root: config.root })
-      )
+      return Layer.scoped(City, build(Layer.succeed(CityConfig.CityConfig, config), startOptions(options)))
     })
   )

@@ -114,7 +114,8 @@ export const layer = (config: LiveConfig) =>
 
 /**
  * The live services for the daemon: it hosts the `city` runtimes itself. Needs a City and the
- * capability services (`City.layer` provides both, on one root).
+ * capability services on one root (`City.layer` and `CapabilitiesLive.layer`, or `Loader.city` and
+ * `CapabilitiesLive.layer` as `city daemon` composes them).
  * @since 0.1.0
  * @category layers
  */

@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as City from "../../src/city.ts"
+import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
 import { action } from "../../src/services/Contributions.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import { PluginLifecycleContext } from "../../src/services/PluginLifecycleContext.ts"
@@ -515,19 +516,26 @@ describe("City core", () => {
   })
 
   describe("City.make and City.layer", () => {
-    it.scoped("City.layer builds the City and the capability services on one root; its Scope closes the City", () =>
+    it.scoped("City.layer builds the City (and only it); its Scope closes the City; the capability services are opt-in beside it", () =>
       provideNode(Effect.gen(function*() {
         const journal = new Journal()
         const fs = yield* FileSystem.FileSystem
         const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-layer-" })
+        // A bad host.json: an application that never provisions never reads it.
+        yield* fs.writeFileString(`${root}/host.json`, "{ not json")
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(City.layer({ root, plugins: [probe("alpha", { journal })] }), scope)
         const city = Context.get(context, City.City)
         expect((yield* city.plugins.snapshots).map((s) => s.name)).toEqual(["alpha"])
-        expect(yield* Context.get(context, Peers.Peers).exists("nobody")).toBe(false)
         yield* Scope.close(scope, Exit.void)
         expect(journal.events).toEqual(["init:alpha", "dispose:alpha", "release:alpha"])
         expect(failureOf(yield* Effect.exit(city.plugins.add(probe("beta", { journal }))))._tag).toBe("CityClosed")
+        // The capability services on the same root, composed beside it, do read host.json.
+        const refused = yield* Effect.exit(Layer.build(Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root }))))
+        expect(failureOf(refused)._tag).toBe("InvalidHostConfig")
+        yield* fs.remove(`${root}/host.json`)
+        const both = yield* Layer.build(Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root })))
+        expect(yield* Context.get(both, Peers.Peers).exists("nobody")).toBe(false)
       })))
 
     it.scoped("City.layer fails with a typed error for a start plugin with a bad name", () =>

@@ -88,11 +88,11 @@ export const scriptedLayer = (w: World, host: EndpointHostShape) =>
     Layer.provideMerge(capabilities(w))
   )
 
-/** The live services over the City-sessions host, with a City (and its capability services) on the root. */
+/** The live services over the City-sessions host, with a City and the capability services on the root. */
 export const cityLayer = (w: World) =>
   LiveApplication.services.pipe(
     Layer.provideMerge(LiveApplication.citySessionsHost),
-    Layer.provideMerge(City.layer({ root: w.root })),
+    Layer.provideMerge(Layer.merge(City.layer({ root: w.root }), CapabilitiesLive.layer({ root: w.root }))),
     Layer.provideMerge(NodeContext.layer)
   )
 
