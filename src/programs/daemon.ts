@@ -62,6 +62,7 @@ import * as Settings from "../services/loader/Settings.ts"
 import { markGracefulStop, onDeadline } from "./main.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
+import { exitCodeOf } from "../schema/CapabilityErrors.ts"
 import * as Out from "./output.ts"
 import * as Plugins from "./plugins.ts"
 import { verb } from "./verbs.ts"
@@ -189,18 +190,15 @@ export const daemon = verb(
       }))
       yield* program.pipe(
         Effect.provide(Layer.provideMerge(RestartRequests.layer, capabilities)),
-        // A refused plugins.json: refused input, as for the `city plugins` verbs (exit 2).
-        Effect.catchTag("InvalidLoaderSettings", (error) =>
-          Effect.logError(error.message).pipe(
-            Effect.annotateLogs({ code: "plugin.settings_invalid" }),
-            Effect.zipRight(Console.error(`city: error: ${error.message}`)),
-            Effect.zipRight(Out.setExitCode(2))
-          )),
+        // A refused plugins.json is logged with its code too; its exit policy is its own (refused: 2).
+        Effect.tapErrorTag("InvalidLoaderSettings", (error) =>
+          Effect.logError(error.message).pipe(Effect.annotateLogs({ code: "plugin.settings_invalid" }))),
         // The daemon's log is its only logger.
         (self) => Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger)),
-        // The daemon's failures (a second daemon, an unreadable root or plugin root, a City that
-        // cannot start): one line, exit 1.
-        Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(1))),
+        // The daemon's failures: one line, and the exit code each error carries (2 for refused
+        // input such as a bad plugins.json or host.json, 1 for a second daemon, an unreadable root
+        // or plugin root, a City that cannot start).
+        Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(exitCodeOf(error)))),
         // Stopped by SIGINT/SIGTERM and everything above closed: a graceful stop, exit 0.
         Effect.onInterrupt(() => Effect.sync(markGracefulStop))
       )

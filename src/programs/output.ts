@@ -25,7 +25,7 @@ import * as Ref from "effect/Ref"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
-import { Invocation, stderrColor } from "./invocation.ts"
+import { Invocation, setExitCode, stderrColor } from "./invocation.ts"
 import type { UsageError } from "./options.ts"
 
 /**
@@ -146,7 +146,7 @@ export type VerbPath = string
 
 export const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
-export const setExitCode = (code: number) => Effect.flatMap(Invocation, (i) => Ref.set(i.exitCode, code))
+export { setExitCode }
 
 /** What a verb can fail with: a capability error or bad usage; each says whether it is refused input. */
 export type VerbError = CapabilityError | UsageError

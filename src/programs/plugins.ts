@@ -54,6 +54,7 @@ import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import * as Settings from "../services/loader/Settings.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
 import * as Opt from "./options.ts"
+import { exitCodeOf } from "../schema/CapabilityErrors.ts"
 import * as Out from "./output.ts"
 import { group, verb } from "./verbs.ts"
 
@@ -109,8 +110,7 @@ const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void,
       Effect.gen(function*() {
         yield* Console.error(`city: error: ${Out.oneLine(error.message, 2000)}`)
         if (json) yield* Out.printJson({ ok: false, verb: name, error: { _tag: error._tag, message: error.message } })
-        const refused = error._tag === "InvalidLoaderSettings" || ("refused" in error && error.refused)
-        yield* Out.setExitCode(refused ? 2 : 1)
+        yield* Out.setExitCode(exitCodeOf(error))
       })
     )
   )

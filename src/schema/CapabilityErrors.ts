@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { FileRule } from "./FileErrors.ts"
 
 const where = (file: string, field: string): string => field === "" ? file : `${file}: field "${field}"`
 
@@ -22,9 +23,7 @@ const withHint = (message: string, hint: string | undefined): string =>
  * @category errors
  */
 export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()("InvalidDeclaration", {
-  file: Schema.String,
-  field: Schema.String,
-  rule: Schema.String,
+  ...FileRule,
   /** What the operator can do about it, when a verb refused because of this file. */
   hint: Schema.optional(Schema.String)
 }) {
@@ -42,9 +41,7 @@ export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()
  * @category errors
  */
 export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("InvalidPeerFile", {
-  file: Schema.String,
-  field: Schema.String,
-  rule: Schema.String,
+  ...FileRule,
   /** What the operator can do about it, when a verb refused because of this file. */
   hint: Schema.optional(Schema.String)
 }) {
@@ -61,11 +58,7 @@ export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("Inva
  * @since 0.1.0
  * @category errors
  */
-export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("InvalidHostConfig", {
-  file: Schema.String,
-  field: Schema.String,
-  rule: Schema.String
-}) {
+export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("InvalidHostConfig", FileRule) {
   get refused(): true {
     return true
   }
@@ -288,11 +281,7 @@ export class InvalidJointSettings extends Schema.TaggedError<InvalidJointSetting
  * @since 0.1.0
  * @category errors
  */
-export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRecords>()("InvalidEndpointRecords", {
-  file: Schema.String,
-  field: Schema.String,
-  rule: Schema.String
-}) {
+export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRecords>()("InvalidEndpointRecords", FileRule) {
   get refused(): true {
     return true
   }

@@ -40,3 +40,17 @@ export class FileRefused extends Schema.TaggedError<FileRefused>()("FileRefused"
     return `${oneLine(this.file, 300)}: ${this.rule}`
   }
 }
+
+/**
+ * The fields every "this file breaks this rule" error carries: the file, the field (empty when the
+ * file as a whole is unusable) and the rule, in one line. The declaration, peer file, host
+ * configuration, endpoint records and loader settings errors are this shape, each with its own
+ * tag and wording; a manifest's issues are `{ field, rule }` pairs of one file.
+ * @since 0.1.0
+ * @category errors
+ */
+export const FileRule = {
+  file: Schema.String,
+  field: Schema.String,
+  rule: Schema.String
+} as const

@@ -187,6 +187,10 @@ export class DaemonAlreadyRunning extends Schema.TaggedError<DaemonAlreadyRunnin
   pid: Schema.Int,
   file: Schema.String
 }) {
+  /** Not refused input: another daemon holds the root (CLI exit 1). */
+  get refused(): false {
+    return false
+  }
   override get message() {
     return `a city daemon (pid ${this.pid}) is already running on ${this.root} (${this.file}); refusing to start a second one`
   }

@@ -24,6 +24,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { FileRule } from "./FileErrors.ts"
 
 /**
  * @since 0.1.0
@@ -57,11 +58,11 @@ export const settingsKeys: ReadonlyArray<string> = Object.keys(LoaderSettings.fi
  * @since 0.1.0
  * @category errors
  */
-export class InvalidLoaderSettings extends Schema.TaggedError<InvalidLoaderSettings>()("InvalidLoaderSettings", {
-  file: Schema.String,
-  field: Schema.String,
-  rule: Schema.String
-}) {
+export class InvalidLoaderSettings extends Schema.TaggedError<InvalidLoaderSettings>()("InvalidLoaderSettings", FileRule) {
+  /** Refused input: the operator can fix the file (CLI exit 2). */
+  get refused(): true {
+    return true
+  }
   override get message() {
     return `${this.file}: ${this.field === "" ? "" : `${this.field}: `}${this.rule}`
   }

@@ -241,4 +241,20 @@ describe("city daemon hosts the plugin loader", () => {
       expect(fs.existsSync(ran)).toBe(false)
       expect(fs.existsSync(join(root, "daemon.pid"))).toBe(false)
     }))
+
+  live("every failure that stops the daemon carries its exit code: a refused host.json is 2, a second daemon is 1", () =>
+    Effect.gen(function*() {
+      const { base, root } = yield* rootWorld
+      fs.writeFileSync(join(root, "host.json"), "{ broken")
+      const refused = yield* startDaemon(root, base, "refused")
+      expect((yield* Deferred.await(refused.exited)).code).toBe(2)
+      expect(yield* textOf(refused.log)).toContain(`city: error: invalid host configuration ${join(root, "host.json")}`)
+      fs.rmSync(join(root, "host.json"))
+      const first = yield* startDaemon(root, base, "first")
+      yield* awaitLog(first, "plugin generation 1 ready")
+      const second = yield* startDaemon(root, base, "second")
+      expect((yield* Deferred.await(second.exited)).code).toBe(1)
+      yield* first.kill("SIGTERM")
+      expect((yield* Deferred.await(first.exited)).code).toBe(0)
+    }))
 })
