@@ -259,11 +259,6 @@ export * as LiveJoints from "./services/live/LiveJoints.ts"
  */
 export * as Reloads from "./services/live/Reloads.ts"
 /**
- * The "Scripted" endpoint host, for tests: the test sets each endpoint's state and drives its Turns.
- * @since 0.1.0
- */
-export * as ScriptedHost from "./services/live/ScriptedHost.ts"
-/**
  * Turns for daemon-hosted endpoints, requested and answered through plain files.
  * @since 0.1.0
  */
