@@ -8,6 +8,7 @@
  * Every add and remove must succeed: a failure fails the benchmark.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -45,7 +46,7 @@ const addRemoveOnce = (city: City.CityShape, n: number) =>
     }
     for (const name of names) {
       const removed = yield* city.plugins.remove(name)
-      if (removed === false || removed.status !== "disposed") return yield* Effect.dieMessage(`remove ${name}: ${JSON.stringify(removed)}`)
+      if (Option.isNone(removed) || removed.value.status !== "disposed") return yield* Effect.dieMessage(`remove ${name}: ${String(removed)}`)
     }
   })
 

@@ -12,6 +12,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
@@ -121,7 +122,7 @@ export const program = Effect.gen(function*() {
   yield* Deferred.succeed(release, undefined)
   yield* say(`  step result: ${String(yield* Fiber.join(writing))}`)
   const removal = yield* Fiber.join(removing)
-  yield* say(`  remove returned ${removal === false ? "false (unknown name)" : removal.status}`)
+  yield* say(`  remove returned ${Option.isNone(removal) ? "None (unknown name)" : removal.value.status}`)
 
   yield* say("\n4. Retrying weather replaces its error snapshot with ready:")
   yield* city.plugins.add(flaky(2))

@@ -37,7 +37,7 @@ describe("City core", () => {
       const journal = new Journal()
       const { city } = yield* setup
       yield* city.plugins.add(probe("alpha", { journal }))
-      expect(yield* city.plugins.remove("alpha")).toMatchObject({ status: "disposed" })
+      expect(Option.map(yield* city.plugins.remove("alpha"), (r) => r.status)).toEqual(Option.some("disposed"))
       yield* city.plugins.add(probe("alpha", { journal }))
       yield* city.close
       expect(journal.events).toEqual([
@@ -202,16 +202,16 @@ describe("City core", () => {
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const { city } = yield* setup
-      expect(yield* city.plugins.remove("nobody")).toBe(false)
+      expect(yield* city.plugins.remove("nobody")).toEqual(Option.none())
       yield* Effect.exit(city.plugins.add(probe("failed", { journal, initialize: Effect.fail("no") })))
       const before = journal.events.length
-      expect(yield* city.plugins.remove("failed")).toMatchObject({ status: "disposed" })
+      expect(Option.map(yield* city.plugins.remove("failed"), (r) => r.status)).toEqual(Option.some("disposed"))
       expect(journal.events.length).toBe(before)
       yield* city.plugins.add(probe("live", { journal }))
-      expect(yield* city.plugins.remove("live")).toMatchObject({ status: "disposed" })
+      expect(Option.map(yield* city.plugins.remove("live"), (r) => r.status)).toEqual(Option.some("disposed"))
       expect(yield* city.plugins.snapshots).toEqual([])
       expect(journal.count("dispose:live")).toBe(1)
-      expect(yield* city.plugins.remove("live")).toBe(false)
+      expect(yield* city.plugins.remove("live")).toEqual(Option.none())
     })))
 
   it.scoped("a dispose failure at remove is a typed error naming the plugin, and the plugin stays removed", () =>
@@ -324,7 +324,7 @@ describe("City core", () => {
       expect(Option.map(yield* city.plugins.get("slow"), (s) => s.status)).toEqual(Option.some("disposing"))
       yield* Deferred.succeed(finish, undefined)
       yield* Fiber.join(call)
-      expect(yield* Fiber.join(removing)).toMatchObject({ status: "disposed" })
+      expect(Option.map(yield* Fiber.join(removing), (r) => r.status)).toEqual(Option.some("disposed"))
       expect(journal.events.slice(-3)).toEqual(["call-end:slow", "dispose:slow", "release:slow"])
     })))
 
@@ -606,4 +606,21 @@ describe("City core", () => {
         expect(journal.count("dispose:good")).toBe(1)
       })))
   })
+})
+
+describe("what remove returns", () => {
+  it.scoped("an Option of a Removal, which prints as its status", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const city = yield* makeCity()
+      yield* city.plugins.add(probe("alpha", { journal }))
+      const removal = yield* city.plugins.remove("alpha")
+      expect(Option.isSome(removal)).toBe(true)
+      if (Option.isNone(removal)) return
+      expect(JSON.stringify(removal.value)).toBe(`{"_tag":"Removal","status":"disposed"}`)
+      expect(String(removal.value)).toBe("Removal(disposed)")
+      const { inspect } = yield* Effect.promise(() => import("node:util"))
+      expect(inspect(removal.value)).not.toContain("effect_instruction")
+      expect(yield* city.plugins.remove("alpha")).toEqual(Option.none())
+    })))
 })

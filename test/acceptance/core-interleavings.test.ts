@@ -128,7 +128,7 @@ describe("3. close always ends within its bounds, whatever is queued", () => {
       expect(failureOf(closed).message).toContain("still-leased")
       expect(failureOf(yield* Fiber.await(adding))._tag).toBe("CityClosed")
       const removed = yield* Fiber.join(removing)
-      expect(removed !== false && removed.status).toBe("disposed")
+      expect(Option.isSome(removed) && removed.value.status).toBe("disposed")
       expect(journal.count("init:alpha")).toBe(1)
       expect(journal.count("dispose:alpha")).toBe(1)
     })))
@@ -146,9 +146,9 @@ describe("4. remove from inside a leased call never deadlocks", () => {
             handler: (name) =>
               Effect.gen(function*() {
                 const removal = yield* Effect.orDie(city().plugins.remove(name))
-                yield* journal.push(`removed:${removal === false ? "unknown" : removal.status}`)
-                if (removal !== false) lastRemoval = removal.disposal
-                return removal === false ? "unknown" : removal.status
+                yield* journal.push(`removed:${Option.isNone(removal) ? "unknown" : removal.value.status}`)
+                if (Option.isSome(removal)) lastRemoval = removal.value.disposal
+                return Option.isNone(removal) ? "unknown" : removal.value.status
               })
           })
         }
@@ -175,7 +175,7 @@ describe("4. remove from inside a leased call never deadlocks", () => {
       const seen = yield* session.turn((turn) =>
         Effect.gen(function*() {
           const removal = yield* turn.step(() => city.plugins.remove("target"))
-          expect(removal !== false && removal.status).toBe("pending")
+          expect(Option.isSome(removal) && removal.value.status).toBe("pending")
           const names = yield* turn.step((view) => Effect.succeed(view.names))
           // The Turn holds the last Step's view until it ends; the removed plugin waits for it.
           expect(journal.count("dispose:target")).toBe(0)
@@ -183,7 +183,7 @@ describe("4. remove from inside a leased call never deadlocks", () => {
         })
       )
       expect(seen.names).toEqual([])
-      if (seen.removal !== false) yield* seen.removal.disposal
+      if (Option.isSome(seen.removal)) yield* seen.removal.value.disposal
       expect(journal.count("dispose:target")).toBe(1)
     })))
 
@@ -193,9 +193,9 @@ describe("4. remove from inside a leased call never deadlocks", () => {
       const { city } = yield* host
       yield* city.plugins.add(probe("alpha", { journal }))
       const removal = yield* city.plugins.remove("alpha")
-      expect(removal !== false && removal.status).toBe("disposed")
+      expect(Option.isSome(removal) && removal.value.status).toBe("disposed")
       expect(journal.count("dispose:alpha")).toBe(1)
-      expect(yield* city.plugins.remove("alpha")).toBe(false)
+      expect(yield* city.plugins.remove("alpha")).toEqual(Option.none())
     })))
 })
 

@@ -131,7 +131,7 @@ it.scoped.prop(
                       const removal = yield* Effect.either(city.plugins.remove(inner.name))
                       yield* Deferred.succeed(
                         inner.result,
-                        removal._tag === "Left" ? removal.left._tag : removal.right === false ? "false" : removal.right.status
+                        removal._tag === "Left" ? removal.left._tag : Option.isNone(removal.right) ? "false" : removal.right.value.status
                       )
                     }
                   }).pipe(

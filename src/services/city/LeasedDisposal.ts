@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Inspectable from "effect/Inspectable"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { CityStateShape } from "./CityState.ts"
 import { type ExecutionViewsShape, heldByCaller } from "./ExecutionViews.ts"
@@ -22,11 +23,27 @@ import type { Incarnation } from "./Incarnation.ts"
  * @since 0.1.0
  * @category models
  */
-export interface Removal {
-  /** `disposed`: the plugin is disposed; `pending`: its disposal waits for a lease the caller holds. */
-  readonly status: "disposed" | "pending"
-  /** Completes when the disposal has run, failing with its PluginDisposeFailed. */
-  readonly disposal: Effect.Effect<void, PluginDisposeFailed>
+export class Removal implements Inspectable.Inspectable {
+  /** Tells a Removal apart. */
+  readonly _tag = "Removal"
+  constructor(
+    /** `disposed`: the plugin is disposed; `pending`: its disposal waits for a lease the caller holds. */
+    readonly status: "disposed" | "pending",
+    /** Completes when the disposal has run, failing with its PluginDisposeFailed. */
+    readonly disposal: Effect.Effect<void, PluginDisposeFailed>
+  ) {}
+  /** What printing shows: the status (the disposal is an Effect, nothing to print). */
+  toJSON(): { readonly _tag: "Removal"; readonly status: "disposed" | "pending" } {
+    return { _tag: "Removal", status: this.status }
+  }
+  /** `Removal(disposed)` or `Removal(pending)`. */
+  toString(): string {
+    return `Removal(${this.status})`
+  }
+  /** Node's `util.inspect` (and so `console.log`) shows {@link toJSON}. */
+  [Inspectable.NodeInspectSymbol](): unknown {
+    return this.toJSON()
+  }
 }
 
 /**
@@ -34,10 +51,7 @@ export interface Removal {
  * @since 0.1.0
  * @category constructors
  */
-export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Removal => ({
-  status: "disposed",
-  disposal
-})
+export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Removal => new Removal("disposed", disposal)
 
 /**
  * Disposes a plugin that has left the view, after its last lease. `dispose` is its dispose plus the
@@ -70,7 +84,7 @@ const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.
       )
     )
     const disposal = Effect.flatten(fiber.await)
-    if (yield* heldByCaller(instance)) return { status: "pending", disposal } satisfies Removal
+    if (yield* heldByCaller(instance)) return new Removal("pending", disposal)
     yield* options.restore(disposal)
     return disposed(disposal)
   })

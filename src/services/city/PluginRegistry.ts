@@ -20,8 +20,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import {
   CityClosed,
@@ -77,8 +77,8 @@ export interface PluginRegistryShape {
     PluginAlreadyRegistered | PluginInitializeFailed | InvalidPluginName | CityClosed,
     R
   >
-  /** `false` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
-  readonly remove: (name: string) => Effect.Effect<false | Removal, PluginDisposeFailed | CityClosed>
+  /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
+  readonly remove: (name: string) => Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | CityClosed>
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
   /** Every live or failed plugin, sorted by name in code-unit order. */
   readonly snapshots: Effect.Effect<ReadonlyArray<PluginSnapshot>>
@@ -210,11 +210,11 @@ export const make = Effect.gen(function*() {
       const refused = state.refuse(`remove plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       const body = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
-        Effect.suspend((): Effect.Effect<false | Removal, PluginDisposeFailed> => {
+        Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed> => {
           const incarnation = lives.get(name)
-          if (incarnation !== undefined) return removeLive(name, incarnation, restore)
-          if (snapshots.statusOf(name) === undefined) return Effect.succeed(false)
-          return Effect.as(snapshots.remove(name), disposed(Effect.void))
+          if (incarnation !== undefined) return Effect.map(removeLive(name, incarnation, restore), Option.some)
+          if (snapshots.statusOf(name) === undefined) return Effect.succeed(Option.none())
+          return Effect.as(snapshots.remove(name), Option.some(disposed(Effect.void)))
         })
       return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
     })

@@ -127,7 +127,7 @@ export const make = Effect.gen(function*() {
       ]
       for (const name of names) {
         const exit = yield* Effect.exit(
-          Effect.flatMap(registry.remove(name), (removal) => (removal === false ? Effect.void : removal.disposal))
+          Effect.flatMap(registry.remove(name), (removal) => (Option.isNone(removal) ? Effect.void : removal.value.disposal))
         )
         if (Exit.isFailure(exit)) {
           const reason = describeCause(exit.cause)
