@@ -5,7 +5,16 @@
  */
 export { City, type CityScope, type CityShape } from "./services/city/City.ts"
 export type { CityOptions } from "./services/city/CityConfig.ts"
-export { type CityBuildError, type CityLayerOptions, layer, layerConfig, make, type StartPlugin } from "./layers/City.ts"
+export {
+  type CityBuildError,
+  type CityLayerOptions,
+  type CityLayerOptionsFor,
+  layer,
+  layerConfig,
+  make,
+  type StartPlugin,
+  type StartRequirements
+} from "./layers/City.ts"
 export type { AddOptions } from "./services/city/PluginRegistry.ts"
 export type { Removal } from "./services/city/LeasedDisposal.ts"
 export type { SystemBlock, Calls } from "./services/city/Calls.ts"

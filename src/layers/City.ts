@@ -2,13 +2,12 @@
  * `City.layer(options)`: the City as a Layer. The core services are composed in acquisition
  * order Workspaces → PluginRegistry → ExecutionLeases → Sessions, so closing releases them in
  * reverse: Sessions stop admitting, running Steps drain (then are interrupted), plugins are
- * disposed, Workspaces are released (spec: "city.close() stops Sessions before releasing Plugins
+ * disposed, Workspaces are released (docs/city-plugin-lifecycle.md: "city.close() stops Sessions before releasing Plugins
  * and Workspaces"). The order is the composition's, not hand-written sequencing.
  *
- * Plugins given in `options.plugins` are checked first (valid names, no name twice: a typed
- * failure, nothing started), then start concurrently while the layer builds. An optional plugin
- * that fails is isolated (its error snapshot stays) and the layer still builds; one marked
- * `required` fails the layer with its PluginInitializeFailed.
+ * Plugins given in `options.plugins` start while the layer builds (services/city/StartPlugins.ts:
+ * checked first, then added concurrently, an optional one isolated, a required one failing the
+ * layer); `city.close` is services/city/CityClose.ts. This module only wires.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -22,8 +21,6 @@ import {
   PluginAlreadyRegistered,
   type PluginInitializeFailed
 } from "../schema/Errors.ts"
-import * as PluginName from "../schema/PluginName.ts"
-import { isPlugin, type Plugin } from "../services/Plugin.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import * as CityState from "../services/city/CityState.ts"
@@ -34,23 +31,11 @@ import * as ExecutionViews from "../services/city/ExecutionViews.ts"
 import * as PluginInstances from "../services/city/PluginInstances.ts"
 import * as PluginRegistry from "../services/city/PluginRegistry.ts"
 import * as Sessions from "../services/city/Sessions.ts"
+import * as StartPlugins from "../services/city/StartPlugins.ts"
+import type { StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
 import * as Workspaces from "../services/city/Workspaces.ts"
 
-/**
- * A plugin to start with the City; `required` makes its failure fail the layer.
- * @since 0.1.0
- * @category models
- */
-export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unknown, R>; readonly required?: boolean }
-
-/**
- * What a list of start plugins requires: the union of what each plugin's initialize requires, so
- * that plugins with different requirements start together (`plugins: [a, b]`) and the layer asks
- * for both.
- * @since 0.1.0
- * @category models
- */
-export type StartRequirements<P> = P extends ReadonlyArray<infer S> ? S extends StartPlugin<infer R> ? R : never : never
+export type { StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
 
 /**
  * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins `P`.
@@ -94,27 +79,10 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
     Layer.provideMerge(Layer.mergeAll(CityState.layer, CloseReport.layer, config))
   )
 
-const startPluginOf = <R>(start: StartPlugin<R>) =>
-  isPlugin(start) ? { plugin: start, required: false } : { plugin: start.plugin, required: start.required === true }
-
-/** Bad input is refused before anything starts. */
-const checkStartPlugins = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
-  Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered> => {
-    const seen = new Set<string>()
-    for (const start of plugins) {
-      const name = startPluginOf(start).plugin.name
-      const invalid = PluginName.check(name)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ name }))
-      seen.add(name)
-    }
-    return Effect.void
-  })
-
 const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
   Effect.gen(function*() {
     const plugins = options.plugins ?? []
-    yield* checkStartPlugins(plugins)
+    yield* StartPlugins.check(plugins)
     const outer = yield* Effect.scope
     const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
     const context = yield* Layer.buildWithScope(core(config), inner)
@@ -131,21 +99,7 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
       scope: makeScope(registry, leases),
       close
     }
-    yield* Effect.forEach(
-      plugins,
-      (start) => {
-        const { plugin, required } = startPluginOf(start)
-        return registry.add(plugin).pipe(
-          Effect.catchTags({
-            // Nobody can close the City before `make` returns it.
-            CityClosed: (error) => Effect.die(error),
-            PluginInitializeFailed: (error) =>
-              required ? Effect.fail(error) : Effect.logWarning(`optional plugin isolated: ${error.message}`)
-          })
-        )
-      },
-      { concurrency: "unbounded", discard: true }
-    )
+    yield* StartPlugins.start(registry, plugins)
     return city
   })
 
