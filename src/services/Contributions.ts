@@ -34,12 +34,30 @@ export interface AnyAction {
 }
 
 /**
- * Builds an action with the handler's input inferred from the Schema.
+ * The rule every handler keeps, as a type: it may require `PluginContext` and nothing else (the
+ * call provides the context; any other service is provided inside the handler, or reached through
+ * the plugin's own initialize). A handler that requires more gets a property named by the rule
+ * in its compile error, instead of an unrelated one.
+ * @since 0.1.0
+ * @category models
+ */
+export type HandlerRequiresOnlyPluginContext<R> = [Exclude<R, PluginContext>] extends [never] ? unknown
+  : { readonly "a handler may require only PluginContext; provide these services inside it": Exclude<R, PluginContext> }
+
+/**
+ * Builds an action with the handler's input inferred from the Schema. Its handler may require only
+ * `PluginContext` ({@link HandlerRequiresOnlyPluginContext}).
  * @since 0.1.0
  * @category constructors
  */
-export const action = <A, I, O, E>(definition: Action<A, I, O, E>): AnyAction =>
-  definition
+export const action = <A, I, O, E, R = never>(
+  definition:
+    & { readonly input: Schema.Schema<A, I, never>; readonly handler: (input: A) => Effect.Effect<O, E, R> }
+    & HandlerRequiresOnlyPluginContext<R>
+): AnyAction =>
+  // The intersection above only type-checks when R is PluginContext or less: the handler is an
+  // `Action` then, which the cast states.
+  definition as unknown as Action<A, I, O, E>
 
 /**
  * A hook handler: receives the value of its point and returns the value passed on. Handlers of one
