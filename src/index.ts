@@ -83,16 +83,6 @@ export * as CommandRunner from "./services/capabilities/CommandRunner.ts"
  */
 export * as Declaration from "./schema/Declaration.ts"
 /**
- * One folder of JSON documents of one Schema under the state root, decoded strictly and written atomically.
- * @since 0.1.0
- */
-export * as DocumentStore from "./services/capabilities/DocumentStore.ts"
-/**
- * Running the calls of a joint: the endpoints of a declaration, one logged and recorded call per endpoint.
- * @since 0.1.0
- */
-export * as EndpointCalls from "./services/capabilities/EndpointCalls.ts"
-/**
  * The last provisioning call per endpoint, `state/endpoints/<capability>.json`, shown by `city capability list`.
  * @since 0.1.0
  */
@@ -200,11 +190,6 @@ export * as PluginLoader from "./services/loader/PluginLoader.ts"
  * @since 0.1.0
  */
 export { Siblings } from "./plugin.ts"
-/**
- * Staging: a plugin registers into a staging registry, merged into the live one only when registration completes.
- * @since 0.1.0
- */
-export * as Staging from "./services/loader/Staging.ts"
 
 // Live application (docs/capability-plugin-lifecycle.md): endpoint hosts, owed reloads and removals, fingerprints, the applier.
 /**
@@ -223,11 +208,6 @@ export * as CitySessionsHost from "./services/live/CitySessionsHost.ts"
  * @since 0.1.0
  */
 export * as CommandsHost from "./services/live/CommandsHost.ts"
-/**
- * Endpoints the `city daemon` hosts as City Sessions, seen from another process through their published state.
- * @since 0.1.0
- */
-export * as DaemonHostedHost from "./services/live/DaemonHostedHost.ts"
 /**
  * The runtime side of an endpoint: status, reload keeping history, retire, kill.
  * @since 0.1.0
@@ -249,22 +229,7 @@ export * as Live from "./schema/Live.ts"
  */
 export * as LiveApplication from "./layers/LiveApplication.ts"
 /**
- * The capability joints with live application: `register`, `sync` and `unregister` converge live endpoints.
- * @since 0.1.0
- */
-export * as LiveJoints from "./services/live/LiveJoints.ts"
-/**
  * Owed reloads and owed removals, durable across daemon restarts.
  * @since 0.1.0
  */
 export * as Reloads from "./services/live/Reloads.ts"
-/**
- * Turns for daemon-hosted endpoints, requested and answered through plain files.
- * @since 0.1.0
- */
-export * as TurnInbox from "./services/live/TurnInbox.ts"
-/**
- * The daemon's fingerprint watcher: each pass compares launch-read files and owes a reload on a difference.
- * @since 0.1.0
- */
-export * as Watcher from "./services/live/Watcher.ts"

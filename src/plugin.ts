@@ -65,3 +65,10 @@ export {
   PluginNotFound,
   PluginNotReady
 } from "./schema/Errors.ts"
+
+/**
+ * What a `register(ctx)` entry (a plugin folder written without Effect) receives and exports: the
+ * registration context, the per-call context of its handlers, and the function's type.
+ * @since 0.1.0
+ */
+export type { RegisterCallContext, RegisterContext, RegisterFunction } from "./services/RegisterContext.ts"

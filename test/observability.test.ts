@@ -22,6 +22,7 @@ import { greeter, main, program } from "../examples/library.ts"
 import { traced } from "../examples/opentelemetry.ts"
 import * as City from "../src/city.ts"
 import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
+import * as Counters from "../src/services/internal/counters.ts"
 import type { Outcome } from "../src/schema/Outcome.ts"
 import { CommandRunner } from "../src/services/capabilities/CommandRunner.ts"
 import * as Provisioner from "../src/services/capabilities/Provisioner.ts"
@@ -183,9 +184,9 @@ describe("metrics", () => {
   it("a status change moves one plugin from one status to the other", () => {
     const count = (status: string) => Metric.tagged(Observability.plugins, "status", status).unsafeValue([]).count
     const [error, disposing] = [count("error"), count("disposing")]
-    Observability.unsafeStatusChanged("error", "disposing")
+    Counters.unsafeStatusChanged("error", "disposing")
     expect([count("error") - error, count("disposing") - disposing]).toEqual([-1, 1])
-    Observability.unsafeStatusChanged("disposing", "error")
+    Counters.unsafeStatusChanged("disposing", "error")
     expect([count("error"), count("disposing")]).toEqual([error, disposing])
   })
 })

@@ -22,7 +22,7 @@ const sources = filesUnder(join(repo, "src")).map((file) => ({
 const code = (line: string) => !/^\s*(\*|\/\/|\/\*\*)/.test(line)
 
 it("no source relies on Effect's internals: scope state, hand-built runtimes, fiber observers", () => {
-  const reliance = /state\.finalizers|ScopeImpl|Runtime\.make\(|FiberRefs\.|\.addObserver\(|\.unsafePoll\(|internal\//
+  const reliance = /state\.finalizers|ScopeImpl|Runtime\.make\(|FiberRefs\.|\.addObserver\(|\.unsafePoll\(|effect\/[\w/]*internal/
   const found = sources.flatMap(({ file, lines }) =>
     lines.flatMap((line, i) => (code(line) && reliance.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : []))
   )

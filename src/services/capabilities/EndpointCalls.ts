@@ -44,7 +44,8 @@ import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts
 import { EndpointRecords } from "./EndpointRecords.ts"
 import { Host } from "./Host.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
-import { isTracing, spans, unsafeProvisioned } from "../Observability.ts"
+import { unsafeProvisioned } from "../internal/counters.ts"
+import { isTracing, spans } from "../Observability.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**

@@ -20,7 +20,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import { contains, emptyPlugins, ExecutionView, type PluginInstance, type Plugins } from "./ExecutionView.ts"
-import { unsafeLeases } from "../Observability.ts"
+import { unsafeLeases } from "../internal/counters.ts"
 
 /**
  * A lease on one view. `release` is idempotent.

@@ -16,7 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
-import { unsafeStatusChanged } from "../Observability.ts"
+import { unsafeStatusChanged } from "../internal/counters.ts"
 
 /**
  * The registry's snapshots by name and the stream of their changes.
