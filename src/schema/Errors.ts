@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
@@ -79,11 +80,25 @@ export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeF
     release: Schema.optional(AnyCause)
   }
 ) {
+  /**
+   * The plugin's own typed failure, when its initialize failed with one (reason `failed`); `add`
+   * types it as the plugin's error (`PluginInitializeFailedWith<E>`).
+   */
+  get failure(): Option.Option<unknown> {
+    return this.reason === "failed" ? Cause.failureOption(this.cause) : Option.none()
+  }
   override get message() {
     const release = this.release === undefined ? "" : `; releasing what it acquired failed too: ${firstLine(this.release)}`
     return `Plugin ${this.name} failed to initialize (${this.reason}): ${firstLine(this.cause)}${release}`
   }
 }
+
+/**
+ * `PluginInitializeFailed` of a plugin whose error type is `E`: its `failure` is that error.
+ * @since 0.1.0
+ * @category errors
+ */
+export type PluginInitializeFailedWith<E> = Omit<PluginInitializeFailed, "failure"> & { readonly failure: Option.Option<E> }
 
 /**
  * A plugin whose dispose did not end cleanly.

@@ -29,6 +29,7 @@ import {
   PluginAlreadyRegistered,
   PluginDisposeFailed,
   type PluginInitializeFailed,
+  type PluginInitializeFailedWith,
   PluginNotFound,
   PluginNotReady
 } from "../../schema/Errors.ts"
@@ -74,7 +75,7 @@ export interface PluginRegistryShape {
     options?: AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
-    PluginAlreadyRegistered | PluginInitializeFailed | InvalidPluginName | CityClosed,
+    PluginAlreadyRegistered | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
     R
   >
   /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
@@ -163,10 +164,12 @@ export const make = Effect.gen(function*() {
       return snapshots.ready(name)
     })
 
+  // A PluginInitializeFailed of this plugin: its `failure` (reason `failed`) is the plugin's own E.
+  const typed = <E>(error: PluginInitializeFailed) => error as PluginInitializeFailedWith<E>
   const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     Effect.suspend((): Effect.Effect<
       PluginSnapshot,
-      PluginAlreadyRegistered | PluginInitializeFailed | InvalidPluginName | CityClosed,
+      PluginAlreadyRegistered | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
       R
     > => {
       const name = plugin.name
@@ -180,6 +183,7 @@ export const make = Effect.gen(function*() {
       }
       adding.add(name)
       return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
+        Effect.mapError((error) => (error._tag === "PluginInitializeFailed" ? typed<E>(error) : error)),
         Effect.ensuring(Effect.sync(() => adding.delete(name)))
       )
     })
