@@ -30,6 +30,8 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Tracer from "effect/Tracer"
@@ -180,4 +182,4 @@ export const isTracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (trac
  * @since 0.1.0
  * @category spans
  */
-export const defaultTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
+export const defaultTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)

@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import * as City from "../../src/city.ts"
 import { action } from "../../src/services/Contributions.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
-import { advanceUntilDone, blocked, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
+import { advanceUntilDone, blocked, eventually, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 const host = Effect.gen(function*() {
   const city = yield* makeCity({ disposeTimeout: "1 second", drainTimeout: "1 second" })
@@ -88,7 +88,7 @@ describe("2. initializeTimeout bounds every initialize", () => {
       expect(Option.map(yield* city.plugins.get("stuck"), (s) => s.status)).toEqual(Option.some("error"))
       expect(journal.count("release:stuck")).toBe(0)
       yield* Deferred.succeed(gate, undefined)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      yield* eventually(Effect.sync(() => journal.count("release:stuck") === 1))
       expect(journal.events).toEqual(["acquire:stuck", "release:stuck"])
     })))
 
@@ -98,7 +98,7 @@ describe("2. initializeTimeout bounds every initialize", () => {
       const gate = yield* Deferred.make<void>()
       const city = yield* makeCity({ initializeTimeout: "30 seconds", disposeTimeout: "1 second" })
       const adding = yield* Effect.fork(city.plugins.add(stuck(journal, gate)))
-      while (journal.count("acquire:stuck") === 0) yield* Effect.yieldNow()
+      yield* eventually(Effect.sync(() => journal.count("acquire:stuck") === 1))
       const closing = yield* Effect.fork(city.close)
       const closed = yield* advanceUntilDone(closing, "500 millis")
       const error = failureOf(closed)
@@ -106,8 +106,7 @@ describe("2. initializeTimeout bounds every initialize", () => {
       expect(error.message).toContain("abandoned")
       expect(Exit.isFailure(yield* Fiber.await(adding))).toBe(true)
       yield* Deferred.succeed(gate, undefined)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-      expect(journal.count("release:stuck")).toBe(1)
+      yield* eventually(Effect.sync(() => journal.count("release:stuck") === 1))
     })))
 })
 
@@ -120,7 +119,7 @@ describe("3. close always ends within its bounds, whatever is queued", () => {
       const forgotten = yield* Scope.make()
       yield* city.leases.acquireIn(forgotten)
       const removing = yield* Effect.fork(city.plugins.remove("alpha"))
-      while (Option.getOrUndefined(yield* city.plugins.get("alpha"))?.status !== "disposing") yield* Effect.yieldNow()
+      yield* eventually(Effect.map(city.plugins.get("alpha"), (s) => Option.getOrUndefined(s)?.status === "disposing"))
       const adding = yield* Effect.fork(city.plugins.add(probe("alpha", { journal })))
       yield* blocked(adding)
       const closing = yield* Effect.fork(city.close)

@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Plugin from "../../src/services/Plugin.ts"
 import type { Session } from "../../src/services/city/Session.ts"
-import { advanceUntilDone, failureOf, makeCity, provideNode } from "../fixtures.ts"
+import { advanceUntilDone, eventually, failureOf, makeCity, provideNode } from "../fixtures.ts"
 
 type Op =
   | { readonly op: "add"; readonly name: string; readonly fails: boolean }
@@ -224,7 +224,7 @@ it.scoped.prop(
             const driver = drivers[step.session]!
             if (driver.step === undefined || driver.removing !== undefined) break
             yield* Queue.offer(driver.step.inner, { _tag: "end" })
-            while (driver.step !== undefined) yield* Effect.yieldNow()
+            yield* eventually(Effect.sync(() => driver.step === undefined))
             break
           }
           case "removeInStep": {
