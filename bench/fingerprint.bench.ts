@@ -26,7 +26,7 @@ import * as LiveApplication from "../src/layers/LiveApplication.ts"
 import * as ScriptedHost from "../src/services/live/ScriptedHost.ts"
 import { EndpointHost, type EndpointRef } from "../src/services/live/EndpointHost.ts"
 import { Fingerprints, statConcurrency } from "../src/services/live/Fingerprints.ts"
-import * as Watcher from "../src/services/live/Watcher.ts"
+import * as FingerprintPoll from "../src/services/live/FingerprintPoll.ts"
 import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
 
 const endpoints = 1_000
@@ -142,7 +142,7 @@ const main = Effect.gen(function*() {
   }
   const pass = Effect.gen(function*() {
     const started = performance.now()
-    const owed = yield* Watcher.pass
+    const owed = yield* FingerprintPoll.pass
     if (owed.length > 0) return yield* Effect.dieMessage("a watcher pass owed reloads with nothing changed")
     return performance.now() - started
   })

@@ -23,7 +23,7 @@ import {
 } from "../schema/Errors.ts"
 import { City, type CityShape, makeScope } from "../services/city/City.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
-import * as CityState from "../services/city/CityState.ts"
+import * as ClosingPhase from "../services/city/ClosingPhase.ts"
 import * as CityClose from "../services/city/CityClose.ts"
 import * as CloseReport from "../services/city/CloseReport.ts"
 import * as ExecutionLeases from "../services/city/ExecutionLeases.ts"
@@ -76,7 +76,7 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
     Layer.provideMerge(PluginRegistry.layer),
     Layer.provideMerge(Layer.merge(PluginInstances.layer, ExecutionViews.layer)),
     Layer.provideMerge(Workspaces.layer),
-    Layer.provideMerge(Layer.mergeAll(CityState.layer, CloseReport.layer, config))
+    Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseReport.layer, config))
   )
 
 const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>

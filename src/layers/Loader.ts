@@ -27,7 +27,7 @@ import * as Generations from "../services/loader/Generations.ts"
 import * as PluginLoader from "../services/loader/PluginLoader.ts"
 
 /**
- * Requires the core's PluginRegistry, ExecutionLeases, Sessions, CityState and CityConfig.
+ * Requires the core's PluginRegistry, ExecutionLeases, Sessions, ClosingPhase and CityConfig.
  * @since 0.1.0
  * @category layers
  */

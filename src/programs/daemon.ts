@@ -55,7 +55,7 @@ import { Reloads } from "../services/live/Reloads.ts"
 import * as TurnInbox from "../services/live/TurnInbox.ts"
 import { Applier } from "../services/live/Applier.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
-import * as Watcher from "../services/live/Watcher.ts"
+import * as FingerprintPoll from "../services/live/FingerprintPoll.ts"
 import type { RestartRecord } from "../schema/PluginGeneration.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import * as Settings from "../services/loader/Settings.ts"
@@ -122,7 +122,7 @@ export const run = (
     )
     yield* launchAll
     yield* applier.start(interval)
-    yield* Effect.forkScoped(Watcher.run(interval))
+    yield* Effect.forkScoped(FingerprintPoll.run(interval))
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(
       Effect.zipRight(launchAll, inbox.pass.pipe(Effect.catchAll((e) => Effect.logError(`turn inbox: ${e.message}`)))),
       Effect.sleep(interval)

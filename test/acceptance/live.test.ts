@@ -24,7 +24,7 @@ import { launchFiles } from "../../src/services/live/LaunchFiles.ts"
 import { LiveJoints } from "../../src/services/live/LiveJoints.ts"
 import { Reloads } from "../../src/services/live/Reloads.ts"
 import * as ScriptedHost from "../../src/services/live/ScriptedHost.ts"
-import * as Watcher from "../../src/services/live/Watcher.ts"
+import * as FingerprintPoll from "../../src/services/live/FingerprintPoll.ts"
 import { seedPeer } from "./cityCli.ts"
 import { capability, cityLayer, scriptedLayer, until, world } from "../live/world.ts"
 
@@ -326,11 +326,11 @@ describe("fingerprints: writers outside the core", () => {
     Effect.gen(function*() {
       const { fs, s, w } = yield* fingerprinted
       yield* Effect.gen(function*() {
-        expect(yield* Watcher.pass).toEqual([]) // adoption
+        expect(yield* FingerprintPoll.pass).toEqual([]) // adoption
         expect(yield* fs.exists(join(w.root, "state", "fingerprints", "claude-alice.json"))).toBe(true)
         yield* fs.writeFileString(mcp(w), `{"mcpServers":{"x":{"command":"/bin/true"}}}\n`)
-        expect(yield* Watcher.pass).toEqual(["claude-alice"])
-        expect(yield* Watcher.pass).toEqual([]) // one difference, one reload
+        expect(yield* FingerprintPoll.pass).toEqual(["claude-alice"])
+        expect(yield* FingerprintPoll.pass).toEqual([]) // one difference, one reload
         const record = yield* (yield* Reloads).get(yield* refOf("claude"))
         expect(Option.map(record, (r) => [r.requested, r.applied])).toEqual(Option.some([1, 0]))
       }).pipe(Effect.provide(scriptedLayer(w, s.host)))
@@ -340,11 +340,11 @@ describe("fingerprints: writers outside the core", () => {
     Effect.gen(function*() {
       const { fs, s, w } = yield* fingerprinted
       yield* Effect.gen(function*() {
-        expect(yield* Watcher.pass).toEqual([])
+        expect(yield* FingerprintPoll.pass).toEqual([])
         const bytes = yield* fs.readFileString(mcp(w))
         yield* fs.remove(mcp(w))
         yield* fs.writeFileString(mcp(w), bytes) // new inode, new mtime, same content
-        expect(yield* Watcher.pass).toEqual([])
+        expect(yield* FingerprintPoll.pass).toEqual([])
         expect(yield* (yield* Reloads).list).toEqual([])
       }).pipe(Effect.provide(scriptedLayer(w, s.host)))
     }))
@@ -359,9 +359,9 @@ describe("fingerprints: writers outside the core", () => {
         const ref = yield* refOf("claude")
         const files = yield* launchFiles((yield* Host).config, ref)
         expect(files).toEqual([join(w.work, ".claude", "settings.json"), join(w.work, ".mcp.json")])
-        expect(yield* Watcher.pass).toEqual([])
+        expect(yield* FingerprintPoll.pass).toEqual([])
         for (const g of globals) yield* fs.writeFileString(g, "edited\n")
-        expect(yield* Watcher.pass).toEqual([])
+        expect(yield* FingerprintPoll.pass).toEqual([])
         expect(yield* (yield* Reloads).list).toEqual([])
       }).pipe(Effect.provide(scriptedLayer(w, s.host)))
     }))
@@ -371,9 +371,9 @@ describe("fingerprints: writers outside the core", () => {
       const { fs, s, w } = yield* fingerprinted
       yield* s.set("claude-alice", "asleep")
       yield* Effect.gen(function*() {
-        expect(yield* Watcher.pass).toEqual([])
+        expect(yield* FingerprintPoll.pass).toEqual([])
         yield* fs.writeFileString(mcp(w), `{"mcpServers":{"y":{"command":"/bin/true"}}}\n`)
-        expect(yield* Watcher.pass).toEqual([])
+        expect(yield* FingerprintPoll.pass).toEqual([])
         expect(yield* (yield* Reloads).list).toEqual([])
       }).pipe(Effect.provide(scriptedLayer(w, s.host)))
     }))

@@ -20,10 +20,10 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { CityConfigShape } from "./CityConfig.ts"
-import type { CityStateShape } from "./CityState.ts"
+import type { ClosingPhaseShape } from "./ClosingPhase.ts"
 import type { CloseReportShape } from "./CloseReport.ts"
 import type { ExecutionViewsShape } from "./ExecutionViews.ts"
-import { disposeTimedOut, type Incarnation } from "./Incarnation.ts"
+import { disposeTimedOut, type PluginLife } from "./PluginLife.ts"
 import type { PluginInstancesShape } from "./PluginInstances.ts"
 import type { Snapshots } from "./Snapshots.ts"
 
@@ -34,7 +34,7 @@ import type { Snapshots } from "./Snapshots.ts"
  */
 export interface Closing {
   readonly name: string
-  readonly incarnation: Incarnation
+  readonly life: PluginLife
 }
 
 /**
@@ -45,10 +45,10 @@ export interface Closing {
  * @category constructors
  */
 export const closePlugins = (options: {
-  readonly state: CityStateShape
+  readonly state: ClosingPhaseShape
   readonly instances: PluginInstancesShape
   readonly snapshots: Snapshots
-  readonly lives: ReadonlyMap<string, Incarnation>
+  readonly lives: ReadonlyMap<string, PluginLife>
   readonly unpublish: () => void
   readonly dispose: Omit<Parameters<typeof disposeAll>[0], "closing">
 }): Effect.Effect<void> =>
@@ -61,7 +61,7 @@ export const closePlugins = (options: {
         Cause.fail(new Cause.TimeoutException(`initialize of ${name} abandoned: still running after close`))
       )
     }
-    const closing = Array.from(options.lives, ([name, incarnation]) => ({ name, incarnation }))
+    const closing = Array.from(options.lives, ([name, life]) => ({ name, life }))
       .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
     yield* snapshots.disposingAll(closing.map((item) => item.name))
     options.unpublish()
@@ -91,7 +91,7 @@ export const disposeAll = (options: {
 
   const waitForLeases = (item: Closing) =>
     Effect.suspend(() => {
-      const instance = item.incarnation.instance
+      const instance = item.life.instance
       if (!views.isLeased(instance)) return Effect.void
       return Effect.interruptible(views.unleased(instance)).pipe(
         Effect.timeout(config.disposeTimeout),
@@ -114,7 +114,7 @@ export const disposeAll = (options: {
   const one = (item: Closing) =>
     Effect.zipRight(
       waitForLeases(item),
-      Effect.flatMap(Effect.exit(item.incarnation.dispose), (exit) => {
+      Effect.flatMap(Effect.exit(item.life.dispose), (exit) => {
         reportExit(item, exit)
         return options.left(item)
       })
@@ -125,9 +125,9 @@ export const disposeAll = (options: {
   }
 
   return Effect.gen(function*() {
-    const leased = options.closing.filter((item) => views.isLeased(item.incarnation.instance))
+    const leased = options.closing.filter((item) => views.isLeased(item.life.instance))
     if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
-    const fibers = yield* Effect.forEach(options.closing, (item) => item.incarnation.begin)
+    const fibers = yield* Effect.forEach(options.closing, (item) => item.life.begin)
     yield* Fiber.awaitAll(fibers).pipe(
       Effect.interruptible,
       Effect.timeout(config.disposeTimeout),

@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
-import { CityState } from "./CityState.ts"
+import { ClosingPhase } from "./ClosingPhase.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
 import { acquiredViews, ExecutionViews, HeldViews, type Lease, underLease } from "./ExecutionViews.ts"
 import * as Running from "./Running.ts"
@@ -72,7 +72,7 @@ export class ExecutionLeases extends Context.Tag("effect-city/ExecutionLeases")<
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* CityState
+  const state = yield* ClosingPhase
   const config = yield* CityConfig
   const views = yield* ExecutionViews
   /** The bodies running under a lease (a Step may make calls: nested bodies of one fiber). */

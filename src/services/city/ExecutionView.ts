@@ -30,8 +30,8 @@ export interface PluginView {
 const noHooks: ReadonlyMap<string, ReadonlyArray<Hook>> = new Map()
 
 /**
- * One initialized plugin in a view. `incarnation` identifies the instance across views: a skill
- * reload publishes a new PluginInstance of the same incarnation (same Scope, same dispose).
+ * One initialized plugin in a view. `life` identifies the instance across views: a skill
+ * reload publishes a new PluginInstance of the same life (same Scope, same dispose).
  * @since 0.1.0
  * @category internals
  */
@@ -41,7 +41,7 @@ export class PluginInstance implements PluginView {
     readonly name: string,
     readonly version: string | undefined,
     readonly contributions: Contributions,
-    readonly incarnation: object
+    readonly life: object
   ) {
     if (contributions.hooks === undefined) {
       this.hooks = noHooks
@@ -123,12 +123,12 @@ export const instanceIn = (view: ExecutionView, name: string): PluginInstance | 
   ExecutionView.lookup(view, name)
 
 /**
- * Whether a view contains this incarnation of a plugin.
+ * Whether a view contains this life of a plugin.
  * @since 0.1.0
  * @category internals
  */
 export const contains = (view: ExecutionView, instance: PluginInstance): boolean =>
-  instanceIn(view, instance.name)?.incarnation === instance.incarnation
+  instanceIn(view, instance.name)?.life === instance.life
 
 /**
  * `plugins` with `instance` in its name's place. O(log P).

@@ -13,9 +13,9 @@
 import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
-import type { CityStateShape } from "./CityState.ts"
+import type { ClosingPhaseShape } from "./ClosingPhase.ts"
 import { type ExecutionViewsShape, heldByCaller } from "./ExecutionViews.ts"
-import type { Incarnation } from "./Incarnation.ts"
+import type { PluginLife } from "./PluginLife.ts"
 
 /**
  * What `remove` did: the plugin left the registry and is disposed, or its disposal is pending on a
@@ -60,27 +60,27 @@ export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Re
  * @category constructors
  */
 export const disposeAfterLeases = (options: {
-  readonly incarnation: Incarnation
+  readonly life: PluginLife
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
   readonly views: ExecutionViewsShape
-  readonly state: CityStateShape
+  readonly state: ClosingPhaseShape
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.suspend(() => {
-    const { dispose, incarnation, views } = options
+    const { dispose, life, views } = options
     // Nothing holds it (the common case): disposed in the call.
-    if (!views.isLeased(incarnation.instance)) return Effect.as(dispose, disposed(dispose))
+    if (!views.isLeased(life.instance)) return Effect.as(dispose, disposed(dispose))
     return afterLeases(options)
   })
 
 const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.gen(function*() {
-    const { dispose, incarnation, state, views } = options
-    const instance = incarnation.instance
+    const { dispose, life, state, views } = options
+    const instance = life.instance
     const fiber = yield* Effect.forkDaemon(
       Effect.zipRight(
         Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),
-        Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(incarnation.disposed, dispose)))
+        Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(life.disposed, dispose)))
       )
     )
     const disposal = Effect.flatten(fiber.await)

@@ -8,7 +8,7 @@
 import type { Skill } from "../../schema/PluginChange.ts"
 import { emptyPlugins, PluginInstance, type Plugins, without, withInstance } from "./ExecutionView.ts"
 import type { ExecutionViewsShape } from "./ExecutionViews.ts"
-import type { Incarnation } from "./Incarnation.ts"
+import type { PluginLife } from "./PluginLife.ts"
 
 /**
  * The live plugins of one registry.
@@ -16,17 +16,17 @@ import type { Incarnation } from "./Incarnation.ts"
  * @category models
  */
 export interface LivePlugins {
-  readonly get: (name: string) => Incarnation | undefined
+  readonly get: (name: string) => PluginLife | undefined
   /** Every live plugin, by name. */
-  readonly all: ReadonlyMap<string, Incarnation>
+  readonly all: ReadonlyMap<string, PluginLife>
   /** A started instance becomes live and ready: in the next view. */
-  readonly join: (name: string, incarnation: Incarnation) => void
+  readonly join: (name: string, life: PluginLife) => void
   /** Out of the next view (it stays live until it `leave`s). */
   readonly hide: (name: string) => void
-  /** Out of the table, if `incarnation` is still the live one of `name`. */
-  readonly leave: (name: string, incarnation: Incarnation) => boolean
+  /** Out of the table, if `life` is still the live one of `name`. */
+  readonly leave: (name: string, life: PluginLife) => boolean
   /** The next view carries `skills` as the plugin's skill set. */
-  readonly replaceSkills: (incarnation: Incarnation, skills: ReadonlyArray<Skill>) => void
+  readonly replaceSkills: (life: PluginLife, skills: ReadonlyArray<Skill>) => void
   /** Publishes an empty view (close). */
   readonly hideAll: () => void
 }
@@ -37,7 +37,7 @@ export interface LivePlugins {
  * @category constructors
  */
 export const make = (views: ExecutionViewsShape): LivePlugins => {
-  const lives = new Map<string, Incarnation>()
+  const lives = new Map<string, PluginLife>()
   let ready: Plugins = emptyPlugins
   const publish = (next: Plugins) => {
     ready = next
@@ -46,21 +46,21 @@ export const make = (views: ExecutionViewsShape): LivePlugins => {
   return {
     get: (name) => lives.get(name),
     all: lives,
-    join: (name, incarnation) => {
-      lives.set(name, incarnation)
-      publish(withInstance(ready, incarnation.instance))
+    join: (name, life) => {
+      lives.set(name, life)
+      publish(withInstance(ready, life.instance))
     },
     hide: (name) => publish(without(ready, name)),
-    leave: (name, incarnation) => lives.get(name) === incarnation && lives.delete(name),
-    replaceSkills: (incarnation, skills) => {
-      const previous = incarnation.instance
+    leave: (name, life) => lives.get(name) === life && lives.delete(name),
+    replaceSkills: (life, skills) => {
+      const previous = life.instance
       const instance = new PluginInstance(
         previous.name,
         previous.version,
         { ...previous.contributions, skills },
-        previous.incarnation
+        previous.life
       )
-      incarnation.instance = instance
+      life.instance = instance
       publish(withInstance(ready, instance))
     },
     hideAll: () => publish(emptyPlugins)

@@ -1,7 +1,7 @@
 /**
  * Starting plugin instances (docs/city-plugin-lifecycle.md, "Two lifecycle checkpoints"): `start`
  * runs initialize as the acquire, into a fresh Effect `Scope`, bounded by `initializeTimeout`; what
- * it returns is an Incarnation, whose dispose closes that Scope at most once.
+ * it returns is an PluginLife, whose dispose closes that Scope at most once.
  *
  * - **Every initialize is bounded.** It runs in a fiber of its own, started at once in a
  *   `FiberMap` this service owns (`FiberMap.run`), which the caller awaits with the timeout: an
@@ -35,9 +35,9 @@ import type { Contributions } from "../Contributions.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
-import { CityState } from "./CityState.ts"
+import { ClosingPhase } from "./ClosingPhase.ts"
 import { PluginInstance } from "./ExecutionView.ts"
-import { closeScope, type Incarnation, make as makeIncarnation } from "./Incarnation.ts"
+import { closeScope, type PluginLife, make as makePluginLife } from "./PluginLife.ts"
 
 /**
  * How a started instance's lifecycle context answers `requestReload`.
@@ -63,7 +63,7 @@ export interface PluginInstancesShape {
     plugin: Plugin<E, R>,
     options: StartOptions | undefined,
     restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
-  ) => Effect.Effect<Either.Either<Incarnation, PluginInitializeFailed>, never, R>
+  ) => Effect.Effect<Either.Either<PluginLife, PluginInitializeFailed>, never, R>
   /**
    * Close's part: interrupts every initialize in flight, waits for them up to `disposeTimeout`,
    * and returns the names of those still running (abandoned in the background).
@@ -107,7 +107,7 @@ const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"]
  */
 export const make = Effect.gen(function*() {
   const config = yield* CityConfig
-  const state = yield* CityState
+  const state = yield* ClosingPhase
   // Initializations in flight, keyed by `<name>#<attempt>` (a stuck one may outlive its attempt).
   // The map lives in a Scope of its own that is never closed: close interrupts the fibers
   // (`abandon`) and waits for them only up to its bound; one stuck in an uninterruptible region
@@ -118,16 +118,16 @@ export const make = Effect.gen(function*() {
   const failed = (name: string, cause: Cause.Cause<unknown>, reason: PluginInitializeFailed["reason"], release?: Cause.Cause<unknown>) =>
     Either.left(new PluginInitializeFailed({ name, reason, cause, ...(release === undefined ? {} : { release }) }))
 
-  /** A settled initialize: the incarnation, or the failure (after releasing what it acquired). */
+  /** A settled initialize: the life, or the failure (after releasing what it acquired). */
   const settle = (
     plugin: Plugin<unknown, unknown>,
     scope: Scope.CloseableScope,
     exit: Exit.Exit<Contributions, unknown>
-  ): Effect.Effect<Either.Either<Incarnation, PluginInitializeFailed>> => {
+  ): Effect.Effect<Either.Either<PluginLife, PluginInitializeFailed>> => {
     const name = plugin.name
     if (Exit.isSuccess(exit)) {
       const instance = new PluginInstance(name, plugin.version, exit.value, {})
-      return Effect.succeed(Either.right(makeIncarnation({ name, instance, scope, disposeTimeout: config.disposeTimeout })))
+      return Effect.succeed(Either.right(makePluginLife({ name, instance, scope, disposeTimeout: config.disposeTimeout })))
     }
     return Effect.map(Effect.either(closeScope(name, scope, exit)), (released) =>
       failed(name, exit.cause, reasonOf(exit.cause), released._tag === "Left" ? released.left.cause : undefined))

@@ -39,14 +39,14 @@ import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot
 import type { Plugin } from "../Plugin.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
-import { CityState } from "./CityState.ts"
+import { ClosingPhase } from "./ClosingPhase.ts"
 import { CloseReport } from "./CloseReport.ts"
 import { ExecutionViews } from "./ExecutionViews.ts"
 import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
 import * as LivePlugins from "./LivePlugins.ts"
 import { closePlugins } from "./CloseDisposal.ts"
-import type { Incarnation } from "./Incarnation.ts"
+import type { PluginLife } from "./PluginLife.ts"
 import { lastError, PluginInstances } from "./PluginInstances.ts"
 import * as Snapshots from "./Snapshots.ts"
 
@@ -110,7 +110,7 @@ export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<Pl
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* CityState
+  const state = yield* ClosingPhase
   const report = yield* CloseReport
   const config = yield* CityConfig
   const views = yield* ExecutionViews
@@ -121,8 +121,8 @@ export const make = Effect.gen(function*() {
   /** Names whose add was admitted and has not finished. */
   const adding = new Set<string>()
 
-  const leaveRegistry = (name: string, incarnation: Incarnation) =>
-    Effect.suspend(() => (lives.leave(name, incarnation) ? snapshots.remove(name) : Effect.void))
+  const leaveRegistry = (name: string, life: PluginLife) =>
+    Effect.suspend(() => (lives.leave(name, life) ? snapshots.remove(name) : Effect.void))
 
   // --- add ---------------------------------------------------------------------------------------
   const initialize = <E, R>(
@@ -153,14 +153,14 @@ export const make = Effect.gen(function*() {
     })
 
   /** A started instance joins the registry and the next view, unless closing began meanwhile. */
-  const becomeReady = (name: string, incarnation: Incarnation) =>
+  const becomeReady = (name: string, life: PluginLife) =>
     Effect.suspend((): Effect.Effect<PluginSnapshot, CityClosed> => {
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) {
         // Closing began while it initialized: it never becomes ready; dispose it here.
-        return Effect.ignore(incarnation.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
+        return Effect.ignore(life.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
       }
-      lives.join(name, incarnation)
+      lives.join(name, life)
       return snapshots.ready(name)
     })
 
@@ -191,7 +191,7 @@ export const make = Effect.gen(function*() {
   // --- remove ------------------------------------------------------------------------------------
   const removeLive = (
     name: string,
-    incarnation: Incarnation,
+    life: PluginLife,
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   ) =>
     Effect.zipRight(
@@ -201,8 +201,8 @@ export const make = Effect.gen(function*() {
         return snapshots.disposing(name)
       }),
       disposeAfterLeases({
-        incarnation,
-        dispose: Effect.ensuring(incarnation.dispose, leaveRegistry(name, incarnation)),
+        life,
+        dispose: Effect.ensuring(life.dispose, leaveRegistry(name, life)),
         views,
         state,
         restore
@@ -215,8 +215,8 @@ export const make = Effect.gen(function*() {
       if (refused !== undefined) return Effect.fail(refused)
       const body = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
         Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed> => {
-          const incarnation = lives.get(name)
-          if (incarnation !== undefined) return Effect.map(removeLive(name, incarnation, restore), Option.some)
+          const life = lives.get(name)
+          if (life !== undefined) return Effect.map(removeLive(name, life, restore), Option.some)
           if (snapshots.statusOf(name) === undefined) return Effect.succeed(Option.none())
           return Effect.as(snapshots.remove(name), Option.some(disposed(Effect.void)))
         })
@@ -225,11 +225,11 @@ export const make = Effect.gen(function*() {
 
   const replaceSkills: PluginRegistryShape["replaceSkills"] = (name, skills) =>
     Effect.suspend(() => {
-      const incarnation = lives.get(name)
-      if (incarnation === undefined || snapshots.statusOf(name) !== "ready") {
+      const life = lives.get(name)
+      if (life === undefined || snapshots.statusOf(name) !== "ready") {
         return Effect.fail(new PluginNotFound({ name }))
       }
-      lives.replaceSkills(incarnation, skills)
+      lives.replaceSkills(life, skills)
       return Effect.void
     })
 
@@ -242,7 +242,7 @@ export const make = Effect.gen(function*() {
       lives: lives.all,
       unpublish: lives.hideAll,
       // Each leaves the registry as it is disposed; the snapshots are cleared at once at the end.
-      dispose: { config, views, report, left: ({ incarnation, name }) => Effect.sync(() => lives.leave(name, incarnation)) }
+      dispose: { config, views, report, left: ({ life, name }) => Effect.sync(() => lives.leave(name, life)) }
     })
   )
 

@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
-import { CityState } from "./CityState.ts"
+import { ClosingPhase } from "./ClosingPhase.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
 import { ExecutionViews } from "./ExecutionViews.ts"
 import * as Running from "./Running.ts"
@@ -83,7 +83,7 @@ export class Sessions extends Context.Tag("effect-city/Sessions")<Sessions, Sess
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* CityState
+  const state = yield* ClosingPhase
   const config = yield* CityConfig
   const leases = yield* ExecutionLeases
   const views = yield* ExecutionViews

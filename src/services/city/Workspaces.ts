@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
-import { CityState } from "./CityState.ts"
+import { ClosingPhase } from "./ClosingPhase.ts"
 import { CloseReport } from "./CloseReport.ts"
 
 /**
@@ -74,7 +74,7 @@ const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* CityState
+  const state = yield* ClosingPhase
   const report = yield* CloseReport
   const entries = new Map<string, Entry>()
 

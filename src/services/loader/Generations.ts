@@ -48,7 +48,7 @@ import * as Schema from "effect/Schema"
 import { describeCause, ReloadRejected } from "../../schema/Errors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { PluginChange, type Skill } from "../../schema/PluginChange.ts"
-import { CityState } from "../city/CityState.ts"
+import { ClosingPhase } from "../city/ClosingPhase.ts"
 import { heldViews } from "../city/ExecutionViews.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { Sessions } from "../city/Sessions.ts"
@@ -96,7 +96,7 @@ export const make = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const registry = yield* PluginRegistry
   const sessions = yield* Sessions
-  const state = yield* CityState
+  const state = yield* ClosingPhase
   const workers = yield* FiberSet.make<void, never>()
   let closed = false
   let queued: Batch | undefined

@@ -25,7 +25,7 @@ export type Phase = { readonly _tag: "Open" } | { readonly _tag: "Closing" }
  * @since 0.1.0
  * @category models
  */
-export interface CityStateShape {
+export interface ClosingPhaseShape {
   /** The current phase; a synchronous read for the hot paths. */
   readonly phase: () => Phase
   /** `CityClosed` naming the operation once close has begun, else undefined. */
@@ -45,7 +45,7 @@ export interface CityStateShape {
  * @since 0.1.0
  * @category tags
  */
-export class CityState extends Context.Tag("effect-city/CityState")<CityState, CityStateShape>() {}
+export class ClosingPhase extends Context.Tag("effect-city/ClosingPhase")<ClosingPhase, ClosingPhaseShape>() {}
 
 const open: Phase = { _tag: "Open" }
 const closingPhase: Phase = { _tag: "Closing" }
@@ -55,7 +55,7 @@ const closingPhase: Phase = { _tag: "Closing" }
  * @since 0.1.0
  * @category constructors
  */
-export const make = (): CityStateShape => {
+export const make = (): ClosingPhaseShape => {
   let phase: Phase = open
   // unsafe: `close()` below is a plain function, called from synchronous close bookkeeping.
   const signal = Deferred.unsafeMake<void>(FiberId.none)
@@ -85,4 +85,4 @@ export const make = (): CityStateShape => {
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.sync(CityState, make)
+export const layer = Layer.sync(ClosingPhase, make)

@@ -34,8 +34,8 @@ import type { PluginInstance } from "./ExecutionView.ts"
  * @since 0.1.0
  * @category models
  */
-export interface Incarnation {
-  /** The instance views show; a skills reload replaces it by one of the same incarnation. */
+export interface PluginLife {
+  /** The instance views show; a skills reload replaces it by one of the same life. */
   instance: PluginInstance
   /** Starts the disposal (closing its Scope) the first time; the fiber that runs it. */
   readonly begin: Effect.Effect<Fiber.RuntimeFiber<void, PluginDisposeFailed>>
@@ -67,7 +67,7 @@ export const closeScope = (name: string, scope: Scope.CloseableScope, exit: Exit
     Exit.isSuccess(closed) ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause: closed.cause })))
 
 /**
- * Makes the incarnation of an instance whose initialize succeeded, over the Scope it acquired into.
+ * Makes the life of an instance whose initialize succeeded, over the Scope it acquired into.
  * @since 0.1.0
  * @category constructors
  */
@@ -76,7 +76,7 @@ export const make = (options: {
   readonly instance: PluginInstance
   readonly scope: Scope.CloseableScope
   readonly disposeTimeout: Duration.Duration
-}): Incarnation => {
+}): PluginLife => {
   const { disposeTimeout, name } = options
   let fiber: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
   let ended = false
