@@ -91,7 +91,7 @@ export * as EndpointRecords from "./services/capabilities/EndpointRecords.ts"
  * This host's runtimes and their profiles (`host.json`): which are hostable as agents, which have a private directory.
  * @since 0.1.0
  */
-export * as Host from "./services/capabilities/Host.ts"
+export * as Runtimes from "./services/capabilities/Runtimes.ts"
 /**
  * The host configuration, `$CITY_ROOT/host.json`, as a Schema, with the defaults used when the file is absent.
  * @since 0.1.0

@@ -13,7 +13,7 @@ import * as Capabilities from "../services/capabilities/Capabilities.ts"
 import * as CommandRunner from "../services/capabilities/CommandRunner.ts"
 import * as EndpointCalls from "../services/capabilities/EndpointCalls.ts"
 import * as EndpointRecords from "../services/capabilities/EndpointRecords.ts"
-import * as Host from "../services/capabilities/Host.ts"
+import * as Runtimes from "../services/capabilities/Runtimes.ts"
 import * as LifecycleLog from "../services/capabilities/LifecycleLog.ts"
 import * as Overview from "../services/capabilities/Overview.ts"
 import * as Peers from "../services/capabilities/Peers.ts"
@@ -60,7 +60,7 @@ export const layerWith = <E, R>(
   runner: Layer.Layer<CommandRunner.CommandRunner, E, R>
 ) => {
   const root = StateRoot.layer({ root: config.root, ...(config.lockWait ? { lockWait: config.lockWait } : {}) })
-  const host = Host.layer.pipe(Layer.provideMerge(root))
+  const host = Runtimes.layer.pipe(Layer.provideMerge(root))
   const stores = Layer.mergeAll(
     Capabilities.layer,
     Peers.layer,

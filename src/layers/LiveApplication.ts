@@ -15,7 +15,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { HostConfig } from "../schema/HostConfig.ts"
-import { Host } from "../services/capabilities/Host.ts"
+import { Runtimes } from "../services/capabilities/Runtimes.ts"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
 import * as Applier from "../services/live/Applier.ts"
 import * as CitySessionsHost from "../services/live/CitySessionsHost.ts"
@@ -50,7 +50,7 @@ const routed = <E, R>(forCity: Effect.Effect<EndpointHostShape, E, R>, commands:
   Layer.effect(
     EndpointHost,
     Effect.gen(function*() {
-      const config = (yield* Host).config
+      const config = (yield* Runtimes).config
       const fallback = yield* CommandsHost.make(commands)
       const city = cityRuntimes(config)
       if (city.length === 0) return fallback

@@ -45,7 +45,7 @@ import * as CapabilitiesLive from "../layers/CapabilitiesLive.ts"
 import * as Loader from "../layers/Loader.ts"
 import * as LiveApplication from "../layers/LiveApplication.ts"
 import { cityRuntimes } from "../layers/LiveApplication.ts"
-import { Host } from "../services/capabilities/Host.ts"
+import { Runtimes } from "../services/capabilities/Runtimes.ts"
 import { Peers } from "../services/capabilities/Peers.ts"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
 import { CitySessionsHost } from "../services/live/CitySessionsHost.ts"
@@ -83,7 +83,7 @@ export const run = (
     const applier = yield* Applier
     const reloads = yield* Reloads
     const sessions = yield* CitySessionsHost
-    const host = yield* Host
+    const host = yield* Runtimes
     const refs = makeRefs(host, yield* Peers, yield* StateRoot)
     const city = new Set(cityRuntimes(host.config))
     const hosted = new Map<string, EndpointRef>()

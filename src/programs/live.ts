@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { OwedRecord } from "../schema/Live.ts"
 import { identityOf } from "../schema/Outcome.ts"
-import { Host } from "../services/capabilities/Host.ts"
+import { Runtimes } from "../services/capabilities/Runtimes.ts"
 import { Peers } from "../services/capabilities/Peers.ts"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
@@ -176,7 +176,7 @@ export const reload = verb(
       "reload",
       o.json,
       Effect.gen(function*() {
-        const host = yield* Host
+        const host = yield* Runtimes
         const peers = yield* Peers
         const refs = makeRefs(host, peers, yield* StateRoot)
         const peer = yield* peers.get(o.personality)

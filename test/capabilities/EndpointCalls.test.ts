@@ -16,7 +16,7 @@ import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
 import type { Declaration } from "../../src/schema/Declaration.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { EndpointCalls, endpointsOf } from "../../src/services/capabilities/EndpointCalls.ts"
-import { Host } from "../../src/services/capabilities/Host.ts"
+import { Runtimes } from "../../src/services/capabilities/Runtimes.ts"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
 import { isAlive } from "../fixtures.ts"
 import { script } from "./runnerFixtures.ts"
@@ -57,7 +57,7 @@ const world = <A>(
     return yield* Effect.gen(function*() {
       const state = yield* StateRoot
       yield* state.ensure
-      const host = yield* Host
+      const host = yield* Runtimes
       const calls = yield* EndpointCalls
       const peers = Array.from({ length: count }, (_, i): Peer => ({
         schema: 1,

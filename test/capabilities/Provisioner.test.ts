@@ -12,7 +12,7 @@ import { defaultHostConfig } from "../../src/schema/HostConfig.ts"
 import type { Outcome } from "../../src/schema/Outcome.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { CommandRunner, type RunRequest } from "../../src/services/capabilities/CommandRunner.ts"
-import * as Host from "../../src/services/capabilities/Host.ts"
+import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import { Overview } from "../../src/services/capabilities/Overview.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
@@ -36,7 +36,7 @@ const peer = (personality: string, runtimes: ReadonlyArray<string>): Peer => ({
 describe("endpoint selection", () => {
   it.effect("an endpoint's runtime is declared by the peer, an agent of this host, and listed by the declaration", () =>
     Effect.sync(() => {
-      const host = Host.fromConfig(defaultHostConfig)
+      const host = Runtimes.fromConfig(defaultHostConfig)
       const endpoints = Provisioner.endpointsOf(
         declaration("stat", ["claude", "codex", "telegram"]),
         [peer("bob", ["telegram", "claude"]), peer("alice", ["claude", "opencode", "telegram"]), peer("eve", ["web"])],
@@ -398,7 +398,7 @@ describe("host configuration", () => {
         channel_runtimes: ["telegram"],
         profiles: { pi: { private_dir: "state/pi/{personality}" } }
       }))
-      const host = yield* Host.make.pipe(Effect.provide(StateRoot.layer({ root })))
+      const host = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })))
       expect(host.isAgent("pi")).toBe(true)
       expect(host.isAgent("codex")).toBe(false)
       expect(host.privateDir("pi", "alice")).toEqual(Option.some("state/pi/alice"))
@@ -409,11 +409,11 @@ describe("host configuration", () => {
         channel_runtimes: [],
         profiles: { claude: { private_dir: "/abs/{personality}" } }
       }))
-      const refused = yield* Host.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
+      const refused = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
       expect(refused._tag).toBe("InvalidHostConfig")
       expect(refused.message).toContain("profiles.claude.private_dir")
       yield* fs.writeFileString(join(root, "host.json"), "[1]")
-      const notObject = yield* Host.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
+      const notObject = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
       expect(notObject.message).toContain("must be a JSON object")
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { FileRefused } from "../../src/schema/FileErrors.ts"
 import { oneLine } from "../../src/schema/OneLine.ts"
 import * as Capabilities from "../../src/services/capabilities/Capabilities.ts"
-import * as Host from "../../src/services/capabilities/Host.ts"
+import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import * as TextFile from "../../src/services/files/TextFile.ts"
 import * as Fingerprints from "../../src/services/live/Fingerprints.ts"
@@ -275,7 +275,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
   /** A state root with a FIFO where a document would be, and the services on it. */
   const services = (root: string) => {
     const state = Layer.effect(StateRoot.StateRoot, StateRoot.make({ root }))
-    const host = Host.layer.pipe(Layer.provideMerge(state))
+    const host = Runtimes.layer.pipe(Layer.provideMerge(state))
     return Layer.mergeAll(Capabilities.layer, Fingerprints.layer).pipe(
       Layer.provideMerge(host),
       Layer.provideMerge(NodeContext.layer)
@@ -305,7 +305,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
         // host.json as a FIFO: Host fails at once instead of waiting for a writer.
         unlinkSync(join(root, "host.json"))
         fifo(join(root, "host.json"))
-        const hostError = yield* Effect.flip(Host.make.pipe(Effect.provideService(StateRoot.StateRoot, state)))
+        const hostError = yield* Effect.flip(Runtimes.make.pipe(Effect.provideService(StateRoot.StateRoot, state)))
         expect(hostError.message).toContain("is a FIFO, not a regular file")
       }).pipe(Effect.provide(NodeContext.layer))
     ))

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import { join } from "node:path"
 import { defaultHostConfig, type HostConfig } from "../../src/schema/HostConfig.ts"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
-import { fromConfig, Host } from "../../src/services/capabilities/Host.ts"
+import { fromConfig, Runtimes } from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import * as CommandsHost from "../../src/services/live/CommandsHost.ts"
 import type { EndpointRef } from "../../src/services/live/EndpointHost.ts"
@@ -51,7 +51,7 @@ const setup = Effect.gen(function*() {
     }
   }
   const layer = Layer.mergeAll(
-    Layer.succeed(Host, fromConfig(config)),
+    Layer.succeed(Runtimes, fromConfig(config)),
     CommandRunner.layer(),
     StateRoot.layer({ root: join(dir, "root") })
   )

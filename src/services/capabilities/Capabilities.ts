@@ -33,7 +33,7 @@ import { defaultHostConfig, type HostConfig } from "../../schema/HostConfig.ts"
 import { isName } from "../../schema/Name.ts"
 import * as DocumentStore from "./DocumentStore.ts"
 import * as TextFile from "../files/TextFile.ts"
-import { Host } from "./Host.ts"
+import { Runtimes } from "./Runtimes.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -122,9 +122,9 @@ export const validate = (
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Capabilities["Type"], never, Host | StateRoot | FileSystem.FileSystem | Path.Path> =
+export const make: Effect.Effect<Capabilities["Type"], never, Runtimes | StateRoot | FileSystem.FileSystem | Path.Path> =
   Effect.gen(function*() {
-    const host = yield* Host
+    const host = yield* Runtimes
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const store = yield* DocumentStore.make(storeOptions(host.config))

@@ -42,7 +42,7 @@ import { type EndpointOutcome, identityOf, type Outcome } from "../../schema/Out
 import type { Peer } from "../../schema/Peer.ts"
 import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
-import { Host } from "./Host.ts"
+import { Runtimes } from "./Runtimes.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
 import { unsafeProvisioned } from "../internal/counters.ts"
 import { isTracing, spans } from "../Observability.ts"
@@ -163,10 +163,10 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
 export const make: Effect.Effect<
   EndpointCalls["Type"],
   never,
-  StateRoot | Host | CommandRunner | LifecycleLog | EndpointRecords | FileSystem.FileSystem
+  StateRoot | Runtimes | CommandRunner | LifecycleLog | EndpointRecords | FileSystem.FileSystem
 > = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Host
+  const host = yield* Runtimes
   const runner = yield* CommandRunner
   const log = yield* LifecycleLog
   const records = yield* EndpointRecords

@@ -28,7 +28,7 @@ import type { Peer } from "../../schema/Peer.ts"
 import { Capabilities } from "./Capabilities.ts"
 import { checkSettings, EndpointCalls, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
-import { Host } from "./Host.ts"
+import { Runtimes } from "./Runtimes.ts"
 import { type JointReport, verdictOf } from "./JointReport.ts"
 import { spans } from "../Observability.ts"
 import { Peers } from "./Peers.ts"
@@ -128,10 +128,10 @@ export interface JointKit {
 export const makeJointKit: Effect.Effect<
   JointKit,
   never,
-  StateRoot | Host | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
+  StateRoot | Runtimes | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
 > = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Host
+  const host = yield* Runtimes
   const capabilities = yield* Capabilities
   const peers = yield* Peers
   const calls = yield* EndpointCalls

@@ -17,7 +17,7 @@ import type { Peer } from "../../schema/Peer.ts"
 import { Capabilities } from "./Capabilities.ts"
 import { endpointsOf } from "./EndpointCalls.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
-import { Host } from "./Host.ts"
+import { Runtimes } from "./Runtimes.ts"
 import { Peers } from "./Peers.ts"
 import { StateRoot } from "./StateRoot.ts"
 
@@ -91,10 +91,10 @@ export class Overview extends Context.Tag("effect-city/Overview")<
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Overview["Type"], never, StateRoot | Host | Capabilities | Peers | EndpointRecords> =
+export const make: Effect.Effect<Overview["Type"], never, StateRoot | Runtimes | Capabilities | Peers | EndpointRecords> =
   Effect.gen(function*() {
     const state = yield* StateRoot
-    const host = yield* Host
+    const host = yield* Runtimes
     const declarations = yield* Capabilities
     const peersStore = yield* Peers
     const records = yield* EndpointRecords

@@ -20,7 +20,7 @@ import { InvalidPeerFile, type StateError, UnknownPeer } from "../../schema/Capa
 import { isName } from "../../schema/Name.ts"
 import { Peer } from "../../schema/Peer.ts"
 import * as DocumentStore from "./DocumentStore.ts"
-import { Host } from "./Host.ts"
+import { Runtimes } from "./Runtimes.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -73,9 +73,9 @@ export const validate = DocumentStore.decoder(storeOptions)
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Peers["Type"], never, StateRoot | Host> = Effect.gen(function*() {
+export const make: Effect.Effect<Peers["Type"], never, StateRoot | Runtimes> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Host
+  const host = yield* Runtimes
   const store = yield* DocumentStore.make(storeOptions)
 
   const get = (personality: string) =>

@@ -62,7 +62,7 @@ import type { Peer } from "../../schema/Peer.ts"
 import type { Capabilities } from "./Capabilities.ts"
 import { checkSettings, type EndpointCalls, type JointSettings } from "./EndpointCalls.ts"
 import type { EndpointRecords } from "./EndpointRecords.ts"
-import type { Host } from "./Host.ts"
+import type { Runtimes } from "./Runtimes.ts"
 import {
   checkName,
   type LockErrors,
@@ -151,7 +151,7 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
 export const make: Effect.Effect<
   Provisioner["Type"],
   never,
-  StateRoot | Host | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
+  StateRoot | Runtimes | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
 > = Effect.gen(function*() {
   const kit = yield* makeJointKit
   const { capabilities, locked, records, state, sweep } = kit

@@ -38,7 +38,7 @@ import type * as Scope from "effect/Scope"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { Application, EndpointState, OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
-import { Host } from "../capabilities/Host.ts"
+import { Runtimes } from "../capabilities/Runtimes.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { Provisioner } from "../capabilities/Provisioner.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
@@ -112,13 +112,13 @@ export class Applier extends Context.Tag("effect-city/Applier")<
 export const make: Effect.Effect<
   Applier["Type"],
   never,
-  EndpointHost | Reloads | Fingerprints | Peers | Host | StateRoot | Provisioner
+  EndpointHost | Reloads | Fingerprints | Peers | Runtimes | StateRoot | Provisioner
 > = Effect.gen(function*() {
   const host = yield* EndpointHost
   const reloads = yield* Reloads
   const fingerprints = yield* Fingerprints
   const provisioner = yield* Provisioner
-  const refs = makeRefs(yield* Host, yield* Peers, yield* StateRoot)
+  const refs = makeRefs(yield* Runtimes, yield* Peers, yield* StateRoot)
   const locks = new Map<string, Effect.Semaphore>()
   const serialized = (identity: string) => {
     let lock = locks.get(identity)

@@ -31,7 +31,7 @@ import {
   EndpointNotHosted,
   type EndpointState
 } from "../../schema/Live.ts"
-import { Host } from "../capabilities/Host.ts"
+import { Runtimes } from "../capabilities/Runtimes.ts"
 import { City } from "../city/City.ts"
 import type { Session } from "../city/Session.ts"
 import type { Agent } from "../city/Sessions.ts"
@@ -107,11 +107,11 @@ export interface CitySessionsOptions {
 export const make = (options: CitySessionsOptions = {}): Effect.Effect<
   CitySessionsShape,
   never,
-  City | Host | FileSystem.FileSystem
+  City | Runtimes | FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
     const city = yield* City
-    const config = (yield* Host).config
+    const config = (yield* Runtimes).config
     const hostings = new Map<string, Hosting>()
     const stopped = new Set<string>()
     const onLaunch = (ref: EndpointRef) =>

@@ -27,7 +27,7 @@ import { execFile } from "node:child_process"
 import type { CommandSpec } from "../../schema/Declaration.ts"
 import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
 import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
-import { Host } from "../capabilities/Host.ts"
+import { Runtimes } from "../capabilities/Runtimes.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 
@@ -53,10 +53,10 @@ const isState = (s: string): s is EndpointState => (EndpointState.literals as Re
 export const make = (config: CommandsHostConfig = {}): Effect.Effect<
   EndpointHostShape,
   never,
-  Host | CommandRunner | StateRoot
+  Runtimes | CommandRunner | StateRoot
 > =>
   Effect.gen(function*() {
-    const host = yield* Host
+    const host = yield* Runtimes
     const runner = yield* CommandRunner
     const state = yield* StateRoot
     const timeout = Duration.decode(config.timeout ?? Duration.seconds(120))

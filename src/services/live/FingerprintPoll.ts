@@ -12,7 +12,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Host } from "../capabilities/Host.ts"
+import { Runtimes } from "../capabilities/Runtimes.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { Applier } from "./Applier.ts"
@@ -31,7 +31,7 @@ export const pass = Effect.gen(function*() {
   const reloads = yield* Reloads
   const host = yield* EndpointHost
   const applier = yield* Applier
-  const refs = makeRefs(yield* Host, yield* Peers, yield* StateRoot)
+  const refs = makeRefs(yield* Runtimes, yield* Peers, yield* StateRoot)
   const first = yield* fingerprints.poll(yield* refs.all)
   if (first.length === 0) return []
   yield* Effect.forEach(first, (c) => fingerprints.forget(c.ref), { discard: true })

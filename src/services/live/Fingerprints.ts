@@ -48,7 +48,7 @@ import { createHash } from "node:crypto"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { FileRefused } from "../../schema/FileErrors.ts"
 import { Fingerprint, type FileFingerprint } from "../../schema/Live.ts"
-import { Host } from "../capabilities/Host.ts"
+import { Runtimes } from "../capabilities/Runtimes.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
@@ -168,9 +168,9 @@ interface Entry {
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Host | FileSystem.FileSystem> = Effect.gen(function*() {
+export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Runtimes | FileSystem.FileSystem> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const config = (yield* Host).config
+  const config = (yield* Runtimes).config
   const fs = yield* FileSystem.FileSystem
   const context = yield* Effect.context<FileSystem.FileSystem>()
   const entries = new Map<string, Entry>()

@@ -28,7 +28,7 @@ import type { Declaration } from "../../schema/Declaration.ts"
 import type { Removal } from "../../schema/Live.ts"
 import { type EndpointOutcome, identityOf } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { Host } from "../capabilities/Host.ts"
+import { Runtimes } from "../capabilities/Runtimes.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { type JointReport, type JointSettings, Provisioner, type RemovalSettings } from "../capabilities/Provisioner.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
@@ -90,7 +90,7 @@ export const make = Effect.gen(function*() {
   const endpointHost = yield* EndpointHost
   const reloads = yield* Reloads
   const peers = yield* Peers
-  const host = yield* Host
+  const host = yield* Runtimes
   const refs = makeRefs(host, peers, yield* StateRoot)
 
   /** Converges the endpoints whose surfaces were written, and annotates their outcomes. */

@@ -30,8 +30,8 @@ export const hostFile = "host.json"
  * @since 0.1.0
  * @category tags
  */
-export class Host extends Context.Tag("effect-city/Host")<
-  Host,
+export class Runtimes extends Context.Tag("effect-city/Runtimes")<
+  Runtimes,
   {
     readonly config: HostConfig
     /** An agent runtime of this host: can be an endpoint. */
@@ -50,9 +50,9 @@ export class Host extends Context.Tag("effect-city/Host")<
  * @since 0.1.0
  * @category constructors
  */
-export const fromConfig = (config: HostConfig): Host["Type"] => {
+export const fromConfig = (config: HostConfig): Runtimes["Type"] => {
   const known = [...config.agent_runtimes, ...config.channel_runtimes]
-  return Host.of({
+  return Runtimes.of({
     config,
     isAgent: (runtime) => config.agent_runtimes.includes(runtime),
     isKnown: (runtime) => known.includes(runtime),
@@ -71,7 +71,7 @@ const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidHostC
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
+export const make: Effect.Effect<Runtimes["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
   const text = yield* state.readText(hostFile, TextFile.kinds.hostConfig)
   const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(hostFile), text.value)
@@ -83,4 +83,4 @@ export const make: Effect.Effect<Host["Type"], InvalidHostConfig | StateError, S
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.effect(Host, make)
+export const layer = Layer.effect(Runtimes, make)
