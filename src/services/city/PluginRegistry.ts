@@ -44,7 +44,7 @@ import { CloseReport } from "./CloseReport.ts"
 import { ExecutionViews } from "./ExecutionViews.ts"
 import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
-import * as LivePlugins from "./LivePlugins.ts"
+import * as PluginLives from "./PluginLives.ts"
 import { closePlugins } from "./CloseDisposal.ts"
 import type { PluginLife } from "./PluginLife.ts"
 import { lastError, PluginInstances } from "./PluginInstances.ts"
@@ -117,7 +117,7 @@ export const make = Effect.gen(function*() {
   const instances = yield* PluginInstances
   const snapshots = yield* Snapshots.make
   const mutex = KeyedMutex.make<string>()
-  const lives = LivePlugins.make(views)
+  const lives = PluginLives.make(views)
   /** Names whose add was admitted and has not finished. */
   const adding = new Set<string>()
 

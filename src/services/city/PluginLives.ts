@@ -1,8 +1,8 @@
 /**
- * The registry's live plugins: the started instance of each name (ready or disposing), and the
+ * The registry's plugin lives: the started instance of each name (ready or disposing), and the
  * ready ones as the persistent map every execution view is published from. Joining, leaving the
  * view and replacing an instance publish the next view (O(log P)); leaving the table is separate,
- * since a removed plugin stays live (disposing) until its disposal has run.
+ * since a removed plugin keeps its life (disposing) until its disposal has run.
  * @since 0.1.0
  */
 import type { Skill } from "../../schema/PluginChange.ts"
@@ -15,7 +15,7 @@ import type { PluginLife } from "./PluginLife.ts"
  * @since 0.1.0
  * @category models
  */
-export interface LivePlugins {
+export interface PluginLives {
   readonly get: (name: string) => PluginLife | undefined
   /** Every live plugin, by name. */
   readonly all: ReadonlyMap<string, PluginLife>
@@ -36,7 +36,7 @@ export interface LivePlugins {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (views: ExecutionViewsShape): LivePlugins => {
+export const make = (views: ExecutionViewsShape): PluginLives => {
   const lives = new Map<string, PluginLife>()
   let ready: Plugins = emptyPlugins
   const publish = (next: Plugins) => {
