@@ -1,0 +1,61 @@
+/**
+ * A plugin's stored settings decoded against its `configSchema` (docs/plugin-loader.md,
+ * "Configuration"): defaults applied, a wrong-typed value refused naming the key and the rule,
+ * required fields without value or default reported unset, undeclared keys kept with a warning.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Schema from "effect/Schema"
+import { ConfigSchema, decodeSettings, dropUnknownTypes } from "../../src/schema/ConfigField.ts"
+
+const fields = Schema.decodeUnknownSync(ConfigSchema)([
+  { key: "basics", label: "Základní", type: "section" },
+  { key: "token", label: "Token", type: "secret", required: true },
+  { key: "limit", label: "Limit", type: "number", min: 1, max: 50, default: 20 },
+  { key: "mode", label: "Mode", type: "enum", options: [{ value: "fast", label: "⚡️" }, { value: "slow", label: "🐢" }], default: "fast" },
+  { key: "tags", label: "Tags", type: "tokenList", default: ["a"] },
+  { key: "picked", label: "Picked", type: "multiSelect", options: [{ value: "x", label: "X" }] },
+  { key: "raw", label: "Raw", type: "json" },
+  { key: "on", label: "On", type: "boolean" }
+])
+
+describe("decodeSettings", () => {
+  it("applies the defaults, keeps stored values, reports unset required keys", () => {
+    expect(decodeSettings(fields, { mode: "slow", raw: { any: ["json", 1] } })).toEqual({
+      values: { mode: "slow", raw: { any: ["json", 1] }, limit: 20, tags: ["a"] },
+      unset: ["token"],
+      warnings: []
+    })
+  })
+
+  it("keeps an undeclared key, with a warning; a plugin without configSchema gets its values as they are", () => {
+    expect(decodeSettings(fields, { token: "t", extra: 1 })).toMatchObject({
+      warnings: ["config key \"extra\" is declared by no field of configSchema (kept)"]
+    })
+    expect(decodeSettings(undefined, { anything: true })).toEqual({ values: { anything: true }, unset: [], warnings: [] })
+  })
+
+  it.each([
+    [{ limit: "7" }, "limit", "must be a finite number, got string"],
+    [{ limit: 0 }, "limit", "must be at least 1, got 0"],
+    [{ limit: 99 }, "limit", "must be at most 50, got 99"],
+    [{ mode: "turbo" }, "mode", "must be one of \"fast\", \"slow\", got \"turbo\""],
+    [{ token: 5 }, "token", "must be a string (a secret field), got number"],
+    [{ tags: ["a", "a"] }, "tags", "has the item \"a\" twice"],
+    [{ tags: [" a"] }, "tags", "item 1 must be trimmed"],
+    [{ picked: ["y"] }, "picked", "must hold only \"x\", got \"y\""],
+    [{ on: "yes" }, "on", "must be true or false, got string"],
+    [{ basics: 1 }, "basics", "is a section, which carries no value"]
+  ])("refuses %j at %s: %s", (stored, key, rule) => {
+    expect(decodeSettings(fields, stored)).toEqual({ key, rule })
+  })
+})
+
+describe("dropUnknownTypes", () => {
+  it("drops the fields of a type this build does not know, one warning each, and leaves the rest alone", () => {
+    expect(dropUnknownTypes([{ key: "a", type: "string" }, { key: "b", type: "hologram" }], "configSchema")).toEqual({
+      fields: [{ key: "a", type: "string" }],
+      warnings: ["configSchema: ignoring the field \"b\": unknown type \"hologram\" (needs a newer core)"]
+    })
+    expect(dropUnknownTypes("not an array", "configSchema")).toEqual({ fields: "not an array", warnings: [] })
+  })
+})
