@@ -24,7 +24,10 @@ import type { LoaderOptions } from "./PluginLoader.ts"
  */
 export const settingsFile = (root: string) => path.join(root, "plugins.json")
 
-/** The edit distance of two short strings (for "did you mean"). */
+/**
+ * The edit distance of two short strings (for "did you mean"). The CLI's own suggestions use
+ * `@effect/cli`'s `AutoCorrect`, which the library does not depend on: this module is library code.
+ */
 const distance = (a: string, b: string): number => {
   let row = Array.from({ length: b.length + 1 }, (_, i) => i)
   for (let i = 1; i <= a.length; i++) {
