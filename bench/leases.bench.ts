@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as City from "../src/city.ts"
+import * as City from "../src/City.ts"
 import * as Plugin from "../src/services/Plugin.ts"
 import { compare, finish, goal, line } from "./harness.ts"
 

@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as City from "../src/city.ts"
+import * as City from "../src/City.ts"
 import * as Plugin from "../src/services/Plugin.ts"
 import { compare, finish, goal, line } from "./harness.ts"
 

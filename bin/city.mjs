@@ -25,7 +25,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { Script } from "node:vm"
 
 const packageRoot = fileURLToPath(new URL("..", import.meta.url))
-if (existsSync(new URL("../src/programs/city.ts", import.meta.url))) {
+if (existsSync(new URL("../src/programs/binary.ts", import.meta.url))) {
   if (createRequire(import.meta.url)("../scripts/stale.cjs").isStale(packageRoot)) {
     const { ensureBundle } = await import("../scripts/bundle.mjs")
     await ensureBundle()

@@ -23,7 +23,7 @@ import staleCheck from "./stale.cjs"
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
 export const bundlePath = join(packageRoot, "dist", "city.cjs")
-const entry = join(packageRoot, "src", "programs", "city.ts")
+const entry = join(packageRoot, "src", "programs", "binary.ts")
 
 /** True when the bundle is missing or older than a source file, package.json or the build scripts. */
 export const isStale = () => staleCheck.isStale(packageRoot)

@@ -15,7 +15,7 @@
  * The City: its tag, `City.layer`, `City.make`, and the host model's types.
  * @since 0.1.0
  */
-export * as City from "./city.ts"
+export * as City from "./City.ts"
 
 /**
  * What plugin code writes against, as `effect-city/plugin` exports it: Plugin, Contributions,
@@ -121,7 +121,7 @@ export * as Outcome from "./schema/Outcome.ts"
  * The read-only views behind `city capability list` and `city peer list`, invalid files reported beside valid ones.
  * @since 0.1.0
  */
-export * as Overview from "./services/capabilities/Overview.ts"
+export * as Listings from "./services/capabilities/Listings.ts"
 /**
  * A peer, `$CITY_ROOT/peers/<personality>.json`, as a Schema: its working directory, runtimes and default runtime.
  * @since 0.1.0

@@ -15,7 +15,7 @@
  * interface fields are not checked.
  *
  * Re-exports (`export { a } from "./m.ts"`, `export * as M from "./m.ts"`) are exempt, in the entry
- * points, in `src/city.ts` and everywhere else: the names they re-export are checked where they are
+ * points, in `src/City.ts` and everywhere else: the names they re-export are checked where they are
  * declared (the walk follows every re-export), which is where editors read their documentation.
  * The entry points' namespace re-exports carry a JSDoc comment anyway, as Effect's index does.
  *

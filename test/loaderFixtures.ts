@@ -11,12 +11,12 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type * as City from "../src/city.ts"
+import type * as City from "../src/City.ts"
 import * as Loader from "../src/layers/Loader.ts"
 import { CityConfig } from "../src/services/city/CityConfig.ts"
-import { makeScope } from "../src/services/city/City.ts"
+import { makeScope } from "../src/services/city/CityService.ts"
 import { ExecutionLeases } from "../src/services/city/ExecutionLeases.ts"
-import { ExecutionViews } from "../src/services/city/ExecutionViews.ts"
+import { LeaseTable } from "../src/services/city/LeaseTable.ts"
 import { PluginRegistry } from "../src/services/city/PluginRegistry.ts"
 import { Sessions } from "../src/services/city/Sessions.ts"
 import { Workspaces } from "../src/services/city/Workspaces.ts"
@@ -131,7 +131,7 @@ export const startLoader = (
       loader: Context.get(context, PluginLoader),
       generations: Context.get(context, Generations),
       registry,
-      views: Context.get(context, ExecutionViews),
+      views: Context.get(context, LeaseTable),
       sessions: Context.get(context, Sessions),
       workspaces: Context.get(context, Workspaces),
       config: Context.get(context, CityConfig)

@@ -7,7 +7,7 @@ import { expectTypeOf, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as City from "../src/city.ts"
+import * as City from "../src/City.ts"
 import * as Plugin from "../src/services/Plugin.ts"
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, { readonly hello: string }>() {}

@@ -15,7 +15,7 @@ import * as EndpointCalls from "../services/capabilities/EndpointCalls.ts"
 import * as EndpointRecords from "../services/capabilities/EndpointRecords.ts"
 import * as Runtimes from "../services/capabilities/Runtimes.ts"
 import * as LifecycleLog from "../services/capabilities/LifecycleLog.ts"
-import * as Overview from "../services/capabilities/Overview.ts"
+import * as Listings from "../services/capabilities/Listings.ts"
 import * as Peers from "../services/capabilities/Peers.ts"
 import * as Provisioner from "../services/capabilities/Provisioner.ts"
 import * as StateRoot from "../services/capabilities/StateRoot.ts"
@@ -69,7 +69,7 @@ export const layerWith = <E, R>(
     runner
   ).pipe(Layer.provideMerge(host))
   const calls = EndpointCalls.layer.pipe(Layer.provideMerge(stores))
-  return Layer.mergeAll(Provisioner.layer, Overview.layer).pipe(
+  return Layer.mergeAll(Provisioner.layer, Listings.layer).pipe(
     Layer.provideMerge(calls),
     Layer.provideMerge(NodeContext.layer)
   )

@@ -9,7 +9,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Declaration } from "../schema/Declaration.ts"
-import { Overview } from "../services/capabilities/Overview.ts"
+import { Listings } from "../services/capabilities/Listings.ts"
 import type { JointReport } from "../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
 import * as Live from "./live.ts"
@@ -129,7 +129,7 @@ export const list = verb(
       "capability list",
       o.json,
       Effect.gen(function*() {
-        const overview = yield* (yield* Overview).capabilities
+        const overview = yield* (yield* Listings).capabilities
         const owed = yield* Live.owedWork
         yield* Out.warnInvalid(overview)
         if (o.json) {

@@ -1,7 +1,7 @@
 /**
  * One invocation of `city`: what the process gives the CLI (its environment, working directory,
  * whether stdout and stderr are terminals) and what the CLI gives back (the exit code). The
- * process entry (`city.ts`) builds it from `process`; tests build one per run, so a verb runs
+ * process entry (`binary.ts`) builds it from `process`; tests build one per run, so a verb runs
  * in-process against a temp root and a test Console, and its exit code is a value, not
  * `process.exitCode`.
  *

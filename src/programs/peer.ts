@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import { basename } from "node:path"
 import type { CapabilityError } from "../schema/CapabilityErrors.ts"
 import type { Peer } from "../schema/Peer.ts"
-import { Overview } from "../services/capabilities/Overview.ts"
+import { Listings } from "../services/capabilities/Listings.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
 import * as Live from "./live.ts"
@@ -238,7 +238,7 @@ export const list = verb(
       "peer list",
       o.json,
       Effect.gen(function*() {
-        const { invalid, peers } = yield* (yield* Overview).peers
+        const { invalid, peers } = yield* (yield* Listings).peers
         yield* Out.warnInvalid({ invalid })
         if (o.json) {
           return yield* Out.printJson({ ok: true, verb: "peer list", peers, invalid: Out.invalidJson({ invalid }) })

@@ -20,7 +20,7 @@ import { join } from "node:path"
 import { city, json, tempDir } from "./cityCli.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
 import * as Loader from "../../src/layers/Loader.ts"
-import { City } from "../../src/services/city/City.ts"
+import { City } from "../../src/services/city/CityService.ts"
 import { Generations } from "../../src/services/loader/Generations.ts"
 import {
   awaitLog,

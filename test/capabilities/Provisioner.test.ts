@@ -13,7 +13,7 @@ import type { Outcome } from "../../src/schema/Outcome.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { CommandRunner, type RunRequest } from "../../src/services/capabilities/CommandRunner.ts"
 import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
-import { Overview } from "../../src/services/capabilities/Overview.ts"
+import { Listings } from "../../src/services/capabilities/Listings.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 
@@ -65,7 +65,7 @@ const scripted = (answer: (request: RunRequest) => Outcome) => {
   return { layer, requests, maxInFlight: () => maxInFlight }
 }
 
-type Services = Provisioner.Provisioner | Overview | StateRoot.StateRoot | FileSystem.FileSystem
+type Services = Provisioner.Provisioner | Listings | StateRoot.StateRoot | FileSystem.FileSystem
 
 /** The services on a root that does not exist yet (`<temp>/root`), with a scripted runner. */
 const inRoot = <A>(
@@ -111,7 +111,7 @@ describe("Provisioner joints", () => {
         expect(report.outcomes.filter((o) => o.state !== "ok").map((o) => o.personality)).toEqual(["p3"])
         expect(report.verdict).toBe("failed")
         expect(runner.maxInFlight()).toBe(3)
-        const overview = yield* (yield* Overview).capabilities
+        const overview = yield* (yield* Listings).capabilities
         const p3 = overview.capabilities[0]?.endpoints.find((e) => e.personality === "p3")
         expect(Option.map(p3?.last ?? Option.none(), (r) => r.state)).toEqual(Option.some("failed"))
       }))
@@ -122,7 +122,7 @@ describe("Provisioner joints", () => {
     return inRoot(runner.layer, (root) =>
       Effect.gen(function*() {
         const provisioner = yield* Provisioner.Provisioner
-        const overview = yield* Overview
+        const overview = yield* Listings
         const born = yield* provisioner.createPeer({
           personality: "alice",
           cwd: join(root, ".."),
@@ -219,7 +219,7 @@ describe("Provisioner joints", () => {
           ["y-z", "x", "ok"],
           ["z", "x-y", "failed"]
         ])
-        const overview = yield* (yield* Overview).capabilities
+        const overview = yield* (yield* Listings).capabilities
         expect(overview.capabilities[0]?.endpoints.map((e) => [e.personality, e.runtime, Option.map(e.last, (r) => r.state)]))
           .toEqual([["y-z", "x", Option.some("ok")], ["z", "x-y", Option.some("failed")]])
         expect(overview.invalid).toEqual([])
@@ -277,7 +277,7 @@ describe("Provisioner joints", () => {
   scoped("a corrupt records file is reported by the overview, not read as empty in silence, and replaced by the next call", () =>
     inRoot(ok().layer, () =>
       Effect.gen(function*() {
-        const overview = yield* Overview
+        const overview = yield* Listings
         const before = yield* overview.capabilities
         expect(before.invalid.map((e) => [e._tag, e.field])).toEqual([["InvalidEndpointRecords", ""]])
         const report = yield* (yield* Provisioner.Provisioner).sync("stat")
@@ -299,7 +299,7 @@ describe("a root that does not exist", () => {
     inRoot(ok().layer, (root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
-        const overview = yield* Overview
+        const overview = yield* Listings
         const provisioner = yield* Provisioner.Provisioner
         const failures = [
           yield* Effect.flip(overview.peers),
@@ -321,7 +321,7 @@ describe("a root that does not exist", () => {
       const file = join(yield* fs.makeTempDirectoryScoped(), "f")
       yield* fs.writeFileString(file, "")
       const error = yield* Effect.flip(
-        Effect.flatMap(Overview, (o) => o.peers).pipe(
+        Effect.flatMap(Listings, (o) => o.peers).pipe(
           Effect.provide(CapabilitiesLive.layerWith({ root: join(file, "sub") }, ok().layer))
         )
       )
@@ -359,7 +359,7 @@ describe("forced removal of a broken file", () => {
         expect(report.verdict).toBe("warned")
         expect(yield* fs.exists(join(root, "peers", "alice.json"))).toBe(false)
         expect(yield* fs.exists(join(root, "state", "opencode", "alice"))).toBe(false)
-        const overview = yield* (yield* Overview).capabilities
+        const overview = yield* (yield* Listings).capabilities
         expect(overview.capabilities[0]?.endpoints.map((e) => e.personality)).toEqual(["bob"])
       }), files(broken))
   })

@@ -18,17 +18,17 @@ import {
 } from "../../schema/CapabilityErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { checkSettings, type JointSettings } from "./EndpointCalls.ts"
-import { checkName, type JointKit, type NewPeer, type RemovalSettings } from "./JointKit.ts"
+import { checkName, type JointRunner, type NewPeer, type RemovalSettings } from "./JointRunner.ts"
 import { type JointReport, notUnprovisioned, withInvalid } from "./JointReport.ts"
 
 /**
- * The five peer joints on the joints' kit: `createPeer`, `addRuntime`, `defaultRuntime`,
+ * The five peer joints on the joint runner: `createPeer`, `addRuntime`, `defaultRuntime`,
  * `removePeer`, `removeRuntime`, as `Provisioner` exposes them.
  * @since 0.1.0
  * @category constructors
  */
-export const peerJoints = (kit: JointKit) => {
-  const { checkRuntime, fs, locked, path, peerJoint, peers, records, state } = kit
+export const peerJoints = (runner: JointRunner) => {
+  const { checkRuntime, fs, locked, path, peerJoint, peers, records, state } = runner
 
   const createPeer = (input: NewPeer, settings?: JointSettings) =>
     Effect.gen(function*() {

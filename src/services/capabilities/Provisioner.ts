@@ -12,7 +12,7 @@
  * Which endpoints there are and how one call runs is `EndpointCalls`; where the
  * last call per endpoint is kept is `EndpointRecords`; what a joint came to is
  * its `JointReport` and verdict. The pieces: the shared lock, checks and call
- * shapes are `JointKit`; the peer joints are `PeerJoints`; the capability
+ * shapes are `JointRunner`; the peer joints are `PeerJoints`; the capability
  * joints are here, and `make` composes them.
  *
  * Failure policy, as each report's `verdict`: "At birth and remove, a failure is
@@ -66,18 +66,18 @@ import type { Runtimes } from "./Runtimes.ts"
 import {
   checkName,
   type LockErrors,
-  makeJointKit,
+  makeJointRunner,
   type NewPeer,
   type PeerErrors,
   type RemovalSettings
-} from "./JointKit.ts"
+} from "./JointRunner.ts"
 import { type JointReport, notUnprovisioned } from "./JointReport.ts"
 import { peerJoints } from "./PeerJoints.ts"
 import type { Peers } from "./Peers.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
 export { type Endpoint, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
-export type { NewPeer, RemovalSettings } from "./JointKit.ts"
+export type { NewPeer, RemovalSettings } from "./JointRunner.ts"
 export type { JointReport, Verdict } from "./JointReport.ts"
 
 /**
@@ -153,8 +153,8 @@ export const make: Effect.Effect<
   never,
   StateRoot | Runtimes | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
 > = Effect.gen(function*() {
-  const kit = yield* makeJointKit
-  const { capabilities, locked, records, state, sweep } = kit
+  const runner = yield* makeJointRunner
+  const { capabilities, locked, records, state, sweep } = runner
 
   const register = (file: string, settings?: JointSettings) =>
     Effect.gen(function*() {
@@ -215,7 +215,7 @@ export const make: Effect.Effect<
     register,
     sync,
     unregister,
-    ...peerJoints(kit)
+    ...peerJoints(runner)
   })
 })
 

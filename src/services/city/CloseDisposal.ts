@@ -22,7 +22,7 @@ import { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { CityConfigShape } from "./CityConfig.ts"
 import type { ClosingPhaseShape } from "./ClosingPhase.ts"
 import type { CloseReportShape } from "./CloseReport.ts"
-import type { ExecutionViewsShape } from "./ExecutionViews.ts"
+import type { LeaseTableShape } from "./LeaseTable.ts"
 import { disposeTimedOut, type PluginLife } from "./PluginLife.ts"
 import type { PluginInstancesShape } from "./PluginInstances.ts"
 import type { Snapshots } from "./Snapshots.ts"
@@ -78,7 +78,7 @@ export const closePlugins = (options: {
 export const disposeAll = (options: {
   readonly closing: ReadonlyArray<Closing>
   readonly config: CityConfigShape
-  readonly views: ExecutionViewsShape
+  readonly views: LeaseTableShape
   readonly report: CloseReportShape
   readonly left: (closing: Closing) => Effect.Effect<void>
 }): Effect.Effect<void> => {

@@ -3,7 +3,7 @@
  * removed Plugin immediately. An existing Step may finish with its captured instance, and City
  * calls dispose only after the final execution lease is released").
  *
- * A lease is on a whole view (one counter in ExecutionViews), so acquiring and releasing cost O(1)
+ * A lease is on a whole view (one counter in LeaseTable), so acquiring and releasing cost O(1)
  * in the number of plugins. A Step or a call runs its body **in the caller's fiber** under its
  * lease: nothing is forked. The fiber is registered while the body runs, so that close can let it
  * finish within `drainTimeout` and then interrupt it (the caller's fiber is interrupted, as an
@@ -20,7 +20,7 @@ import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
-import { acquiredViews, ExecutionViews, HeldViews, type Lease, underLease } from "./ExecutionViews.ts"
+import { acquiredViews, LeaseTable, HeldViews, type Lease, underLease } from "./LeaseTable.ts"
 import * as Running from "./Running.ts"
 
 /**
@@ -74,7 +74,7 @@ export class ExecutionLeases extends Context.Tag("effect-city/ExecutionLeases")<
 export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
   const config = yield* CityConfig
-  const views = yield* ExecutionViews
+  const views = yield* LeaseTable
   /** The bodies running under a lease (a Step may make calls: nested bodies of one fiber). */
   const running = Running.make()
 

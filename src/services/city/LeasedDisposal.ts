@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { ClosingPhaseShape } from "./ClosingPhase.ts"
-import { type ExecutionViewsShape, heldByCaller } from "./ExecutionViews.ts"
+import { type LeaseTableShape, heldByCaller } from "./LeaseTable.ts"
 import type { PluginLife } from "./PluginLife.ts"
 
 /**
@@ -62,7 +62,7 @@ export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Re
 export const disposeAfterLeases = (options: {
   readonly life: PluginLife
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
-  readonly views: ExecutionViewsShape
+  readonly views: LeaseTableShape
   readonly state: ClosingPhaseShape
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }): Effect.Effect<Removal, PluginDisposeFailed> =>

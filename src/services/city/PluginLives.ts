@@ -7,7 +7,7 @@
  */
 import type { Skill } from "../../schema/PluginChange.ts"
 import { emptyPlugins, PluginInstance, type Plugins, without, withInstance } from "./ExecutionView.ts"
-import type { ExecutionViewsShape } from "./ExecutionViews.ts"
+import type { LeaseTableShape } from "./LeaseTable.ts"
 import type { PluginLife } from "./PluginLife.ts"
 
 /**
@@ -36,7 +36,7 @@ export interface PluginLives {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (views: ExecutionViewsShape): PluginLives => {
+export const make = (views: LeaseTableShape): PluginLives => {
   const lives = new Map<string, PluginLife>()
   let ready: Plugins = emptyPlugins
   const publish = (next: Plugins) => {

@@ -41,7 +41,7 @@ import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecyc
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { CloseReport } from "./CloseReport.ts"
-import { ExecutionViews } from "./ExecutionViews.ts"
+import { LeaseTable } from "./LeaseTable.ts"
 import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
 import * as PluginLives from "./PluginLives.ts"
@@ -113,7 +113,7 @@ export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
   const report = yield* CloseReport
   const config = yield* CityConfig
-  const views = yield* ExecutionViews
+  const views = yield* LeaseTable
   const instances = yield* PluginInstances
   const snapshots = yield* Snapshots.make
   const mutex = KeyedMutex.make<string>()

@@ -23,7 +23,7 @@ import { isTracing, spans } from "../Observability.ts"
 import { BoundCalls, type Calls, type Explain } from "./Calls.ts"
 import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import { ExecutionView } from "./ExecutionView.ts"
-import { holding, type Lease } from "./ExecutionViews.ts"
+import { holding, type Lease } from "./LeaseTable.ts"
 import * as TurnBoundary from "./TurnBoundary.ts"
 import type { Workspace } from "./Workspaces.ts"
 

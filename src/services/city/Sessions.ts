@@ -19,7 +19,7 @@ import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
-import { ExecutionViews } from "./ExecutionViews.ts"
+import { LeaseTable } from "./LeaseTable.ts"
 import * as Running from "./Running.ts"
 import { PluginRegistry } from "./PluginRegistry.ts"
 import * as SessionModule from "./Session.ts"
@@ -86,7 +86,7 @@ export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
   const config = yield* CityConfig
   const leases = yield* ExecutionLeases
-  const views = yield* ExecutionViews
+  const views = yield* LeaseTable
   const registry = yield* PluginRegistry
   const agents = new Map<string, { readonly agent: Agent; readonly sessions: Map<string, SessionModule.SessionHandle> }>()
 

@@ -32,7 +32,7 @@ import {
   type EndpointState
 } from "../../schema/Live.ts"
 import { Runtimes } from "../capabilities/Runtimes.ts"
-import { City } from "../city/City.ts"
+import { City } from "../city/CityService.ts"
 import type { Session } from "../city/Session.ts"
 import type { Agent } from "../city/Sessions.ts"
 import type { Workspace } from "../city/Workspaces.ts"

@@ -3,7 +3,7 @@
  * so that `City.City` is the tag and `City.layer(options)` builds it.
  * @since 0.1.0
  */
-export { City, type CityScope, type CityShape } from "./services/city/City.ts"
+export { City, type CityScope, type CityShape } from "./services/city/CityService.ts"
 export type { CityOptions } from "./services/city/CityConfig.ts"
 export {
   type CityBuildError,
@@ -14,7 +14,7 @@ export {
   make,
   type StartPlugin,
   type StartRequirements
-} from "./layers/City.ts"
+} from "./layers/CityLive.ts"
 export type { AddOptions } from "./services/city/PluginRegistry.ts"
 export type { Removal } from "./services/city/LeasedDisposal.ts"
 export type { SystemBlock, Calls } from "./services/city/Calls.ts"

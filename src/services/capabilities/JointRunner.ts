@@ -1,11 +1,11 @@
 /**
- * What every joint of `Provisioner` shares (docs/capability-plugin-lifecycle.md,
+ * How every joint of `Provisioner` runs (docs/capability-plugin-lifecycle.md,
  * "Joints (core-owned)"): the capability services it runs on, the root lock
  * around a joint's whole run, the name and runtime checks, and the two shapes a
  * joint's calls take: `peerJoint` (birth/remove of one peer's runtimes, a
  * warning on failure) and `sweep` (one declaration over every registered peer,
  * exit 1 on failure). `Provisioner` composes the capability joints and
- * `PeerJoints` on one kit; the policy is documented in `Provisioner`'s header.
+ * `PeerJoints` on one runner; the policy is documented in `Provisioner`'s header.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -81,11 +81,11 @@ export const checkName = (kind: string, value: string) =>
   isName(value) ? Effect.void : Effect.fail(new InvalidName({ kind, value, rule: nameRule }))
 
 /**
- * The shared pieces of the joints: the services, the lock, the checks, and the two call shapes.
+ * What a joint runs with: the services, the root lock, the checks, and the two call shapes.
  * @since 0.1.0
  * @category models
  */
-export interface JointKit {
+export interface JointRunner {
   /** The state root: `ensure` creates it, `lock` holds it. */
   readonly state: StateRoot["Type"]
   /** The declaration files. */
@@ -121,12 +121,12 @@ export interface JointKit {
 }
 
 /**
- * Makes the joints' kit on the capability services.
+ * Makes the joint runner on the capability services.
  * @since 0.1.0
  * @category constructors
  */
-export const makeJointKit: Effect.Effect<
-  JointKit,
+export const makeJointRunner: Effect.Effect<
+  JointRunner,
   never,
   StateRoot | Runtimes | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
 > = Effect.gen(function*() {

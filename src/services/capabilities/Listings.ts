@@ -26,7 +26,7 @@ import { StateRoot } from "./StateRoot.ts"
  * @since 0.1.0
  * @category models
  */
-export interface EndpointView {
+export interface ListedEndpoint {
   /** The peer's personality. */
   readonly personality: string
   /** The runtime. */
@@ -40,11 +40,11 @@ export interface EndpointView {
  * @since 0.1.0
  * @category models
  */
-export interface CapabilityView {
+export interface ListedCapability {
   /** The capability's declaration. */
   readonly declaration: Declaration
   /** Its endpoints, each with its last recorded call. */
-  readonly endpoints: ReadonlyArray<EndpointView>
+  readonly endpoints: ReadonlyArray<ListedEndpoint>
 }
 
 /**
@@ -52,9 +52,9 @@ export interface CapabilityView {
  * @since 0.1.0
  * @category models
  */
-export interface CapabilitiesOverview {
+export interface CapabilityListing {
   /** Every valid declaration with its endpoints. */
-  readonly capabilities: ReadonlyArray<CapabilityView>
+  readonly capabilities: ReadonlyArray<ListedCapability>
   /** Every invalid file found, reported beside the valid ones. */
   readonly invalid: ReadonlyArray<InvalidFile>
 }
@@ -64,7 +64,7 @@ export interface CapabilitiesOverview {
  * @since 0.1.0
  * @category models
  */
-export interface PeersOverview {
+export interface PeerListing {
   /** Every valid peer. */
   readonly peers: ReadonlyArray<Peer>
   /** Every invalid peer file found. */
@@ -76,13 +76,13 @@ export interface PeersOverview {
  * @since 0.1.0
  * @category tags
  */
-export class Overview extends Context.Tag("effect-city/Overview")<
-  Overview,
+export class Listings extends Context.Tag("effect-city/Listings")<
+  Listings,
   {
     /** Every declaration with its endpoints and their last recorded call. */
-    readonly capabilities: Effect.Effect<CapabilitiesOverview, RootNotFound | StateError>
+    readonly capabilities: Effect.Effect<CapabilityListing, RootNotFound | StateError>
     /** Every peer, and every invalid peer file. */
-    readonly peers: Effect.Effect<PeersOverview, RootNotFound | StateError>
+    readonly peers: Effect.Effect<PeerListing, RootNotFound | StateError>
   }
 >() {}
 
@@ -91,7 +91,7 @@ export class Overview extends Context.Tag("effect-city/Overview")<
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Overview["Type"], never, StateRoot | Runtimes | Capabilities | Peers | EndpointRecords> =
+export const make: Effect.Effect<Listings["Type"], never, StateRoot | Runtimes | Capabilities | Peers | EndpointRecords> =
   Effect.gen(function*() {
     const state = yield* StateRoot
     const host = yield* Runtimes
@@ -107,27 +107,27 @@ export const make: Effect.Effect<Overview["Type"], never, StateRoot | Runtimes |
         Effect.map(records.get(declaration.capability), (recorded) => ({
           view: {
             declaration,
-            endpoints: endpointsOf(declaration, peers.valid, host.isAgent).map((e): EndpointView => ({
+            endpoints: endpointsOf(declaration, peers.valid, host.isAgent).map((e): ListedEndpoint => ({
               personality: e.peer.personality,
               runtime: e.runtime,
               last: recorded.last(e.peer.personality, e.runtime)
             }))
-          } satisfies CapabilityView,
+          } satisfies ListedCapability,
           invalid: recorded.invalid
         })))
       const invalidRecords = views.flatMap((v) => v.invalid._tag === "Some" ? [v.invalid.value] : [])
       return {
         capabilities: views.map((v) => v.view),
         invalid: [...found.invalid, ...peers.invalid, ...invalidRecords]
-      } satisfies CapabilitiesOverview
+      } satisfies CapabilityListing
     })
 
     const peers = Effect.zipRight(
       state.require,
-      Effect.map(peersStore.scan, (scan): PeersOverview => ({ peers: scan.valid, invalid: scan.invalid }))
+      Effect.map(peersStore.scan, (scan): PeerListing => ({ peers: scan.valid, invalid: scan.invalid }))
     )
 
-    return Overview.of({ capabilities, peers })
+    return Listings.of({ capabilities, peers })
   })
 
 /**
@@ -135,4 +135,4 @@ export const make: Effect.Effect<Overview["Type"], never, StateRoot | Runtimes |
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.effect(Overview, make)
+export const layer = Layer.effect(Listings, make)

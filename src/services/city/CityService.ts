@@ -2,7 +2,7 @@
  * The City (docs/city-plugin-lifecycle.md: "City owns Plugins"): the service a host talks to.
  * `city.plugins` is the registry, `city.workspaces` and `city.agents` the host model,
  * `city.scope(...)` makes calls outside a Session, and `city.close` closes it all.
- * Build it with `City.layer(options)` (src/layers/City.ts).
+ * Build it with `City.layer(options)` (src/layers/CityLive.ts).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

@@ -21,13 +21,13 @@ import {
   PluginAlreadyRegistered,
   type PluginInitializeFailed
 } from "../schema/Errors.ts"
-import { City, type CityShape, makeScope } from "../services/city/City.ts"
+import { City, type CityShape, makeScope } from "../services/city/CityService.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import * as ClosingPhase from "../services/city/ClosingPhase.ts"
 import * as CityClose from "../services/city/CityClose.ts"
 import * as CloseReport from "../services/city/CloseReport.ts"
 import * as ExecutionLeases from "../services/city/ExecutionLeases.ts"
-import * as ExecutionViews from "../services/city/ExecutionViews.ts"
+import * as LeaseTable from "../services/city/LeaseTable.ts"
 import * as PluginInstances from "../services/city/PluginInstances.ts"
 import * as PluginRegistry from "../services/city/PluginRegistry.ts"
 import * as Sessions from "../services/city/Sessions.ts"
@@ -74,7 +74,7 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ExecutionLeases.layer),
     Layer.provideMerge(PluginRegistry.layer),
-    Layer.provideMerge(Layer.merge(PluginInstances.layer, ExecutionViews.layer)),
+    Layer.provideMerge(Layer.merge(PluginInstances.layer, LeaseTable.layer)),
     Layer.provideMerge(Workspaces.layer),
     Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseReport.layer, config))
   )

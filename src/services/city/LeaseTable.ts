@@ -1,5 +1,6 @@
 /**
- * The execution views and their leases (docs/city-plugin-lifecycle.md, "Execution leases": "City
+ * The lease table: the current execution view and the count of leases on every view
+ * (docs/city-plugin-lifecycle.md, "Execution leases": "City
  * calls dispose only after the final execution lease is released"). The registry publishes a new
  * view at every change; ExecutionLeases and Sessions lease the current one.
  *
@@ -37,7 +38,7 @@ export interface Lease {
  * @since 0.1.0
  * @category models
  */
-export interface ExecutionViewsShape {
+export interface LeaseTableShape {
   /** The current view (not leased). */
   readonly current: () => ExecutionView
   /** Leases the current view. O(1). */
@@ -57,7 +58,7 @@ export interface ExecutionViewsShape {
  * @since 0.1.0
  * @category tags
  */
-export class ExecutionViews extends Context.Tag("effect-city/ExecutionViews")<ExecutionViews, ExecutionViewsShape>() {}
+export class LeaseTable extends Context.Tag("effect-city/LeaseTable")<LeaseTable, LeaseTableShape>() {}
 
 interface ViewState {
   readonly view: ExecutionView
@@ -74,7 +75,7 @@ interface Waiter {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (): ExecutionViewsShape => {
+export const make = (): LeaseTableShape => {
   let current: ViewState = { view: new ExecutionView(0, emptyPlugins), leases: 0 }
   /** Retired views that still hold at least one lease. */
   const leasedRetired = new Set<ViewState>()
@@ -153,7 +154,7 @@ export const make = (): ExecutionViewsShape => {
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.sync(ExecutionViews, make)
+export const layer = Layer.sync(LeaseTable, make)
 
 /**
  * The leases a fiber runs under: set once per Turn (and per call made outside a Turn), shared by
