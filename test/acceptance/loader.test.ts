@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { ModuleImporter } from "../../src/services/loader/ModuleImporter.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
-import { eventually, provideNode } from "../fixtures.ts"
+import { blocked, eventually, provideNode } from "../fixtures.ts"
 import { city, cityProcess, json } from "./cityCli.ts"
 import {
   effectEntry,
@@ -616,7 +616,7 @@ describe("Restart by generation", () => {
             turn.step((view) => view.invoke("worker", "version", undefined))
           )
         ))
-        for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+        yield* blocked(restart, waiting)
         expect(restart.unsafePoll()).toBe(null)
         expect(waiting.unsafePoll()).toBe(null)
         expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top:v1`])

@@ -207,11 +207,10 @@ it.scoped.prop(
               Effect.sync(() => present.delete(step.name))
             ))
             // The removal has taken effect once the plugin is out of the view (disposing or gone).
-            while (true) {
-              const snapshot = yield* city.plugins.get(step.name)
-              if (Option.isNone(snapshot) || snapshot.value.status === "disposing") break
-              yield* Effect.yieldNow()
-            }
+            yield* eventually(Effect.map(
+              city.plugins.get(step.name),
+              (snapshot) => Option.isNone(snapshot) || snapshot.value.status === "disposing"
+            ))
             break
           }
           case "stepStart": {

@@ -54,7 +54,7 @@ export interface LeaseTableShape {
 }
 
 /**
- * The execution views as a service.
+ * The lease table as a service.
  * @since 0.1.0
  * @category tags
  */
@@ -71,7 +71,7 @@ interface Waiter {
 }
 
 /**
- * Makes the views, starting from an empty view at generation 0.
+ * Makes the lease table, its current view empty at generation 0.
  * @since 0.1.0
  * @category constructors
  */
