@@ -1,5 +1,5 @@
 /**
- * Close benchmark (issue "The core, reshaped", Speed): `city.close` of 1,000 plugins whose dispose
+ * Close benchmark: `city.close` of 1,000 plugins whose dispose
  * sleeps 5 ms, `disposeConcurrency: "unbounded"`, against the Effect floor for the same work:
  * 1,000 bare Scopes whose finalizers sleep 5 ms, closed with unbounded concurrency. Setup (the
  * City and its plugins, the Scopes) is not timed; rounds alternate. Goal: ≤ 2x the floor.
