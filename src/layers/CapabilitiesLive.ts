@@ -11,6 +11,7 @@ import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Capabilities from "../services/capabilities/Capabilities.ts"
 import * as CommandRunner from "../services/capabilities/CommandRunner.ts"
+import * as ProcessRecords from "../services/capabilities/ProcessRecords.ts"
 import * as EndpointCalls from "../services/capabilities/EndpointCalls.ts"
 import * as EndpointRecords from "../services/capabilities/EndpointRecords.ts"
 import * as Runtimes from "../services/capabilities/Runtimes.ts"
@@ -60,7 +61,10 @@ export const layerWith = <E, R>(
   runner: Layer.Layer<CommandRunner.CommandRunner, E, R>
 ) => {
   const root = StateRoot.layer({ root: config.root, ...(config.lockWait ? { lockWait: config.lockWait } : {}) })
-  const host = Runtimes.layer.pipe(Layer.provideMerge(root))
+  const host = Layer.mergeAll(
+    Runtimes.layer,
+    ProcessRecords.layer(config.killGrace ? { killGrace: config.killGrace } : {})
+  ).pipe(Layer.provideMerge(root))
   const stores = Layer.mergeAll(
     Capabilities.layer,
     Peers.layer,

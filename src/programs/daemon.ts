@@ -54,6 +54,7 @@ import { makeRefs } from "../services/live/Endpoints.ts"
 import { Reloads } from "../services/live/Reloads.ts"
 import * as TurnInbox from "../services/live/TurnInbox.ts"
 import { Applier } from "../services/live/Applier.ts"
+import { ProcessRecords } from "../services/capabilities/ProcessRecords.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
 import * as FingerprintPoll from "../services/live/FingerprintPoll.ts"
 import type { RestartRecord } from "../schema/PluginGeneration.ts"
@@ -178,6 +179,8 @@ export const daemon = verb(
       // live services and the City (plugins disposed), the published generation, the pid file.
       const program = Effect.scoped(Effect.gen(function*() {
         yield* DaemonLock.acquire
+        // What a `city` that is gone left running is ended before any work (ProcessRecords.ts).
+        yield* (yield* ProcessRecords).recover
         const options = yield* Settings.options(root, bundledRoot)
         const before = yield* (yield* RestartRequests.RestartRequests).get
         yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))

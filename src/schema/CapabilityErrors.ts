@@ -242,6 +242,29 @@ export class RootLockBusy extends Schema.TaggedError<RootLockBusy>()("RootLockBu
 }
 
 /**
+ * A command for an endpoint was not started: another live `city` process was still running one
+ * for the same endpoint after the wait (docs/cli.md, "Commands and signals": one command per
+ * endpoint at a time).
+ * @since 0.1.0
+ * @category errors
+ */
+export class EndpointBusy extends Schema.TaggedError<EndpointBusy>()("EndpointBusy", {
+  endpoint: Schema.String,
+  /** The running command's process. */
+  pid: Schema.Number,
+  /** The `city` process that started it. */
+  owner: Schema.Number,
+  waitedMs: Schema.Number
+}) {
+  get refused(): false {
+    return false
+  }
+  override get message() {
+    return `${this.endpoint} is busy: pid ${this.pid}, started by city pid ${this.owner}, was still running after ${this.waitedMs} ms`
+  }
+}
+
+/**
  * A verb that needs existing state was pointed at a state root that does not exist (a mistyped `--root`).
  * @since 0.1.0
  * @category errors

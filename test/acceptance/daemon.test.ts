@@ -60,6 +60,8 @@ const commandsWorld = Effect.gen(function*() {
   const w = yield* world
   const status = yield* sh(join(w.bin, "status"), [`cat '${w.base}/status'`])
   const reload = yield* sh(join(w.bin, "reload"), [
+    // A second copy beside a first one still running (the pid it wrote) journals `overlap`.
+    `if [ -e '${w.base}/reload.pid' ] && kill -0 "$(cat '${w.base}/reload.pid')" 2>/dev/null; then echo "$1 overlap" >> '${w.base}/reloads'; fi`,
     `echo "$1 start" >> '${w.base}/reloads'`,
     `if [ -e '${w.base}/hold' ]; then echo $$ > '${w.base}/reload.pid'; while [ ! -e '${w.base}/release' ]; do sleep 0.05; done; fi`,
     `echo "$1 done" >> '${w.base}/reloads'`
@@ -121,7 +123,7 @@ describe("city daemon", () => {
       expect(yield* journal).toEqual(["reload start", "reload done"])
     }))
 
-  crash("a SIGKILL during the reload itself: after restart the reload is applied exactly once", () =>
+  crash("a SIGKILL during the reload itself: the restart ends the orphaned reload, then applies it once, never beside it", () =>
     Effect.gen(function*() {
       const { fs, journal, owedFile, setStatus, w } = yield* commandsWorld
       yield* registerBusy(w, setStatus)
@@ -131,9 +133,9 @@ describe("city daemon", () => {
       yield* until(fs.exists(join(w.base, "reload.pid")), 60_000) // the reload is running
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
-      // The crash took the runtime's reload with it: it never completed.
+      // The crash left the reload command running (it waits for `release`, which never comes).
       const orphan = Number((yield* fs.readFileString(join(w.base, "reload.pid"))).trim())
-      yield* Effect.sync(() => process.kill(orphan, "SIGKILL"))
+      expect(isAlive(orphan)).toBe(true)
       expect(yield* journal).toEqual(["reload start"])
       const record = JSON.parse(yield* fs.readFileString(owedFile))
       expect(record.requested).toBeGreaterThan(record.applied)
@@ -141,7 +143,10 @@ describe("city daemon", () => {
       yield* fs.remove(join(w.base, "hold"))
       const second = yield* startDaemon(w.root, w.base, "second")
       yield* until(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
+      // The second daemon ended the orphan before anything else, then reloaded once.
+      expect(isAlive(orphan)).toBe(false)
       expect(yield* journal).toEqual(["reload start", "reload start", "reload done"])
+      expect(yield* fs.readFileString(second.log)).toMatch(/ended a command left running by pid \d+, which is gone/)
       yield* second.kill("SIGTERM")
       expect((yield* Deferred.await(second.exited)).code).toBe(0)
     }))

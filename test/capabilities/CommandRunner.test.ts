@@ -4,12 +4,15 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
+import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
+import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { isAlive } from "../fixtures.ts"
 import { request, script } from "./runnerFixtures.ts"
 
@@ -36,9 +39,19 @@ describe("substitution", () => {
     }))
 })
 
+/** Process records on a state root of their own (every run is recorded while it runs). */
+const records = Layer.unwrapScoped(Effect.map(
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "city-runner-" })),
+  (root) => ProcessRecords.layer({ killGrace: "200 millis" }).pipe(Layer.provide(StateRoot.layer({ root })))
+))
+
 describe("CommandRunner.run", () => {
-  const live = <A>(name: string, body: () => Effect.Effect<A, unknown, FileSystem.FileSystem | import("effect/Scope").Scope>) =>
-    it.scopedLive(name, () => Effect.asVoid(body()).pipe(Effect.provide(NodeContext.layer)))
+  const live = <A>(
+    name: string,
+    body: () => Effect.Effect<A, unknown, FileSystem.FileSystem | ProcessRecords.ProcessRecords | import("effect/Scope").Scope>
+  ) =>
+    it.scopedLive(name, () =>
+      Effect.asVoid(body()).pipe(Effect.provide(records), Effect.provide(NodeContext.layer)))
 
   live("exit 0 is ok; exit 3 is failed with the code and the tail of stderr", () =>
     Effect.gen(function*() {

@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import { join } from "node:path"
 import { defaultHostConfig, type HostConfig } from "../../src/schema/HostConfig.ts"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
+import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
 import { fromConfig, Runtimes } from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import * as CommandsHost from "../../src/services/live/CommandsHost.ts"
@@ -50,10 +51,11 @@ const setup = Effect.gen(function*() {
       codex: { commands: { status: cmd("status", ["{privateDir}"]) } }
     }
   }
+  const root = StateRoot.layer({ root: join(dir, "root") })
   const layer = Layer.mergeAll(
     Layer.succeed(Runtimes, fromConfig(config)),
-    CommandRunner.layer(),
-    StateRoot.layer({ root: join(dir, "root") })
+    CommandRunner.layer().pipe(Layer.provide(ProcessRecords.layer().pipe(Layer.provide(root)))),
+    root
   )
   const host = yield* CommandsHost.make({ pollInterval: "10 millis", timeout: "30 seconds" }).pipe(Effect.provide(layer))
   // Atomically (temp + rename): the status command must never read a half-written file.

@@ -34,20 +34,29 @@
  *   still alive when the service's scope closes (the CLI exits) get SIGKILL. A
  *   call is over when its command exits; a helper meant to outlive it must leave
  *   the group (`setsid`).
+ * - Every command is recorded while it runs (ProcessRecords.ts): before a
+ *   command of an endpoint is spawned, what a killed `city` left running there
+ *   is ended, and a live one's is waited for (at most the timeout plus twice the
+ *   grace; then `failed`, naming it); a record that cannot be written stops the
+ *   command (`failed`). When this process exits with calls still in flight (a
+ *   finalizer deadline gave up), their groups get SIGKILL.
  * - Outcomes: `ok` (exit 0), `failed` (exit code + stderr tail, or killed by a
  *   signal), `timeout`, `not-executable` (spawn refused: missing file, no execute
  *   permission). `run` itself never fails.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
+import { ProcessRecords } from "./ProcessRecords.ts"
 import { makeChildRunner } from "./runChild.ts"
 
 /**
@@ -115,6 +124,11 @@ export interface RunRequest {
   readonly privateDir: Option.Option<string>
   /** How long the command may run before its process group is stopped (outcome `timeout`). */
   readonly timeout: Duration.DurationInput
+  /**
+   * The endpoint the command acts on, as its process record names it (ProcessRecords.ts): no two
+   * commands of one endpoint run at once, in this process or another.
+   */
+  readonly endpoint?: string
 }
 
 /**
@@ -162,10 +176,14 @@ const baseEnvironment = (): Record<string, string> => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRunner["Type"], never, Scope.Scope> =>
+export const make = (
+  config: CommandRunnerConfig = {}
+): Effect.Effect<CommandRunner["Type"], never, Scope.Scope | ProcessRecords> =>
   Effect.gen(function*() {
+    const records = yield* ProcessRecords
+    const killGrace = Duration.decode(config.killGrace ?? Duration.seconds(2))
     const children = makeChildRunner({
-      killGraceMs: Duration.toMillis(Duration.decode(config.killGrace ?? Duration.seconds(2))),
+      killGraceMs: Duration.toMillis(killGrace),
       stderrGraceMs: Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250))),
       tailBytes: config.stderrTailBytes ?? 4096
     })
@@ -174,23 +192,45 @@ export const make = (config: CommandRunnerConfig = {}): Effect.Effect<CommandRun
     const envFor = (privateDir: Option.Option<string>): Record<string, string> =>
       Option.isSome(privateDir) ? { ...baseEnv, [privateDirVariable]: privateDir.value } : baseEnv
 
+    const failed = (detail: string): Outcome => ({ state: "failed", ms: 0, detail })
+
     /**
-     * One call, as a single asynchronous operation: a sweep spawns hundreds of
-     * children from one thread, so the per-call bookkeeping is plain callbacks
-     * (timers, listeners) rather than a scope and fibers per call.
+     * One call: the endpoint's slot vacated, the child spawned and recorded, its outcome awaited;
+     * the record cleared however it ends. Interrupted (the CLI got SIGINT or SIGTERM, the caller
+     * gave up), the group is terminated the same way before the call returns.
      */
-    const run = (request: RunRequest): Effect.Effect<Outcome> =>
-      Effect.async<Outcome>((resume) => {
-        const running = children.run({
-          command: request.command,
-          args: request.args,
-          cwd: request.cwd,
-          env: envFor(request.privateDir),
-          timeoutMs: Duration.toMillis(Duration.decode(request.timeout))
-        }, (outcome) => resume(Effect.succeed(outcome)))
-        // Interrupted (the CLI got SIGINT, the caller gave up): the same termination, awaited.
-        return Effect.async<void>((resumeCancel) => running.cancel(() => resumeCancel(Effect.void)))
+    const run = (request: RunRequest): Effect.Effect<Outcome> => {
+      const timeout = Duration.decode(request.timeout)
+      const wait = Duration.sum(timeout, Duration.sum(Duration.times(killGrace, 2), Duration.seconds(1)))
+      return Effect.matchEffect(records.vacate(request.endpoint, wait), {
+        onFailure: (busy) => Effect.succeed(failed(`${busy.message}; not started`)),
+        onSuccess: () =>
+          Effect.uninterruptibleMask((restore) =>
+            Effect.gen(function*() {
+              const done = yield* Deferred.make<Outcome>()
+              const running = children.run({
+                command: request.command,
+                args: request.args,
+                cwd: request.cwd,
+                env: envFor(request.privateDir),
+                timeoutMs: Duration.toMillis(timeout)
+                // unsafe: the child reports from a Node callback, outside any fiber.
+              }, (outcome) => Deferred.unsafeDone(done, Exit.succeed(outcome)))
+              const cancel = Effect.async<void>((resume) => running.cancel(() => resume(Effect.void)))
+              if (running.pid === undefined) return yield* Deferred.await(done)
+              const recorded = yield* Effect.either(records.spawned(request.endpoint, running.pid, request.command))
+              if (Either.isLeft(recorded)) {
+                yield* cancel
+                return failed(`${recorded.left.message}; the command was stopped`)
+              }
+              return yield* restore(Deferred.await(done)).pipe(
+                Effect.onInterrupt(() => cancel),
+                Effect.ensuring(records.ended(recorded.right))
+              )
+            })
+          )
       })
+    }
 
     return CommandRunner.of({ run })
   })

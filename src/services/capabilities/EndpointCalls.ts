@@ -196,7 +196,14 @@ export const make: Effect.Effect<
       })
     }
     const [command, ...args] = argv.right
-    const spawned = runner.run({ command, args, cwd: state.root, privateDir, timeout })
+    const spawned = runner.run({
+      command,
+      args,
+      cwd: state.root,
+      privateDir,
+      timeout,
+      endpoint: `${declaration.capability} ${identityOf(runtime, peer.personality)}`
+    })
     if (Option.isNone(privateDir)) return spawned
     return Effect.flatMap(Effect.either(fs.makeDirectory(privateDir.value, { recursive: true })), (made) =>
       Either.isLeft(made)

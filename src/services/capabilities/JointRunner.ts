@@ -32,6 +32,7 @@ import { Runtimes } from "./Runtimes.ts"
 import { type JointReport, verdictOf } from "./JointReport.ts"
 import { spans } from "../Observability.ts"
 import { Peers } from "./Peers.ts"
+import { ProcessRecords } from "./ProcessRecords.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -128,7 +129,15 @@ export interface JointRunner {
 export const makeJointRunner: Effect.Effect<
   JointRunner,
   never,
-  StateRoot | Runtimes | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
+  | StateRoot
+  | Runtimes
+  | Capabilities
+  | Peers
+  | EndpointCalls
+  | EndpointRecords
+  | ProcessRecords
+  | FileSystem.FileSystem
+  | Path.Path
 > = Effect.gen(function*() {
   const state = yield* StateRoot
   const host = yield* Runtimes
@@ -138,9 +147,14 @@ export const makeJointRunner: Effect.Effect<
   const records = yield* EndpointRecords
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
+  const processes = yield* ProcessRecords
 
+  // Under the lock, first what a `city` that is gone left running is ended (ProcessRecords.ts).
   const locked = <A, E>(settings: JointSettings | undefined, body: Effect.Effect<A, E>) =>
-    Effect.zipRight(checkSettings(settings), Effect.scoped(Effect.zipRight(state.lock, body)))
+    Effect.zipRight(
+      checkSettings(settings),
+      Effect.scoped(Effect.zipRight(Effect.zipRight(state.lock, processes.recover), body))
+    )
 
   const checkRuntime = (runtime: string) =>
     Effect.zipRight(

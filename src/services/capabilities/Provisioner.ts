@@ -74,6 +74,7 @@ import {
 import { type JointReport, notUnprovisioned } from "./JointReport.ts"
 import { peerJoints } from "./PeerJoints.ts"
 import type { Peers } from "./Peers.ts"
+import type { ProcessRecords } from "./ProcessRecords.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
 export { type Endpoint, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
@@ -151,7 +152,15 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
 export const make: Effect.Effect<
   Provisioner["Type"],
   never,
-  StateRoot | Runtimes | Capabilities | Peers | EndpointCalls | EndpointRecords | FileSystem.FileSystem | Path.Path
+  | StateRoot
+  | Runtimes
+  | Capabilities
+  | Peers
+  | EndpointCalls
+  | EndpointRecords
+  | ProcessRecords
+  | FileSystem.FileSystem
+  | Path.Path
 > = Effect.gen(function*() {
   const runner = yield* makeJointRunner
   const { capabilities, locked, records, state, sweep } = runner

@@ -48,6 +48,8 @@ export interface ChildSettings {
  * @category models
  */
 export interface RunningChild {
+  /** The child's pid, which is also its process group's; `undefined` when it was not spawned. */
+  readonly pid: number | undefined
   readonly cancel: (done: () => void) => void
 }
 
@@ -59,7 +61,7 @@ export interface RunningChild {
 export interface ChildRunner {
   /** Starts one command; `onDone` gets its outcome (exactly once, unless cancelled). */
   readonly run: (request: ChildRequest, onDone: (outcome: Outcome) => void) => RunningChild
-  /** SIGKILL to every group still left behind (the runner's owner is going away). */
+  /** SIGKILL to every group still running or left behind (the runner's owner is going away). */
   readonly killLeftovers: () => void
 }
 
@@ -98,6 +100,23 @@ const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
   }
 }
 
+/**
+ * The process groups of the commands this process is running, over every runner: when the process
+ * exits before their calls are over (a finalizer deadline gave up on them, an uncaught defect), the
+ * `exit` hook sends each SIGKILL, so no command outlives its `city`.
+ */
+const activeGroups = new Set<number>()
+let exitHookInstalled = false
+const trackGroup = (pid: number) => {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    process.once("exit", () => {
+      for (const group of activeGroups) signalGroup(group, "SIGKILL")
+    })
+  }
+  activeGroups.add(pid)
+}
+
 const describeSpawnError = (error: unknown): string =>
   error instanceof Error
     ? ("code" in error && typeof error.code === "string" ? `${error.code}: ${error.message}` : error.message)
@@ -126,9 +145,13 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     timer.unref()
   }
 
+  /** The groups of this runner's calls in flight. */
+  const running = new Set<number>()
+
   const killLeftovers = () => {
     for (const pid of lingering) signalGroup(pid, "SIGKILL")
     lingering.clear()
+    for (const pid of running) signalGroup(pid, "SIGKILL")
   }
 
   const run = (request: ChildRequest, onDone: (outcome: Outcome) => void): RunningChild => {
@@ -138,10 +161,17 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     const tail = makeTail(tailBytes)
     const timers: Array<ReturnType<typeof setTimeout>> = []
     let settled = false
+    let group = 0
+    const untrack = () => {
+      if (group === 0) return
+      running.delete(group)
+      activeGroups.delete(group)
+    }
     const settle = (outcome: Outcome) => {
       if (settled) return
       settled = true
       for (const t of timers) clearTimeout(t)
+      untrack()
       onDone(outcome)
     }
 
@@ -156,7 +186,12 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
       })
     } catch (error) {
       settle({ state: "not-executable", ms: elapsed(), detail: describeSpawnError(error) })
-      return { cancel: (done) => done() }
+      return { pid: undefined, cancel: (done) => done() }
+    }
+    if (child.pid !== undefined) {
+      group = child.pid
+      running.add(group)
+      trackGroup(group)
     }
     let spawned = false
     let closed = false
@@ -170,6 +205,7 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
       terminating = true
       const pid = child.pid ?? 0
       const finish = () => {
+        untrack()
         const waiting = afterTermination
         afterTermination = []
         for (const f of waiting) f()
@@ -179,9 +215,14 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
       timers.push(setTimeout(() => {
         // Whatever the leader did, nothing of its group outlives a timeout.
         if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
-        if (closed) finish()
-        // A member that left the group may still hold stderr open: stop waiting after a second grace.
-        else timers.push(setTimeout(finish, killGraceMs))
+        // Done once stderr closed and the group is gone (the killed members are being reaped);
+        // a member that left the group may hold stderr open: stop waiting after a second grace.
+        const givenUp = performance.now() + killGraceMs
+        const check = () => {
+          if ((closed && !signalGroup(pid, 0)) || performance.now() >= givenUp) return finish()
+          timers.push(setTimeout(check, 10))
+        }
+        check()
       }, killGraceMs))
       child.once("close", () => {
         if (!signalGroup(pid, 0)) finish()
@@ -251,7 +292,7 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
         done()
       })
     }
-    return { cancel }
+    return { pid: child.pid, cancel }
   }
 
   return { run, killLeftovers }

@@ -116,7 +116,14 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
         const argv = argvOf(ref, operation, spec)
         if (Either.isLeft(argv)) return yield* fail(ref, operation)(argv.left)
         const [command, ...args] = argv.right
-        const outcome = yield* runner.run({ command, args, cwd: state.root, privateDir: ref.privateDir, timeout })
+        const outcome = yield* runner.run({
+          command,
+          args,
+          cwd: state.root,
+          privateDir: ref.privateDir,
+          timeout,
+          endpoint: `host ${ref.identity}`
+        })
         if (outcome.state !== "ok") {
           return yield* fail(ref, operation)(`${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`)
         }

@@ -6,8 +6,10 @@
  * `DaemonAlreadyRunning`; a file naming a dead process (a daemon killed with SIGKILL) is taken
  * over at once, so a restart never waits for a stale lock to expire. Released (deleted if still
  * ours) when the daemon's Scope closes. Verbs read it to say whether a daemon is running to carry
- * out pending work. Decision: pid reuse by an unrelated process after a crash makes a restart
- * refuse until that file is removed; the message names the file.
+ * out pending work. The file names the daemon by its pid and its start (ProcessIdentity.ts), so a
+ * pid reused by an unrelated process after a crash or a reboot is a stale file, never a running
+ * daemon. A file without a start (written where the platform gives none, or by an older
+ * version) falls back to the pid alone.
  * @since 0.1.0
  */
 import * as DateTime from "effect/DateTime"
@@ -17,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DaemonAlreadyRunning } from "../../schema/Live.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
-import { isProcessAlive } from "./Reloads.ts"
+import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 
 /**
  * The pid file, relative to the root.
@@ -26,7 +28,12 @@ import { isProcessAlive } from "./Reloads.ts"
  */
 export const pidFile = "daemon.pid"
 
-const PidRecord = Schema.Struct({ pid: Schema.Int, started_at: Schema.String })
+const PidRecord = Schema.Struct({
+  pid: Schema.Int.pipe(Schema.positive()),
+  started_at: Schema.String,
+  /** The process's start (ProcessIdentity.ts); absent or `null` where the platform gives none. */
+  start: Schema.optional(Schema.NullOr(Schema.String))
+})
 const decode = Schema.decodeUnknownEither(Schema.parseJson(PidRecord))
 
 /**
@@ -37,7 +44,10 @@ const decode = Schema.decodeUnknownEither(Schema.parseJson(PidRecord))
 export const running = Effect.gen(function*() {
   const state = yield* StateRoot
   const text = yield* state.readText(pidFile)
-  return Option.flatMap(text, (t) => Option.filter(Either.getRight(decode(t)), (r) => isProcessAlive(r.pid)))
+  const record = Option.flatMap(text, (t) => Either.getRight(decode(t)))
+  if (Option.isNone(record)) return Option.none()
+  const alive = yield* ProcessIdentity.running({ pid: record.value.pid, start: record.value.start ?? null })
+  return alive === false ? Option.none() : record
 })
 
 /**
@@ -54,7 +64,8 @@ export const acquire = Effect.gen(function*() {
       if (Option.isSome(current) && current.value.pid !== process.pid) {
         return yield* new DaemonAlreadyRunning({ root: state.root, pid: current.value.pid, file: state.resolve(pidFile) })
       }
-      yield* state.writeJson(pidFile, { pid: process.pid, started_at: DateTime.formatIso(yield* DateTime.now) })
+      const self = yield* ProcessIdentity.identify(process.pid)
+      yield* state.writeJson(pidFile, { pid: process.pid, started_at: DateTime.formatIso(yield* DateTime.now), start: self.start })
     })),
     () =>
       Effect.scoped(Effect.gen(function*() {

@@ -1,0 +1,135 @@
+/**
+ * Nothing a `city` process starts outlives it unnoticed, and no endpoint runs two commands at once
+ * (docs/cli.md, "Commands and signals"), with real processes and real signals: SIGTERM to the
+ * process group of a CLI started as a supervisor starts it (`setsid`), `kill -9` of the CLI in the
+ * middle of a sweep and the repair that follows, and the process records the repair reads.
+ *
+ * The provisioner ignores SIGTERM (so only a SIGKILL ends it), writes its pid to
+ * `<base>/<personality>.pid` when it starts, and journals `start`; before that, it journals
+ * `overlap` if the pid it finds in that file is still alive: a second copy beside a first. Its
+ * first run on each personality never ends by itself; later ones journal `done`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { spawn } from "node:child_process"
+import { openSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { isAlive } from "../fixtures.ts"
+import { until } from "../live/world.ts"
+import { binary, cityProcess, declaration, seedPeer, world, writeJson } from "./cityCli.ts"
+
+const real = (
+  name: string,
+  body: () => Effect.Effect<void, unknown, FileSystem.FileSystem | import("@effect/platform/Path").Path | Scope.Scope>
+) => it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 120_000)
+
+interface Started {
+  readonly pid: number
+  readonly log: string
+  readonly exited: Deferred.Deferred<{ readonly code: number | null; readonly signal: string | null }>
+}
+
+/** `city ...args` as a supervisor starts it: the leader of a new process group (`setsid`). */
+const startCity = (root: string, logDir: string, name: string, args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const log = join(logDir, `${name}.log`)
+    const out = openSync(log, "a")
+    const exited = yield* Deferred.make<{ readonly code: number | null; readonly signal: string | null }>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const env: Record<string, string | undefined> = { ...process.env, CITY_ROOT: root }
+        delete env["CITY_PRIVATE_DIR"]
+        const c = spawn(process.execPath, [binary, ...args], { env, stdio: ["ignore", out, out], detached: true })
+        c.once("exit", (code, signal) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal })))
+        return c
+      }),
+      (c) => Effect.sync(() => void (c.exitCode === null && c.signalCode === null ? c.kill("SIGKILL") : undefined))
+    )
+    return { pid: child.pid ?? 0, log, exited } satisfies Started
+  })
+
+/** The stubborn provisioner described above; its first run on each personality holds (never ends by itself). */
+const stubborn = (bin: string, base: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = join(bin, "stubborn")
+    yield* fs.writeFileString(file, [
+      "#!/bin/sh",
+      "trap '' TERM",
+      `mine='${base}'/"$2".pid`,
+      `if [ -e "$mine" ] && kill -0 "$(cat "$mine")" 2>/dev/null; then echo "$2 overlap" >> '${base}/journal'; fi`,
+      `echo $$ > "$mine"`,
+      `echo "$2 $1 start" >> '${base}/journal'`,
+      `if [ ! -e '${base}'/"$2".ran ]; then : > '${base}'/"$2".ran; while :; do sleep 0.05; done; fi`,
+      `echo "$2 $1 done" >> '${base}/journal'`,
+      ""
+    ].join("\n"))
+    yield* fs.chmod(file, 0o755)
+    return file
+  })
+
+const pidOf = (base: string, personality: string) => Number(readFileSync(join(base, `${personality}.pid`), "utf8").trim())
+
+const journal = (base: string) =>
+  Effect.map(
+    Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.orElseSucceed(fs.readFileString(join(base, "journal")), () => "")),
+    (text) => text.split("\n").filter((l) => l !== "")
+  )
+
+describe("commands and signals", () => {
+  real("SIGTERM to the CLI's process group: the command that ignores SIGTERM is ended before city exits 143", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const command = yield* stubborn(w.bin, w.base)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
+      const cli = yield* startCity(w.root, w.base, "register", ["capability", "register", file, "--timeout-ms", "60000"])
+      yield* until(fs.exists(join(w.base, "alice.pid")), 60_000)
+      const command_ = pidOf(w.base, "alice")
+      expect(isAlive(command_)).toBe(true)
+      // How timeout(1) and supervisors stop a job: SIGTERM to its whole process group.
+      process.kill(-cli.pid, "SIGTERM")
+      const exit = yield* Deferred.await(cli.exited)
+      // Checked the moment city has exited, not eventually: it ended its command first.
+      expect(isAlive(command_)).toBe(false)
+      expect(exit.code).toBe(143)
+      expect(yield* fs.readDirectory(join(w.root, "state", "processes")).pipe(Effect.orElseSucceed(() => []))).toEqual([])
+    }))
+
+  real("kill -9 of the CLI mid-sweep: the repair ends the leftovers first and never runs a second copy beside one", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const command = yield* stubborn(w.bin, w.base)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      yield* seedPeer(w.root, "bob", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
+      const cli = yield* startCity(w.root, w.base, "register", ["capability", "register", file, "--timeout-ms", "60000"])
+      yield* until(Effect.zipWith(fs.exists(join(w.base, "alice.pid")), fs.exists(join(w.base, "bob.pid")), (a, b) => a && b), 60_000)
+      const orphans = [pidOf(w.base, "alice"), pidOf(w.base, "bob")]
+      process.kill(cli.pid, "SIGKILL")
+      yield* Deferred.await(cli.exited)
+      // The crash left both commands running, and their records say so.
+      expect(orphans.map(isAlive)).toEqual([true, true])
+      const records = yield* fs.readDirectory(join(w.root, "state", "processes"))
+      expect(records.sort()).toEqual(["stat%20claude-alice.json", "stat%20claude-bob.json"])
+
+      // The repair: the leftovers are ended (they ignore SIGTERM: SIGKILL after the grace), then
+      // each endpoint's command runs once more, never beside the old one.
+      const repair = yield* cityProcess(["capability", "sync", "stat", "--json"], { root: w.root })
+      expect(repair.code, repair.stderr).toBe(0)
+      expect(orphans.map(isAlive)).toEqual([false, false])
+      const lines = yield* journal(w.base)
+      expect(lines.filter((l) => l.endsWith("overlap"))).toEqual([])
+      expect(lines.filter((l) => l.startsWith("alice")).sort()).toEqual(
+        ["alice provision-peer start", "alice provision-peer start", "alice provision-peer done"].sort()
+      )
+      expect(repair.stderr).toMatch(/ended a command left running by pid \d+, which is gone/)
+      expect(yield* fs.readDirectory(join(w.root, "state", "processes"))).toEqual([])
+    }))
+})
