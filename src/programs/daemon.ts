@@ -109,7 +109,8 @@ export const run = (
     }).pipe(Effect.catchAll((e) => Effect.logError(`hosting pass failed: ${e.message}`)))
 
     const inbox = yield* TurnInbox.make(sessions, (identity) => hosted.get(identity))
-    onDeadline(() => [...applier.inFlight(), ...inbox.inFlight()].join(", "), deadline)
+    const root = (yield* StateRoot).root
+    onDeadline(() => [...applier.inFlight(), ...inbox.inFlight()].join(", "), deadline, () => DaemonLock.releaseAtExit(root))
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(Effect.orElseSucceed(reloads.list, () => []), (left) =>
         Effect.logInfo(`city daemon stopped; ${left.length} endpoint(s) with owed work kept for the next start`))

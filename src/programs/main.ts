@@ -12,14 +12,19 @@ import type * as Effect from "effect/Effect"
 
 let describeAbandoned: () => string = () => ""
 let deadlineOverride: number | undefined
+let lastWords: () => void = () => {}
 
 /**
  * Lets a long-running program (the daemon) say what the deadline abandons (the text is added to
- * the deadline's message) and, optionally, choose the deadline itself.
+ * the deadline's message), optionally choose the deadline itself, and give what must still be done
+ * when it exits there (`atDeadline`: synchronous, since nothing else can run then; the daemon
+ * removes its pid file). The commands still running are sent SIGKILL at that exit too
+ * (capabilities/ChildGroups.ts).
  */
-export const onDeadline = (describe: () => string, deadline?: Duration.DurationInput): void => {
+export const onDeadline = (describe: () => string, deadline?: Duration.DurationInput, atDeadline?: () => void): void => {
   describeAbandoned = describe
   if (deadline !== undefined) deadlineOverride = Duration.toMillis(Duration.decode(deadline))
+  if (atDeadline !== undefined) lastWords = atDeadline
 }
 
 let graceful = false
@@ -50,6 +55,11 @@ export const runMain = <A, E>(
       process.stderr.write(
         `cleanup did not finish within ${deadline} ms; exiting${abandoned === "" ? "" : `; abandoned: ${abandoned}`}\n`
       )
+      try {
+        lastWords()
+      } catch {
+        // Best effort: the exit must happen whatever the last words do.
+      }
       process.exit(130)
     }, deadline)
     timer.unref()

@@ -339,7 +339,7 @@ describe("city daemon hosting City Sessions", () => {
       })
     }))
 
-  crash("a Turn that outlives the deadline: the daemon exits 130 naming what it abandoned", () =>
+  crash("a Turn that outlives the deadline: the daemon exits 130 naming what it abandoned, kills it and removes its pid file", () =>
     Effect.gen(function*() {
       const { fs, hostedFile, requestTurn, w } = yield* cityWorld
       yield* capability(w, "unused", ["claude"])
@@ -353,7 +353,10 @@ describe("city daemon hosting City Sessions", () => {
       const exit = yield* Deferred.await(d.exited)
       expect(exit.code).toBe(130)
       expect(yield* fs.readFileString(d.log)).toContain("cleanup did not finish within 1500 ms; exiting; abandoned: turn claude-alice/t1.json")
-      yield* releaseStuck(w) // the orphaned tool ends before its folder is removed
+      // What it abandoned does not outlive it: the tool got SIGKILL at the exit (a zombie until reaped).
+      const tool = Number((yield* fs.readFileString(join(w.base, "started"))).trim())
+      yield* until(Effect.sync(() => !isAlive(tool)), 10_000)
+      expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(false)
     }))
 
   crash("remove-runtime --force on a daemon-hosted busy endpoint: the daemon kills the Turn and removes it", () =>

@@ -15,6 +15,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Outcome } from "../../schema/Outcome.ts"
+import * as ChildGroups from "./ChildGroups.ts"
+
+const { signalGroup } = ChildGroups
 
 /**
  * One command, with plain values.
@@ -84,39 +87,6 @@ const makeTail = (max: number) => {
   }
 }
 
-/** Sends a signal to a whole process group; false when the group is gone. */
-const signalGroup = (pid: number, signal: NodeJS.Signals | 0): boolean => {
-  // After every call the group is probed, and usually it is gone (ESRCH): the thrown error is
-  // built without a stack, which costs little. With a stack (and tsx's source maps) a runner
-  // spawned /bin/true at 0.81x a plain spawn loop, without one at 0.91x (paired rounds, one run).
-  const limit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    return process.kill(-pid, signal)
-  } catch {
-    return false
-  } finally {
-    Error.stackTraceLimit = limit
-  }
-}
-
-/**
- * The process groups of the commands this process is running, over every runner: when the process
- * exits before their calls are over (a finalizer deadline gave up on them, an uncaught defect), the
- * `exit` hook sends each SIGKILL, so no command outlives its `city`.
- */
-const activeGroups = new Set<number>()
-let exitHookInstalled = false
-const trackGroup = (pid: number) => {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true
-    process.once("exit", () => {
-      for (const group of activeGroups) signalGroup(group, "SIGKILL")
-    })
-  }
-  activeGroups.add(pid)
-}
-
 const describeSpawnError = (error: unknown): string =>
   error instanceof Error
     ? ("code" in error && typeof error.code === "string" ? `${error.code}: ${error.message}` : error.message)
@@ -165,7 +135,7 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     const untrack = () => {
       if (group === 0) return
       running.delete(group)
-      activeGroups.delete(group)
+      ChildGroups.forget(group)
     }
     const settle = (outcome: Outcome) => {
       if (settled) return
@@ -191,7 +161,7 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     if (child.pid !== undefined) {
       group = child.pid
       running.add(group)
-      trackGroup(group)
+      ChildGroups.track(group)
     }
     let spawned = false
     let closed = false

@@ -17,6 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { lstatSync, readFileSync, unlinkSync } from "node:fs"
+import * as path from "node:path"
 import { DaemonAlreadyRunning } from "../../schema/Live.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
@@ -75,3 +77,23 @@ export const acquire = Effect.gen(function*() {
       })).pipe(Effect.ignore)
   )
 })
+
+/**
+ * Removes the pid file if it still names this process, synchronously: for the finalizer
+ * deadline's exit (programs/main.ts), when the Scope that would release it can no longer run and
+ * only synchronous code can. The file is checked to be a small regular file first (`lstat`), so a
+ * FIFO or a device put in its place cannot hold the exit.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const releaseAtExit = (root: string): void => {
+  const file = path.join(root, pidFile)
+  try {
+    const info = lstatSync(file)
+    if (!info.isFile() || info.size > 4096) return
+    const record = Either.getOrUndefined(decode(readFileSync(file, "utf8")))
+    if (record?.pid === process.pid) unlinkSync(file)
+  } catch {
+    // Absent or unreadable: nothing of ours to remove.
+  }
+}
