@@ -118,7 +118,12 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
         const [command, ...args] = argv.right
         const outcome = yield* runner.run({ command, args, cwd: state.root, privateDir: ref.privateDir, timeout })
         if (outcome.state !== "ok") {
-          return yield* fail(ref, operation)(`${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`)
+          // The message already says `<operation> failed`: a failed call is described by its
+          // detail alone (its stderr, or `exit N`), other outcomes by their state.
+          const detail = outcome.state === "failed"
+            ? outcome.detail ?? `exit ${outcome.exit ?? "?"}`
+            : `${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`
+          return yield* fail(ref, operation)(detail)
         }
       })
 
