@@ -259,7 +259,7 @@ export const renderReport = (options: {
       if (policy === "sweep" && failures.length > 0) {
         const files = unreadable.length === 0 ? "" : `, ${unreadable.length} unreadable peer file(s)`
         const calls = failures.length - unreadable.length
-        yield* Console.log(`\nfailed (${calls} of ${report.outcomes.length} endpoint(s)${files}):\n${failures.join("\n")}`)
+        yield* Console.log(`\nfailed (${calls} of ${report.outcomes.length}${files}):\n${failures.join("\n")}`)
       }
       if (policy === "sweep" || report.outcomes.length > 0) {
         const files = unreadable.length === 0 ? "" : `; ${unreadable.length} unreadable peer file(s), not attempted`
