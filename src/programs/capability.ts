@@ -60,7 +60,7 @@ export const register = verb(
             o.json,
             report,
             { declaration: declarationJson(declaration) },
-            `registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
+            Out.safe`registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
               `sweep-on over ${report.outcomes.length} endpoint(s)`
           )
         }).pipe(Effect.provide(Opt.live(o.root)))
@@ -87,7 +87,7 @@ export const sync = verb(
           o.json,
           report,
           { capability: o.name },
-          `sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`
+          Out.safe`sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`
         )
       }).pipe(Effect.provide(Opt.live(o.root)))
     )
@@ -114,7 +114,7 @@ export const unregister = verb(
           o.json,
           report,
           { capability: o.name },
-          `unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
+          Out.safe`unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
         )
       }).pipe(Effect.provide(Opt.live(o.root)))
     )

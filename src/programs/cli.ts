@@ -14,6 +14,7 @@
  *   goes to stdout too.
  * - `--root <dir>` and `--json`, which every verb takes, may also come before the command
  *   (`city --root /srv/city peer list`), as kubectl allows its global flags.
+ * - `city help [<command>...]` shows the help of that command, as `--help` after it does.
  * - `--version` and `--completions <bash|zsh|fish>` belong to `city` alone; `--wizard` and
  *   `--log-level` are not offered (the wizard needs a terminal, a script would hang on it).
  * @since 0.1.0
@@ -22,6 +23,7 @@ import * as AutoCorrect from "@effect/cli/AutoCorrect"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Descriptor from "@effect/cli/CommandDescriptor"
 import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Terminal from "@effect/platform/Terminal"
@@ -131,7 +133,7 @@ const usageError = (
   suggested: ReadonlyArray<string> = []
 ) =>
   Effect.gen(function*() {
-    const lines = [`city: error: ${message}`]
+    const lines = [Out.safe`city: error: ${message}`]
     if (suggested.length > 0) lines.push("", "Did you mean this?", ...suggested.map((s) => `    ${s}`))
     lines.push("", `Usage: ${Help.usageLine(path, node)}`, `Run '${path.join(" ")} --help' for more information.`)
     yield* Console.error(lines.join("\n"))
@@ -192,7 +194,7 @@ const unexpected = (json: boolean, cause: Cause.Cause<unknown>) =>
     const failure = Cause.squash(cause)
     const message = failure instanceof Error ? failure.message : String(failure)
     yield* Out.endProgress()
-    yield* Console.error(`city: error: ${message.split("\n")[0] ?? ""}`)
+    yield* Console.error(Out.safe`city: error: ${message.split("\n")[0] ?? ""}`)
     if (json) yield* Out.printJson({ ok: false, verb: "", error: { _tag: "UnexpectedError", message } })
     return 1
   })
@@ -212,6 +214,8 @@ const dispatch = (
         return json ? yield* usageError(path, node, json, `missing command for '${path.join(" ")}'`) : yield* showHelp(path, node)
       }
       if (isHelp(word)) return yield* showHelp(path, node)
+      // `city help [command...]` is `city [command...] --help`, as gh and kubectl have it.
+      if (path.length === 1 && word === "help") return yield* dispatch([...carried, ...args.slice(i + 1), "--help"])
       // The flags every verb takes may also come before the command (`city --root /srv/city peer list`).
       if (word === "--json" || word.startsWith("--root=")) {
         carried.push(word)
@@ -259,7 +263,12 @@ const dispatch = (
     if (missing !== undefined) return yield* usageError(path, verb, json, `flag needs a value: ${missing}`)
     const parsed = yield* Effect.either(verb.parse(rest, config))
     if (Either.isLeft(parsed)) {
-      return yield* usageError(path, verb, json, reword(unstyle(HelpDoc.toAnsiText(parsed.left.error))))
+      const error = parsed.left
+      // `-rf`: the parser splits a cluster of short flags and, none being known, says nothing.
+      const message = ValidationError.isUnclusteredFlag(error)
+        ? `unknown flag '-${error.unclustered.map((f) => f.replace(/^-/, "")).join("")}' for '${path.join(" ")}'`
+        : reword(unstyle(HelpDoc.toAnsiText(error.error)))
+      return yield* usageError(path, verb, json, message === "" ? `cannot parse the arguments of '${path.join(" ")}'` : message)
     }
     const directive = parsed.right
     switch (directive._tag) {

@@ -134,25 +134,20 @@ export const run = (
   })
 
 const logFormat = Opt.described(
-  Options.choice("log-format", ["logfmt", "json"]).pipe(
-    Options.withDescription("The daemon's log format"),
-    Options.withDefault("logfmt" as const)
-  ),
+  Opt.choiceOption("log-format", ["logfmt", "json"], "logfmt").pipe(Options.withDescription("The daemon's log format")),
   { kind: "flag", usage: "--log-format <logfmt|json>", description: "The daemon's log format", default: "logfmt" }
 )
 
 const pollMs = Opt.described(
-  Options.integer("poll-ms").pipe(
-    Options.withDescription("How often owed work and fingerprints are checked, in milliseconds"),
-    Options.withDefault(3000)
+  Opt.numberOption("poll-ms", "milliseconds", 3000).pipe(
+    Options.withDescription("How often owed work and fingerprints are checked, in milliseconds")
   ),
   { kind: "flag", usage: "--poll-ms <ms>", description: "How often owed work and fingerprints are checked", default: "3000" }
 )
 
 const deadlineMs = Opt.described(
-  Options.integer("deadline-ms").pipe(
-    Options.withDescription("After SIGINT/SIGTERM, how long a graceful stop may take before the process exits 130"),
-    Options.withDefault(30_000)
+  Opt.numberOption("deadline-ms", "milliseconds", 30_000).pipe(
+    Options.withDescription("After SIGINT/SIGTERM, how long a graceful stop may take before the process exits 130")
   ),
   {
     kind: "flag",
@@ -202,7 +197,7 @@ export const daemon = verb(
         // The daemon's failures: one line, and the exit code each error carries (2 for refused
         // input such as a bad plugins.json or host.json, 1 for a second daemon, an unreadable root
         // or plugin root, a City that cannot start).
-        Effect.catchAll((error) => Effect.zipRight(Console.error(`city: error: ${error.message}`), Out.setExitCode(exitCodeOf(error)))),
+        Effect.catchAll((error) => Effect.zipRight(Console.error(Out.safe`city: error: ${error.message}`), Out.setExitCode(exitCodeOf(error)))),
         // Stopped by SIGINT/SIGTERM and everything above closed: a graceful stop, exit 0.
         Effect.onInterrupt(() => Effect.sync(markGracefulStop))
       )

@@ -65,7 +65,10 @@ const groupHelp = (path: ReadonlyArray<string>, group: Group, color: boolean): A
     `  ${usageLine(path, group)}`,
     "",
     heading("COMMANDS", color),
-    ...rows(group.children.map((c) => [c.name, c.summary])),
+    ...rows([
+      ...group.children.map((c) => [c.name, c.summary] as const),
+      ...(path.length === 1 ? [["help", "Show the help of a command (city help <command>)"] as const] : [])
+    ]),
     "",
     heading("FLAGS", color),
     ...rows(flags.map((f) => [flagColumn(f), paramText(f)])),

@@ -21,6 +21,8 @@ import { makeRefs } from "../services/live/Endpoints.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
 import { isOwed, Reloads } from "../services/live/Reloads.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
+import { RuntimeNotWired } from "../schema/CapabilityErrors.ts"
+import * as Arguments from "./arguments.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
 import { runningGeneration } from "./plugins.ts"
@@ -79,7 +81,7 @@ export const owedWork = Effect.gen(function*() {
 /** Prints the owed-work section of a human-readable listing. */
 export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
   Effect.gen(function*() {
-    for (const i of owed.invalid) yield* Console.error(`city: warning: invalid owed-work record ${i.file}: ${i.rule}`)
+    for (const i of owed.invalid) yield* Console.error(Out.safe`city: warning: invalid owed-work record ${i.file}: ${i.rule}`)
     yield* Console.log(
       owed.rows.length === 0
         ? "no owed reloads or removals"
@@ -105,9 +107,9 @@ const pluginStatus = Effect.gen(function*() {
   const lines: Array<string> = []
   if (Option.isSome(generation)) {
     const g = generation.value
-    lines.push(`plugins: generation ${g.number} (since ${g.started_at}): ${g.loaded} loaded, ${g.skipped.length} skipped`)
-    for (const s of g.skipped) lines.push(`  skipped ${s.name}: ${Out.oneLine(s.reason, 300)}`)
-    if (g.missing.length > 0) lines.push(`  enabled but provided by no root: ${g.missing.join(", ")}`)
+    lines.push(Out.safe`plugins: generation ${g.number} (since ${g.started_at}): ${g.loaded} loaded, ${g.skipped.length} skipped`)
+    for (const s of g.skipped) lines.push(Out.safe`  skipped ${s.name}: ${Out.oneLine(s.reason, 300)}`)
+    if (g.missing.length > 0) lines.push(Out.safe`  enabled but provided by no root: ${g.missing.join(", ")}`)
   } else {
     lines.push(
       Option.isSome(running.pid)
@@ -145,6 +147,7 @@ export const status = verb(
       "status",
       o.json,
       Effect.gen(function*() {
+        yield* Arguments.existingRoot
         const owed = yield* owedWork
         const plugins = yield* pluginStatus
         if (o.json) return yield* Out.printJson({ ok: true, verb: "status", daemon: owed.daemon, owed: owed.json, plugins: plugins.json })
@@ -176,23 +179,37 @@ export const reload = verb(
       "reload",
       o.json,
       Effect.gen(function*() {
-        const host = yield* Runtimes
-        const peers = yield* Peers
-        const refs = makeRefs(host, peers, yield* StateRoot)
-        const peer = yield* peers.get(o.personality)
-        const chosen = peer.runtimes.filter((r) => host.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
-        const applied = yield* (yield* LiveJoints).requestReload(chosen.map((r) => refs.of(peer, r)), "requested by city reload")
-        const daemon = yield* daemonInfo
-        const failed = applied.some((a) => a.application === "foreign" || a.application === "failed")
-        if (o.json) yield* Out.printJson({ ok: !failed, verb: "reload", endpoints: applied, daemon })
-        else {
-          for (const a of applied) {
-            yield* Console.log(`${a.identity} runtime=${a.application}${a.detail === undefined ? "" : ` (${a.detail})`}`)
+        // The names first: nothing is read for an argument that is not one.
+        yield* Arguments.personality(o.personality)
+        yield* Arguments.runtimeNames(o.runtime)
+        yield* Effect.gen(function*() {
+          yield* Arguments.existingRoot
+          yield* Arguments.knownRuntimes(o.runtime)
+          const host = yield* Runtimes
+          const peers = yield* Peers
+          const refs = makeRefs(host, peers, yield* StateRoot)
+          const peer = yield* peers.get(o.personality)
+          const undeclared = o.runtime.find((r) => !peer.runtimes.includes(r))
+          if (undeclared !== undefined) return yield* new RuntimeNotWired({ personality: peer.personality, runtime: undeclared })
+          const chosen = peer.runtimes.filter((r) => host.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
+          const applied = yield* (yield* LiveJoints).requestReload(chosen.map((r) => refs.of(peer, r)), "requested by city reload")
+          const daemon = yield* daemonInfo
+          const failed = applied.filter((a) => a.application === "foreign" || a.application === "failed")
+          if (o.json) yield* Out.printJson({ ok: failed.length === 0, verb: "reload", endpoints: applied, daemon })
+          else {
+            if (applied.length === 0) yield* Console.log(Out.safe`peer ${peer.personality}: no agent runtime to reload`)
+            for (const a of applied) {
+              yield* Console.log(Out.safe`${a.identity} runtime=${a.application}` + (a.detail === undefined ? "" : Out.safe` (${a.detail})`))
+            }
+            yield* notePending(applied.filter((a) => a.application === "pending").length, false)
+            // The last line says what failed (docs/cli.md, "Exit codes").
+            if (failed.length > 0) {
+              yield* Console.log(Out.safe`not reloaded (${failed.length} of ${applied.length}): ${failed.map((a) => `${a.identity} ${a.application}`).join(", ")}`)
+            }
           }
-          yield* notePending(applied.filter((a) => a.application === "pending").length, false)
-        }
-        yield* Out.setExitCode(failed ? 1 : 0)
-      }).pipe(Effect.provide(Opt.live(o.root)))
+          yield* Out.setExitCode(failed.length > 0 ? 1 : 0)
+        }).pipe(Effect.provide(Opt.live(o.root)))
+      })
     ),
   ["city reload alice", "city reload alice --runtime codex --json"]
 )

@@ -8,7 +8,8 @@
  * `Command.make` config) and its help follows from that list.
  *
  * Decisions: numbers are whole decimal numbers, and a value that is not one is refused in English
- * (`--timeout-ms expects a whole number of milliseconds, got 'soon'`); a file argument that does
+ * (`--timeout-ms expects a whole number of milliseconds, got 'soon'`), as is a value of an enum
+ * option (`--log-format expects one of logfmt, json, got 'xml'`): the message names the flag; a file argument that does
  * not exist is refused before anything runs, naming the file once.
  * @since 0.1.0
  */
@@ -63,7 +64,22 @@ export const wholeNumber = (flag: string, unit: string) => (text: string) =>
     ? Effect.succeed(Number(text))
     : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} expects a whole number of ${unit}, got '${text}'`)))
 
-const numberOption = (name: string, unit: string, fallback: number) =>
+/** One of `choices`, or an English refusal naming the flag and the choices. */
+export const oneOf = <const C extends string>(flag: string, choices: ReadonlyArray<C>) => (text: string) =>
+  (choices as ReadonlyArray<string>).includes(text)
+    ? Effect.succeed(text as C)
+    : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} expects one of ${choices.join(", ")}, got '${text}'`)))
+
+/** `--<name> <value>`: one of `choices`, `fallback` when absent; a bad value is refused naming the flag. */
+export const choiceOption = <const C extends string>(name: string, choices: ReadonlyArray<C>, fallback: C) =>
+  Options.text(name).pipe(
+    Options.withPseudoName(choices.join("|")),
+    Options.mapEffect(oneOf(name, choices)),
+    Options.withDefault(fallback)
+  )
+
+/** `--<name> <n>`: a whole number of `unit`, `fallback` when absent; a bad value is refused naming the flag. */
+export const numberOption = (name: string, unit: string, fallback: number) =>
   Options.text(name).pipe(
     Options.withPseudoName(unit === "milliseconds" ? "ms" : "n"),
     Options.mapEffect(wholeNumber(name, unit)),

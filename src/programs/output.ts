@@ -23,18 +23,33 @@ import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
+import { controlCharacter } from "../schema/Printable.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
 import { Invocation, setExitCode, stderrColor } from "./invocation.ts"
 import type { UsageError } from "./options.ts"
 
+const everyControl = new RegExp(controlCharacter.source, "g")
+
 /**
- * Text from outside (a plugin's stderr, a file name, a rule quoting a value) made safe for a
- * terminal: control characters (C0, DEL, C1, so ANSI escape sequences too) are written as `\uXXXX`,
- * as the lifecycle log writes them.
+ * Text from outside (a stored declaration or peer file, a record, a plugin's stderr, a file name,
+ * a rule quoting a value, an argument) made safe for a terminal: every character the Printable
+ * rule refuses (src/schema/Printable.ts: C0 with newline and ESC, DEL, C1, the bidirectional
+ * controls, the line separators) is written as `\uXXXX`, as the lifecycle log writes them. It is
+ * the one escape of the CLI (docs/cli.md, "Printing"): data written before the rule, and records
+ * no rule refuses, still cannot forge a line or drive the terminal. Idempotent: the escaped form
+ * has no such character left.
  */
-export const escapeControl = (text: string): string =>
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+export const escapeControl = (text: string): string => text.replace(everyControl, escapeOne)
+
+const escapeOne = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+
+/**
+ * A line of output whose interpolated values are escaped (`escapeControl`); the literal parts are
+ * the CLI's own: `` safe`registered ${name} ${version}` ``.
+ */
+export const safe = (parts: TemplateStringsArray, ...values: ReadonlyArray<unknown>): string =>
+  parts.reduce((acc, part, i) => acc + part + (i < values.length ? escapeControl(String(values[i])) : ""), "")
 
 /** An aligned table; empty cells print as `-`; control characters in cells are escaped. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
@@ -110,7 +125,7 @@ export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
     outcomes.filter((o) => o.state !== "ok"),
     (o) =>
       Console.error(
-        `city: warning: capability ${o.capability} ${o.occasion} for peer ${o.personality} runtime ${o.runtime}: ${o.state}` +
+        safe`city: warning: capability ${o.capability} ${o.occasion} for peer ${o.personality} runtime ${o.runtime}: ${o.state}` +
           `${o.exit === undefined ? "" : ` exit=${o.exit}`}${o.detail === undefined ? "" : `: ${oneLine(o.detail, 400)}`}`
       ),
     { discard: true }
@@ -144,7 +159,15 @@ export const progress = (json: boolean): Effect.Effect<JointSettings["onProgress
 /** The envelope's `verb`: the whole command without `city`. */
 export type VerbPath = string
 
-export const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+/**
+ * One JSON document on stdout. `JSON.stringify` escapes C0 inside strings (`\n`, `\u001b`) but
+ * writes DEL, C1, the bidirectional controls and the line separators as they are; those are
+ * written as `\uXXXX` here (outside strings the text is ASCII, its C0 only the layout's newlines,
+ * so only string contents change and a parser reads back the same values): a document shown on a
+ * terminal cannot drive it either.
+ */
+export const printJson = (value: unknown) =>
+  Console.log(JSON.stringify(value, null, 2).replace(everyControl, (c) => c < " " ? c : escapeOne(c)))
 
 export { setExitCode }
 
@@ -190,14 +213,15 @@ export const settings = (json: boolean, timeoutMs: number, concurrency: number):
 /** The failed calls, one line each: what the end of a sweep's output says. */
 export const failureLines = (outcomes: ReadonlyArray<EndpointOutcome>): Array<string> =>
   outcomes.filter((o) => o.state !== "ok").map((o) =>
-    `  ${o.capability} peer ${o.personality} runtime ${o.runtime}: ${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
+    safe`  ${o.capability} peer ${o.personality} runtime ${o.runtime}: ${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
     `${o.detail === undefined || o.detail === "" ? "" : `: ${oneLine(o.detail, 200)}`}`
   )
 
 /**
  * Renders a joint's report; its `verdict` decides the exit code (`failed`: 1, else 0). A `sweep`
- * (register, sync, unregister) lists every outcome, then its failures; a `joint` (birth, remove)
- * prints each failed call as a loud warning.
+ * (register, sync, unregister) lists every outcome, then its failures (each failed endpoint and
+ * each peer file it could not read), then the summary, which counts both; a `joint` (birth,
+ * remove) prints each failed call as a loud warning.
  */
 export const renderReport = (options: {
   readonly policy: "sweep" | "joint"
@@ -210,6 +234,8 @@ export const renderReport = (options: {
   Effect.gen(function*() {
     const { extra, headline, json, policy, report, verb } = options
     const failed = report.verdict === "failed"
+    // A sweep could not attempt the endpoints of a peer file it could not read: a failure too.
+    const unreadable = policy === "sweep" ? report.invalid.filter((e) => e._tag === "InvalidPeerFile") : []
     yield* endProgress()
     yield* warnInvalid(report)
     if (policy === "joint") yield* warnFailures(report.outcomes)
@@ -220,17 +246,25 @@ export const renderReport = (options: {
         verdict: report.verdict,
         ...extra,
         outcomes: report.outcomes,
-        summary: summarize(report.outcomes),
+        summary: { ...summarize(report.outcomes), ...(policy === "sweep" ? { unreadable_peer_files: unreadable.length } : {}) },
         invalid: invalidJson(report)
       })
     } else {
       yield* Console.log(headline)
       if (report.outcomes.length > 0) yield* Console.log(outcomeTable(report.outcomes))
-      const failures = failureLines(report.outcomes)
+      const failures = [
+        ...failureLines(report.outcomes),
+        ...unreadable.map((e) => `  ${oneLine(e.message, 400)}: its endpoints were not attempted`)
+      ]
       if (policy === "sweep" && failures.length > 0) {
-        yield* Console.log(`\nfailed (${failures.length} of ${report.outcomes.length}):\n${failures.join("\n")}`)
+        const files = unreadable.length === 0 ? "" : `, ${unreadable.length} unreadable peer file(s)`
+        const calls = failures.length - unreadable.length
+        yield* Console.log(`\nfailed (${calls} of ${report.outcomes.length}${files}):\n${failures.join("\n")}`)
       }
-      if (policy === "sweep" || report.outcomes.length > 0) yield* Console.log(`summary: ${summaryLine(report.outcomes)}`)
+      if (policy === "sweep" || report.outcomes.length > 0) {
+        const files = unreadable.length === 0 ? "" : `; ${unreadable.length} unreadable peer file(s), not attempted`
+        yield* Console.log(`summary: ${summaryLine(report.outcomes)}${files}`)
+      }
     }
     yield* setExitCode(failed ? 1 : 0)
   })

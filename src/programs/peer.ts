@@ -17,6 +17,7 @@ import type { Peer } from "../schema/Peer.ts"
 import { Listings } from "../services/capabilities/Listings.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
+import * as Arguments from "./arguments.ts"
 import * as Live from "./live.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
@@ -56,7 +57,7 @@ const create = (
       o.json,
       report,
       { peer },
-      `created peer ${peer.personality} (${peer.runtimes.join(", ")}; default ${peer.default_runtime}) in ${peer.cwd}`
+      Out.safe`created peer ${peer.personality} (${peer.runtimes.join(", ")}; default ${peer.default_runtime}) in ${peer.cwd}`
     )
   })
 
@@ -153,7 +154,7 @@ export const addRuntime = runtimeVerb(
   "add-runtime",
   "Declare a runtime for a peer (or repair it) and provision its endpoints (birth)",
   (provisioner, personality, runtime, settings) => provisioner.addRuntime(personality, runtime, settings),
-  ({ peer }, runtime) => ({ extra: { peer }, headline: `peer ${peer.personality}: runtime ${runtime} wired` })
+  ({ peer }, runtime) => ({ extra: { peer }, headline: Out.safe`peer ${peer.personality}: runtime ${runtime} wired` })
 )
 
 export const defaultRuntime = runtimeVerb(
@@ -162,7 +163,7 @@ export const defaultRuntime = runtimeVerb(
   (provisioner, personality, runtime, settings) => provisioner.defaultRuntime(personality, runtime, settings),
   ({ peer, wired }, runtime) => ({
     extra: { peer, wired },
-    headline: `peer ${peer.personality}: default runtime ${runtime}${wired ? " (newly wired)" : ""}`
+    headline: Out.safe`peer ${peer.personality}: default runtime ${runtime}` + (wired ? " (newly wired)" : "")
   })
 )
 
@@ -182,7 +183,7 @@ export const remove = verb(
           ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
           force: o.force
         })
-        yield* renderJoint("peer remove", o.json, report, { personality: o.personality }, `removed peer ${o.personality}`)
+        yield* renderJoint("peer remove", o.json, report, { personality: o.personality }, Out.safe`removed peer ${o.personality}`)
       }).pipe(Effect.provide(Opt.live(o.root)))
     )
 )
@@ -209,14 +210,16 @@ export const removeRuntime = verb(
       "peer remove-runtime",
       o.json,
       Effect.gen(function*() {
+        yield* Arguments.existingRoot
+        yield* Arguments.knownRuntimes([o.runtime])
         const joints = yield* LiveJoints
         const result = yield* joints.removeRuntime(o.personality, o.runtime, {
           force: o.force,
           settings: yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
         })
         const daemon = yield* Live.daemonInfo
-        const headline = `peer ${result.peer.personality}: runtime ${o.runtime} ${result.removal}` +
-          (result.detail === undefined ? "" : ` (${result.detail})`)
+        const headline = Out.safe`peer ${result.peer.personality}: runtime ${o.runtime} ${result.removal}` +
+          (result.detail === undefined ? "" : Out.safe` (${result.detail})`)
         yield* renderJoint("peer remove-runtime", o.json, result.report, {
           peer: result.peer,
           removal: result.removal,
@@ -225,7 +228,11 @@ export const removeRuntime = verb(
         }, headline)
         if (result.removal === "pending") yield* Live.notePending(1, o.json)
         if (result.removal === "foreign" || result.removal === "failed") yield* Out.setExitCode(1)
-      }).pipe(Effect.provide(Opt.live(o.root)))
+      }).pipe(
+        Effect.provide(Opt.live(o.root)),
+        // The names first: nothing is read for an argument that is not one.
+        (checked) => Effect.zipRight(Effect.zipRight(Arguments.personality(o.personality), Arguments.runtimeNames([o.runtime])), checked)
+      )
     )
 )
 

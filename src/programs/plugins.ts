@@ -24,8 +24,7 @@
  * Roots: `--bundled <dir>` (else `bundledRoot` in `$CITY_ROOT/plugins.json`, else none) and the
  * instance root `$CITY_ROOT/plugins`. Enabled and licensed names come from `plugins.json`
  * (schema/LoaderSettings.ts). The verbs exit 0 when they could report, 2 when `plugins.json` is
- * refused (or the state root does not exist, for `reload`), 1 when a root or the state cannot be
- * read. Warnings (each skip) go to stderr through the CLI's
+ * refused or the state root does not exist, 1 when a root or the state cannot be read. Warnings (each skip) go to stderr through the CLI's
  * logger, so `--json` output stays parseable.
  * @since 0.1.0
  */
@@ -53,6 +52,7 @@ import type { RunningGeneration } from "../schema/PluginGeneration.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import * as Settings from "../services/loader/Settings.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
+import * as Arguments from "./arguments.ts"
 import * as Opt from "./options.ts"
 import { exitCodeOf } from "../schema/CapabilityErrors.ts"
 import * as Out from "./output.ts"
@@ -133,6 +133,7 @@ export const discover = verb(
       "plugins discover",
       o.json,
       Effect.gen(function*() {
+        yield* Arguments.existingRoot.pipe(Effect.provide(stateLayer(Opt.resolveRoot(o.root, yield* Invocation))))
         const { options } = yield* setUp(o.root, o.bundled)
         const found = yield* discoverRoots(options.roots)
         const enabled = { has: (name: string) => options.enabled === "all" || new Set(options.enabled).has(name) }
@@ -147,7 +148,7 @@ export const discover = verb(
           reason: d._tag === "Invalid" ? d.error.message : null
         }))
         if (o.json) return yield* Out.printJson({ ok: true, verb: "plugins discover", roots: options.roots, plugins: rows })
-        yield* Console.log(`roots: ${options.roots.map((r) => `${r.kind} ${r.path}`).join(", ")}`)
+        yield* Console.log(Out.safe`roots: ${options.roots.map((r) => `${r.kind} ${r.path}`).join(", ")}`)
         yield* Console.log(
           rows.length === 0
             ? "no plugin folders"
@@ -187,10 +188,10 @@ const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status
       )
     }
     if (report.notEnabled.length > 0) {
-      yield* Console.log(`\nnot enabled (not in plugins.json's "enabled"): ${report.notEnabled.map((p) => `${p.name} (${p.root})`).join(", ")}`)
+      yield* Console.log(Out.safe`\nnot enabled (not in plugins.json's "enabled"): ${report.notEnabled.map((p) => `${p.name} (${p.root})`).join(", ")}`)
     }
-    if (report.missing.length > 0) yield* Console.log(`\nenabled but provided by no root: ${report.missing.join(", ")}`)
-    for (const notice of report.notices) yield* Console.log(`\n${notice}`)
+    if (report.missing.length > 0) yield* Console.log(Out.safe`\nenabled but provided by no root: ${report.missing.join(", ")}`)
+    for (const notice of report.notices) yield* Console.log(Out.safe`\n${notice}`)
   })
 
 /** `city plugins list` when a daemon serves a generation: what it published. */
@@ -214,7 +215,7 @@ const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
         ...(report.disposeFailures === undefined ? {} : { disposeFailures: report.disposeFailures })
       })
     }
-    yield* Console.log(`generation ${running.generation} of the city daemon (pid ${pid}), serving since ${running.started_at}`)
+    yield* Console.log(Out.safe`generation ${running.generation} of the city daemon (pid ${pid}), serving since ${running.started_at}`)
     yield* printReport(report, loaded)
   })
 
@@ -228,7 +229,7 @@ export const list = verb(
       o.json,
       Effect.scoped(Effect.gen(function*() {
         const stateRoot = Opt.resolveRoot(o.root, yield* Invocation)
-        const daemon = yield* runningGeneration.pipe(Effect.provide(stateLayer(stateRoot)))
+        const daemon = yield* Effect.zipRight(Arguments.existingRoot, runningGeneration).pipe(Effect.provide(stateLayer(stateRoot)))
         if (Option.isSome(daemon.pid) && Option.isSome(daemon.generation)) {
           return yield* listRunning(o.json, daemon.pid.value, daemon.generation.value)
         }
@@ -343,7 +344,7 @@ const requestRestart = (o: { readonly json: boolean; readonly reason: string; re
     } else if (waited._tag === "Applied") {
       yield* Console.log(`applied: generation ${waited.generation ?? "?"}`)
     } else if (waited._tag === "Failed") {
-      yield* Console.log(`failed: ${waited.reason}`)
+      yield* Console.log(Out.safe`failed: ${waited.reason}`)
     } else {
       yield* Console.log("pending")
       yield* Console.log(waited.why)

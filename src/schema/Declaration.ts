@@ -11,10 +11,17 @@
  *   reach the plugin literally);
  * - `runtimes` may not repeat a runtime; `package` and `version` are optional
  *   but, when present, non-empty strings.
+ *
+ * Printed fields (src/schema/Printable.ts: no control, bidirectional or line-separator
+ * characters): `package`, `version`, `provision.command` and `unprovision.command`; `capability`
+ * and `runtimes` are names (src/schema/Name.ts), stricter still. `args` are passed to the command
+ * and never printed, so they only refuse NUL (an argument may carry a tab or a newline);
+ * `$schema` is not read by City.
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { Name } from "./Name.ts"
+import { printable } from "./Printable.ts"
 
 /**
  * The placeholders substituted inside each argument.
@@ -52,6 +59,7 @@ const NoNul = Schema.String.pipe(
  * @category schemas
  */
 export const AbsoluteCommand = NoNul.pipe(
+  printable,
   Schema.filter((s) =>
     s.startsWith("/") || `must be an absolute path (starting with "/"), got ${JSON.stringify(s)}`,
     { jsonSchema: { pattern: "^/" } }
@@ -89,7 +97,7 @@ export const CommandSpec = Schema.Struct({ command: AbsoluteCommand, args: Args 
  */
 export type CommandSpec = typeof CommandSpec.Type
 
-const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "must be a non-empty string"))
+const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "must be a non-empty string"), printable)
 
 /**
  * `runtimes`: a non-empty list of runtime names, without repeats.

@@ -31,6 +31,7 @@ import * as path from "node:path"
 import { choice, ConfigSchema, dropUnknownTypes, UserConfigSchema } from "./ConfigField.ts"
 import { Skill } from "./PluginChange.ts"
 import { PluginName } from "./PluginName.ts"
+import { printable } from "./Printable.ts"
 
 /**
  * The manifest's file name inside a plugin folder.
@@ -49,6 +50,8 @@ export const supportedApiVersions: ReadonlyArray<string> = ["1"]
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 const nonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must be a non-empty string" }))
+/** A printed text: non-empty, without the characters src/schema/Printable.ts refuses. */
+const label = nonEmpty.pipe(printable)
 const Strings = Schema.Array(Schema.String)
 const supported = supportedApiVersions.map((v) => JSON.stringify(v)).join(", ")
 
@@ -57,7 +60,7 @@ const supported = supportedApiVersions.map((v) => JSON.stringify(v)).join(", ")
  * @since 0.1.0
  * @category schemas
  */
-export const ManifestVersion = nonEmpty.annotations({
+export const ManifestVersion = label.annotations({
   description: "The plugin's version; part of the import URL, so a new version loads a fresh module."
 })
 
@@ -142,7 +145,7 @@ export const Provides = Schema.Struct(
  */
 export const mutationTargets = ["prompt", "turnContext", "tools", "memory", "events", "workflow-dag", "users"] as const
 
-const Panel = Schema.Struct({ id: nonEmpty, label: nonEmpty, icon: optional(Schema.String) }, { key: Schema.String, value: Schema.Unknown })
+const Panel = Schema.Struct({ id: nonEmpty, label, icon: optional(Schema.String) }, { key: Schema.String, value: Schema.Unknown })
 
 const Web = Schema.Struct(
   {
@@ -150,9 +153,9 @@ const Web = Schema.Struct(
     css: optional(RelativePath),
     requiresApiVersion: optional(Schema.Int),
     adminOnly: optional(Schema.Boolean),
-    label: optional(nonEmpty),
+    label: optional(label),
     navKind: optional(choice("domain", "infrastructure")),
-    nav: optional(Schema.Array(Schema.Struct({ label: nonEmpty, icon: optional(Schema.String), route: optional(Schema.String) }))),
+    nav: optional(Schema.Array(Schema.Struct({ label, icon: optional(Schema.String), route: optional(Schema.String) }))),
     account: optional(Schema.Array(Panel)),
     user: optional(Schema.Array(Panel)),
     project: optional(Schema.Array(Panel)),
@@ -172,7 +175,7 @@ export const Manifest = Schema.Struct(
     name: PluginName.annotations({ description: "The plugin's name; must equal its folder's name." }),
     version: ManifestVersion,
     apiVersion: ApiVersion,
-    description: Schema.String.annotations({ description: "What the plugin does; may be empty." }),
+    description: Schema.String.pipe(printable).annotations({ description: "What the plugin does; may be empty." }),
     entry: EntryPath,
     requiresCore: optional(
       Schema.String.pipe(Schema.pattern(/^\d+(\.\d+)*$/, { message: () => "must be a dotted version such as \"0.29.0\"" }))
@@ -189,7 +192,7 @@ export const Manifest = Schema.Struct(
     userGrantable: optional(Schema.Boolean),
     configSchema: optional(ConfigSchema),
     userConfigSchema: optional(UserConfigSchema),
-    userConfigLabel: optional(nonEmpty),
+    userConfigLabel: optional(label),
     capabilities: optional(Schema.Struct(
       {
         mutates: optional(Schema.Array(choice(...mutationTargets))),

@@ -125,7 +125,12 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
           endpoint: `host ${ref.identity}`
         })
         if (outcome.state !== "ok") {
-          return yield* fail(ref, operation)(`${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`)
+          // The message already says `<operation> failed`: a failed call is described by its
+          // detail alone (its stderr, or `exit N`), other outcomes by their state.
+          const detail = outcome.state === "failed"
+            ? outcome.detail ?? `exit ${outcome.exit ?? "?"}`
+            : `${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`
+          return yield* fail(ref, operation)(detail)
         }
       })
 
