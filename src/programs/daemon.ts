@@ -3,7 +3,10 @@
  * work. At start it takes the pid file (a second daemon on the same root refuses with
  * `DaemonAlreadyRunning`, exit 1), recovers owed work (the applier's first pass claims every owed
  * record, including those a killed daemon left claimed), then runs the owed-work applier and the
- * fingerprint watcher every `--poll-ms` (default 3000), and hosts the plugin loader.
+ * fingerprint watcher every `--poll-ms` (default 3000), and hosts the plugin loader. A failed
+ * owed reload or removal is tried again on its backoff (RetryBackoff.ts), not at every poll: after
+ * `--retry-base-ms` (default 1000), doubling up to `--retry-cap-ms` (default 300000); a base below
+ * 1 or a cap below the base is refused (exit 2).
  *
  * Plugins (docs/plugin-loader-lifecycle.md: "Every daemon start builds the registry generation
  * from disk"): after the pid file, the daemon reads `$CITY_ROOT/plugins.json` and builds plugin
@@ -53,6 +56,7 @@ import type { EndpointRef } from "../services/live/EndpointHost.ts"
 import { makeRefs } from "../services/live/Endpoints.ts"
 import { Reloads } from "../services/live/Reloads.ts"
 import * as TurnInbox from "../services/live/TurnInbox.ts"
+import { RetryBackoff } from "../services/live/RetryBackoff.ts"
 import { Applier } from "../services/live/Applier.ts"
 import { ProcessRecords } from "../services/capabilities/ProcessRecords.ts"
 import * as DaemonLock from "../services/live/DaemonLock.ts"
@@ -145,6 +149,35 @@ const pollMs = Opt.described(
   { kind: "flag", usage: "--poll-ms <ms>", description: "How often owed work and fingerprints are checked", default: "3000" }
 )
 
+const retryBaseMs = Opt.described(
+  Options.integer("retry-base-ms").pipe(
+    Options.withDescription("The delay before a failed owed reload or removal is tried again; doubled after each failure"),
+    Options.withDefault(1000)
+  ),
+  {
+    kind: "flag",
+    usage: "--retry-base-ms <ms>",
+    description: "The delay before a failed owed reload or removal is tried again; doubled after each failure",
+    default: "1000"
+  }
+)
+
+const retryCapMs = Opt.described(
+  Options.integer("retry-cap-ms").pipe(
+    Options.withDescription("The longest delay between two attempts of failed owed work"),
+    Options.withDefault(300_000)
+  ),
+  { kind: "flag", usage: "--retry-cap-ms <ms>", description: "The longest delay between two attempts of failed owed work", default: "300000" }
+)
+
+/** The backoff of the flags, or the refusal naming the flag and the rule. */
+const retryBackoff = (baseMs: number, capMs: number) =>
+  baseMs < 1
+    ? Effect.fail(new Opt.UsageError({ message: `--retry-base-ms must be at least 1, got ${baseMs}` }))
+    : capMs < baseMs
+    ? Effect.fail(new Opt.UsageError({ message: `--retry-cap-ms must be at least --retry-base-ms (${baseMs}), got ${capMs}` }))
+    : Effect.succeed({ base: Duration.millis(baseMs), cap: Duration.millis(capMs) })
+
 const deadlineMs = Opt.described(
   Opt.numberOption("deadline-ms", "milliseconds", 30_000).pipe(
     Options.withDescription("After SIGINT/SIGTERM, how long a graceful stop may take before the process exits 130")
@@ -160,7 +193,7 @@ const deadlineMs = Opt.described(
 export const daemon = verb(
   "daemon",
   "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
-  { root: Opt.root, pollMs, logFormat, deadlineMs, bundled: Plugins.bundled },
+  { root: Opt.root, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled: Plugins.bundled },
   (o) =>
     Effect.gen(function*() {
       const invocation = yield* Invocation
@@ -174,6 +207,7 @@ export const daemon = verb(
       // with the loader (generation 1) and the live services over it. Released in reverse: the
       // live services and the City (plugins disposed), the published generation, the pid file.
       const program = Effect.scoped(Effect.gen(function*() {
+        const backoff = yield* retryBackoff(o.retryBaseMs, o.retryCapMs)
         yield* DaemonLock.acquire
         // What a `city` that is gone left running is ended before any work (ProcessRecords.ts).
         yield* (yield* ProcessRecords).recover
@@ -184,7 +218,8 @@ export const daemon = verb(
           Layer.provideMerge(Loader.city({ root }, options))
         )
         yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before)).pipe(
-          Effect.provide(layer)
+          Effect.provide(layer),
+          Effect.provideService(RetryBackoff, backoff)
         )
       }))
       yield* program.pipe(
@@ -202,5 +237,10 @@ export const daemon = verb(
         Effect.onInterrupt(() => Effect.sync(markGracefulStop))
       )
     }),
-  ["city daemon", "city daemon --poll-ms 1000 --log-format json", "city daemon --bundled /opt/app/plugins"]
+  [
+    "city daemon",
+    "city daemon --poll-ms 1000 --log-format json",
+    "city daemon --retry-base-ms 5000 --retry-cap-ms 600000",
+    "city daemon --bundled /opt/app/plugins"
+  ]
 )

@@ -4,7 +4,9 @@
  * `city status` itself, which also shows the plugin generation the daemon serves (its number, how
  * many loaded and were skipped, each skipped name with its reason; docs/plugin-loader-lifecycle.md:
  * "A skipped plugin is logged as plugin skipped: <name>: <reason>") and a restart request not yet
- * applied (RestartRequests.ts).
+ * applied (RestartRequests.ts). An endpoint whose owed work failed shows its backoff
+ * (docs/live-application.md, "Failed owed work: the backoff"): `failing (attempt N, next at <ISO
+ * time>)` and the last reason on one line; in `--json`, `attempts`, `next_attempt_at`, `last_error`.
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
@@ -55,8 +57,14 @@ const owedJson = (r: OwedRecord) => ({
   reload: isOwed(r) ? { requested: r.requested, applied: r.applied, reason: r.reason } : null,
   removal: r.removal ?? null,
   last_error: r.last_error ?? null,
+  attempts: r.attempts ?? 0,
+  next_attempt_at: r.next_attempt_at ?? null,
   updated_at: r.updated_at
 })
+
+/** `failing (attempt N, next at <time>)` for work whose last attempt failed, else empty. */
+const failing = (r: OwedRecord) =>
+  r.attempts === undefined || r.attempts === 0 ? "" : `failing (attempt ${r.attempts}, next at ${r.next_attempt_at ?? "now"})`
 
 /** Owed work, as JSON and as table rows. */
 export const owedWork = Effect.gen(function*() {
@@ -72,7 +80,8 @@ export const owedWork = Effect.gen(function*() {
       identityOf(r.runtime, r.personality),
       isOwed(r) ? `reload (${r.applied}/${r.requested})` : "",
       r.removal === undefined ? "" : "removal",
-      r.last_error ?? "",
+      failing(r),
+      r.last_error === undefined ? "" : Out.oneLine(r.last_error, 200),
       r.updated_at
     ])
   }
@@ -85,7 +94,7 @@ export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
     yield* Console.log(
       owed.rows.length === 0
         ? "no owed reloads or removals"
-        : Out.table(["OWED ENDPOINT", "RELOAD", "REMOVAL", "LAST ERROR", "UPDATED"], owed.rows)
+        : Out.table(["OWED ENDPOINT", "RELOAD", "REMOVAL", "RETRY", "LAST ERROR", "UPDATED"], owed.rows)
     )
     yield* Console.log(owed.daemon.running ? `daemon: running (pid ${owed.daemon.pid})` : "daemon: not running")
   })

@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { Name } from "./Name.ts"
+import { oneLine } from "./OneLine.ts"
 
 /**
  * An endpoint as its host sees it: `idle` (hosted, between Turns), `busy` (a Turn is running),
@@ -54,11 +55,19 @@ export type Removal = typeof Removal.Type
 
 const Sequence = Schema.Int.pipe(Schema.nonNegative())
 
+/** A date and time as `Date.parse` reads it (the records write ISO 8601, `DateTime.formatIso`). */
+const IsoTime = Schema.String.pipe(
+  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "expected an ISO 8601 date and time" })
+)
+
 /**
  * `state/reloads/<runtime>-<personality>.json`: the owed work of one endpoint. A reload is owed
  * while `requested > applied`. `claim` names the process applying it right now (a dead claimant
  * is ignored). `removal` is an owed removal (the endpoint is retired and removed after its
  * current Turn; with `force`, killed and removed at once by the process that hosts it).
+ * `last_error`, `attempts` and `next_attempt_at` are the backoff of failed owed work
+ * (docs/live-application.md, "Failed owed work: the backoff"): the last failure, how many attempts
+ * failed in a row, and when the next one is due; a record without them owes its work now.
  * @since 0.1.0
  * @category model
  */
@@ -74,7 +83,11 @@ export const OwedRecord = Schema.Struct({
   updated_at: Schema.String,
   claim: Schema.optional(Schema.Struct({ pid: Schema.Int, target: Sequence, at: Schema.String })),
   removal: Schema.optional(Schema.Struct({ requested_at: Schema.String, force: Schema.optional(Schema.Boolean) })),
-  last_error: Schema.optional(Schema.String)
+  last_error: Schema.optional(Schema.String),
+  /** Failed attempts in a row (cleared by a success and by a new request). */
+  attempts: Schema.optional(Sequence),
+  /** When the next attempt is due (ISO 8601); the daemon skips the endpoint until then. */
+  next_attempt_at: Schema.optional(IsoTime)
 })
 /**
  * The owed work of one endpoint, as stored.
@@ -174,6 +187,29 @@ export class EndpointNotHosted extends Schema.TaggedError<EndpointNotHosted>()("
 }) {
   override get message() {
     return `endpoint ${this.identity} is not hosted in this process (launch it first)`
+  }
+}
+
+/**
+ * An attempt of owed work failed (its host could not reload, retire or kill the endpoint, or tell
+ * its state). `attempts` and `next_attempt_at` are the backoff recorded for it; `unrecorded` says
+ * why none could be recorded (the work is then tried again at the next pass).
+ * @since 0.1.0
+ * @category errors
+ */
+export class OwedWorkFailed extends Schema.TaggedError<OwedWorkFailed>()("OwedWorkFailed", {
+  identity: Schema.String,
+  work: Schema.Literal("reload", "removal"),
+  reason: Schema.String,
+  attempts: Schema.optional(Schema.Int),
+  next_attempt_at: Schema.optional(Schema.String),
+  unrecorded: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    const when = this.attempts !== undefined && this.next_attempt_at !== undefined
+      ? `attempt ${this.attempts}, next at ${this.next_attempt_at}`
+      : `not recorded: ${oneLine(this.unrecorded ?? "unknown", 200)}`
+    return `owed ${this.work} of ${this.identity} failed (${when}): ${oneLine(this.reason, 300)}`
   }
 }
 

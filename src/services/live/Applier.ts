@@ -25,8 +25,14 @@
  * boundary and completed (Reloads.ts). Work per endpoint is serialized in this process; across
  * processes the claim decides. Decision: an owed removal whose runtime can no longer be removed
  * (it became the default meanwhile) is dropped with a log line; the hosting stays retired.
+ *
+ * A failed attempt (a reload, an owed removal, or the status they need) stays owed with its
+ * backoff (RetryBackoff.ts): `pass` skips an endpoint whose next attempt is not due, so the work is
+ * tried again on the schedule, not at every pass, and each attempt logs one line (its
+ * `OwedWorkFailed` message: the attempt, the next time, the reason on one line).
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -37,6 +43,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { Application, EndpointState, OwedRecord } from "../../schema/Live.ts"
+import { oneLine } from "../../schema/OneLine.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import { Runtimes } from "../capabilities/Runtimes.ts"
 import { Peers } from "../capabilities/Peers.ts"
@@ -46,7 +53,7 @@ import { EndpointHost, type EndpointRef } from "./EndpointHost.ts"
 import { makeRefs } from "./Endpoints.ts"
 import { Fingerprints } from "./Fingerprints.ts"
 import { makeOwedWork } from "./OwedWork.ts"
-import { type EndpointKey, isOwed, Reloads } from "./Reloads.ts"
+import { type EndpointKey, isDue, isOwed, Reloads } from "./Reloads.ts"
 
 /**
  * The runtime application of one endpoint.
@@ -94,7 +101,10 @@ export class Applier extends Context.Tag("effect-city/Applier")<
     readonly rest: (keys: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<Applied>>
     readonly remove: (ref: EndpointRef, force: boolean) => Effect.Effect<RemovalDecision>
     readonly drain: (key: EndpointKey) => Effect.Effect<void>
-    /** One pass: a drain for every endpoint with owed work (in the worker, if one runs; else inline). */
+    /**
+     * One pass: a drain for every endpoint with owed work whose next attempt is due (in the
+     * worker, if one runs; else inline).
+     */
     readonly pass: Effect.Effect<void, StateError>
     /** Runs the worker in the caller's Scope: a pass now, every `interval`, and on `wake`. */
     readonly start: (interval: Duration.DurationInput) => Effect.Effect<void, never, Scope.Scope>
@@ -131,7 +141,7 @@ export const make: Effect.Effect<
   }
   let worker: { readonly fibers: FiberMap.FiberMap<string>; readonly signal: Queue.Queue<void> } | undefined
 
-  const { finishRemoval, reloadOwed } = makeOwedWork({ host, reloads, fingerprints, provisioner })
+  const { failed, finishRemoval, reloadOwed } = makeOwedWork({ host, reloads, fingerprints, provisioner })
 
   /** The endpoints that owe a reload, from one listing of the records; `None` if it failed. */
   const owedKeys = Effect.map(
@@ -203,7 +213,9 @@ export const make: Effect.Effect<
                   ? { identity, application: "pending", detail: "another process is applying it" }
                   : { identity, application: "applied" }
               ),
-              Effect.catchAll((detail) => Effect.succeed<Applied>({ identity, application: "failed", detail }))
+              Effect.catchAll((e) =>
+                Effect.succeed<Applied>({ identity, application: "failed", detail: e._tag === "OwedWorkFailed" ? e.reason : e.message })
+              )
             )
         }
       }, { concurrency: 4 })
@@ -244,7 +256,7 @@ export const make: Effect.Effect<
       if (Option.isNone(ref)) return yield* reloads.completeRemoval(key)
       if (record.removal !== undefined) return yield* finishRemoval(ref.value, record.removal.force === true)
       if (!isOwed(record)) return
-      const s = yield* host.status(ref.value)
+      const s = yield* host.status(ref.value).pipe(Effect.catchAll((e) => failed(ref.value, "reload", e.message)))
       if (s === "asleep" || s === "stopped" || s === "foreign") {
         yield* reloads.settle(ref.value)
         return yield* Effect.logInfo(`owed reload settled: endpoint is ${s}`)
@@ -257,12 +269,16 @@ export const make: Effect.Effect<
     serialized(`${key.runtime}-${key.personality}`)(
       Effect.flatMap(reloads.get(key), (record) => Option.isNone(record) ? Effect.void : apply(key, record.value))
     ).pipe(
-      Effect.catchAll((e) => Effect.logWarning(`owed work not applied: ${typeof e === "string" ? e : e.message}`)),
+      // One line per attempt: a failed attempt's message says which, and when the next one is.
+      Effect.catchAll((e) =>
+        Effect.logWarning(e._tag === "OwedWorkFailed" ? e.message : `owed work not applied: ${oneLine(e.message, 300)}`)
+      ),
       Effect.annotateLogs({ endpoint: `${key.runtime}-${key.personality}` })
     )
 
   const pass = Effect.gen(function*() {
-    const owed = yield* reloads.list
+    const now = yield* Clock.currentTimeMillis
+    const owed = (yield* reloads.list).filter((record) => isDue(record, now))
     const w = worker
     if (w === undefined) return yield* Effect.forEach(owed, drain, { discard: true, concurrency: 4 })
     for (const record of owed) {

@@ -1,16 +1,20 @@
 /**
  * The work owed to one endpoint, carried out (Applier.ts; Reloads.ts for the protocol):
  * - `reloadOwed`: at each Turn boundary claim the owed reload, reload, complete it and record the
- *   fingerprint of what the reload read; until nothing is owed. A failed reload releases the claim
- *   and stays owed with its error.
+ *   fingerprint of what the reload read; until nothing is owed.
  * - `finishRemoval`: retire the endpoint at its boundary (or, forced, kill it), then the
  *   Provisioner's removal (unprovision, drop the runtime), then the record goes. A foreign endpoint
  *   is left alone. A removal the Provisioner refuses (the runtime became the default meanwhile) is
  *   dropped with a log line.
+ * - `failed`: an attempt that failed (the host could not reload, retire or kill the endpoint, or
+ *   tell its state) releases the claim and stays owed, with its error and the next attempt of its
+ *   backoff (docs/live-application.md, "Failed owed work: the backoff"); it fails with
+ *   `OwedWorkFailed`, whose message is the one log line of that attempt.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { OwedWorkFailed } from "../../schema/Live.ts"
 import type { Provisioner } from "../capabilities/Provisioner.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import type { Fingerprints } from "./Fingerprints.ts"
@@ -29,21 +33,35 @@ export const makeOwedWork = (deps: {
 }) => {
   const { fingerprints, host, provisioner, reloads } = deps
 
+  /** Records a failed attempt of `work` (its backoff) and fails with it. */
+  const failed = (ref: EndpointRef, work: "reload" | "removal", reason: string): Effect.Effect<never, OwedWorkFailed> =>
+    reloads.release(ref, reason).pipe(
+      Effect.matchEffect({
+        onFailure: (e) => new OwedWorkFailed({ identity: ref.identity, work, reason, unrecorded: e.message }),
+        onSuccess: (record) =>
+          new OwedWorkFailed({
+            identity: ref.identity,
+            work,
+            reason,
+            ...(record.attempts === undefined ? {} : { attempts: record.attempts }),
+            ...(record.next_attempt_at === undefined ? {} : { next_attempt_at: record.next_attempt_at })
+          })
+      })
+    )
+
   /** At each boundary: claim, reload, complete; until nothing is owed. `true` if a reload ran. */
-  const reloadOwed = (ref: EndpointRef): Effect.Effect<boolean, string> =>
+  const reloadOwed = (ref: EndpointRef) =>
     Effect.gen(function*() {
       let reloaded = false
       for (;;) {
         const claim = reloads.claim(ref).pipe(Effect.mapError((e) => e.message))
         const result = yield* Effect.either(host.reload(ref, claim))
         if (result._tag === "Left") {
-          const message = typeof result.left === "string" ? result.left : result.left.message
-          yield* reloads.release(ref, message).pipe(Effect.ignore)
-          return yield* Effect.fail(message)
+          return yield* failed(ref, "reload", typeof result.left === "string" ? result.left : result.left.message)
         }
         const target = result.right
         if (Option.isNone(target)) return reloaded
-        yield* reloads.complete(ref, target.value).pipe(Effect.mapError((e) => e.message))
+        yield* reloads.complete(ref, target.value)
         yield* fingerprints.record(ref).pipe(Effect.ignore)
         yield* Effect.logInfo("reload applied").pipe(Effect.annotateLogs({ sequence: target.value }))
         reloaded = true
@@ -60,7 +78,7 @@ export const makeOwedWork = (deps: {
       )
       yield* reloads.completeRemoval(ref)
       yield* Effect.logInfo("owed removal applied")
-    })
+    }).pipe(Effect.catchTag("EndpointHostFailed", (e) => failed(ref, "removal", e.message)))
 
-  return { reloadOwed, finishRemoval }
+  return { reloadOwed, finishRemoval, failed }
 }

@@ -19,8 +19,11 @@
  *
  * Decisions where the spec is silent:
  * - a settled record (nothing owed, no removal) is deleted, so the folder lists owed work only;
- * - a failed reload releases the claim and keeps the record owed with `last_error`: the daemon
- *   tries again at its next pass, and `city capability list` shows the failure meanwhile;
+ * - a failed attempt (a reload, or an owed removal) releases the claim and keeps the record owed
+ *   with `last_error`, one more `attempts` and the `next_attempt_at` its backoff gives
+ *   (RetryBackoff.ts); the daemon skips the endpoint until then (`isDue`), and `city status` and
+ *   `city capability list` show the failure meanwhile. A completed reload clears the three, and so
+ *   does a request (a new surface change is worth trying at once) and a settle;
  * - a claim by a live process other than this one is respected; a claim by this process is this
  *   process's business (the Applier serializes work per endpoint in memory);
  * - asleep/stopped endpoints owe nothing: `settle` marks every request applied (their next launch
@@ -29,6 +32,7 @@
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -39,6 +43,7 @@ import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import * as Observability from "../Observability.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
+import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
 
 /**
  * The folder of the records, relative to the root.
@@ -74,6 +79,17 @@ export const isOwed = (record: OwedRecord): boolean => record.requested > record
 export const owesWork = (record: OwedRecord): boolean => isOwed(record) || record.removal !== undefined
 
 /**
+ * Is the record's next attempt due at `now` (epoch milliseconds)? A record that never failed is.
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isDue = (record: OwedRecord, now: number): boolean =>
+  record.next_attempt_at === undefined || Date.parse(record.next_attempt_at) <= now
+
+/** The record without its backoff. */
+const withoutBackoff = ({ attempts: _attempts, next_attempt_at: _next, ...rest }: OwedRecord): OwedRecord => rest
+
+/**
  * Whether process `pid` is alive (signal 0 probes without signalling).
  * @since 0.1.0
  * @category predicates
@@ -102,7 +118,7 @@ export const transitions = {
     updated_at: at
   }),
   request: (record: OwedRecord, reason: string, at: string, capability?: string): OwedRecord => {
-    const { capability: _previous, ...rest } = record
+    const { capability: _previous, ...rest } = withoutBackoff(record)
     return {
       ...rest,
       requested: record.requested + 1,
@@ -119,15 +135,16 @@ export const transitions = {
     return Option.some({ ...record, claim: { pid, target: record.requested, at }, updated_at: at })
   },
   complete: (record: OwedRecord, target: number, at: string): OwedRecord => {
-    const { claim: _claim, last_error: _error, ...rest } = record
+    const { claim: _claim, last_error: _error, ...rest } = withoutBackoff(record)
     return { ...rest, applied: Math.max(record.applied, target), updated_at: at }
   },
-  release: (record: OwedRecord, error: string, at: string): OwedRecord => {
+  /** A failed attempt: the claim goes, one more failure counts, the next attempt is due at `next`. */
+  release: (record: OwedRecord, error: string, at: string, next: string): OwedRecord => {
     const { claim: _claim, ...rest } = record
-    return { ...rest, last_error: error, updated_at: at }
+    return { ...rest, last_error: error, attempts: (record.attempts ?? 0) + 1, next_attempt_at: next, updated_at: at }
   },
   settle: (record: OwedRecord, at: string): OwedRecord => {
-    const { claim: _claim, ...rest } = record
+    const { claim: _claim, ...rest } = withoutBackoff(record)
     return { ...rest, applied: record.requested, updated_at: at }
   }
 }
@@ -154,8 +171,11 @@ export class Reloads extends Context.Tag("effect-city/Reloads")<
     readonly claim: (key: EndpointKey) => Effect.Effect<Option.Option<number>, Errors>
     /** The reload up to `target` completed. */
     readonly complete: (key: EndpointKey, target: number) => Effect.Effect<void, Errors>
-    /** The reload failed: the claim goes, the reload stays owed. */
-    readonly release: (key: EndpointKey, error: string) => Effect.Effect<void, Errors>
+    /**
+     * An attempt failed (a reload or an owed removal): the claim goes, the work stays owed, with
+     * the error, one more failed attempt and the time of the next one; the record as written.
+     */
+    readonly release: (key: EndpointKey, error: string) => Effect.Effect<OwedRecord, Errors>
     /** Nothing to reload (asleep, stopped): every request counts as applied; a removal stays. */
     readonly settle: (key: EndpointKey) => Effect.Effect<void, Errors>
     /** The owed removal is done: the record goes. */
@@ -177,6 +197,7 @@ const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
  */
 export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
+  const backoff = yield* RetryBackoff
   // One lock holder per process at a time: the root lock is not re-entrant, and this spares
   // the retry loop when fibers of the same process contend.
   const mutex = yield* Effect.makeSemaphore(1)
@@ -191,15 +212,21 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen
     owesWork(record) || record.claim !== undefined ? state.writeJson(file(key), record) : state.remove(file(key))
 
   /** Read-modify-write of one record under the root lock; `change` returns `None` for "no write". */
-  const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
+  const updateWith = <A>(
+    key: EndpointKey,
+    change: (record: OwedRecord, at: DateTime.Utc) => Effect.Effect<readonly [Option.Option<OwedRecord>, A]>
+  ) =>
     mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
       yield* state.lock
-      const at = yield* now
-      const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, at))
-      const [next, result] = change(current, at)
+      const at = yield* DateTime.now
+      const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, DateTime.formatIso(at)))
+      const [next, result] = yield* change(current, at)
       if (Option.isSome(next)) yield* write(key, next.value)
       return result
     })))
+
+  const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
+    updateWith(key, (record, at) => Effect.succeed(change(record, DateTime.formatIso(at))))
 
   const request = (keys: ReadonlyArray<EndpointKey>, reason: string, capability?: string) =>
     keys.length === 0 ? Effect.succeed([]) : mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
@@ -231,7 +258,11 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen
     update(key, (record, at) => [Option.some(transitions.complete(record, target, at)), undefined] as const)
 
   const release = (key: EndpointKey, error: string) =>
-    update(key, (record, at) => [Option.some(transitions.release(record, error, at)), undefined] as const)
+    updateWith(key, (record, at) =>
+      Effect.map(delayAfter(backoff, (record.attempts ?? 0) + 1), (delay: Duration.Duration) => {
+        const next = transitions.release(record, error, DateTime.formatIso(at), DateTime.formatIso(DateTime.addDuration(at, delay)))
+        return [Option.some(next), next] as const
+      }))
 
   const settle = (key: EndpointKey) =>
     update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
