@@ -19,7 +19,8 @@
  *
  * Decisions where the spec is silent:
  * - a settled record (nothing owed, no removal) is deleted, so the folder lists owed work only;
- * - a failed reload releases the claim and keeps the record owed with `last_error`: the daemon
+ * - a failed reload releases the claim and keeps the record owed with `last_error` (stored by
+ *   the rule of `schema/StoredText.ts`: escaped, capped): the daemon
  *   tries again at its next pass, and `city capability list` shows the failure meanwhile;
  * - a claim by a live process other than this one is respected; a claim by this process is this
  *   process's business (the Applier serializes work per endpoint in memory);
@@ -37,6 +38,7 @@ import * as Schema from "effect/Schema"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
+import { storedText } from "../../schema/StoredText.ts"
 import * as Observability from "../Observability.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 
@@ -231,7 +233,7 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen
     update(key, (record, at) => [Option.some(transitions.complete(record, target, at)), undefined] as const)
 
   const release = (key: EndpointKey, error: string) =>
-    update(key, (record, at) => [Option.some(transitions.release(record, error, at)), undefined] as const)
+    update(key, (record, at) => [Option.some(transitions.release(record, storedText(error), at)), undefined] as const)
 
   const settle = (key: EndpointKey) =>
     update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
