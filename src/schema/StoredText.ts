@@ -40,7 +40,7 @@ const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
  * @example
  * ```ts
  * storedText("\u001b[31mred") // "\\u001b[31mred"
- * storedText("x".repeat(5000)).length // 4096, starting "… (923 chars cut) "
+ * storedText("x".repeat(5000)) // "… (922 chars cut) xxx…" (4096 characters)
  * ```
  * @since 0.1.0
  * @category formatting
