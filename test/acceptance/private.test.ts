@@ -171,3 +171,25 @@ describe("private by default", () => {
     )
   }
 })
+
+describe("folders on the way", () => {
+  it.scopedLive("the root's missing parents are made 0700; an existing root is left as it is, a looser folder under it tightened", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const deep = join(w.base, "a", "b", "root")
+      const born = yield* cityProcess(["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude"], { root: deep, umask: "000" })
+      expect(born.code, born.stderr).toBe(0)
+      const mode = (path: string) => Effect.map(Effect.promise(() => lstat(path)), (info) => info.mode & 0o777)
+      for (const folder of ["a", "a/b", "a/b/root", "a/b/root/peers"]) expect([folder, yield* mode(join(w.base, folder))]).toEqual([folder, 0o700])
+
+      // An operator's root (0755) with folders of an older version (0755, a 0644 document).
+      yield* fs.makeDirectory(join(w.root, "peers"), { recursive: true })
+      yield* fs.chmod(w.root, 0o755)
+      yield* fs.chmod(join(w.root, "peers"), 0o755)
+      const again = yield* cityProcess(["peer", "create", "bob", "--cwd", w.work, "--runtime", "claude"], { root: w.root, umask: "000" })
+      expect(again.code, again.stderr).toBe(0)
+      expect(yield* mode(w.root)).toBe(0o755)
+      expect(yield* modes(w.root)).toEqual(["folder . 0755"])
+    }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+})
