@@ -13,8 +13,8 @@
  * Decisions where the spec is silent:
  * - commands run with the state root as their working directory (the peer's cwd
  *   is passed as `{cwd}`), so a call never depends on where the operator stood;
- * - a runtime with a private directory gets it created (0700, `StateRoot.makeDirectory`) before each call; if it
- *   cannot be created the call is `failed` before spawn, with the reason;
+ * - a runtime with a private directory gets it created (0700, `StateRoot.makeDirectory`)
+ *   before each call; if it cannot be created the call is `failed` before spawn, with the reason;
  * - the log lines of a joint's calls are queued and written in batches
  *   (`LifecycleLog.enqueue`), and flushed before `run` returns, also when it is
  *   interrupted;

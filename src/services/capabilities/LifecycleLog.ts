@@ -11,6 +11,7 @@
  * value is stored by the rule of `schema/StoredText.ts` (control characters
  * other than newline and tab escaped, at most 4096 characters, the end kept),
  * then written as logfmt (`quote`).
+ *
  * Before an append that would take it past `maxBytes` it rotates:
  * `lifecycle.log` → `.1` → `.2` … and the oldest beyond `keep` is deleted.
  * Appends and rotation happen under the root lock held by the joint, so two

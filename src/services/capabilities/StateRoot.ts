@@ -16,9 +16,9 @@
  * once.
  *
  * Private by default (docs/cli.md, "Files and permissions"): every file
- * written here is 0600 and every folder 0700 (`FileModes.ts`),
- * whatever the umask: each is created with its mode and then `chmod`ed to
- * it, since a umask such as 0277 would take the owner's write bit. A missing
+ * written here is 0600 and every folder 0700 (`FileModes.ts`), whatever the
+ * umask: each is created with its mode and then `chmod`ed to it, since a
+ * umask such as 0277 would take the owner's write bit. A missing
  * folder is made one level at a time, the root and its missing parents
  * included, so no folder `city` makes is left to the umask; an existing folder
  * under the root that a write goes into (or through) is tightened to 0700. An
