@@ -97,17 +97,29 @@ export const city = (
     return { code, stdout: stdout.join(""), stderr: stderr.join("") }
   })
 
+export interface ProcessOptions extends RunOptions {
+  /** Run it under this umask (octal digits, e.g. "000"), set by `/bin/sh` before it execs node. */
+  readonly umask?: string
+}
+
+/** The argv that runs `node ...args`, under `umask` when one is given (a umask is per process). */
+export const underUmask = (umask: string | undefined, args: ReadonlyArray<string>): readonly [string, ReadonlyArray<string>] =>
+  umask === undefined
+    ? [process.execPath, args]
+    : ["/bin/sh", ["-c", `umask ${umask} && exec "$0" "$@"`, process.execPath, ...args]]
+
 /**
  * Runs the real binary, `node bin/city.mjs ...args`, with `CITY_ROOT=root`; never fails (the
  * exit code is in the result).
  */
-export const cityProcess = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<Run> =>
+export const cityProcess = (args: ReadonlyArray<string>, options: ProcessOptions = {}): Effect.Effect<Run> =>
   Effect.async<Run>((resume) => {
     const env: Record<string, string | undefined> = { ...process.env }
     delete env["CITY_PRIVATE_DIR"]
     Object.assign(env, options.env)
     if (options.root !== undefined) env["CITY_ROOT"] = options.root
-    const child = execFile(process.execPath, [binary, ...args], {
+    const [file, argv] = underUmask(options.umask, [binary, ...args])
+    const child = execFile(file, argv, {
       env,
       cwd: options.cwd ?? process.cwd(),
       maxBuffer: 64 * 1024 * 1024,

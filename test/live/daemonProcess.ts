@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import { openSync } from "node:fs"
 import { join } from "node:path"
-import { binary } from "../acceptance/cityCli.ts"
+import { binary, underUmask } from "../acceptance/cityCli.ts"
 
 export interface Daemon {
   readonly pid: number
@@ -16,7 +16,13 @@ export interface Daemon {
   readonly log: string
 }
 
-export const startDaemon = (root: string, logDir: string, name: string, args: ReadonlyArray<string> = []) =>
+export const startDaemon = (
+  root: string,
+  logDir: string,
+  name: string,
+  args: ReadonlyArray<string> = [],
+  options: { readonly umask?: string } = {}
+) =>
   Effect.gen(function*() {
     const log = join(logDir, `${name}.log`)
     const out = openSync(log, "a")
@@ -25,7 +31,8 @@ export const startDaemon = (root: string, logDir: string, name: string, args: Re
       Effect.sync(() => {
         const env: Record<string, string | undefined> = { ...process.env, CITY_ROOT: root }
         delete env["CITY_PRIVATE_DIR"]
-        const c = spawn(process.execPath, [binary, "daemon", "--poll-ms", "100", ...args], {
+        const [file, argv] = underUmask(options.umask, [binary, "daemon", "--poll-ms", "100", ...args])
+        const c = spawn(file, argv, {
           env,
           stdio: ["ignore", out, out]
         })

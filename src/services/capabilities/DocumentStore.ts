@@ -2,7 +2,8 @@
  * One JSON document store for the state root: a folder of `<name>.json`
  * documents of one Schema (declarations, peers, endpoint records), each decoded
  * with `Schema.parseJson(schema)` (excess properties refused), its stem checked
- * against the name it carries, and written atomically through `StateRoot`.
+ * against the name it carries, and written atomically through `StateRoot`
+ * (0600 in a 0700 folder, as everything under the root).
  *
  * `list` reads the whole folder and returns the valid documents and one invalid
  * item per bad entry (docs/capability-plugin-lifecycle.md, "Declaration": "an
@@ -36,7 +37,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
-import { type WriteOptions, StateRoot } from "./StateRoot.ts"
+import { StateRoot } from "./StateRoot.ts"
 
 /**
  * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.
@@ -92,8 +93,6 @@ export interface DocumentStoreOptions<A, I, E> {
   readonly namingRule: string
   /** A rule the Schema cannot state alone (it depends on this host); `None` when it holds. */
   readonly check?: (document: A) => Option.Option<{ readonly field: string; readonly rule: string }>
-  /** Files only the owner may read (see `StateRoot.WriteOptions`). */
-  readonly private?: boolean
 }
 
 /**
@@ -176,7 +175,6 @@ export const make = <A, I, E>(
     const file = (name: string) => state.resolve(relative(name))
     const decode = decoder(options)
     const encode = Schema.encode(Schema.parseJson(options.schema, { space: 2 }))
-    const writeOptions: WriteOptions = options.private === true ? { private: true } : {}
     const memo = new Map<string, Remembered<A, E>>()
 
     const remember = (at: string, entry: Remembered<A, E>) => {
@@ -231,7 +229,7 @@ export const make = <A, I, E>(
       const name = options.key.of(document)
       return Effect.flatMap(textOf(document, name), (text) =>
         Effect.ensuring(
-          state.writeText(relative(name), `${text}\n`, writeOptions),
+          state.writeText(relative(name), `${text}\n`),
           Effect.sync(() => memo.delete(relative(name)))
         ))
     }

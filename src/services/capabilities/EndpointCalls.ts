@@ -13,8 +13,8 @@
  * Decisions where the spec is silent:
  * - commands run with the state root as their working directory (the peer's cwd
  *   is passed as `{cwd}`), so a call never depends on where the operator stood;
- * - a runtime with a private directory gets it created before each call; if it
- *   cannot be created the call is `failed` before spawn, with the reason;
+ * - a runtime with a private directory gets it created (0700, `StateRoot.makeDirectory`)
+ *   before each call; if it cannot be created the call is `failed` before spawn, with the reason;
  * - the log lines of a joint's calls are queued and written in batches
  *   (`LifecycleLog.enqueue`), and flushed before `run` returns, also when it is
  *   interrupted;
@@ -26,7 +26,6 @@
  *   before it could act.
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -163,14 +162,13 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
 export const make: Effect.Effect<
   EndpointCalls["Type"],
   never,
-  StateRoot | Runtimes | CommandRunner | LifecycleLog | EndpointRecords | FileSystem.FileSystem
+  StateRoot | Runtimes | CommandRunner | LifecycleLog | EndpointRecords
 > = Effect.gen(function*() {
   const state = yield* StateRoot
   const host = yield* Runtimes
   const runner = yield* CommandRunner
   const log = yield* LifecycleLog
   const records = yield* EndpointRecords
-  const fs = yield* FileSystem.FileSystem
 
   /** One call's outcome: substitute, create the private directory, spawn (or refuse before spawn). */
   const attempt = (
@@ -179,7 +177,8 @@ export const make: Effect.Effect<
     timeout: Duration.DurationInput
   ): Effect.Effect<Outcome> => {
     const { declaration, peer, runtime } = endpoint
-    const privateDir = Option.map(host.privateDir(runtime, peer.personality), state.resolve)
+    const privateFolder = host.privateDir(runtime, peer.personality)
+    const privateDir = Option.map(privateFolder, state.resolve)
     const values: Substitutions = {
       personality: peer.personality,
       runtime,
@@ -204,13 +203,13 @@ export const make: Effect.Effect<
       timeout,
       endpoint: `${declaration.capability} ${identityOf(runtime, peer.personality)}`
     })
-    if (Option.isNone(privateDir)) return spawned
-    return Effect.flatMap(Effect.either(fs.makeDirectory(privateDir.value, { recursive: true })), (made) =>
+    if (Option.isNone(privateFolder) || Option.isNone(privateDir)) return spawned
+    return Effect.flatMap(Effect.either(state.makeDirectory(privateFolder.value)), (made) =>
       Either.isLeft(made)
         ? Effect.succeed({
           state: "failed",
           ms: 0,
-          detail: `cannot create the private directory ${privateDir.value}: ${made.left.message}; refused before spawn`
+          detail: `cannot create the private directory ${privateDir.value}: ${made.left.detail}; refused before spawn`
         })
         : spawned)
   }

@@ -5,8 +5,9 @@
  * `<runtime>-<personality>` identity is for the log only (two endpoints can
  * share it).
  *
- * The records hold stderr tails, so they are private to the owner: files 0600
- * in a 0700 folder, like the log. They are a record of what happened, not
+ * The records hold stderr tails, stored by the one rule of `schema/StoredText.ts`
+ * (escaped, capped), in 0600 files in a 0700 folder like everything under the
+ * root (`StateRoot`). They are a record of what happened, not
  * state a joint depends on: an invalid records file is reported (never read as
  * empty in silence) and replaced by the next write, which then holds only the
  * calls made since.
@@ -20,6 +21,7 @@ import { InvalidEndpointRecords, type StateError } from "../../schema/Capability
 import { isName } from "../../schema/Name.ts"
 import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
+import { storedText } from "../../schema/StoredText.ts"
 import * as DocumentStore from "./DocumentStore.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
@@ -103,8 +105,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
     invalid: (file, field, rule) => new InvalidEndpointRecords({ file, field, rule }),
     key: { field: "capability", of: (records) => records.capability },
     isStem: isName,
-    namingRule: "is not an endpoint records file: expected <capability>.json",
-    private: true
+    namingRule: "is not an endpoint records file: expected <capability>.json"
   })
 
   const empty = (capability: string): Records => ({ schema: 1, capability, endpoints: {} })
@@ -160,7 +161,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
           occasion: o.occasion,
           at,
           ...(o.exit === undefined ? {} : { exit: o.exit }),
-          ...(o.detail === undefined ? {} : { detail: o.detail })
+          ...(o.detail === undefined ? {} : { detail: storedText(o.detail) })
         }
         endpoints[o.personality] = runtimes
       }

@@ -4,7 +4,14 @@
  * `lifecycle.log` as `ev=capability-provision capability=<name>
  * identity=<runtime>-<peer> occasion=… state=…`").
  *
- * The file is created 0600 in a 0700 folder (its lines carry stderr tails).
+ * The file is 0600 in a 0700 folder whatever the umask, like everything under
+ * the root (`StateRoot`; docs/cli.md, "Files and permissions"): its mode is set
+ * after every write (a file left by an older version is tightened too), the
+ * rotations keep it, and the old files are tightened once per process. Every
+ * value is stored by the rule of `schema/StoredText.ts` (control characters
+ * other than newline and tab escaped, at most 4096 characters, the end kept),
+ * then written as logfmt (`quote`).
+ *
  * Before an append that would take it past `maxBytes` it rotates:
  * `lifecycle.log` → `.1` → `.2` … and the oldest beyond `keep` is deleted.
  * Appends and rotation happen under the root lock held by the joint, so two
@@ -26,6 +33,8 @@ import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { storedText } from "../../schema/StoredText.ts"
+import { fileMode } from "./FileModes.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -92,12 +101,12 @@ export const quote = (value: string): string =>
     : value
 
 /**
- * One logfmt line (without the newline).
+ * One logfmt line (without the newline); each value stored by `StoredText.storedText`, then quoted.
  * @since 0.1.0
  * @category utils
  */
 export const formatLine = (fields: ReadonlyArray<readonly [string, LogValue]>): string =>
-  fields.flatMap(([key, value]) => value === undefined ? [] : [`${key}=${quote(String(value))}`]).join(" ")
+  fields.flatMap(([key, value]) => value === undefined ? [] : [`${key}=${quote(storedText(String(value)))}`]).join(" ")
 
 /**
  * Makes the lifecycle log on the state root.
@@ -133,9 +142,11 @@ export const make = (
 
     const prepare = Effect.gen(function*() {
       if (!folderReady) {
-        yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
-        // A folder made before (or by an older version) is tightened too.
-        yield* fs.chmod(dir, 0o700)
+        // Made 0700, or tightened (a folder made by an older version); then the old files.
+        yield* state.makeDirectory(path.relative(state.root, dir))
+        for (let i = 1; i <= keep; i++) {
+          yield* fs.chmod(`${file}.${i}`, fileMode).pipe(Effect.catchIf(missing, () => Effect.void))
+        }
         folderReady = true
       }
       return yield* fs.stat(file).pipe(
@@ -148,7 +159,8 @@ export const make = (
       Effect.gen(function*() {
         const size = yield* prepare
         if (size > 0 && size + line.length > maxBytes) yield* rotate
-        yield* fs.writeFile(file, line, { flag: "a", mode: 0o600 })
+        yield* fs.writeFile(file, line, { flag: "a", mode: fileMode })
+        yield* fs.chmod(file, fileMode)
       })
 
     /** Appends the lines in as few writes as the rotation allows, then fsyncs. */
@@ -178,10 +190,12 @@ export const make = (
             at += line.length
           }
           yield* Effect.scoped(Effect.gen(function*() {
-            const handle = yield* fs.open(file, { flag: "a", mode: 0o600 })
+            const handle = yield* fs.open(file, { flag: "a", mode: fileMode })
             yield* handle.writeAll(chunk)
             yield* handle.sync
           }))
+          // The umask may have taken bits of `fileMode` when the open created the file.
+          yield* fs.chmod(file, fileMode)
           size += bytes
           next = end
         }

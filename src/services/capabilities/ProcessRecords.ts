@@ -39,6 +39,7 @@ import { EndpointBusy, StateError } from "../../schema/CapabilityErrors.ts"
 import { ProcessRecord, type ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
 import * as TextFile from "../files/TextFile.ts"
 import * as ProcessIdentity from "./ProcessIdentity.ts"
+import { fileMode } from "./FileModes.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -224,13 +225,28 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
         }
         const file = path.join(dir, slotFile(slot))
         const tmp = `${file}.${self.pid}.${++counter}.tmp`
-        yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
-        yield* fs.writeFileString(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 })
-        yield* fs.rename(tmp, file)
+        const write = Effect.zipRight(
+          Effect.zipRight(fs.writeFileString(tmp, `${JSON.stringify(record)}\n`, { mode: fileMode }), fs.chmod(tmp, fileMode)),
+          fs.rename(tmp, file)
+        )
+        // The folder is made (0700, with its parents: StateRoot) the first time a write finds it missing.
+        yield* write.pipe(
+          Effect.catchIf(
+            (e) => e._tag === "SystemError" && e.reason === "NotFound",
+            () => Effect.zipRight(state.makeDirectory(folder), write)
+          )
+        )
         return { slot, record }
       }).pipe(
         Effect.mapError((cause) =>
-          new StateError({ operation: "write", path: path.join(dir, slotFile(endpoint ?? `pid-${pid}`)), detail: cause.message, cause })
+          cause._tag === "StateError"
+            ? cause
+            : new StateError({
+              operation: "write",
+              path: path.join(dir, slotFile(endpoint ?? `pid-${pid}`)),
+              detail: cause.message,
+              cause
+            })
         )
       )
 

@@ -7,7 +7,8 @@
  * - The lock's file operations go through the platform `FileSystem` (asynchronous, and a test
  *   layer can replace it), behind the callback interface `proper-lockfile` expects: `mkdir` (the
  *   lock itself), `stat` and `utimes` (the staleness probe and the 2 s refresh), `rmdir` (the
- *   release). No call blocks the event loop of the daemon that takes the lock.
+ *   release). No call blocks the event loop of the daemon that takes the lock. The lock
+ *   directory is made 0700, whatever the umask (docs/cli.md, "Files and permissions").
  * - A busy lock is retried on a Schedule (exponential from 5 ms, at least every 100 ms, jittered)
  *   until `wait` has passed, then `Busy`.
  * - A compromised lock (taken over as stale while held) is a warning through the Effect logger of
@@ -31,6 +32,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as lockfile from "proper-lockfile"
+import { folderMode } from "./FileModes.ts"
 
 /**
  * Why the lock was not taken: another process held it for all of `wait`, or an error.
@@ -68,7 +70,9 @@ const lockFs = (fs: FileSystem.FileSystem) => {
       })
     })
   return {
-    mkdir: (path: string, callback: Callback<void>) => run(fs.makeDirectory(path), callback),
+    // 0700 whatever the umask, like every folder under the root (StateRoot.ts).
+    mkdir: (path: string, callback: Callback<void>) =>
+      run(Effect.zipRight(fs.makeDirectory(path, { mode: folderMode }), fs.chmod(path, folderMode)), callback),
     // The lock directory is empty; the platform's `remove` takes a directory only when recursive.
     rmdir: (path: string, callback: Callback<void>) => run(fs.remove(path, { recursive: true }), callback),
     utimes: (path: string, atime: Date, mtime: Date, callback: Callback<void>) => run(fs.utimes(path, atime, mtime), callback),

@@ -15,6 +15,15 @@
  * `<root>/.lock`), a scoped resource. It is not re-entrant: a joint takes it
  * once.
  *
+ * Private by default (docs/cli.md, "Files and permissions"): every file
+ * written here is 0600 and every folder 0700 (`FileModes.ts`), whatever the
+ * umask: each is created with its mode and then `chmod`ed to it, since a
+ * umask such as 0277 would take the owner's write bit. A missing
+ * folder is made one level at a time, the root and its missing parents
+ * included, so no folder `city` makes is left to the umask; an existing folder
+ * under the root that a write goes into (or through) is tightened to 0700. An
+ * existing root is the operator's and is left as it is.
+ *
  * Reads go through the one file reader (`files/TextFile.ts`; docs/design.md, "State
  * and durability"): a state document is capped at 16 MiB unless the caller names
  * another kind (`host.json` is a `hostConfig`), a FIFO or device under the root
@@ -22,6 +31,7 @@
  * is the reader's one-line rule. Listings use the platform `readDirectory`.
  * @since 0.1.0
  */
+import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
@@ -33,6 +43,7 @@ import type * as Scope from "effect/Scope"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import type { FileRefused } from "../../schema/FileErrors.ts"
 import * as TextFile from "../files/TextFile.ts"
+import { fileMode, folderMode } from "./FileModes.ts"
 import * as RootLock from "./RootLock.ts"
 
 /**
@@ -48,16 +59,6 @@ export interface StateRootConfig {
 }
 
 /**
- * How a document is written.
- * @since 0.1.0
- * @category models
- */
-export interface WriteOptions {
-  /** Only the owner may read it (file 0600, its folder 0700): for anything holding a command's stderr. */
-  readonly private?: boolean
-}
-
-/**
  * The state root: atomic JSON writes, reads, and the cross-process lock.
  * @since 0.1.0
  * @category tags
@@ -68,7 +69,7 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
     readonly root: string
     /** Absolute path of a root-relative path. */
     readonly resolve: (relative: string) => string
-    /** Creates the root if it does not exist (the verbs that create state). */
+    /** Creates the root (0700, and each missing parent) if it does not exist (the verbs that create state). */
     readonly ensure: Effect.Effect<void, StateError>
     /** Succeeds when the root is an existing directory; `RootNotFound` when it does not exist. */
     readonly require: Effect.Effect<void, RootNotFound | StateError>
@@ -90,11 +91,17 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
       info: FileSystem.File.Info,
       kind?: TextFile.FileKind
     ) => Effect.Effect<Option.Option<string>, StateError>
-    /** Writes `text` atomically: temp file, fsync, rename, fsync of the folder. Creates the folders. */
-    readonly writeText: (relative: string, text: string, options?: WriteOptions) => Effect.Effect<void, StateError>
+    /**
+     * Writes `text` atomically, 0600: temp file, fsync, rename, fsync of the folder. Makes the
+     * folders (0700) or tightens them, as `makeDirectory` does.
+     */
+    readonly writeText: (relative: string, text: string) => Effect.Effect<void, StateError>
     /** Writes `value` as indented JSON atomically (documents with a Schema go through a `DocumentStore`). */
-    readonly writeJson: (relative: string, value: unknown, options?: WriteOptions) => Effect.Effect<void, StateError>
-    /** Creates a directory and its parents. */
+    readonly writeJson: (relative: string, value: unknown) => Effect.Effect<void, StateError>
+    /**
+     * Makes a folder under the root private: created 0700 with each missing parent (the root too),
+     * or tightened to 0700 with every folder between it and the root when it exists.
+     */
     readonly makeDirectory: (relative: string) => Effect.Effect<void, StateError>
     /** Removes a file or directory tree; a missing path is not an error. */
     readonly remove: (relative: string) => Effect.Effect<void, StateError>
@@ -118,6 +125,9 @@ const describe = (cause: unknown): string =>
 const isNotFound = (e: { readonly _tag: string; readonly reason?: string }) =>
   e._tag === "SystemError" && e.reason === "NotFound"
 
+const isAlreadyExists = (e: { readonly _tag: string; readonly reason?: string }) =>
+  e._tag === "SystemError" && e.reason === "AlreadyExists"
+
 /**
  * Makes the state root service on a directory.
  * @since 0.1.0
@@ -137,7 +147,33 @@ export const make = (config: StateRootConfig): Effect.Effect<
     const fail = (operation: string, file: string) => (cause: unknown) =>
       new StateError({ operation, path: file, detail: describe(cause), cause })
 
-    const ensure = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(fail("create", root)))
+    /** Makes `dir` 0700 whatever the umask, each missing parent first; an existing `dir` is left alone. */
+    const makeMissing = (dir: string): Effect.Effect<void, PlatformError.PlatformError> =>
+      fs.makeDirectory(dir, { mode: folderMode }).pipe(
+        Effect.zipRight(fs.chmod(dir, folderMode)),
+        Effect.catchIf(isAlreadyExists, () => Effect.void),
+        Effect.catchIf(
+          (e) => isNotFound(e) && path.dirname(dir) !== dir,
+          () => Effect.zipRight(makeMissing(path.dirname(dir)), makeMissing(dir))
+        )
+      )
+
+    /**
+     * `dir` (absolute) and each folder between it and the root, tightened to 0700, or made when
+     * missing; the root itself is only made when missing.
+     */
+    const privateFolder = (dir: string): Effect.Effect<void, PlatformError.PlatformError> => {
+      const inside = path.relative(root, dir)
+      if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) return makeMissing(dir)
+      const parts = inside.split(path.sep)
+      return Effect.forEach(
+        parts.map((_, i) => path.join(root, ...parts.slice(0, i + 1))),
+        (level) => fs.chmod(level, folderMode).pipe(Effect.catchIf(isNotFound, () => makeMissing(level))),
+        { discard: true }
+      )
+    }
+
+    const ensure = makeMissing(root).pipe(Effect.mapError(fail("create", root)))
 
     const require = fs.stat(root).pipe(
       Effect.catchIf(isNotFound, () => Effect.fail(new RootNotFound({ root }))),
@@ -150,23 +186,19 @@ export const make = (config: StateRootConfig): Effect.Effect<
     )
 
     let counter = 0
-    const writeText = (relative: string, text: string, options: WriteOptions = {}) => {
+    const writeText = (relative: string, text: string) => {
       const target = resolve(relative)
       const dir = path.dirname(target)
       const tmp = `${target}.${process.pid}.${++counter}.tmp`
       const bytes = new TextEncoder().encode(text)
       return Effect.gen(function*() {
-        if (options.private === true) {
-          yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
-          // A folder made before (or by an older version) is tightened too.
-          yield* fs.chmod(dir, 0o700)
-        } else {
-          yield* fs.makeDirectory(dir, { recursive: true })
-        }
+        yield* privateFolder(dir)
         yield* Effect.scoped(
-          Effect.flatMap(fs.open(tmp, { flag: "w", mode: options.private === true ? 0o600 : 0o644 }), (file) =>
+          Effect.flatMap(fs.open(tmp, { flag: "w", mode: fileMode }), (file) =>
             Effect.zipRight(file.writeAll(bytes), file.sync))
         )
+        // The umask may have taken bits of `fileMode` at the open; the rename keeps the mode.
+        yield* fs.chmod(tmp, fileMode)
         yield* fs.rename(tmp, target)
         // Make the rename itself durable; some file systems refuse to fsync a directory.
         yield* Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
@@ -176,8 +208,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
       )
     }
 
-    const writeJson = (relative: string, value: unknown, options?: WriteOptions) =>
-      writeText(relative, `${JSON.stringify(value, null, 2)}\n`, options)
+    const writeJson = (relative: string, value: unknown) => writeText(relative, `${JSON.stringify(value, null, 2)}\n`)
 
     // Asynchronous, through the one reader: a synchronous read of a FIFO under the root would
     // freeze the whole process (docs/design.md, "State and durability").
@@ -202,7 +233,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
 
     const makeDirectory = (relative: string) => {
       const dir = resolve(relative)
-      return fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(fail("create", dir)))
+      return privateFolder(dir).pipe(Effect.mapError(fail("create", dir)))
     }
 
     const list = (relative: string) => {

@@ -20,10 +20,11 @@
  * Decisions where the spec is silent:
  * - a settled record (nothing owed, no removal) is deleted, so the folder lists owed work only;
  * - a failed attempt (a reload, or an owed removal) releases the claim and keeps the record owed
- *   with `last_error`, one more `attempts` and the `next_attempt_at` its backoff gives
- *   (RetryBackoff.ts); the daemon skips the endpoint until then (`isDue`), and `city status` and
- *   `city capability list` show the failure meanwhile. A completed reload clears the three, and so
- *   does a request (a new surface change is worth trying at once) and a settle;
+ *   with `last_error` (stored by the rule of `schema/StoredText.ts`: escaped, capped), one more
+ *   `attempts` and the `next_attempt_at` its backoff gives (RetryBackoff.ts); the daemon skips the
+ *   endpoint until then (`isDue`), and `city status` and `city capability list` show the failure
+ *   meanwhile. A completed reload clears the three, and so does a request (a new surface change is
+ *   worth trying at once) and a settle;
  * - a claim by a live process other than this one is respected; a claim by this process is this
  *   process's business (the Applier serializes work per endpoint in memory);
  * - asleep/stopped endpoints owe nothing: `settle` marks every request applied (their next launch
@@ -41,6 +42,7 @@ import * as Schema from "effect/Schema"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
+import { storedText } from "../../schema/StoredText.ts"
 import * as Observability from "../Observability.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
@@ -260,7 +262,12 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen
   const release = (key: EndpointKey, error: string) =>
     updateWith(key, (record, at) =>
       Effect.map(delayAfter(backoff, (record.attempts ?? 0) + 1), (delay: Duration.Duration) => {
-        const next = transitions.release(record, error, DateTime.formatIso(at), DateTime.formatIso(DateTime.addDuration(at, delay)))
+        const next = transitions.release(
+          record,
+          storedText(error),
+          DateTime.formatIso(at),
+          DateTime.formatIso(DateTime.addDuration(at, delay))
+        )
         return [Option.some(next), next] as const
       }))
 

@@ -7,6 +7,9 @@
  * - the daemon takes it (renames it to `<id>.taken`), runs one Turn (a note, then each call as a
  *   Step, in order; a failed call is recorded and the next one still runs), and writes
  *   `<id>.result.json`: `{ ok, tools, generation, results: [{ tool, ok, output | error }] }`.
+ * Each `output` and `error` is stored by the rule of `schema/StoredText.ts` (control characters
+ * other than newline and tab escaped, at most 4096 characters, the end kept). A taken request is
+ * the daemon's: made 0600 like every file under the root (docs/cli.md, "Files and permissions").
  * A request for an endpoint the daemon does not host gets a result with `ok: false`; a Turn cut
  * short by a kill (`remove-runtime --force`) gets `{ ok: false, error: "interrupted: ..." }`. Turns run in
  * their own fibers: stopping the daemon stops taking requests and waits for running Turns
@@ -19,6 +22,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
+import { storedText, toolOutputMax } from "../../schema/StoredText.ts"
+import { fileMode } from "../capabilities/FileModes.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { CitySessionsShape } from "./CitySessionsHost.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
@@ -67,7 +72,11 @@ export const make = (sessions: CitySessionsShape, hosted: (identity: string) => 
           const results: Array<Record<string, unknown>> = []
           for (const c of request.calls) {
             const r = yield* Effect.either(t.call(c.tool, c.input ?? ""))
-            results.push(Either.isRight(r) ? { tool: c.tool, ok: true, output: r.right } : { tool: c.tool, ok: false, error: r.left.message })
+            results.push(
+              Either.isRight(r)
+                ? { tool: c.tool, ok: true, output: storedText(r.right, toolOutputMax) }
+                : { tool: c.tool, ok: false, error: storedText(r.left.message) }
+            )
           }
           return { tools: t.tools, results }
         }))
@@ -80,6 +89,9 @@ export const make = (sessions: CitySessionsShape, hosted: (identity: string) => 
           Effect.orElseSucceed(() => false)
         )
         if (!taken) return
+        yield* fs.chmod(state.resolve(`${base}.taken`), fileMode).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`turn request not made private: ${e.message}`))
+        )
         const text = yield* state.readText(`${base}.taken`)
         const request: Either.Either<TurnRequest, string> = text._tag === "Some"
           ? Either.mapLeft(decode(text.value), (e) => e.message)
@@ -87,7 +99,7 @@ export const make = (sessions: CitySessionsShape, hosted: (identity: string) => 
         const ref = hosted(identity)
         const work = Effect.gen(function*() {
           const result = Either.isLeft(request)
-            ? { ok: false, error: `invalid turn request: ${request.left}` }
+            ? { ok: false, error: storedText(`invalid turn request: ${request.left}`) }
             : ref === undefined
             ? { ok: false, error: `endpoint ${identity} is not hosted by this daemon` }
             : yield* runTurn(ref, request.right).pipe(
@@ -96,7 +108,7 @@ export const make = (sessions: CitySessionsShape, hosted: (identity: string) => 
                 generation: sessions.generation(ref),
                 ...r
               })),
-              Effect.catchAll((e) => Effect.succeed({ ok: false, error: e.message })),
+              Effect.catchAll((e) => Effect.succeed({ ok: false, error: storedText(e.message) })),
               // Killed (`remove-runtime --force`): the Turn is cut short, and says so.
               Effect.onInterrupt(() =>
                 state.writeJson(`${base}.result.json`, { ok: false, error: "interrupted: the endpoint was killed" }).pipe(

@@ -129,7 +129,7 @@ export const make: Effect.Effect<RestartRequests["Type"], never, StateRoot> = Ef
         updated_at: at
       }))
       const next = change(current, at)
-      yield* state.writeJson(restartFile, next, { private: true })
+      yield* state.writeJson(restartFile, next)
       return next
     })))
 
@@ -168,7 +168,7 @@ export const publish = (report: LoadReport, startedAt: string) =>
       started_at: startedAt,
       report
     }).pipe(Effect.orDie)
-    yield* state.writeJson(generationFile, encoded, { private: true })
+    yield* state.writeJson(generationFile, encoded)
   })
 
 /**
