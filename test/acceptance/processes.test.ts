@@ -112,6 +112,12 @@ describe("commands and signals", () => {
       const cli = yield* startCity(w.root, w.base, "register", ["capability", "register", file, "--timeout-ms", "60000"])
       yield* until(Effect.zipWith(fs.exists(join(w.base, "alice.pid")), fs.exists(join(w.base, "bob.pid")), (a, b) => a && b), 60_000)
       const orphans = [pidOf(w.base, "alice"), pidOf(w.base, "bob")]
+      // The records are written right after each spawn (ProcessRecords.ts); the kill comes after them.
+      const recorded = fs.readDirectory(join(w.root, "state", "processes")).pipe(
+        Effect.map((names) => names.filter((n) => n.endsWith(".json")).length === 2),
+        Effect.orElseSucceed(() => false)
+      )
+      yield* until(recorded, 60_000)
       process.kill(cli.pid, "SIGKILL")
       yield* Deferred.await(cli.exited)
       // The crash left both commands running, and their records say so.

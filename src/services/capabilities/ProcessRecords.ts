@@ -9,7 +9,9 @@
  *   is the endpoint (a caller that names none gets one slot per pid). The record is written (a temp
  *   file renamed over the slot) right after the spawn and removed right after the command has
  *   ended; it is not synced to disk: it answers a crash of `city`, and a crash of the machine
- *   ends the commands too (the boot is part of a process's start).
+ *   ends the commands too (the boot is part of a process's start). The record follows the spawn
+ *   by the time of one small write: a `city` killed in that window (a millisecond or so) leaves
+ *   that command unrecorded.
  * - **One command per endpoint, ever.** Before a command is spawned for an endpoint, `vacate`
  *   reads its slot: a record whose process is gone is removed; one whose owner is gone (a `city`
  *   killed with SIGKILL) has its process group ended (SIGTERM, SIGKILL after the grace), then
