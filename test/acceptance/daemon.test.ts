@@ -131,6 +131,8 @@ describe("city daemon", () => {
       const first = yield* startDaemon(w.root, w.base, "first")
       yield* setStatus("idle")
       yield* until(fs.exists(join(w.base, "reload.pid")), 60_000) // the reload is running
+      // and recorded (right after its spawn: ProcessRecords.ts)
+      yield* until(fs.exists(join(w.root, "state", "processes", "host%20claude-alice.json")), 60_000)
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       // The crash left the reload command running (it waits for `release`, which never comes).

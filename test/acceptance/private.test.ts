@@ -30,12 +30,23 @@ const sh = (file: string, lines: ReadonlyArray<string>) =>
     return file
   })
 
-/** Every entry under `dir` (`dir` itself first), with its own mode (`lstat`: a link is not followed). */
+/**
+ * Every entry under `dir` (`dir` itself first), with its own mode (`lstat`: a link is not followed).
+ * An entry removed while the walk runs (a running command's record, cleared when it ends) is left out.
+ */
 const walk = async (dir: string): Promise<ReadonlyArray<{ readonly path: string; readonly kind: string; readonly mode: number }>> => {
-  const info = await lstat(dir)
+  const info = await lstat(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined
+    throw error
+  })
+  if (info === undefined) return []
   const self = { path: dir, kind: info.isDirectory() ? "folder" : info.isFile() ? "file" : "other", mode: info.mode & 0o777 }
   if (!info.isDirectory()) return [self]
-  const below = await Promise.all((await readdir(dir)).sort().map((name) => walk(join(dir, name))))
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [] as Array<string>
+    throw error
+  })
+  const below = await Promise.all(names.sort().map((name) => walk(join(dir, name))))
   return [self, ...below.flat()]
 }
 
@@ -44,10 +55,23 @@ const ours = (root: string) =>
   Effect.map(Effect.promise(() => walk(root)), (entries) => entries.filter((e) => relative(root, e.path) !== "host.json"))
 
 /** The entries under the root that are not a 0600 file or a 0700 folder, as `<kind> <path> <mode>`. */
+/**
+ * A temp file caught between its creation and its `chmod` (an atomic write in flight: it is renamed
+ * into place once its mode is set) may still have fewer bits than 0600 under a umask such as 0277;
+ * it must never have more, nor any for the group or others.
+ */
+const isTemp = (path: string) => path.endsWith(".tmp")
+
 const modes = (root: string) =>
   Effect.map(ours(root), (entries) =>
     entries
-      .filter((e) => e.kind === "file" ? e.mode !== 0o600 : e.kind === "folder" ? e.mode !== 0o700 : true)
+      .filter((e) =>
+        e.kind === "file"
+          ? isTemp(e.path) ? (e.mode & ~0o600) !== 0 : e.mode !== 0o600
+          : e.kind === "folder"
+          ? e.mode !== 0o700
+          : true
+      )
       .map((e) => `${e.kind} ${relative(root, e.path) || "."} 0${e.mode.toString(8)}`))
 
 /** The whole scenario under `umask`; then the walk of the root. */

@@ -138,4 +138,35 @@ describe("commands and signals", () => {
       expect(repair.stderr).toMatch(/ended a command left running by pid \d+, which is gone/)
       expect(yield* fs.readDirectory(join(w.root, "state", "processes"))).toEqual([])
     }))
+
+  real("kill -9 of a sweep between two calls: the first call is in the records and in the log, and they agree", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      const command = yield* stubborn(w.bin, w.base)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      yield* seedPeer(w.root, "bob", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
+      // alice's first run is let through (a marker says it ran before); bob's holds until killed.
+      yield* fs.writeFileString(join(w.base, "alice.ran"), "")
+      const cli = yield* startCity(w.root, w.base, "register", [
+        "capability",
+        "register",
+        file,
+        "--concurrency",
+        "1",
+        "--timeout-ms",
+        "60000"
+      ])
+      yield* until(fs.exists(join(w.base, "bob.pid")), 60_000)
+      process.kill(cli.pid, "SIGKILL")
+      yield* Deferred.await(cli.exited)
+      process.kill(pidOf(w.base, "bob"), "SIGKILL")
+      const records = JSON.parse(yield* fs.readFileString(join(w.root, "state", "endpoints", "stat.json")))
+      expect(Object.keys(records.endpoints)).toEqual(["alice"])
+      expect(records.endpoints.alice.claude).toMatchObject({ state: "ok", occasion: "sweep-on" })
+      const log = (yield* fs.readFileString(join(w.root, "logs", "lifecycle.log"))).split("\n").filter((l) => l !== "")
+      expect(log.length).toBe(1)
+      expect(log[0]).toMatch(/capability=stat identity=claude-alice occasion=sweep-on state=ok/)
+    }))
 })

@@ -129,6 +129,12 @@ export interface RunRequest {
    * commands of one endpoint run at once, in this process or another.
    */
   readonly endpoint?: string
+  /**
+   * The caller holds the state-root lock (a joint): taking it ended every leftover
+   * (`ProcessRecords.recover`), and no other process starts a command of this endpoint while it is
+   * held, so the endpoint's slot is not read again before the spawn.
+   */
+  readonly rootLocked?: boolean
 }
 
 /**
@@ -202,7 +208,8 @@ export const make = (
     const run = (request: RunRequest): Effect.Effect<Outcome> => {
       const timeout = Duration.decode(request.timeout)
       const wait = Duration.sum(timeout, Duration.sum(Duration.times(killGrace, 2), Duration.seconds(1)))
-      return Effect.matchEffect(records.vacate(request.endpoint, wait), {
+      const vacated = request.rootLocked === true ? Effect.void : records.vacate(request.endpoint, wait)
+      return Effect.matchEffect(vacated, {
         onFailure: (busy) => Effect.succeed(failed(`${busy.message}; not started`)),
         onSuccess: () =>
           Effect.uninterruptibleMask((restore) =>

@@ -37,7 +37,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
-import { StateRoot } from "./StateRoot.ts"
+import { StateRoot, type WriteOptions } from "./StateRoot.ts"
 
 /**
  * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.
@@ -108,7 +108,7 @@ export interface DocumentStore<A, E> {
   /** The document stored under `name`; `None` when there is none. */
   readonly read: (name: string) => Effect.Effect<Option.Option<A>, E | StateError>
   /** Writes a document atomically under its own name. Caller holds the root lock. */
-  readonly write: (document: A) => Effect.Effect<void, StateError>
+  readonly write: (document: A, options?: WriteOptions) => Effect.Effect<void, StateError>
   /** Removes the document of `name`; a missing one is not an error. Caller holds the root lock. */
   readonly remove: (name: string) => Effect.Effect<void, StateError>
   /** Every document of the folder, valid or not, in name order. */
@@ -225,11 +225,11 @@ export const make = <A, I, E>(
         (e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })
       )
 
-    const write = (document: A) => {
+    const write = (document: A, writeOptions?: WriteOptions) => {
       const name = options.key.of(document)
       return Effect.flatMap(textOf(document, name), (text) =>
         Effect.ensuring(
-          state.writeText(relative(name), `${text}\n`),
+          state.writeText(relative(name), `${text}\n`, writeOptions),
           Effect.sync(() => memo.delete(relative(name)))
         ))
     }

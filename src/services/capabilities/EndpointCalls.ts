@@ -15,9 +15,13 @@
  *   is passed as `{cwd}`), so a call never depends on where the operator stood;
  * - a runtime with a private directory gets it created (0700, `StateRoot.makeDirectory`)
  *   before each call; if it cannot be created the call is `failed` before spawn, with the reason;
- * - the log lines of a joint's calls are queued and written in batches
- *   (`LifecycleLog.enqueue`), and flushed before `run` returns, also when it is
- *   interrupted;
+ * - each call is recorded as soon as it ends, so an interrupted joint (SIGTERM,
+ *   `kill -9`) keeps what finished and its log and records agree: the endpoint's
+ *   record first, then the call's log line, each written (renamed into place,
+ *   appended) but not yet fsynced, by one committer that takes every outcome
+ *   waiting (calls that end together share a write). That survives a crash of
+ *   `city`; when `run` returns, also on an interruption, the records and the log
+ *   are fsynced, so they survive a crash of the machine too;
  * - at most `concurrency` commands run at once (`Effect.forEach`): a call
  *   waiting for a place when the joint is interrupted never starts, and the
  *   running ones are ended as `CommandRunner` ends an interrupted call;
@@ -32,6 +36,7 @@ import * as Duration from "effect/Duration"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InvalidJointSettings, type InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
@@ -201,7 +206,8 @@ export const make: Effect.Effect<
       cwd: state.root,
       privateDir,
       timeout,
-      endpoint: `${declaration.capability} ${identityOf(runtime, peer.personality)}`
+      endpoint: `${declaration.capability} ${identityOf(runtime, peer.personality)}`,
+      rootLocked: true
     })
     if (Option.isNone(privateFolder) || Option.isNone(privateDir)) return spawned
     return Effect.flatMap(Effect.either(state.makeDirectory(privateFolder.value)), (made) =>
@@ -276,10 +282,35 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
+      // Each call is recorded as soon as it ends: its endpoint record, then its log line, written
+      // (not yet synced) by one committer that takes every outcome waiting, so calls ending
+      // together share a write. At the end everything is synced, also on an interruption.
+      const committer = yield* Effect.makeSemaphore(1)
+      let pending: Array<EndpointOutcome> = []
+      const invalid = new Map<string, InvalidEndpointRecords>()
+      const commit = committer.withPermits(1)(Effect.suspend(() => {
+        if (pending.length === 0) return Effect.void
+        const batch = pending
+        pending = []
+        return Effect.flatMap(
+          Effect.flatMap(DateTime.now, (now) => records.record(batch, DateTime.formatIso(now), { sync: false })),
+          (found) => {
+            for (const file of found) invalid.set(file.file, file)
+            return log.write
+          }
+        )
+      }))
+      const synced = Effect.zipRight(
+        Effect.zipRight(commit, records.sync(endpoints.map((e) => e.declaration.capability))),
+        log.flush
+      )
+      const recorded = (outcome: EndpointOutcome) =>
+        Effect.uninterruptible(Effect.zipRight(Effect.sync(() => void pending.push(outcome)), commit))
       const outcomes = yield* Effect.forEach(
         endpoints,
         (endpoint) =>
           call(endpoint, occasion, timeout, traced).pipe(
+            Effect.tap(recorded),
             Effect.tap((outcome) => {
               done++
               return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
@@ -287,11 +318,9 @@ export const make: Effect.Effect<
           ),
         // At most `concurrency` commands at once (an integer of at least 1: `checkSettings`).
         { concurrency: settings.concurrency ?? 4 }
-        // The log lines are written in batches: all of them are durable when the joint's calls return.
-      ).pipe(Effect.ensuring(log.flush))
-      const at = DateTime.formatIso(yield* DateTime.now)
-      const invalid = yield* records.record(outcomes, at)
-      return { outcomes, invalid }
+      ).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(synced)))
+      yield* synced
+      return { outcomes, invalid: [...invalid.values()] }
     })
 
   return EndpointCalls.of({ run })

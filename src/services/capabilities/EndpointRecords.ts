@@ -23,7 +23,7 @@ import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as DocumentStore from "./DocumentStore.ts"
-import type { StateRoot } from "./StateRoot.ts"
+import type { StateRoot, WriteOptions } from "./StateRoot.ts"
 
 /**
  * The folder of the endpoint records, under the state root.
@@ -70,11 +70,17 @@ export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
   {
     /** The records of one capability (none recorded: empty). */
     readonly get: (capability: string) => Effect.Effect<CapabilityRecords, StateError>
-    /** Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock. */
+    /**
+     * Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock.
+     * `{ sync: false }`: written without fsync (a joint records each call so, then syncs at its end).
+     */
     readonly record: (
       outcomes: ReadonlyArray<EndpointOutcome>,
-      at: string
+      at: string,
+      options?: WriteOptions
     ) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
+    /** Writes the records of these capabilities again, synced (after writes made with `sync: false`). */
+    readonly sync: (capabilities: Iterable<string>) => Effect.Effect<void, StateError>
     /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
     readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
     /** Every recorded endpoint of one personality, over all capabilities. */
@@ -131,7 +137,8 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
   /** Applies `change` to the records of each capability named; an emptied file is deleted. */
   const update = (
     capabilities: Iterable<string>,
-    change: (capability: string, endpoints: Record<string, Record<string, EndpointRecord>>) => void
+    change: (capability: string, endpoints: Record<string, Record<string, EndpointRecord>>) => void,
+    writeOptions?: WriteOptions
   ) =>
     Effect.map(
       Effect.forEach(new Set(capabilities), (capability) =>
@@ -145,13 +152,13 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
           }
           yield* Object.keys(endpoints).length === 0
             ? store.remove(capability)
-            : store.write({ schema: 1, capability, endpoints })
+            : store.write({ schema: 1, capability, endpoints }, writeOptions)
           return invalid
         })),
       (invalid) => invalid.flatMap(Option.toArray)
     )
 
-  const record = (outcomes: ReadonlyArray<EndpointOutcome>, at: string) =>
+  const record = (outcomes: ReadonlyArray<EndpointOutcome>, at: string, writeOptions?: WriteOptions) =>
     update(outcomes.map((o) => o.capability), (capability, endpoints) => {
       for (const o of outcomes) {
         if (o.capability !== capability) continue
@@ -165,7 +172,12 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
         }
         endpoints[o.personality] = runtimes
       }
-    })
+    }, writeOptions)
+
+  const sync = (capabilities: Iterable<string>) =>
+    Effect.forEach(new Set(capabilities), (capability) =>
+      Effect.flatMap(store.read(capability).pipe(Effect.orElseSucceed(() => Option.none<Records>())), (found) =>
+        Option.isSome(found) ? store.write(found.value) : Effect.void), { discard: true })
 
   const forget = (keys: ReadonlyArray<EndpointKey>) =>
     update(keys.map((k) => k.capability), (capability, endpoints) => {
@@ -176,7 +188,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
     Effect.map(store.list, (scan) =>
       scan.valid.flatMap(entriesOf).filter((entry) => entry.personality === personality))
 
-  return EndpointRecords.of({ get, record, forget, ofPeer, remove: store.remove })
+  return EndpointRecords.of({ get, record, sync, forget, ofPeer, remove: store.remove })
 })
 
 /**

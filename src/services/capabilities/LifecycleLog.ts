@@ -79,6 +79,11 @@ export class LifecycleLog extends Context.Tag("effect-city/LifecycleLog")<
     readonly enqueue: (fields: ReadonlyArray<readonly [string, LogValue]>) => Effect.Effect<void>
     /** Writes the queued lines, in order, and fsyncs the file; never fails. */
     readonly flush: Effect.Effect<void>
+    /**
+     * Writes the queued lines, in order, without fsync (they survive a crash of this process, not of
+     * the machine); the next `flush` fsyncs them. Never fails.
+     */
+    readonly write: Effect.Effect<void>
     readonly file: string
   }
 >() {}
@@ -132,7 +137,13 @@ export const make = (
     const missing = (e: { readonly _tag: string; readonly reason?: string }) =>
       e._tag === "SystemError" && e.reason === "NotFound"
 
+    /** Lines written without fsync since the last one. */
+    let unsynced = false
+    const syncFile = Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a", mode: fileMode }), (handle) => handle.sync))
+
     const rotate = Effect.gen(function*() {
+      // Lines written without fsync go with the file: it is synced before it is rotated away.
+      if (unsynced) yield* syncFile
       yield* fs.remove(`${file}.${keep}`, { force: true })
       for (let i = keep - 1; i >= 1; i--) {
         yield* fs.rename(`${file}.${i}`, `${file}.${i + 1}`).pipe(Effect.catchIf(missing, () => Effect.void))
@@ -163,8 +174,8 @@ export const make = (
         yield* fs.chmod(file, fileMode)
       })
 
-    /** Appends the lines in as few writes as the rotation allows, then fsyncs. */
-    const writeAll = (lines: ReadonlyArray<Uint8Array>) =>
+    /** Appends the lines in as few writes as the rotation allows, then fsyncs (unless `sync` is false). */
+    const writeAll = (lines: ReadonlyArray<Uint8Array>, sync: boolean) =>
       Effect.gen(function*() {
         let size = yield* prepare
         let next = 0
@@ -192,7 +203,7 @@ export const make = (
           yield* Effect.scoped(Effect.gen(function*() {
             const handle = yield* fs.open(file, { flag: "a", mode: fileMode })
             yield* handle.writeAll(chunk)
-            yield* handle.sync
+            if (sync) yield* handle.sync
           }))
           // The umask may have taken bits of `fileMode` when the open created the file.
           yield* fs.chmod(file, fileMode)
@@ -220,10 +231,20 @@ export const make = (
 
     let queued: Array<Uint8Array> = []
     const flush = writer.withPermits(1)(Effect.suspend(() => {
+      const lines = queued
+      queued = []
+      if (lines.length === 0 && !unsynced) return Effect.void
+      const work = lines.length === 0 ? syncFile : writeAll(lines, true)
+      return reported(Effect.zipRight(work, Effect.sync(() => {
+        unsynced = false
+      })))
+    }))
+    const writeQueued = writer.withPermits(1)(Effect.suspend(() => {
       if (queued.length === 0) return Effect.void
       const lines = queued
       queued = []
-      return reported(writeAll(lines))
+      unsynced = true
+      return reported(writeAll(lines, false))
     }))
 
     const enqueue = (fields: ReadonlyArray<readonly [string, LogValue]>) =>
@@ -232,7 +253,7 @@ export const make = (
         return queued.length >= batchLines ? flush : Effect.void
       })
 
-    return LifecycleLog.of({ append, enqueue, flush, file })
+    return LifecycleLog.of({ append, enqueue, flush, write: writeQueued, file })
   })
 
 /**

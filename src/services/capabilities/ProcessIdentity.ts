@@ -1,8 +1,10 @@
 /**
  * A process named so that a reused pid is never mistaken for it (docs/cli.md, "Commands and
  * signals"): its pid and its start, the boot id and the start time the kernel keeps for it
- * (`/proc/sys/kernel/random/boot_id`, field 22 of `/proc/<pid>/stat`), read through the file
- * reader. Where the platform has no `/proc`, the start is `null`: such a process can be found
+ * (`/proc/sys/kernel/random/boot_id`, field 22 of `/proc/<pid>/stat`). These are read with the
+ * platform's `readFileString`, not the file reader: they are the kernel's own one-line files, which
+ * no one can swap for a FIFO or a device, and a sweep reads one per command it starts. Where the
+ * platform has no `/proc`, the start is `null`: such a process can be found
  * alive or gone, but never told from another process that got its pid (`running` says
  * `undefined`), and callers never signal it on that ground.
  * @since 0.1.0
@@ -11,16 +13,13 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ProcessIdentity } from "../../schema/ProcessRecord.ts"
-import * as TextFile from "../files/TextFile.ts"
-
-/** `/proc/<pid>/stat` and the boot id are one short line each. */
-const procKind: TextFile.FileKind = { name: "process status file", maxBytes: 4096 }
 
 const readProc = (file: string) =>
-  TextFile.read(file, procKind).pipe(
-    Effect.map(Option.map((text) => text.trim())),
-    Effect.orElseSucceed(() => Option.none<string>())
-  )
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    fs.readFileString(file).pipe(
+      Effect.map((text) => Option.some(text.trim())),
+      Effect.orElseSucceed(() => Option.none<string>())
+    ))
 
 let bootId: Option.Option<string> | undefined
 

@@ -252,13 +252,9 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
         )
       )
 
-    const ended = (recorded: Recorded) =>
-      Effect.flatMap(read(recorded.slot), (found) =>
-        // Only our own record is cleared: a slot taken over since (it cannot be, while we run) is left alone.
-        Option.isSome(found) && found.value.process.pid === recorded.record.process.pid &&
-          found.value.owner.pid === self.pid
-          ? remove(recorded.slot)
-          : Effect.void)
+    // Only this process writes this slot while its command runs (others wait, or end it only once
+    // this process is gone), so the record is removed without being read again.
+    const ended = (recorded: Recorded) => remove(recorded.slot)
 
     const recover = Effect.gen(function*() {
       const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
