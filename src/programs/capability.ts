@@ -8,33 +8,28 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Declaration } from "../schema/Declaration.ts"
 import { Listings } from "../services/capabilities/Listings.ts"
 import type { JointReport } from "../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
+import * as Json from "./jsonOutput.ts"
 import * as Live from "./live.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
 import { group, verb } from "./verbs.ts"
 
-const declarationJson = (d: Declaration) => ({
-  capability: d.capability,
-  version: d.version ?? null,
-  package: d.package ?? null,
-  runtimes: d.runtimes
-})
+type SweepVerb = "capability register" | "capability sync" | "capability unregister"
 
-const renderSweep = (
-  verb: string,
+const renderSweep = <V extends SweepVerb>(
+  verb: V,
   json: boolean,
   report: JointReport,
-  extra: Record<string, unknown>,
+  extra: Omit<Out.Extra<V>, "daemon">,
   headline: string
 ) =>
   Effect.gen(function*() {
     // Live application: whether a daemon runs to carry out `pending` work.
     const daemon = yield* Live.daemonInfo
-    yield* Out.renderReport({ policy: "sweep", verb, json, report, extra: { ...extra, daemon }, headline })
+    yield* Out.renderReport({ policy: "sweep", verb, json, report, extra: { ...extra, daemon } as Out.Extra<V>, headline })
     yield* Live.notePending(report.outcomes.filter((o) => o.application === "pending").length, json)
   })
 
@@ -59,7 +54,7 @@ export const register = verb(
             "capability register",
             o.json,
             report,
-            { declaration: declarationJson(declaration) },
+            Json.capabilityJson(declaration),
             Out.safe`registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
               `sweep-on over ${report.outcomes.length} endpoint(s)`
           )
@@ -133,20 +128,16 @@ export const list = verb(
         const owed = yield* Live.owedWork
         yield* Out.warnInvalid(overview)
         if (o.json) {
-          return yield* Out.printJson({
+          yield* Live.warnOwed(owed)
+          return yield* Out.printDocument("capability list", {
             ok: true,
-            verb: "capability list",
+            capabilities: overview.capabilities.map((c) => ({
+              ...Json.capabilityJson(c.declaration),
+              endpoints: c.endpoints.map((e) => ({ peer: e.personality, runtime: e.runtime, last: Option.getOrNull(e.last) }))
+            })),
             owed: owed.json,
             daemon: owed.daemon,
-            capabilities: overview.capabilities.map((c) => ({
-              ...declarationJson(c.declaration),
-              endpoints: c.endpoints.map((e) => ({
-                personality: e.personality,
-                runtime: e.runtime,
-                last: Option.getOrNull(e.last)
-              }))
-            })),
-            invalid: Out.invalidJson(overview)
+            invalid: [...Json.invalidJson(overview.invalid), ...owed.invalidJson]
           })
         }
         const rows = overview.capabilities.flatMap((c) => {

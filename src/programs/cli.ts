@@ -138,11 +138,12 @@ const usageError = (
     lines.push("", `Usage: ${Help.usageLine(path, node)}`, `Run '${path.join(" ")} --help' for more information.`)
     yield* Console.error(lines.join("\n"))
     if (json) {
-      yield* Out.printJson({
-        ok: false,
-        verb: path.slice(1).join(" "),
-        error: { _tag: "UsageError", message, ...(suggested.length > 0 ? { suggestions: suggested } : {}) }
-      })
+      yield* Out.printFailure(
+        path.slice(1).join(" "),
+        { _tag: "UsageError", message, ...(suggested.length > 0 ? { suggestions: suggested } : {}) },
+        // The daemon's stdout under --json is JSON lines (docs/cli.md, "`--json` fields").
+        node === daemon ? "line" : undefined
+      )
     }
     return 2
   })
@@ -195,7 +196,7 @@ const unexpected = (json: boolean, cause: Cause.Cause<unknown>) =>
     const message = failure instanceof Error ? failure.message : String(failure)
     yield* Out.endProgress()
     yield* Console.error(Out.safe`city: error: ${message.split("\n")[0] ?? ""}`)
-    if (json) yield* Out.printJson({ ok: false, verb: "", error: { _tag: "UnexpectedError", message } })
+    if (json) yield* Out.printFailure("", { _tag: "UnexpectedError", message })
     return 1
   })
 

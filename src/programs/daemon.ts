@@ -32,7 +32,9 @@
  * process exits 130 naming the Turns and endpoints whose work it abandoned.
  *
  * The log goes through the Effect Logger, `--log-format logfmt|json`, with `endpoint` (and, where
- * known, `capability`) as annotations.
+ * known, `capability`) as annotations. `--json` is `--log-format json` (both together are fine):
+ * stdout is then JSON lines, the log's and, when the daemon fails, the `{ ok: false, verb, error }`
+ * envelope on one last line (docs/cli.md, "`--json` fields").
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
@@ -142,6 +144,12 @@ const logFormat = Opt.described(
   { kind: "flag", usage: "--log-format <logfmt|json>", description: "The daemon's log format", default: "logfmt" }
 )
 
+/** `--json` of the daemon: its log as JSON lines (docs/cli.md, "`--json` fields"). */
+const json = Opt.described(
+  Options.boolean("json").pipe(Options.withDescription("Write the log as JSON lines on stdout (as --log-format json does)")),
+  { kind: "flag", usage: "--json", description: "Write the log as JSON lines on stdout, one object a line (as --log-format json does)" }
+)
+
 const pollMs = Opt.described(
   Opt.numberOption("poll-ms", "milliseconds", 3000).pipe(
     Options.withDescription("How often owed work and fingerprints are checked, in milliseconds")
@@ -193,14 +201,14 @@ const deadlineMs = Opt.described(
 export const daemon = verb(
   "daemon",
   "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
-  { root: Opt.root, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled: Plugins.bundled },
+  { root: Opt.root, json, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled: Plugins.bundled },
   (o) =>
     Effect.gen(function*() {
       const invocation = yield* Invocation
       const root = Opt.resolveRoot(o.root, invocation)
       const bundledRoot = Plugins.resolveBundled(o.bundled, invocation)
       const interval = Duration.millis(Math.max(10, o.pollMs))
-      const logger = Logger.withConsoleLog(o.logFormat === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
+      const logger = Logger.withConsoleLog(o.json || o.logFormat === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
       const capabilities = CapabilitiesLive.layer({ root })
       // The pid file first: a second daemon refuses before any plugin code runs. Then the
       // settings and the request record as they are before generation 1 loads; then the City
@@ -232,14 +240,21 @@ export const daemon = verb(
         // The daemon's failures: one line, and the exit code each error carries (2 for refused
         // input such as a bad plugins.json or host.json, 1 for a second daemon, an unreadable root
         // or plugin root, a City that cannot start).
-        Effect.catchAll((error) => Effect.zipRight(Console.error(Out.safe`city: error: ${error.message}`), Out.setExitCode(exitCodeOf(error)))),
+        // With --json the failure is also the last line on stdout, the envelope on one line.
+        Effect.catchAll((error) =>
+          Effect.all([
+            Console.error(Out.safe`city: error: ${error.message}`),
+            o.json ? Out.printFailure("daemon", error, "line") : Effect.void,
+            Out.setExitCode(exitCodeOf(error))
+          ])
+        ),
         // Stopped by SIGINT/SIGTERM and everything above closed: a graceful stop, exit 0.
         Effect.onInterrupt(() => Effect.sync(markGracefulStop))
       )
     }),
   [
     "city daemon",
-    "city daemon --poll-ms 1000 --log-format json",
+    "city daemon --poll-ms 1000 --json",
     "city daemon --retry-base-ms 5000 --retry-cap-ms 600000",
     "city daemon --bundled /opt/app/plugins"
   ]

@@ -25,6 +25,7 @@ import { isOwed, Reloads } from "../services/live/Reloads.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
 import { RuntimeNotWired } from "../schema/CapabilityErrors.ts"
 import * as Arguments from "./arguments.ts"
+import * as Json from "./jsonOutput.ts"
 import * as Opt from "./options.ts"
 import * as Out from "./output.ts"
 import { runningGeneration } from "./plugins.ts"
@@ -50,10 +51,8 @@ export const notePending = (count: number, json: boolean) =>
     return daemon
   })
 
-const owedJson = (r: OwedRecord) => ({
-  identity: identityOf(r.runtime, r.personality),
-  personality: r.personality,
-  runtime: r.runtime,
+const owedJson = (r: OwedRecord): typeof Json.Owed.Type => ({
+  ...Json.endpointJson(r.runtime, r.personality),
   reload: isOwed(r) ? { requested: r.requested, applied: r.applied, reason: r.reason } : null,
   removal: r.removal ?? null,
   last_error: r.last_error ?? null,
@@ -76,6 +75,13 @@ export const owedWork = Effect.gen(function*() {
     daemon,
     json: records.map(owedJson),
     invalid,
+    invalidJson: invalid.map((i): typeof Json.Invalid.Type => ({
+      kind: "InvalidOwedRecord",
+      file: i.file,
+      field: "",
+      rule: i.rule,
+      message: `invalid owed-work record ${i.file}: ${i.rule}`
+    })),
     rows: records.map((r) => [
       identityOf(r.runtime, r.personality),
       isOwed(r) ? `reload (${r.applied}/${r.requested})` : "",
@@ -87,10 +93,14 @@ export const owedWork = Effect.gen(function*() {
   }
 })
 
+/** Each invalid owed-work record, loudly on stderr. */
+export const warnOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
+  Effect.forEach(owed.invalidJson, (i) => Console.error(Out.safe`city: warning: ${i.message}`), { discard: true })
+
 /** Prints the owed-work section of a human-readable listing. */
 export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
   Effect.gen(function*() {
-    for (const i of owed.invalid) yield* Console.error(Out.safe`city: warning: invalid owed-work record ${i.file}: ${i.rule}`)
+    yield* warnOwed(owed)
     yield* Console.log(
       owed.rows.length === 0
         ? "no owed reloads or removals"
@@ -159,7 +169,16 @@ export const status = verb(
         yield* Arguments.existingRoot
         const owed = yield* owedWork
         const plugins = yield* pluginStatus
-        if (o.json) return yield* Out.printJson({ ok: true, verb: "status", daemon: owed.daemon, owed: owed.json, plugins: plugins.json })
+        if (o.json) {
+          yield* warnOwed(owed)
+          return yield* Out.printDocument("status", {
+            ok: true,
+            owed: owed.json,
+            daemon: owed.daemon,
+            plugins: plugins.json,
+            invalid: owed.invalidJson
+          })
+        }
         yield* printOwed(owed)
         for (const line of plugins.lines) yield* Console.log(line)
       }).pipe(Effect.provide(Opt.live(o.root)))
@@ -201,11 +220,28 @@ export const reload = verb(
           const undeclared = o.runtime.find((r) => !peer.runtimes.includes(r))
           if (undeclared !== undefined) return yield* new RuntimeNotWired({ personality: peer.personality, runtime: undeclared })
           const chosen = peer.runtimes.filter((r) => host.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
-          const applied = yield* (yield* LiveJoints).requestReload(chosen.map((r) => refs.of(peer, r)), "requested by city reload")
+          const targets = chosen.map((r) => refs.of(peer, r))
+          const applied = yield* (yield* LiveJoints).requestReload(targets, "requested by city reload")
           const daemon = yield* daemonInfo
           const failed = applied.filter((a) => a.application === "foreign" || a.application === "failed")
-          if (o.json) yield* Out.printJson({ ok: failed.length === 0, verb: "reload", endpoints: applied, daemon })
-          else {
+          if (o.json) {
+            const runtimeOf = new Map(targets.map((t) => [t.identity, t.runtime]))
+            const owed = yield* owedWork
+            yield* warnOwed(owed)
+            yield* Out.printDocument("reload", {
+              ok: failed.length === 0,
+              peer: peer.personality,
+              endpoints: applied.map((a) => ({
+                endpoint: a.identity,
+                peer: peer.personality,
+                runtime: runtimeOf.get(a.identity) ?? "",
+                application: a.application,
+                ...(a.detail === undefined ? {} : { detail: a.detail })
+              })),
+              daemon,
+              invalid: owed.invalidJson
+            })
+          } else {
             if (applied.length === 0) yield* Console.log(Out.safe`peer ${peer.personality}: no agent runtime to reload`)
             for (const a of applied) {
               yield* Console.log(Out.safe`${a.identity} runtime=${a.application}` + (a.detail === undefined ? "" : Out.safe` (${a.detail})`))

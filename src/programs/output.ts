@@ -27,6 +27,7 @@ import { controlCharacter } from "../schema/Printable.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
 import { Invocation, setExitCode, stderrColor } from "./invocation.ts"
+import * as Json from "./jsonOutput.ts"
 import type { UsageError } from "./options.ts"
 
 const everyControl = new RegExp(controlCharacter.source, "g")
@@ -97,9 +98,6 @@ export const summaryLine = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
   return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
 }
 
-export const invalidJson = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
-  report.invalid.map((e) => ({ kind: e._tag, file: e.file, field: e.field, rule: e.rule, message: e.message }))
-
 /** Every invalid file met, loudly on stderr. */
 export const warnInvalid = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
   Effect.forEach(report.invalid, (e) => Console.error(`city: warning: ${oneLine(e.message, 1000)}`), { discard: true })
@@ -166,8 +164,20 @@ export type VerbPath = string
  * so only string contents change and a parser reads back the same values): a document shown on a
  * terminal cannot drive it either.
  */
-export const printJson = (value: unknown) =>
-  Console.log(JSON.stringify(value, null, 2).replace(everyControl, (c) => c < " " ? c : escapeOne(c)))
+export const printJson = (value: unknown, layout: "document" | "line" = "document") =>
+  Console.log(
+    JSON.stringify(value, null, layout === "line" ? undefined : 2).replace(everyControl, (c) => c < " " ? c : escapeOne(c))
+  )
+
+/** A verb's success document, `{ ok, verb, ... }`, its shape the verb's Schema (`jsonOutput.ts`). */
+export const printDocument = <V extends Json.DocumentVerb>(verb: V, body: Json.Body<V>) => {
+  const { ok, ...rest } = body as { readonly ok: boolean }
+  return printJson({ ok, verb, ...rest })
+}
+
+/** A failure's document, `{ ok: false, verb, error }`, the error's fields in the glossary's words. */
+export const printFailure = (verb: VerbPath, error: { readonly _tag: string; readonly message: string }, layout?: "line") =>
+  printJson({ ok: false, verb, error: Json.errorJson(error) }, layout)
 
 export { setExitCode }
 
@@ -179,7 +189,7 @@ export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =
   Effect.gen(function*() {
     yield* endProgress()
     yield* Console.error(`city: error: ${oneLine(error.message, 2000)}`)
-    if (json) yield* printJson({ ok: false, verb, error: { ...error, _tag: error._tag, message: error.message } })
+    if (json) yield* printFailure(verb, error)
     yield* setExitCode(exitCodeOf(error))
   })
 
@@ -217,18 +227,43 @@ export const failureLines = (outcomes: ReadonlyArray<EndpointOutcome>): Array<st
     `${o.detail === undefined || o.detail === "" ? "" : `: ${oneLine(o.detail, 200)}`}`
   )
 
+/** The verbs that run a joint and render its report. */
+export type JointVerb =
+  | "capability register"
+  | "capability sync"
+  | "capability unregister"
+  | "peer create"
+  | "peer init"
+  | "peer add-runtime"
+  | "peer default-runtime"
+  | "peer remove"
+  | "peer remove-runtime"
+
+/** A joint verb's own fields of its document. */
+export type Extra<V extends JointVerb> = Omit<Json.Body<V>, keyof JointFields>
+
+/** The fields every joint's document has. */
+interface JointFields {
+  readonly ok: boolean
+  readonly verdict: JointReport["verdict"]
+  readonly outcomes: ReadonlyArray<typeof Json.Outcome.Type>
+  readonly summary: typeof Json.SweepSummary.Type | typeof Json.Summary.Type
+  readonly invalid: ReadonlyArray<typeof Json.Invalid.Type>
+}
+
 /**
  * Renders a joint's report; its `verdict` decides the exit code (`failed`: 1, else 0). A `sweep`
  * (register, sync, unregister) lists every outcome, then its failures (each failed endpoint and
  * each peer file it could not read), then the summary, which counts both; a `joint` (birth,
  * remove) prints each failed call as a loud warning.
  */
-export const renderReport = (options: {
+export const renderReport = <V extends JointVerb>(options: {
   readonly policy: "sweep" | "joint"
-  readonly verb: VerbPath
+  readonly verb: V
   readonly json: boolean
   readonly report: JointReport
-  readonly extra: Record<string, unknown>
+  /** The verb's own fields of its document. */
+  readonly extra: Extra<V>
   readonly headline: string
 }) =>
   Effect.gen(function*() {
@@ -240,15 +275,17 @@ export const renderReport = (options: {
     yield* warnInvalid(report)
     if (policy === "joint") yield* warnFailures(report.outcomes)
     if (json) {
-      yield* printJson({
+      const { byState, ...counts } = summarize(report.outcomes)
+      const fields: JointFields = {
         ok: !failed,
-        verb,
         verdict: report.verdict,
-        ...extra,
-        outcomes: report.outcomes,
-        summary: { ...summarize(report.outcomes), ...(policy === "sweep" ? { unreadable_peer_files: unreadable.length } : {}) },
-        invalid: invalidJson(report)
-      })
+        outcomes: report.outcomes.map(Json.outcomeJson),
+        summary: { ...counts, by_state: byState, ...(policy === "sweep" ? { unreadable_peer_files: unreadable.length } : {}) },
+        invalid: Json.invalidJson(report.invalid)
+      }
+      // The verb's own fields after the verdict, as the glossary lists them.
+      const { ok, verdict, ...rest } = fields
+      yield* printDocument(verb, { ok, verdict, ...extra, ...rest } as unknown as Json.Body<V>)
     } else {
       yield* Console.log(headline)
       if (report.outcomes.length > 0) yield* Console.log(outcomeTable(report.outcomes))

@@ -18,6 +18,7 @@ import { Listings } from "../services/capabilities/Listings.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
 import * as Arguments from "./arguments.ts"
+import * as Json from "./jsonOutput.ts"
 import * as Live from "./live.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
@@ -27,7 +28,7 @@ import { group, verb } from "./verbs.ts"
 const peerRow = (p: Peer) => [p.personality, p.default_runtime, p.runtimes.join(","), p.cwd]
 
 /** A joint that completes whatever its calls did: warnings, then the result; exit 0. */
-const renderJoint = (verb: string, json: boolean, report: JointReport, extra: Record<string, unknown>, headline: string) =>
+const renderJoint = <V extends Out.JointVerb>(verb: V, json: boolean, report: JointReport, extra: Out.Extra<V>, headline: string) =>
   Out.renderReport({ policy: "joint", verb, json, report, extra, headline })
 
 const runtimeOption = Opt.described(
@@ -45,7 +46,7 @@ const runtimeOption = Opt.described(
 )
 
 const create = (
-  verbPath: string,
+  verbPath: "peer create" | "peer init",
   o: { readonly json: boolean; readonly timeoutMs: number; readonly concurrency: number },
   input: NewPeer
 ) =>
@@ -56,7 +57,7 @@ const create = (
       verbPath,
       o.json,
       report,
-      { peer },
+      Json.peerJson(peer),
       Out.safe`created peer ${peer.personality} (${peer.runtimes.join(", ")}; default ${peer.default_runtime}) in ${peer.cwd}`
     )
   })
@@ -121,8 +122,12 @@ const runtimeArg = Opt.text("runtime", "A runtime name (claude, codex, opencode,
  * A verb on one runtime of one peer: it runs a joint of the Provisioner and renders its report,
  * with the joint's extra facts in the JSON document and the headline.
  */
-const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointReport }, E extends CapabilityError>(
-  name: string,
+const runtimeVerb = <
+  const Name extends "add-runtime" | "default-runtime",
+  A extends { readonly peer: Peer; readonly report: JointReport },
+  E extends CapabilityError
+>(
+  name: Name,
   description: string,
   run: (
     provisioner: Provisioner["Type"],
@@ -130,7 +135,7 @@ const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointRepo
     runtime: string,
     settings: JointSettings
   ) => Effect.Effect<A, E>,
-  render: (result: A, runtime: string) => { readonly extra: Record<string, unknown>; readonly headline: string }
+  render: (result: A, runtime: string) => { readonly extra: Out.Extra<`peer ${Name}`>; readonly headline: string }
 ) =>
   verb(
     name,
@@ -145,7 +150,7 @@ const runtimeVerb = <A extends { readonly peer: Peer; readonly report: JointRepo
           const settings = yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
           const result = yield* run(provisioner, o.personality, o.runtime, settings)
           const { extra, headline } = render(result, o.runtime)
-          yield* renderJoint(`peer ${name}`, o.json, result.report, extra, headline)
+          yield* renderJoint<`peer ${Name}`>(`peer ${name}`, o.json, result.report, extra, headline)
         }).pipe(Effect.provide(Opt.live(o.root)))
       )
   )
@@ -154,7 +159,10 @@ export const addRuntime = runtimeVerb(
   "add-runtime",
   "Declare a runtime for a peer (or repair it) and provision its endpoints (birth)",
   (provisioner, personality, runtime, settings) => provisioner.addRuntime(personality, runtime, settings),
-  ({ peer }, runtime) => ({ extra: { peer }, headline: Out.safe`peer ${peer.personality}: runtime ${runtime} wired` })
+  ({ peer }, runtime) => ({
+    extra: { ...Json.peerJson(peer), runtime },
+    headline: Out.safe`peer ${peer.personality}: runtime ${runtime} wired`
+  })
 )
 
 export const defaultRuntime = runtimeVerb(
@@ -162,7 +170,7 @@ export const defaultRuntime = runtimeVerb(
   "Make a runtime the default; an unwired runtime is wired first (birth)",
   (provisioner, personality, runtime, settings) => provisioner.defaultRuntime(personality, runtime, settings),
   ({ peer, wired }, runtime) => ({
-    extra: { peer, wired },
+    extra: { ...Json.peerJson(peer), runtime, wired },
     headline: Out.safe`peer ${peer.personality}: default runtime ${runtime}` + (wired ? " (newly wired)" : "")
   })
 )
@@ -183,7 +191,7 @@ export const remove = verb(
           ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
           force: o.force
         })
-        yield* renderJoint("peer remove", o.json, report, { personality: o.personality }, Out.safe`removed peer ${o.personality}`)
+        yield* renderJoint("peer remove", o.json, report, { peer: o.personality }, Out.safe`removed peer ${o.personality}`)
       }).pipe(Effect.provide(Opt.live(o.root)))
     )
 )
@@ -221,7 +229,8 @@ export const removeRuntime = verb(
         const headline = Out.safe`peer ${result.peer.personality}: runtime ${o.runtime} ${result.removal}` +
           (result.detail === undefined ? "" : Out.safe` (${result.detail})`)
         yield* renderJoint("peer remove-runtime", o.json, result.report, {
-          peer: result.peer,
+          ...Json.peerJson(result.peer),
+          runtime: o.runtime,
           removal: result.removal,
           removal_detail: result.detail ?? null,
           daemon
@@ -248,7 +257,7 @@ export const list = verb(
         const { invalid, peers } = yield* (yield* Listings).peers
         yield* Out.warnInvalid({ invalid })
         if (o.json) {
-          return yield* Out.printJson({ ok: true, verb: "peer list", peers, invalid: Out.invalidJson({ invalid }) })
+          return yield* Out.printDocument("peer list", { ok: true, peers: peers.map(Json.peerJson), invalid: Json.invalidJson(invalid) })
         }
         yield* Console.log(
           peers.length === 0 && invalid.length === 0

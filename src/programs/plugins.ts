@@ -36,10 +36,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { join } from "node:path"
 import * as Loader from "../layers/Loader.ts"
 import type { RootLockBusy, RootNotFound, StateError } from "../schema/CapabilityErrors.ts"
 import type { CityClosed } from "../schema/Errors.ts"
 import type { LoadReport } from "../schema/LoadReport.ts"
+import { manifestFile } from "../schema/Manifest.ts"
 import type { PluginRootUnreadable } from "../schema/LoaderErrors.ts"
 import type { InvalidLoaderSettings } from "../schema/LoaderSettings.ts"
 import * as StateRoot from "../services/capabilities/StateRoot.ts"
@@ -109,7 +111,7 @@ const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void,
     Effect.catchAll((error) =>
       Effect.gen(function*() {
         yield* Console.error(`city: error: ${Out.oneLine(error.message, 2000)}`)
-        if (json) yield* Out.printJson({ ok: false, verb: name, error: { _tag: error._tag, message: error.message } })
+        if (json) yield* Out.printFailure(name, error)
         yield* Out.setExitCode(exitCodeOf(error))
       })
     )
@@ -143,11 +145,27 @@ export const discover = verb(
           folder: d.folder,
           version: d._tag === "Valid" ? d.manifest.version : null,
           description: d._tag === "Valid" ? d.manifest.description : null,
-          status: d._tag === "Valid" ? "valid" : "invalid",
+          status: d._tag === "Valid" ? "valid" as const : "invalid" as const,
           enabled: enabled.has(d.name),
           reason: d._tag === "Invalid" ? d.error.message : null
         }))
-        if (o.json) return yield* Out.printJson({ ok: true, verb: "plugins discover", roots: options.roots, plugins: rows })
+        if (o.json) {
+          return yield* Out.printDocument("plugins discover", {
+            ok: true,
+            roots: options.roots,
+            plugins: rows,
+            // Each issue of each refused manifest (docs/cli.md, "`--json` fields").
+            invalid: found.flatMap((d) =>
+              d._tag === "Valid" ? [] : d.error.issues.map((i) => ({
+                kind: d.error._tag,
+                file: d.error.file,
+                field: i.field,
+                rule: i.rule,
+                message: d.error.message
+              }))
+            )
+          })
+        }
         yield* Console.log(Out.safe`roots: ${options.roots.map((r) => `${r.kind} ${r.path}`).join(", ")}`)
         yield* Console.log(
           rows.length === 0
@@ -194,25 +212,48 @@ const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status
     for (const notice of report.notices) yield* Console.log(Out.safe`\n${notice}`)
   })
 
+/**
+ * The plugin set of a `plugins list` document in the glossary's words; `invalid` holds the
+ * folders skipped for their manifest (the report keeps its reason, not its field).
+ */
+const setJson = (report: LoadReport, loaded: ReadonlyArray<LoadReport["loaded"][number] & { readonly status: string }>) => ({
+  loaded: loaded.map((p) => ({
+    name: p.name,
+    version: p.version,
+    root: p.root,
+    folder: p.folder,
+    status: p.status,
+    dropped: p.dropped,
+    warnings: p.warnings,
+    config_unset: p.configUnset
+  })),
+  skipped: report.skipped,
+  not_enabled: report.notEnabled,
+  missing: report.missing,
+  notices: report.notices,
+  invalid: report.skipped.filter((s) => s.kind === "ManifestInvalid").map((s) => ({
+    kind: s.kind,
+    file: join(s.folder, manifestFile),
+    field: "",
+    rule: s.reason,
+    message: s.reason
+  }))
+})
+
 /** `city plugins list` when a daemon serves a generation: what it published. */
 const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
   Effect.gen(function*() {
     const { report } = running
     const loaded = report.loaded.map((p) => ({ ...p, status: "running" }))
     if (json) {
-      return yield* Out.printJson({
+      return yield* Out.printDocument("plugins list", {
         ok: true,
-        verb: "plugins list",
         source: "daemon",
         daemon: { running: true, pid },
         generation: running.generation,
         started_at: running.started_at,
-        loaded,
-        skipped: report.skipped,
-        notEnabled: report.notEnabled,
-        missing: report.missing,
-        notices: report.notices,
-        ...(report.disposeFailures === undefined ? {} : { disposeFailures: report.disposeFailures })
+        ...setJson(report, loaded),
+        ...(report.disposeFailures === undefined ? {} : { dispose_failures: report.disposeFailures })
       })
     }
     yield* Console.log(Out.safe`generation ${running.generation} of the city daemon (pid ${pid}), serving since ${running.started_at}`)
@@ -248,17 +289,12 @@ export const list = verb(
         const statusOf = (name: string) => snapshots.find((s) => s.name === name)?.status ?? "gone"
         const loaded = report.loaded.map((p) => ({ ...p, status: statusOf(p.name) }))
         if (o.json) {
-          return yield* Out.printJson({
+          return yield* Out.printDocument("plugins list", {
             ok: true,
-            verb: "plugins list",
             source: "throwaway",
             daemon: { running: Option.isSome(daemon.pid), pid: Option.getOrNull(daemon.pid) },
             generation: report.generation,
-            loaded,
-            skipped: report.skipped,
-            notEnabled: report.notEnabled,
-            missing: report.missing,
-            notices: report.notices,
+            ...setJson(report, loaded),
             alerts
           })
         }
@@ -332,9 +368,8 @@ const requestRestart = (o: { readonly json: boolean; readonly reason: string; re
     const status = waited._tag === "Applied" ? "applied" : waited._tag === "Failed" ? "failed" : "pending"
     const daemonJson = { running: pid !== null, pid }
     if (o.json) {
-      yield* Out.printJson({
+      yield* Out.printDocument("plugins reload", {
         ok: waited._tag !== "Failed",
-        verb: "plugins reload",
         status,
         requested: target,
         ...(waited._tag === "Applied" ? { generation: waited.generation } : {}),

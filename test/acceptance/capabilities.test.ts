@@ -32,7 +32,7 @@ describe("state root", () => {
       expect(viaFlag.code).toBe(0)
       const viaEnv = yield* city(["peer", "list", "--json"], { root: w.root })
       expect(json(viaEnv)["peers"]).toEqual([
-        { schema: 1, personality: "alice", cwd: w.work, runtimes: ["claude"], default_runtime: "claude" }
+        { peer: "alice", cwd: w.work, runtimes: ["claude"], default_runtime: "claude" }
       ])
       const onDisk = JSON.parse(yield* fs.readFileString(join(w.root, "peers", "alice.json")))
       expect(onDisk.personality).toBe("alice")
@@ -173,8 +173,8 @@ describe("declarations", () => {
         capability: "stat",
         version: "2.3.4",
         endpoints: [
-          { personality: "alice", runtime: "claude", last: { state: "ok", occasion: "sweep-on" } },
-          { personality: "alice", runtime: "codex", last: { state: "ok", occasion: "sweep-on" } }
+          { peer: "alice", runtime: "claude", last: { state: "ok", occasion: "sweep-on" } },
+          { peer: "alice", runtime: "codex", last: { state: "ok", occasion: "sweep-on" } }
         ]
       }])
     }))
@@ -189,8 +189,8 @@ describe("peers and endpoints", () => {
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: script, runtimes: ["claude", "codex"] }))
       const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
       expect(run.code).toBe(0)
-      const outcomes = json(run)["outcomes"] as Array<{ personality: string; runtime: string }>
-      expect(outcomes.map((o) => `${o.personality}/${o.runtime}`)).toEqual(["alice/claude", "bob/claude"])
+      const outcomes = json(run)["outcomes"] as Array<{ peer: string; runtime: string }>
+      expect(outcomes.map((o) => `${o.peer}/${o.runtime}`)).toEqual(["alice/claude", "bob/claude"])
       const calls = yield* journalOf(w.journal)
       // The calls run concurrently: the journal's order is the scheduler's, so compare as a set.
       expect(calls.map((c) => c.args.slice(1, 3)).sort()).toEqual([["alice", "claude"], ["bob", "claude"]])
@@ -207,11 +207,11 @@ describe("peers and endpoints", () => {
       yield* fs.makeDirectory(here)
       const init = yield* city(["peer", "init", "--runtime", "claude", "--json"], { root: w.root, cwd: here })
       expect(init.code).toBe(0)
-      expect(json(init)["peer"]).toMatchObject({ personality: "carol", cwd: here, default_runtime: "claude" })
+      expect(json(init)).toMatchObject({ peer: "carol", cwd: here, default_runtime: "claude" })
       const added = yield* city(["peer", "add-runtime", "carol", "codex"], { root: w.root })
       expect(added.code).toBe(0)
       const converged = yield* city(["peer", "default-runtime", "carol", "opencode", "--json"], { root: w.root })
-      expect(json(converged)).toMatchObject({ wired: true, peer: { default_runtime: "opencode" } })
+      expect(json(converged)).toMatchObject({ wired: true, default_runtime: "opencode" })
       const noop = yield* city(["peer", "default-runtime", "carol", "claude", "--json"], { root: w.root })
       expect(json(noop)).toMatchObject({ wired: false, outcomes: [] })
       const removed = yield* city(["peer", "remove-runtime", "carol", "codex"], { root: w.root })
@@ -224,7 +224,7 @@ describe("peers and endpoints", () => {
         "unprovision-peer codex remove"
       ])
       const listed = json(yield* city(["peer", "list", "--json"], { root: w.root }))
-      expect(listed["peers"]).toMatchObject([{ personality: "carol", runtimes: ["claude", "opencode"], default_runtime: "claude" }])
+      expect(listed["peers"]).toMatchObject([{ peer: "carol", runtimes: ["claude", "opencode"], default_runtime: "claude" }])
       const text = yield* city(["peer", "list"], { root: w.root })
       expect(text.stdout).toMatch(/carol\s+claude\s+claude,opencode/)
       // Refusals: unknown runtime, the default runtime, a runtime not declared.
@@ -269,7 +269,7 @@ describe("running the commands", () => {
       }))
       const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
       expect(run.code).toBe(1)
-      expect(json(run)["outcomes"]).toMatchObject([{ personality: "alice", runtime: "claude", state: "failed" }])
+      expect(json(run)["outcomes"]).toMatchObject([{ peer: "alice", runtime: "claude", state: "failed" }])
       expect((json(run)["outcomes"] as Array<{ detail: string }>)[0]?.detail).toContain("{privateDir}")
       expect(yield* journalOf(w.journal)).toEqual([])
       // opencode: substituted, exported, and the directory exists for the plugin.
@@ -339,7 +339,7 @@ describe("running the commands", () => {
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: stubborn }))
       const run = yield* city(["capability", "register", file, "--timeout-ms", "1000", "--json"], { root: w.root })
       expect(run.code).toBe(1)
-      expect(json(run)["outcomes"]).toMatchObject([{ personality: "alice", runtime: "claude", state: "timeout" }])
+      expect(json(run)["outcomes"]).toMatchObject([{ peer: "alice", runtime: "claude", state: "timeout" }])
       const started = (yield* fs.readFileString(pids)).trim().split("\n").map(Number)
       expect(started.length).toBe(2)
       expect(started.filter(isAlive)).toEqual([])
@@ -356,7 +356,7 @@ describe("running the commands", () => {
         const file = yield* writeJson(w.bin, `${name}.json`, declaration({ name, command }))
         const run = yield* city(["capability", "register", file, "--json"], { root: w.root })
         expect(run.code, name).toBe(1)
-        expect(json(run)["outcomes"], name).toMatchObject([{ personality: "alice", runtime: "claude", state: "not-executable" }])
+        expect(json(run)["outcomes"], name).toMatchObject([{ peer: "alice", runtime: "claude", state: "not-executable" }])
       }
     }))
 
@@ -405,7 +405,7 @@ describe("joints and failure policy", () => {
       expect(born.code).toBe(0)
       expect(born.stderr).toContain("warning: capability stat birth for peer alice runtime claude: failed exit=4: cannot write hooks")
       const listed = json(yield* city(["peer", "list", "--json"], { root: w.root }))
-      expect(listed["peers"]).toMatchObject([{ personality: "alice" }])
+      expect(listed["peers"]).toMatchObject([{ peer: "alice" }])
       expect((yield* journalOf(w.journal)).map((c) => c.args[4])).toEqual(["birth"])
     }))
 
@@ -501,7 +501,7 @@ describe("joints and failure policy", () => {
         [["peer", "create", "alice", "--cwd", w.work, "--runtime", "claude", "--runtime", "codex"], { ok: true, verb: "peer create" }],
         [["capability", "sync", "stat"], { ok: true, verb: "capability sync", summary: { total: 2, ok: 2, failed: 0 } }],
         [["peer", "remove-runtime", "alice", "codex"], { ok: true, verb: "peer remove-runtime" }],
-        [["peer", "list"], { ok: true, verb: "peer list", peers: [{ personality: "alice" }] }],
+        [["peer", "list"], { ok: true, verb: "peer list", peers: [{ peer: "alice" }] }],
         [["capability", "list"], { ok: true, verb: "capability list", capabilities: [{ capability: "stat" }] }],
         [["peer", "remove", "alice"], { ok: true, verb: "peer remove" }],
         [["capability", "unregister", "stat"], { ok: true, verb: "capability unregister" }]
@@ -543,7 +543,7 @@ describe("defects found by use (issue 8)", () => {
       // With a 60 s timeout the old runner waited for the end of stderr: timeout, exit 1.
       const run = yield* city(["capability", "register", file, "--json", "--timeout-ms", "60000"], { root: w.root })
       expect(run.code).toBe(0)
-      expect(json(run)["outcomes"]).toMatchObject([{ personality: "alice", runtime: "claude", state: "ok" }])
+      expect(json(run)["outcomes"]).toMatchObject([{ peer: "alice", runtime: "claude", state: "ok" }])
     }))
 
   acceptance("--timeout-ms 0 or below and --concurrency below 1 are refused with exit 2; unregister keeps the declaration", () =>
@@ -646,7 +646,7 @@ describe("defects found by use (issue 8)", () => {
       expect(json(capForced)).toMatchObject({
         ok: false,
         verdict: "failed",
-        outcomes: [{ personality: "bob", runtime: "codex", occasion: "off-all", state: "failed" }]
+        outcomes: [{ peer: "bob", runtime: "codex", occasion: "off-all", state: "failed" }]
       })
       expect(yield* fs.exists(join(w.root, "capabilities", "stat.json"))).toBe(false)
       // Only the sweep of register ran commands.

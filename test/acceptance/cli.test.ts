@@ -194,7 +194,7 @@ describe("flags before the command", () => {
       for (const args of [["--root", w.root, "--json", "peer", "list"], [`--root=${w.root}`, "peer", "--json", "list"]]) {
         const run = yield* city(args)
         expect(run.code, args.join(" ")).toBe(0)
-        expect(json(run), args.join(" ")).toMatchObject({ ok: true, verb: "peer list", peers: [{ personality: "alice" }] })
+        expect(json(run), args.join(" ")).toMatchObject({ ok: true, verb: "peer list", peers: [{ peer: "alice" }] })
       }
       const missing = yield* city(["--root"])
       expect(missing.code).toBe(2)

@@ -861,8 +861,8 @@ describe("city plugins", () => {
       expect(listed.code).toBe(0)
       const out = json(listed)
       expect(out["loaded"]).toEqual([
-        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready", dropped: [], warnings: [], configUnset: [] },
-        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", dropped: [], warnings: [], configUnset: [] }
+        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready", dropped: [], warnings: [], config_unset: [] },
+        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", dropped: [], warnings: [], config_unset: [] }
       ])
       expect(out["skipped"]).toEqual([expect.objectContaining({ name: "wrong", root: "instance", kind: "ManifestInvalid" })])
       expect(out["missing"]).toEqual(["gone"])

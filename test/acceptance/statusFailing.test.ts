@@ -43,7 +43,7 @@ it.scopedLive("city status shows a failing owed reload: attempt, next time, the 
     const owed = json(run)["owed"] as ReadonlyArray<Record<string, unknown>>
     expect(owed).toHaveLength(1)
     const entry = owed[0]!
-    expect(entry).toMatchObject({ identity: "claude-alice", attempts: 1 })
+    expect(entry).toMatchObject({ endpoint: "claude-alice", peer: "alice", runtime: "claude", attempts: 1 })
     expect(entry["last_error"]).toBe("endpoint claude-alice: reload failed: runtime refused\nsecond line")
     const next = entry["next_attempt_at"]
     expect(typeof next).toBe("string")

@@ -1,0 +1,338 @@
+/**
+ * What `city ... --json` prints: one Schema per verb, over one envelope and one vocabulary
+ * (docs/cli.md, "`--json` fields", the glossary). Every document is `{ ok, verb, ... }`; a
+ * failure is `{ ok: false, verb, error: { _tag, message, ... } }`. A peer is named `peer` (its
+ * personality name), an endpoint as a whole `endpoint` (`<runtime>-<personality>`), and field
+ * names are snake_case. The verbs build their documents with the converters below and print
+ * them through `output.printDocument`, typed by these Schemas; `test/acceptance/jsonOutput.test.ts`
+ * decodes every verb's output with them, excess fields refused.
+ *
+ * The names of the files and of the log (`personality` in a peer file, the lifecycle log's
+ * `identity=`) are theirs and stay: only what `--json` prints is translated here.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import type { InvalidFile } from "../schema/CapabilityErrors.ts"
+import type { Declaration } from "../schema/Declaration.ts"
+import { Application, Removal } from "../schema/Live.ts"
+import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
+import { Occasion } from "../schema/Occasion.ts"
+import { type EndpointOutcome, identityOf, ProvisionState } from "../schema/Outcome.ts"
+import type { Peer } from "../schema/Peer.ts"
+import { PluginSnapshot } from "../schema/PluginSnapshot.ts"
+
+// The pieces.
+
+/** The envelope's common fields: `ok` and the verb, the whole command without `city`. */
+const envelope = <const V extends string>(verb: V) => ({ ok: Schema.Boolean, verb: Schema.Literal(verb) })
+
+/** An invalid file (or record, or manifest issue) met on the way: reported, never skipped silently. */
+export const Invalid = Schema.Struct({
+  kind: Schema.String,
+  file: Schema.String,
+  field: Schema.String,
+  rule: Schema.String,
+  message: Schema.String
+})
+
+/** Whether a `city daemon` runs on the root. */
+export const Daemon = Schema.Struct({ running: Schema.Boolean, pid: Schema.NullOr(Schema.Number) })
+
+/** One endpoint's outcome at a joint. */
+export const Outcome = Schema.Struct({
+  capability: Schema.String,
+  peer: Schema.String,
+  runtime: Schema.String,
+  occasion: Occasion,
+  state: ProvisionState,
+  exit: Schema.optional(Schema.Number),
+  ms: Schema.Number,
+  detail: Schema.optional(Schema.String),
+  application: Schema.optional(Application),
+  application_detail: Schema.optional(Schema.String)
+})
+
+/** A joint's counts; a sweep also counts the peer files it could not read. */
+export const Summary = Schema.Struct({
+  total: Schema.Number,
+  ok: Schema.Number,
+  failed: Schema.Number,
+  by_state: Schema.Record({ key: Schema.String, value: Schema.Number })
+})
+export const SweepSummary = Schema.Struct({ ...Summary.fields, unreadable_peer_files: Schema.Number })
+
+const joint = {
+  verdict: Schema.Literal("ok", "warned", "failed"),
+  outcomes: Schema.Array(Outcome),
+  summary: Summary,
+  invalid: Schema.Array(Invalid)
+}
+const sweep = { ...joint, summary: SweepSummary, daemon: Daemon }
+
+/** A declaration as listed. */
+export const Capability = Schema.Struct({
+  capability: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  package: Schema.NullOr(Schema.String),
+  runtimes: Schema.Array(Schema.String)
+})
+
+/** A peer as listed. */
+export const PeerJson = Schema.Struct({
+  peer: Schema.String,
+  cwd: Schema.String,
+  runtimes: Schema.Array(Schema.String),
+  default_runtime: Schema.String
+})
+
+/** The last call of one endpoint of a capability, or `null` when it was never called. */
+export const LastCall = Schema.Struct({
+  state: ProvisionState,
+  occasion: Occasion,
+  at: Schema.String,
+  exit: Schema.optional(Schema.Number),
+  detail: Schema.optional(Schema.String)
+})
+
+/** The owed reload and removal of one endpoint (docs/live-application.md). */
+export const Owed = Schema.Struct({
+  endpoint: Schema.String,
+  peer: Schema.String,
+  runtime: Schema.String,
+  reload: Schema.NullOr(Schema.Struct({ requested: Schema.Number, applied: Schema.Number, reason: Schema.String })),
+  removal: Schema.NullOr(Schema.Struct({ requested_at: Schema.String, force: Schema.optional(Schema.Boolean) })),
+  last_error: Schema.NullOr(Schema.String),
+  attempts: Schema.Number,
+  next_attempt_at: Schema.NullOr(Schema.String),
+  updated_at: Schema.String
+})
+
+/** A plugin root. */
+const Root = Schema.Struct({ kind: RootKind, path: Schema.String })
+
+/** The part of a plugin-list document both sources share. */
+const pluginSet = {
+  daemon: Daemon,
+  generation: Schema.Number,
+  loaded: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    version: Schema.String,
+    root: RootKind,
+    folder: Schema.String,
+    status: Schema.String,
+    dropped: Schema.Array(Schema.Struct({ kind: Schema.String, name: Schema.String, key: Schema.String })),
+    warnings: Schema.Array(Schema.String),
+    config_unset: Schema.Array(Schema.String)
+  })),
+  skipped: Schema.Array(SkippedPlugin),
+  not_enabled: Schema.Array(Schema.Struct({ name: Schema.String, root: RootKind, folder: Schema.String })),
+  missing: Schema.Array(Schema.String),
+  notices: Schema.Array(Schema.String),
+  invalid: Schema.Array(Invalid)
+}
+
+/** The fields an error carries in the envelope, besides `_tag` and `message`, in the glossary's words. */
+export const ErrorJson = Schema.Struct({
+  _tag: Schema.String,
+  message: Schema.String,
+  peer: Schema.optional(Schema.String),
+  runtime: Schema.optional(Schema.String),
+  capability: Schema.optional(Schema.String),
+  endpoint: Schema.optional(Schema.String),
+  file: Schema.optional(Schema.String),
+  field: Schema.optional(Schema.String),
+  rule: Schema.optional(Schema.String),
+  hint: Schema.optional(Schema.String),
+  kind: Schema.optional(Schema.String),
+  value: Schema.optional(Schema.String),
+  known: Schema.optional(Schema.Array(Schema.String)),
+  path: Schema.optional(Schema.String),
+  operation: Schema.optional(Schema.String),
+  detail: Schema.optional(Schema.String),
+  root: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String),
+  setting: Schema.optional(Schema.String),
+  pid: Schema.optional(Schema.Number),
+  owner: Schema.optional(Schema.Number),
+  waited_ms: Schema.optional(Schema.Number),
+  suggestions: Schema.optional(Schema.Array(Schema.String))
+})
+
+/** Any verb's failure, bad usage included. */
+export const Failure = Schema.Struct({ ok: Schema.Literal(false), verb: Schema.String, error: ErrorJson })
+
+// One document per verb.
+
+const peerVerb = <const V extends string>(verb: V) => Schema.Struct({ ...envelope(verb), ...PeerJson.fields, ...joint })
+
+/**
+ * The success document of every verb, by its `verb`. A verb without one here fails the test that
+ * runs them all; `daemon` prints log lines instead (docs/cli.md, "`--json` fields").
+ */
+export const documents = {
+  "capability register": Schema.Struct({ ...envelope("capability register"), ...Capability.fields, ...sweep }),
+  "capability sync": Schema.Struct({ ...envelope("capability sync"), capability: Schema.String, ...sweep }),
+  "capability unregister": Schema.Struct({ ...envelope("capability unregister"), capability: Schema.String, ...sweep }),
+  "capability list": Schema.Struct({
+    ...envelope("capability list"),
+    capabilities: Schema.Array(Schema.Struct({
+      ...Capability.fields,
+      endpoints: Schema.Array(Schema.Struct({ peer: Schema.String, runtime: Schema.String, last: Schema.NullOr(LastCall) }))
+    })),
+    owed: Schema.Array(Owed),
+    daemon: Daemon,
+    invalid: Schema.Array(Invalid)
+  }),
+  "peer create": peerVerb("peer create"),
+  "peer init": peerVerb("peer init"),
+  "peer add-runtime": Schema.Struct({ ...peerVerb("peer add-runtime").fields, runtime: Schema.String }),
+  "peer default-runtime": Schema.Struct({ ...peerVerb("peer default-runtime").fields, runtime: Schema.String, wired: Schema.Boolean }),
+  "peer remove": Schema.Struct({ ...envelope("peer remove"), peer: Schema.String, ...joint }),
+  "peer remove-runtime": Schema.Struct({
+    ...peerVerb("peer remove-runtime").fields,
+    runtime: Schema.String,
+    removal: Removal,
+    removal_detail: Schema.NullOr(Schema.String),
+    daemon: Daemon
+  }),
+  "peer list": Schema.Struct({ ...envelope("peer list"), peers: Schema.Array(PeerJson), invalid: Schema.Array(Invalid) }),
+  "status": Schema.Struct({
+    ...envelope("status"),
+    owed: Schema.Array(Owed),
+    daemon: Daemon,
+    plugins: Schema.Struct({
+      generation: Schema.NullOr(Schema.Struct({
+        number: Schema.Number,
+        started_at: Schema.String,
+        loaded: Schema.Number,
+        skipped: Schema.Array(Schema.Struct({ name: Schema.String, root: RootKind, kind: Schema.String, reason: Schema.String })),
+        missing: Schema.Array(Schema.String)
+      })),
+      restart: Schema.NullOr(Schema.Struct({
+        requested: Schema.Number,
+        applied: Schema.Number,
+        pending: Schema.Boolean,
+        last_error: Schema.NullOr(Schema.Struct({ target: Schema.Number, reason: Schema.String, at: Schema.String }))
+      }))
+    }),
+    invalid: Schema.Array(Invalid)
+  }),
+  "reload": Schema.Struct({
+    ...envelope("reload"),
+    peer: Schema.String,
+    endpoints: Schema.Array(Schema.Struct({
+      endpoint: Schema.String,
+      peer: Schema.String,
+      runtime: Schema.String,
+      application: Application,
+      detail: Schema.optional(Schema.String)
+    })),
+    daemon: Daemon,
+    invalid: Schema.Array(Invalid)
+  }),
+  "plugins discover": Schema.Struct({
+    ...envelope("plugins discover"),
+    roots: Schema.Array(Root),
+    plugins: Schema.Array(Schema.Struct({
+      name: Schema.String,
+      root: RootKind,
+      folder: Schema.String,
+      version: Schema.NullOr(Schema.String),
+      description: Schema.NullOr(Schema.String),
+      status: Schema.Literal("valid", "invalid"),
+      enabled: Schema.Boolean,
+      reason: Schema.NullOr(Schema.String)
+    })),
+    invalid: Schema.Array(Invalid)
+  }),
+  "plugins list": Schema.Union(
+    Schema.Struct({
+      ...envelope("plugins list"),
+      source: Schema.Literal("daemon"),
+      ...pluginSet,
+      started_at: Schema.String,
+      dispose_failures: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, reason: Schema.String })))
+    }),
+    Schema.Struct({ ...envelope("plugins list"), source: Schema.Literal("throwaway"), ...pluginSet, alerts: Schema.Array(PluginSnapshot) })
+  ),
+  "plugins reload": Schema.Struct({
+    ...envelope("plugins reload"),
+    status: Schema.Literal("applied", "failed", "pending"),
+    requested: Schema.Number,
+    generation: Schema.optional(Schema.NullOr(Schema.Number)),
+    reason: Schema.optional(Schema.String),
+    daemon: Daemon
+  })
+} as const
+
+/** `city --version --json`. */
+export const VersionDocument = Schema.Struct({ ...envelope(""), version: Schema.String })
+
+/** A verb that prints a document. */
+export type DocumentVerb = keyof typeof documents
+
+/** What a verb prints, its `verb` aside (added by `output.printDocument`). */
+export type Body<V extends DocumentVerb> = WithoutVerb<Schema.Schema.Type<(typeof documents)[V]>>
+
+/** `Omit<T, "verb">` of each member of a union. */
+type WithoutVerb<T> = T extends unknown ? Omit<T, "verb"> : never
+
+// The converters: from the services' values to the glossary's words.
+
+export const invalidJson = (invalid: ReadonlyArray<InvalidFile>): Array<typeof Invalid.Type> =>
+  invalid.map((e) => ({ kind: e._tag, file: e.file, field: e.field, rule: e.rule, message: e.message }))
+
+export const outcomeJson = (o: EndpointOutcome): typeof Outcome.Type => {
+  const { personality, ...rest } = o
+  return { ...rest, peer: personality }
+}
+
+export const capabilityJson = (d: Declaration): typeof Capability.Type => ({
+  capability: d.capability,
+  version: d.version ?? null,
+  package: d.package ?? null,
+  runtimes: d.runtimes
+})
+
+export const peerJson = (p: Peer): typeof PeerJson.Type => ({
+  peer: p.personality,
+  cwd: p.cwd,
+  runtimes: p.runtimes,
+  default_runtime: p.default_runtime
+})
+
+/** The endpoint's `<runtime>-<personality>` with its two parts. */
+export const endpointJson = (runtime: string, personality: string) => ({
+  endpoint: identityOf(runtime, personality),
+  peer: personality,
+  runtime
+})
+
+/** Field names of errors that the glossary words differently. */
+const errorFieldNames: Record<string, string> = { personality: "peer", identity: "endpoint", waitedMs: "waited_ms" }
+
+/** An error's own fields in the glossary's words; `cause` (not data) is left out. */
+export const errorJson = (error: { readonly _tag: string; readonly message: string }): typeof ErrorJson.Type => {
+  const fields: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(error)) {
+    if (key === "cause" || key === "_tag" || key === "message") continue
+    // `UnknownCapability` names the capability by `name`.
+    const name = key === "name" && error._tag === "UnknownCapability" ? "capability" : errorFieldNames[key] ?? key
+    fields[name] = value
+  }
+  return { ...fields, _tag: error._tag, message: error.message }
+}
+
+/**
+ * One line of `city daemon --json` (Effect's JSON logger: `Logger.jsonLogger`); `cause` only on a
+ * failure. The daemon's failure is the `Failure` envelope on one last line instead.
+ */
+export const DaemonLogLine = Schema.Struct({
+  message: Schema.Unknown,
+  logLevel: Schema.String,
+  timestamp: Schema.String,
+  cause: Schema.optional(Schema.String),
+  annotations: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  spans: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  fiberId: Schema.String
+})
