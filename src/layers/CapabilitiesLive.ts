@@ -8,6 +8,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Capabilities from "../services/capabilities/Capabilities.ts"
 import * as CommandRunner from "../services/capabilities/CommandRunner.ts"
@@ -31,6 +32,8 @@ export interface CapabilitiesConfig {
   readonly root: string
   /** How long a mutation waits for the root lock before failing with `RootLockBusy` (default 10 minutes). */
   readonly lockWait?: Duration.DurationInput
+  /** Told who holds the root lock after one second of waiting for it (`StateRoot`'s `lockNotice`). */
+  readonly lockNotice?: (text: string) => Effect.Effect<void>
   /** After a command's timeout, how long its process group has between SIGTERM and SIGKILL (default 2 s). */
   readonly killGrace?: Duration.DurationInput
   /** Rotation of `lifecycle.log`. */
@@ -60,7 +63,11 @@ export const layerWith = <E, R>(
   config: CapabilitiesConfig,
   runner: Layer.Layer<CommandRunner.CommandRunner, E, R>
 ) => {
-  const root = StateRoot.layer({ root: config.root, ...(config.lockWait ? { lockWait: config.lockWait } : {}) })
+  const root = StateRoot.layer({
+    root: config.root,
+    ...(config.lockWait ? { lockWait: config.lockWait } : {}),
+    ...(config.lockNotice ? { lockNotice: config.lockNotice } : {})
+  })
   const host = Layer.mergeAll(
     Runtimes.layer,
     ProcessRecords.layer(config.killGrace ? { killGrace: config.killGrace } : {})

@@ -157,4 +157,9 @@ export const readOptions = { root, json }
 
 /** The capability and live-application services on the state root the operator chose. */
 export const live = (flag: Option.Option<string>) =>
-  Layer.unwrapEffect(Effect.map(Invocation, (i) => LiveApplication.layer({ root: resolveRoot(flag, i) })))
+  Layer.unwrapEffect(Effect.map(Invocation, (i) =>
+    LiveApplication.layer({
+      root: resolveRoot(flag, i),
+      // On a terminal, a wait for the root lock says who holds it (docs/cli.md, "State root").
+      ...(i.stderrIsTTY ? { lockNotice: (text: string) => i.writeStderr(`city: ${text}\n`) } : {})
+    })))

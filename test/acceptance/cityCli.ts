@@ -35,6 +35,8 @@ export interface RunOptions {
 export interface InProcessOptions extends RunOptions {
   /** Pretend stdout and stderr are terminals (progress line, colour). */
   readonly tty?: boolean
+  /** Sees each piece of raw stderr as it is written (the run's result has all of it at the end). */
+  readonly onStderr?: (text: string) => void
 }
 
 /** A Console that collects what is printed: `log` and `info` to stdout, the rest to stderr. */
@@ -88,6 +90,7 @@ export const city = (
       writeStderr: (text) =>
         Effect.sync(() => {
           stderr.push(text)
+          options.onStderr?.(text)
         })
     })
     const code = yield* run(args).pipe(

@@ -11,13 +11,15 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { isAlive } from "../fixtures.ts"
+import { eventually, isAlive } from "../fixtures.ts"
+import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { run } from "../../src/programs/cli.ts"
 import * as Invocation from "../../src/programs/invocation.ts"
 import { binary, city, cityProcess, collectingConsole, declaration, journalOf, json, provisioner, seedPeer, world, writeJson } from "./cityCli.ts"
@@ -431,5 +433,29 @@ describe("the real process", () => {
       const after = yield* city(["capability", "list", "--json"], { root: w.root })
       expect(after.code).toBe(0)
       expect((yield* journalOf(w.journal)).length).toBe(1)
+    }))
+})
+
+describe("the state-root lock, as the operator sees it", () => {
+  scenario("on a terminal, a verb that waits for the lock says who holds it after a second, then goes on", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const ok = yield* provisioner(w.bin, "ok", w.journal)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: ok }))
+      expect((yield* city(["capability", "register", file], { root: w.root })).code).toBe(0)
+      const state = yield* StateRoot.make({ root: w.root })
+      const held = yield* Scope.make()
+      yield* Scope.extend(state.lock, held)
+      const seen: Array<string> = []
+      const sync = yield* Effect.fork(city(["capability", "sync", "stat"], {
+        root: w.root,
+        tty: true,
+        onStderr: (text) => void seen.push(text)
+      }))
+      yield* eventually(Effect.sync(() => seen.join("").includes("waiting for the state-root lock")))
+      expect(seen.join("")).toMatch(new RegExp(`city: waiting for the state-root lock held by pid ${process.pid} \\(since `))
+      yield* Scope.close(held, Exit.void)
+      expect((yield* Fiber.join(sync)).code).toBe(0)
     }))
 })

@@ -3,10 +3,12 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import { blocked, eventually } from "../fixtures.ts"
 
 const withRoot = <A>(
   body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | Scope.Scope>
@@ -46,6 +48,42 @@ describe("StateRoot", () => {
         yield* Scope.close(held, Exit.void)
         const after = yield* Effect.exit(Effect.scoped(second.lock))
         expect(after._tag).toBe("Success")
+      }).pipe(Effect.provide(NodeContext.layer))
+    ))
+
+  it.scopedLive("a waiter is told once, after a second, who holds the lock; it takes the lock when it is let go", () =>
+    withRoot((root) =>
+      Effect.gen(function*() {
+        const notices: Array<string> = []
+        const first = yield* StateRoot.make({ root })
+        const second = yield* StateRoot.make({ root, lockNotice: (text) => Effect.sync(() => void notices.push(text)) })
+        yield* first.ensure
+        const held = yield* Scope.make()
+        yield* Scope.extend(first.lock, held)
+        const waiter = yield* Effect.fork(Effect.scoped(second.lock))
+        yield* eventually(Effect.sync(() => notices.length > 0))
+        expect(notices).toEqual([
+          expect.stringMatching(new RegExp(`^waiting for the state-root lock held by pid ${process.pid} \\(since \\d{4}-\\d\\d-\\d\\dT`))
+        ])
+        yield* Scope.close(held, Exit.void)
+        expect((yield* Fiber.await(waiter))._tag).toBe("Success")
+        expect(notices.length).toBe(1)
+      }).pipe(Effect.provide(NodeContext.layer))
+    ))
+
+  it.scopedLive("a wait for the lock is interruptible", () =>
+    withRoot((root) =>
+      Effect.gen(function*() {
+        const first = yield* StateRoot.make({ root })
+        const second = yield* StateRoot.make({ root })
+        yield* first.ensure
+        const held = yield* Scope.make()
+        yield* Scope.extend(first.lock, held)
+        const waiter = yield* Effect.fork(Effect.scoped(second.lock))
+        yield* blocked(waiter)
+        // The default wait is 10 minutes: interrupting it must not wait for that.
+        expect(Exit.isInterrupted(yield* Fiber.interrupt(waiter))).toBe(true)
+        yield* Scope.close(held, Exit.void)
       }).pipe(Effect.provide(NodeContext.layer))
     ))
 })

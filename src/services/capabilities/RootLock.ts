@@ -10,7 +10,12 @@
  *   release). No call blocks the event loop of the daemon that takes the lock. The lock
  *   directory is made 0700, whatever the umask (docs/cli.md, "Files and permissions").
  * - A busy lock is retried on a Schedule (exponential from 5 ms, at least every 100 ms, jittered)
- *   until `wait` has passed, then `Busy`.
+ *   until `wait` has passed, then `Busy`. The wait is interruptible (Ctrl-C while waiting ends the
+ *   wait at once); only each attempt, and the release it registers, is not.
+ * - The holder writes `holder.json` (its pid and since when) into the lock directory. A waiter
+ *   given a `notice` calls it once, after one second of waiting, with
+ *   `waiting for the state-root lock held by pid N (since <ISO time>)` (the CLI prints it on a
+ *   terminal: docs/cli.md, "State root").
  * - A compromised lock (taken over as stale while held) is a warning through the Effect logger of
  *   the fiber that took it, never a throw from a timer.
  * - A release that fails (the lock was already taken over) is ignored: the work done under it
@@ -30,9 +35,10 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as lockfile from "proper-lockfile"
-import { folderMode } from "./FileModes.ts"
+import { fileMode, folderMode } from "./FileModes.ts"
 
 /**
  * Why the lock was not taken: another process held it for all of `wait`, or an error.
@@ -97,7 +103,8 @@ const isLocked = (cause: unknown): boolean =>
 export const hold = (
   target: string,
   lockDirectory: string,
-  wait: Duration.Duration
+  wait: Duration.Duration,
+  notice?: (text: string) => Effect.Effect<void>
 ): Effect.Effect<void, LockFailure, Scope.Scope | FileSystem.FileSystem> =>
   Effect.flatMap(Effect.zip(Effect.runtime<never>(), FileSystem.FileSystem), ([runtime, fileSystem]) => {
     const warn = Runtime.runFork(runtime)
@@ -124,11 +131,39 @@ export const hold = (
       Schedule.jittered,
       Schedule.upTo(wait)
     )
-    return Effect.acquireRelease(
-      attempt.pipe(
-        Effect.retry({ schedule: whileLocked, while: isLocked }),
-        Effect.mapError((cause): LockFailure => isLocked(cause) ? { _tag: "Busy" } : { _tag: "Failed", error: cause })
-      ),
+    const holderFile = `${lockDirectory}/holder.json`
+    // Best effort: the note only serves a waiter's message.
+    const note = fileSystem.writeFileString(
+      holderFile,
+      JSON.stringify({ pid: process.pid, since: new Date().toISOString() }),
+      { mode: fileMode }
+    ).pipe(Effect.zipRight(fileSystem.chmod(holderFile, fileMode)), Effect.ignore)
+    const holder = fileSystem.readFileString(holderFile).pipe(
+      Effect.map((text) => Schema.decodeUnknownOption(Schema.parseJson(Holder))(text)),
+      Effect.orElseSucceed(() => Option.none<typeof Holder.Type>())
+    )
+    const taken = Effect.acquireRelease(
+      Effect.tap(attempt, () => note),
       (release) => Effect.tryPromise(() => release()).pipe(Effect.ignore)
-    ).pipe(Effect.asVoid)
+    ).pipe(
+      Effect.retry({ schedule: whileLocked, while: isLocked }),
+      Effect.mapError((cause): LockFailure => isLocked(cause) ? { _tag: "Busy" } : { _tag: "Failed", error: cause }),
+      Effect.asVoid
+    )
+    if (notice === undefined) return taken
+    const announce = Effect.sleep(Duration.seconds(1)).pipe(
+      Effect.zipRight(holder),
+      Effect.flatMap((h) =>
+        notice(
+          Option.match(h, {
+            onNone: () => "waiting for the state-root lock held by another city process",
+            onSome: ({ pid, since }) => `waiting for the state-root lock held by pid ${pid} (since ${since})`
+          })
+        )
+      ),
+      Effect.zipRight(Effect.never)
+    )
+    return Effect.raceFirst(taken, announce)
   })
+
+const Holder = Schema.Struct({ pid: Schema.Int, since: Schema.String })

@@ -56,6 +56,11 @@ export interface StateRootConfig {
   readonly root: string
   /** How long to wait for another process's lock before failing with `RootLockBusy` (default 10 minutes). */
   readonly lockWait?: Duration.DurationInput
+  /**
+   * Told once, after one second of waiting for the root lock, who holds it
+   * (`waiting for the state-root lock held by pid N (since …)`); the CLI prints it on a terminal.
+   */
+  readonly lockNotice?: (text: string) => Effect.Effect<void>
 }
 
 /**
@@ -260,7 +265,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
 
     const lock = Effect.zipRight(
       require,
-      RootLock.hold(root, path.join(root, ".lock"), lockWait).pipe(
+      RootLock.hold(root, path.join(root, ".lock"), lockWait, config.lockNotice).pipe(
         Effect.provideService(FileSystem.FileSystem, fs),
         Effect.mapError((cause) =>
           cause._tag === "Busy"
