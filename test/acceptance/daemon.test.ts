@@ -14,6 +14,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { join } from "node:path"
 import { isAlive } from "../fixtures.ts"
@@ -166,6 +167,29 @@ describe("city daemon", () => {
       yield* first.kill("SIGTERM")
       expect((yield* Deferred.await(first.exited)).code).toBe(0)
       expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(false)
+    }))
+
+  crash("a daemon.pid naming a live unrelated process (a reused pid) is stale: status says no daemon, and a daemon starts", () =>
+    Effect.gen(function*() {
+      const { fs, w } = yield* commandsWorld
+      // An unrelated process that holds the pid the file names; its start is not the one recorded.
+      const stranger = spawn("sleep", ["60"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => void stranger.kill("SIGKILL")))
+      const pid = stranger.pid ?? 0
+      expect(isAlive(pid)).toBe(true)
+      yield* fs.writeFileString(
+        join(w.root, "daemon.pid"),
+        JSON.stringify({ pid, started_at: "2026-01-01T00:00:00.000Z", start: "another-boot:12345" })
+      )
+      const status = yield* city(["status", "--json"], { root: w.root })
+      expect(json(status)["daemon"]).toEqual({ running: false, pid: null })
+      const daemon = yield* startDaemon(w.root, w.base, "daemon")
+      yield* until(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("city daemon started")), 60_000)
+      const record = JSON.parse(yield* fs.readFileString(join(w.root, "daemon.pid")))
+      expect(record.pid).toBe(daemon.pid)
+      expect(json(yield* city(["status", "--json"], { root: w.root }))["daemon"]).toEqual({ running: true, pid: daemon.pid })
+      yield* daemon.kill("SIGTERM")
+      expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
     }))
 
   crash("a foreign endpoint: the sweep exits 1 and reports it, never applied", () =>
