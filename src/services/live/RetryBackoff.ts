@@ -64,6 +64,7 @@ export const schedule = (settings: RetryBackoffSettings): Schedule.Schedule<Dura
  */
 export const delayAfter = (settings: RetryBackoffSettings, failures: number): Effect.Effect<Duration.Duration> =>
   Effect.map(
-    Schedule.run(schedule(settings), 0, Array.from({ length: Math.max(1, failures) }, () => undefined)),
+    // Past 64 doublings every delay is the cap: a long failing record does not make a long run.
+    Schedule.run(schedule(settings), 0, Array.from({ length: Math.min(64, Math.max(1, failures)) }, () => undefined)),
     (delays) => Option.getOrElse(Chunk.last(delays), () => settings.base)
   )
