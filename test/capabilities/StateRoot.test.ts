@@ -4,6 +4,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { join } from "node:path"
@@ -86,4 +87,20 @@ describe("StateRoot", () => {
         yield* Scope.close(held, Exit.void)
       }).pipe(Effect.provide(NodeContext.layer))
     ))
+
+  it.scopedLive("a lock held past its 2 s refresh is not taken for compromised, and its release removes it", () =>
+    withRoot((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ message }) => void warnings.push(String(message)))
+        const state = yield* StateRoot.make({ root })
+        yield* state.ensure
+        yield* Effect.scoped(Effect.zipRight(state.lock, Effect.sleep("2500 millis"))).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        expect(warnings).toEqual([])
+        expect(yield* fs.readDirectory(root)).toEqual([])
+      }).pipe(Effect.provide(NodeContext.layer))
+    ), 20_000)
 })

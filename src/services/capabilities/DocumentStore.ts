@@ -225,12 +225,21 @@ export const make = <A, I, E>(
         (e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })
       )
 
+    // What was written is remembered with the file's new stat (a rename gives it a new inode), so
+    // the next read of it is a stat, not a read and a decode (a joint records every call so).
     const write = (document: A, writeOptions?: WriteOptions) => {
       const name = options.key.of(document)
+      const at = relative(name)
       return Effect.flatMap(textOf(document, name), (text) =>
-        Effect.ensuring(
-          state.writeText(relative(name), `${text}\n`, writeOptions),
-          Effect.sync(() => memo.delete(relative(name)))
+        state.writeText(at, `${text}\n`, writeOptions).pipe(
+          Effect.onError(() => Effect.sync(() => memo.delete(at))),
+          Effect.zipRight(Effect.catchAll(state.inspect(at), () => Effect.succeed(Option.none()))),
+          Effect.map((found) => {
+            const stamped = Option.flatMap(found, stamp)
+            if (Option.isSome(found) && Option.isSome(stamped)) {
+              remember(at, { size: found.value.size, ...stamped.value, result: Either.right(document) })
+            } else memo.delete(at)
+          })
         ))
     }
 

@@ -206,7 +206,7 @@ export const make = (
             if (sync) yield* handle.sync
           }))
           // The umask may have taken bits of `fileMode` when the open created the file.
-          yield* fs.chmod(file, fileMode)
+          if (size === 0) yield* fs.chmod(file, fileMode)
           size += bytes
           next = end
         }

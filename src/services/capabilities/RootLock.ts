@@ -12,7 +12,10 @@
  * - A busy lock is retried on a Schedule (exponential from 5 ms, at least every 100 ms, jittered)
  *   until `wait` has passed, then `Busy`. The wait is interruptible (Ctrl-C while waiting ends the
  *   wait at once); only each attempt, and the release it registers, is not.
- * - The holder writes `holder.json` (its pid and since when) into the lock directory. A waiter
+ * - The holder writes `<lock directory>-holder.json` (its pid and since when) beside the lock
+ *   directory, not in it (a new entry would change the directory's modification time, which
+ *   `proper-lockfile` reads as the lock being taken over at its next refresh), and removes it
+ *   before it lets the lock go. A waiter
  *   given a `notice` calls it once, after one second of waiting, with
  *   `waiting for the state-root lock held by pid N (since <ISO time>)` (the CLI prints it on a
  *   terminal: docs/cli.md, "State root").
@@ -131,7 +134,7 @@ export const hold = (
       Schedule.jittered,
       Schedule.upTo(wait)
     )
-    const holderFile = `${lockDirectory}/holder.json`
+    const holderFile = `${lockDirectory}-holder.json`
     // Best effort: the note only serves a waiter's message.
     const note = fileSystem.writeFileString(
       holderFile,
@@ -144,7 +147,11 @@ export const hold = (
     )
     const taken = Effect.acquireRelease(
       Effect.tap(attempt, () => note),
-      (release) => Effect.tryPromise(() => release()).pipe(Effect.ignore)
+      (release) =>
+        Effect.zipRight(
+          fileSystem.remove(holderFile, { force: true }).pipe(Effect.ignore),
+          Effect.tryPromise(() => release()).pipe(Effect.ignore)
+        )
     ).pipe(
       Effect.retry({ schedule: whileLocked, while: isLocked }),
       Effect.mapError((cause): LockFailure => isLocked(cause) ? { _tag: "Busy" } : { _tag: "Failed", error: cause }),

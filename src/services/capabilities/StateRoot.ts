@@ -183,11 +183,20 @@ export const make = (config: StateRootConfig): Effect.Effect<
       if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) return makeMissing(dir)
       const parts = inside.split(path.sep)
       return Effect.forEach(
-        parts.map((_, i) => path.join(root, ...parts.slice(0, i + 1))),
-        (level) => fs.chmod(level, folderMode).pipe(Effect.catchIf(isNotFound, () => makeMissing(level))),
+        parts.map((_, i) => path.join(root, ...parts.slice(0, i + 1))).filter((level) => !tightened.has(level)),
+        (level) =>
+          fs.chmod(level, folderMode).pipe(
+            Effect.catchIf(isNotFound, () => makeMissing(level)),
+            Effect.tap(() => Effect.sync(() => void tightened.add(level)))
+          ),
         { discard: true }
       )
     }
+    /**
+     * The folders this process made or tightened: each is done once (a joint writes after every
+     * call). A write that finds its folder gone forgets them and does them again.
+     */
+    const tightened = new Set<string>()
 
     const ensure = makeMissing(root).pipe(Effect.mapError(fail("create", root)))
 
@@ -208,11 +217,18 @@ export const make = (config: StateRootConfig): Effect.Effect<
       const dir = path.dirname(target)
       const tmp = `${target}.${process.pid}.${++counter}.tmp`
       const bytes = new TextEncoder().encode(text)
+      const opened = Effect.scoped(
+        Effect.flatMap(fs.open(tmp, { flag: "w", mode: fileMode }), (file) =>
+          sync ? Effect.zipRight(file.writeAll(bytes), file.sync) : file.writeAll(bytes))
+      )
       return Effect.gen(function*() {
         yield* privateFolder(dir)
-        yield* Effect.scoped(
-          Effect.flatMap(fs.open(tmp, { flag: "w", mode: fileMode }), (file) =>
-            sync ? Effect.zipRight(file.writeAll(bytes), file.sync) : file.writeAll(bytes))
+        yield* opened.pipe(
+          Effect.catchIf(isNotFound, () =>
+            Effect.suspend(() => {
+              tightened.clear()
+              return Effect.zipRight(privateFolder(dir), opened)
+            }))
         )
         // The umask may have taken bits of `fileMode` at the open; the rename keeps the mode.
         yield* fs.chmod(tmp, fileMode)
