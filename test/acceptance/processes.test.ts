@@ -159,12 +159,17 @@ describe("commands and signals", () => {
         "60000"
       ])
       yield* until(fs.exists(join(w.base, "bob.pid")), 60_000)
+      // alice's call is recorded shortly after it ends (EndpointCalls.ts: within 50 ms), while
+      // bob's runs; the kill comes then, as a crash between two calls would. Were the records
+      // written only at the end of the sweep, this wait would never end.
+      const records = join(w.root, "state", "endpoints", "stat.json")
+      yield* until(Effect.orElseSucceed(Effect.map(fs.readFileString(records), (t) => t.includes('"alice"')), () => false), 60_000)
       process.kill(cli.pid, "SIGKILL")
       yield* Deferred.await(cli.exited)
       process.kill(pidOf(w.base, "bob"), "SIGKILL")
-      const records = JSON.parse(yield* fs.readFileString(join(w.root, "state", "endpoints", "stat.json")))
-      expect(Object.keys(records.endpoints)).toEqual(["alice"])
-      expect(records.endpoints.alice.claude).toMatchObject({ state: "ok", occasion: "sweep-on" })
+      const recorded = JSON.parse(yield* fs.readFileString(records))
+      expect(Object.keys(recorded.endpoints)).toEqual(["alice"])
+      expect(recorded.endpoints.alice.claude).toMatchObject({ state: "ok", occasion: "sweep-on" })
       const log = (yield* fs.readFileString(join(w.root, "logs", "lifecycle.log"))).split("\n").filter((l) => l !== "")
       expect(log.length).toBe(1)
       expect(log[0]).toMatch(/capability=stat identity=claude-alice occasion=sweep-on state=ok/)

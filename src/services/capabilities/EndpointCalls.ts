@@ -15,13 +15,14 @@
  *   is passed as `{cwd}`), so a call never depends on where the operator stood;
  * - a runtime with a private directory gets it created (0700, `StateRoot.makeDirectory`)
  *   before each call; if it cannot be created the call is `failed` before spawn, with the reason;
- * - each call is recorded as soon as it ends, so an interrupted joint (SIGTERM,
- *   `kill -9`) keeps what finished and its log and records agree: the endpoint's
- *   record first, then the call's log line, each written (renamed into place,
- *   appended) but not yet fsynced, by one committer that takes every outcome
- *   waiting (calls that end together share a write). That survives a crash of
- *   `city`; when `run` returns, also on an interruption, the records and the log
- *   are fsynced, so they survive a crash of the machine too;
+ * - each call is recorded as soon as it ends (within 50 ms: a committer takes
+ *   every outcome waiting, then waits that long, so calls ending close together
+ *   share one write), so an interrupted joint (SIGTERM, `kill -9`) keeps what
+ *   finished, and its log and records agree: the endpoints' records first, then
+ *   the calls' log lines, each written (renamed into place, appended) but not yet
+ *   fsynced. That survives a crash of `city`; when `run` returns, also on an
+ *   interruption, what is left is written and the records and the log are
+ *   fsynced, so they survive a crash of the machine too;
  * - at most `concurrency` commands run at once (`Effect.forEach`): a call
  *   waiting for a place when the joint is interrupted never starts, and the
  *   running ones are ended as `CommandRunner` ends an interrupted call;
@@ -38,7 +39,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import { InvalidJointSettings, type InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import { commandOf, type Occasion } from "../../schema/Occasion.ts"
@@ -158,6 +161,9 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
     ) => Effect.Effect<Calls, StateError>
   }
 >() {}
+
+/** The most a call's record waits after its end, so calls ending close together share a write. */
+const commitSpacing = Duration.millis(50)
 
 /**
  * Makes the endpoint calls on the state root, the host, the runner, the log and the records.
@@ -282,35 +288,40 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
-      // Each call is recorded as soon as it ends: its endpoint record, then its log line, written
-      // (not yet synced) by one committer that takes every outcome waiting, so calls ending
-      // together share a write. At the end everything is synced, also on an interruption.
-      const committer = yield* Effect.makeSemaphore(1)
-      let pending: Array<EndpointOutcome> = []
+      // Each call is recorded shortly after it ends (at most `commitSpacing` later): its endpoint
+      // record, then its log line, written (not yet synced) by one committer that takes every
+      // outcome waiting. When the calls are over, also on an interruption, what is left is
+      // written and everything is synced.
+      const ended = yield* Queue.unbounded<EndpointOutcome>()
       const invalid = new Map<string, InvalidEndpointRecords>()
-      const commit = committer.withPermits(1)(Effect.suspend(() => {
-        if (pending.length === 0) return Effect.void
-        const batch = pending
-        pending = []
-        return Effect.flatMap(
+      const commit = (batch: ReadonlyArray<EndpointOutcome>) =>
+        batch.length === 0 ? Effect.void : Effect.uninterruptible(Effect.flatMap(
           Effect.flatMap(DateTime.now, (now) => records.record(batch, DateTime.formatIso(now), { sync: false })),
           (found) => {
             for (const file of found) invalid.set(file.file, file)
             return log.write
           }
+        ))
+      const committer = yield* Effect.fork(Effect.forever(
+        Queue.take(ended).pipe(
+          Effect.flatMap((first) => Effect.map(Queue.takeAll(ended), (rest) => [first, ...rest])),
+          Effect.flatMap(commit),
+          Effect.zipRight(Effect.sleep(commitSpacing))
         )
-      }))
-      const synced = Effect.zipRight(
-        Effect.zipRight(commit, records.sync(endpoints.map((e) => e.declaration.capability))),
-        log.flush
-      )
-      const recorded = (outcome: EndpointOutcome) =>
-        Effect.uninterruptible(Effect.zipRight(Effect.sync(() => void pending.push(outcome)), commit))
+      ))
+      // The committer's failure (the state root cannot be written) fails the joint.
+      const finish = Effect.gen(function*() {
+        const stopped = yield* Fiber.interrupt(committer)
+        if (Exit.isFailure(stopped) && !Exit.isInterrupted(stopped)) yield* Exit.failCause(stopped.cause)
+        yield* commit([...yield* Queue.takeAll(ended)])
+        yield* records.sync(endpoints.map((e) => e.declaration.capability))
+        yield* log.flush
+      })
       const outcomes = yield* Effect.forEach(
         endpoints,
         (endpoint) =>
           call(endpoint, occasion, timeout, traced).pipe(
-            Effect.tap(recorded),
+            Effect.tap((outcome) => Queue.offer(ended, outcome)),
             Effect.tap((outcome) => {
               done++
               return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
@@ -318,8 +329,8 @@ export const make: Effect.Effect<
           ),
         // At most `concurrency` commands at once (an integer of at least 1: `checkSettings`).
         { concurrency: settings.concurrency ?? 4 }
-      ).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(synced)))
-      yield* synced
+      ).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(finish)))
+      yield* finish
       return { outcomes, invalid: [...invalid.values()] }
     })
 
