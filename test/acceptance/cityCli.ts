@@ -247,3 +247,12 @@ export const seedPeer = (root: string, personality: string, cwd: string, runtime
       default_runtime: runtimes[0]
     })
   })
+
+/** Writes an executable `/bin/sh` script of `lines` at `file` and returns the path. */
+export const sh = (file: string, lines: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
+    yield* fs.chmod(file, 0o755)
+    return file
+  })

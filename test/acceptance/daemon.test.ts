@@ -18,7 +18,7 @@ import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { join } from "node:path"
 import { isAlive } from "../fixtures.ts"
-import { city, json, seedPeer, writeJson } from "./cityCli.ts"
+import { city, json, seedPeer, sh, writeJson } from "./cityCli.ts"
 import { capability, until, world, type World } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
 
@@ -28,13 +28,6 @@ const crash = (
 ) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 240_000)
 
-const sh = (file: string, lines: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
 
 /**
  * A tool that never ends on its own: it writes its pid to `<base>/started`, then waits for

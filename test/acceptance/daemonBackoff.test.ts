@@ -15,15 +15,8 @@ import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { startDaemon } from "../live/daemonProcess.ts"
 import { capability, until, world } from "../live/world.ts"
-import { city, writeJson } from "./cityCli.ts"
+import { city, sh, writeJson } from "./cityCli.ts"
 
-const sh = (file: string, lines: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
 
 it.scopedLive("the daemon retries a failing owed reload on its backoff, not at every poll, logging once per attempt", () =>
   Effect.gen(function*() {

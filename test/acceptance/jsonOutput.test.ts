@@ -20,7 +20,7 @@ import { join } from "node:path"
 import { city as tree } from "../../src/programs/cli.ts"
 import * as Json from "../../src/programs/jsonOutput.ts"
 import type { Node } from "../../src/programs/verbs.ts"
-import { binary, city, cityProcess, declaration, provisioner, seedPeer, world, writeJson } from "./cityCli.ts"
+import { binary, city, cityProcess, declaration, provisioner, seedPeer, sh, world, writeJson } from "./cityCli.ts"
 
 const strict = { onExcessProperty: "error" } as const
 
@@ -37,13 +37,6 @@ const leaves = (node: Node, path: ReadonlyArray<string> = []): ReadonlyArray<Rea
 
 const isDocumentVerb = (verb: string): verb is Json.DocumentVerb => Object.hasOwn(Json.documents, verb)
 
-const sh = (file: string, lines: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
 
 /** The prepared root; returns the arguments of each verb's successful run. */
 const prepare = Effect.gen(function*() {

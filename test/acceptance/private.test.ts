@@ -20,15 +20,8 @@ import { lstat, readdir } from "node:fs/promises"
 import { join, relative } from "node:path"
 import { until } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
-import { cityProcess, declaration, json, world, writeJson } from "./cityCli.ts"
+import { cityProcess, declaration, json, sh, world, writeJson } from "./cityCli.ts"
 
-const sh = (file: string, lines: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
 
 /**
  * Every entry under `dir` (`dir` itself first), with its own mode (`lstat`: a link is not followed).

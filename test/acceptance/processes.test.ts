@@ -15,42 +15,17 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { spawn } from "node:child_process"
-import { openSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { isAlive } from "../fixtures.ts"
+import { startCity as start } from "../live/daemonProcess.ts"
 import { until } from "../live/world.ts"
-import { binary, cityProcess, declaration, seedPeer, world, writeJson } from "./cityCli.ts"
+import { cityProcess, declaration, seedPeer, world, writeJson } from "./cityCli.ts"
 
 const real = (
   name: string,
   body: () => Effect.Effect<void, unknown, FileSystem.FileSystem | import("@effect/platform/Path").Path | Scope.Scope>
 ) => it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 120_000)
-
-interface Started {
-  readonly pid: number
-  readonly log: string
-  readonly exited: Deferred.Deferred<{ readonly code: number | null; readonly signal: string | null }>
-}
-
-/** `city ...args` as a supervisor starts it: the leader of a new process group (`setsid`). */
-const startCity = (root: string, logDir: string, name: string, args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const log = join(logDir, `${name}.log`)
-    const out = openSync(log, "a")
-    const exited = yield* Deferred.make<{ readonly code: number | null; readonly signal: string | null }>()
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const env: Record<string, string | undefined> = { ...process.env, CITY_ROOT: root }
-        delete env["CITY_PRIVATE_DIR"]
-        const c = spawn(process.execPath, [binary, ...args], { env, stdio: ["ignore", out, out], detached: true })
-        c.once("exit", (code, signal) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal })))
-        return c
-      }),
-      (c) => Effect.sync(() => void (c.exitCode === null && c.signalCode === null ? c.kill("SIGKILL") : undefined))
-    )
-    return { pid: child.pid ?? 0, log, exited } satisfies Started
-  })
 
 /** The stubborn provisioner described above; its first run on each personality holds (never ends by itself). */
 const stubborn = (bin: string, base: string) =>
@@ -80,6 +55,10 @@ const journal = (base: string) =>
     (text) => text.split("\n").filter((l) => l !== "")
   )
 
+/** `city ...args` as a supervisor starts it: the leader of a new process group (`setsid`). */
+const startCity = (root: string, logDir: string, args: ReadonlyArray<string>) =>
+  start(root, logDir, "city", args, { detached: true })
+
 describe("commands and signals", () => {
   real("SIGTERM to the CLI's process group: the command that ignores SIGTERM is ended before city exits 143", () =>
     Effect.gen(function*() {
@@ -88,7 +67,7 @@ describe("commands and signals", () => {
       const command = yield* stubborn(w.bin, w.base)
       yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
-      const cli = yield* startCity(w.root, w.base, "register", ["capability", "register", file, "--timeout-ms", "60000"])
+      const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
       yield* until(fs.exists(join(w.base, "alice.pid")), 60_000)
       const command_ = pidOf(w.base, "alice")
       expect(isAlive(command_)).toBe(true)
@@ -109,7 +88,7 @@ describe("commands and signals", () => {
       yield* seedPeer(w.root, "alice", w.work, ["claude"])
       yield* seedPeer(w.root, "bob", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
-      const cli = yield* startCity(w.root, w.base, "register", ["capability", "register", file, "--timeout-ms", "60000"])
+      const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
       yield* until(Effect.zipWith(fs.exists(join(w.base, "alice.pid")), fs.exists(join(w.base, "bob.pid")), (a, b) => a && b), 60_000)
       const orphans = [pidOf(w.base, "alice"), pidOf(w.base, "bob")]
       // The records are written right after each spawn (ProcessRecords.ts); the kill comes after them.
@@ -149,7 +128,7 @@ describe("commands and signals", () => {
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
       // alice's first run is let through (a marker says it ran before); bob's holds until killed.
       yield* fs.writeFileString(join(w.base, "alice.ran"), "")
-      const cli = yield* startCity(w.root, w.base, "register", [
+      const cli = yield* startCity(w.root, w.base, [
         "capability",
         "register",
         file,

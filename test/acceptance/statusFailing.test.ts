@@ -6,20 +6,12 @@
  * `--json` has `attempts`, `next_attempt_at` and `last_error`.
  */
 import { expect, it } from "@effect/vitest"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { capability, world } from "../live/world.ts"
-import { city, json, writeJson } from "./cityCli.ts"
+import { city, json, sh, writeJson } from "./cityCli.ts"
 
-const sh = (file: string, lines: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(file, ["#!/bin/sh", ...lines, ""].join("\n"))
-    yield* fs.chmod(file, 0o755)
-    return file
-  })
 
 it.scopedLive("city status shows a failing owed reload: attempt, next time, the reason on one line (text and --json)", () =>
   Effect.gen(function*() {

@@ -122,13 +122,11 @@ export interface JointRunner {
 }
 
 /**
- * Makes the joint runner on the capability services.
+ * The capability services a joint runs on.
  * @since 0.1.0
- * @category constructors
+ * @category models
  */
-export const makeJointRunner: Effect.Effect<
-  JointRunner,
-  never,
+export type JointServices =
   | StateRoot
   | Runtimes
   | Capabilities
@@ -138,7 +136,13 @@ export const makeJointRunner: Effect.Effect<
   | ProcessRecords
   | FileSystem.FileSystem
   | Path.Path
-> = Effect.gen(function*() {
+
+/**
+ * Makes the joint runner on the capability services.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeJointRunner: Effect.Effect<JointRunner, never, JointServices> = Effect.gen(function*() {
   const state = yield* StateRoot
   const host = yield* Runtimes
   const capabilities = yield* Capabilities

@@ -42,8 +42,6 @@
  *   `force` changes nothing.
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -59,12 +57,10 @@ import {
 } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import type { Capabilities } from "./Capabilities.ts"
-import { checkSettings, type EndpointCalls, type JointSettings } from "./EndpointCalls.ts"
-import type { EndpointRecords } from "./EndpointRecords.ts"
-import type { Runtimes } from "./Runtimes.ts"
+import { checkSettings, type JointSettings } from "./EndpointCalls.ts"
 import {
   checkName,
+  type JointServices,
   type LockErrors,
   makeJointRunner,
   type NewPeer,
@@ -73,9 +69,6 @@ import {
 } from "./JointRunner.ts"
 import { type JointReport, notUnprovisioned } from "./JointReport.ts"
 import { peerJoints } from "./PeerJoints.ts"
-import type { Peers } from "./Peers.ts"
-import type { ProcessRecords } from "./ProcessRecords.ts"
-import type { StateRoot } from "./StateRoot.ts"
 
 export { type Endpoint, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
 export type { NewPeer, RemovalSettings } from "./JointRunner.ts"
@@ -149,19 +142,7 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<
-  Provisioner["Type"],
-  never,
-  | StateRoot
-  | Runtimes
-  | Capabilities
-  | Peers
-  | EndpointCalls
-  | EndpointRecords
-  | ProcessRecords
-  | FileSystem.FileSystem
-  | Path.Path
-> = Effect.gen(function*() {
+export const make: Effect.Effect<Provisioner["Type"], never, JointServices> = Effect.gen(function*() {
   const runner = yield* makeJointRunner
   const { capabilities, locked, records, state, sweep } = runner
 

@@ -69,6 +69,7 @@ export interface StateRootConfig {
  * @category models
  */
 export interface WriteOptions {
+  /** `false`: write and rename without fsync (survives a crash of this process, not of the machine). Default `true`. */
   readonly sync?: boolean
 }
 
