@@ -81,7 +81,13 @@ export const OwedRecord = Schema.Struct({
   /** The capability whose change owed the last request, when one did (for logs and listings). */
   capability: Schema.optional(Schema.String),
   updated_at: Schema.String,
-  claim: Schema.optional(Schema.Struct({ pid: Schema.Int, target: Sequence, at: Schema.String })),
+  claim: Schema.optional(Schema.Struct({
+    pid: Schema.Int,
+    /** The claimant's start (capabilities/ProcessIdentity.ts), so a reused pid is not taken for it; absent in older records. */
+    start: Schema.optional(Schema.NullOr(Schema.String)),
+    target: Sequence,
+    at: Schema.String
+  })),
   removal: Schema.optional(Schema.Struct({ requested_at: Schema.String, force: Schema.optional(Schema.Boolean) })),
   last_error: Schema.optional(Schema.String),
   /** Failed attempts in a row (cleared by a success and by a new request). */

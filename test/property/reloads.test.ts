@@ -10,7 +10,9 @@
  * `CITY_PROP_SEED=<seed> CITY_PROP_PATH=<path> npx vitest run test/property/reloads.test.ts`.
  */
 import { expect, it } from "@effect/vitest"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
 import * as Metric from "effect/Metric"
 import * as Observability from "../../src/services/Observability.ts"
 import * as FastCheck from "effect/FastCheck"
@@ -33,7 +35,7 @@ it.effect.prop(
   ({ commands }) =>
     Effect.gen(function*() {
       const memory = memoryStateRoot()
-      const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service))
+      const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
       // The model: sequence numbers, and the reload in flight in the current process (lost at a crash).
       let requested = 0
       let applied = 0
@@ -93,7 +95,7 @@ it.effect.prop(
 it.effect("a request arriving during a reload owes exactly one more reload", () =>
   Effect.gen(function*() {
     const memory = memoryStateRoot()
-    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service))
+    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
     yield* reloads.request([key], "register")
     yield* reloads.request([key], "sync") // coalesces with the first
     const first = Option.getOrThrow(yield* reloads.claim(key))
@@ -109,15 +111,41 @@ it.effect("a request arriving during a reload owes exactly one more reload", () 
 it.effect("a claim held by another live process is respected; a dead claimant's is taken over", () =>
   Effect.gen(function*() {
     const record = Reloads.transitions.request(Reloads.transitions.empty(key, "t0"), "x", "t1")
-    const claimed = Option.getOrThrow(Reloads.transitions.claim(record, 111, "t2", () => true))
-    expect(Option.isNone(Reloads.transitions.claim(claimed, 222, "t3", () => true))).toBe(true)
-    expect(Option.getOrThrow(Reloads.transitions.claim(claimed, 222, "t3", () => false)).claim?.pid).toBe(222)
+    const first = { pid: 111, start: "boot:1" }
+    const claimed = Option.getOrThrow(Reloads.transitions.claim(record, first, "t2", () => true))
+    expect(claimed.claim).toMatchObject({ pid: 111, start: "boot:1" })
+    // The liveness asked about is the holder's identity, pid and start.
+    const asked: Array<unknown> = []
+    const alive = (holder: unknown) => {
+      asked.push(holder)
+      return true
+    }
+    expect(Option.isNone(Reloads.transitions.claim(claimed, { pid: 222, start: "boot:2" }, "t3", alive))).toBe(true)
+    expect(asked).toEqual([first])
+    expect(Option.getOrThrow(Reloads.transitions.claim(claimed, { pid: 222, start: null }, "t3", () => false)).claim?.pid).toBe(222)
   }))
+
+it.effect("a claim whose holder's pid now belongs to another process (a reused pid) is taken over", () =>
+  Effect.gen(function*() {
+    const memory = memoryStateRoot()
+    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
+    yield* reloads.request([key], "register")
+    // A live process holds the recorded pid, but it is not the one that claimed (another start).
+    const stranger = spawn("sleep", ["60"], { stdio: "ignore" })
+    yield* Effect.addFinalizer(() => Effect.sync(() => void stranger.kill("SIGKILL")))
+    const file = `${Reloads.reloadsDir}/claude-alice.json`
+    const record = JSON.parse(Option.getOrThrow(yield* memory.service.readText(file)))
+    yield* memory.service.writeJson(file, {
+      ...record,
+      claim: { pid: stranger.pid, start: "another-boot:1", target: record.requested, at: record.updated_at }
+    })
+    expect(Option.getOrThrow(yield* reloads.claim(key))).toBe(record.requested)
+  }).pipe(Effect.scoped))
 
 it.effect("listing the owed records sets the owed-work gauges (city_reloads_owed, city_removals_owed)", () =>
   Effect.gen(function*() {
     const memory = memoryStateRoot()
-    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service))
+    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
     const other = { ...key, runtime: `${key.runtime}x` }
     yield* reloads.request([key, other], "register")
     yield* reloads.requestRemoval(other)

@@ -39,11 +39,14 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FileSystem from "@effect/platform/FileSystem"
+import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as Observability from "../Observability.ts"
+import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
 
@@ -129,12 +132,20 @@ export const transitions = {
       updated_at: at
     }
   },
-  /** Claims an owed reload for `pid`; `None` when nothing is owed or a live other process holds it. */
-  claim: (record: OwedRecord, pid: number, at: string, alive: (pid: number) => boolean): Option.Option<OwedRecord> => {
+  /**
+   * Claims an owed reload for the process `self`; `None` when nothing is owed or a live other
+   * process holds it (`alive` says whether the holder still runs).
+   */
+  claim: (
+    record: OwedRecord,
+    self: ProcessIdentityT,
+    at: string,
+    alive: (holder: ProcessIdentityT) => boolean
+  ): Option.Option<OwedRecord> => {
     if (!isOwed(record)) return Option.none()
     const held = record.claim
-    if (held !== undefined && held.pid !== pid && alive(held.pid)) return Option.none()
-    return Option.some({ ...record, claim: { pid, target: record.requested, at }, updated_at: at })
+    if (held !== undefined && held.pid !== self.pid && alive({ pid: held.pid, start: held.start ?? null })) return Option.none()
+    return Option.some({ ...record, claim: { pid: self.pid, start: self.start, target: record.requested, at }, updated_at: at })
   },
   complete: (record: OwedRecord, target: number, at: string): OwedRecord => {
     const { claim: _claim, last_error: _error, ...rest } = withoutBackoff(record)
@@ -197,8 +208,10 @@ const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen(function*() {
+export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.FileSystem> = Effect.gen(function*() {
   const state = yield* StateRoot
+  const fs = yield* FileSystem.FileSystem
+  const self = yield* ProcessIdentity.identify(process.pid)
   const backoff = yield* RetryBackoff
   // One lock holder per process at a time: the root lock is not re-entrant, and this spares
   // the retry loop when fibers of the same process contend.
@@ -250,11 +263,21 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot> = Effect.gen
       return [Option.some(next), next] as const
     })
 
+  // A claim names its holder by pid and start: a claim left by a dead daemon whose pid now belongs
+  // to another process is not respected (capabilities/ProcessIdentity.ts).
   const claim = (key: EndpointKey) =>
-    update(key, (record, at) => {
-      const claimed = transitions.claim(record, process.pid, at, isProcessAlive)
-      return [claimed, Option.map(claimed, (r) => r.requested)] as const
-    })
+    updateWith(key, (record, at) =>
+      Effect.map(
+        record.claim === undefined
+          ? Effect.succeed<boolean | undefined>(false)
+          : ProcessIdentity.running({ pid: record.claim.pid, start: record.claim.start ?? null }).pipe(
+            Effect.provideService(FileSystem.FileSystem, fs)
+          ),
+        (alive) => {
+          const claimed = transitions.claim(record, self, DateTime.formatIso(at), () => alive !== false)
+          return [claimed, Option.map(claimed, (r) => r.requested)] as const
+        }
+      ))
 
   const complete = (key: EndpointKey, target: number) =>
     update(key, (record, at) => [Option.some(transitions.complete(record, target, at)), undefined] as const)
