@@ -12,6 +12,7 @@
  *   endpoints in process.
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { HostConfig } from "../schema/HostConfig.ts"
@@ -71,11 +72,19 @@ export const citySessions = (options: { readonly publish?: boolean } = {}) =>
     Effect.gen(function*() {
       const fingerprints = yield* Fingerprints.Fingerprints
       const state = yield* StateRoot
+      const fs = yield* FileSystem.FileSystem
       const publish = options.publish === true
       return yield* CitySessionsHost.make({
         onLaunch: (ref) => Effect.ignore(fingerprints.record(ref)),
         ...(publish
-          ? { onState: (ref, s) => Effect.ignore(Effect.provideService(DaemonHostedHost.publish(ref, s), StateRoot, state)) }
+          ? {
+            onState: (ref, s) =>
+              DaemonHostedHost.publish(ref, s).pipe(
+                Effect.provideService(StateRoot, state),
+                Effect.provideService(FileSystem.FileSystem, fs),
+                Effect.ignore
+              )
+          }
           : {})
       })
     })

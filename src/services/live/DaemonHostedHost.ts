@@ -17,14 +17,16 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
-import { isOwed, isProcessAlive, Reloads } from "./Reloads.ts"
+import { isOwed, Reloads } from "./Reloads.ts"
 
 /**
  * The folder of the published states, relative to the root.
@@ -33,7 +35,13 @@ import { isOwed, isProcessAlive, Reloads } from "./Reloads.ts"
  */
 export const hostedDir = "state/hosted"
 
-const Published = Schema.Struct({ pid: Schema.Int, state: EndpointState, at: Schema.String })
+const Published = Schema.Struct({
+  pid: Schema.Int,
+  /** The daemon's start (capabilities/ProcessIdentity.ts): a file whose pid was reused is stale. Absent in older files. */
+  start: Schema.optional(Schema.NullOr(Schema.String)),
+  state: EndpointState,
+  at: Schema.String
+})
 const decode = Schema.decodeUnknownEither(Schema.parseJson(Published))
 
 /**
@@ -45,7 +53,13 @@ export const publish = (ref: EndpointRef, state: EndpointState) =>
   Effect.flatMap(StateRoot, (root) =>
     state === "asleep"
       ? root.remove(`${hostedDir}/${ref.identity}.json`)
-      : root.writeJson(`${hostedDir}/${ref.identity}.json`, { pid: process.pid, state, at: new Date().toISOString() }))
+      : Effect.flatMap(ProcessIdentity.identify(process.pid), (self) =>
+        root.writeJson(`${hostedDir}/${ref.identity}.json`, {
+          pid: self.pid,
+          start: self.start,
+          state,
+          at: new Date().toISOString()
+        })))
 
 /**
  * Builds the host that sees daemon-hosted endpoints from another process.
@@ -55,15 +69,22 @@ export const publish = (ref: EndpointRef, state: EndpointState) =>
 export const make = (config: { readonly applyWait?: Duration.DurationInput; readonly poll?: Duration.DurationInput } = {}) =>
   Effect.gen(function*() {
     const root = yield* StateRoot
+    const fs = yield* FileSystem.FileSystem
     const reloads = yield* Reloads
     const wait = Duration.toMillis(Duration.decode(config.applyWait ?? Duration.seconds(10)))
     const poll = Duration.decode(config.poll ?? Duration.millis(50))
 
+    // The publishing daemon is named by pid and start: a file it left behind whose pid now
+    // belongs to another process says nothing (asleep).
     const status = (ref: EndpointRef) =>
-      Effect.map(root.readText(`${hostedDir}/${ref.identity}.json`), (text): EndpointState =>
+      Effect.flatMap(root.readText(`${hostedDir}/${ref.identity}.json`), (text): Effect.Effect<EndpointState> =>
         Option.match(Option.flatMap(text, (t) => Either.getRight(decode(t))), {
-          onNone: () => "asleep",
-          onSome: (p) => isProcessAlive(p.pid) ? p.state : "asleep"
+          onNone: () => Effect.succeed("asleep"),
+          onSome: (p) =>
+            Effect.map(
+              ProcessIdentity.running({ pid: p.pid, start: p.start ?? null }).pipe(Effect.provideService(FileSystem.FileSystem, fs)),
+              (alive): EndpointState => alive === false ? "asleep" : p.state
+            )
         })).pipe(
         Effect.mapError((e) => new EndpointHostFailed({ identity: ref.identity, operation: "status", detail: e.message }))
       )
