@@ -142,14 +142,18 @@ describe("commands and signals", () => {
       // bob's runs; the kill comes then, as a crash between two calls would. Were the records
       // written only at the end of the sweep, this wait would never end.
       const records = join(w.root, "state", "endpoints", "stat.json")
-      yield* until(Effect.orElseSucceed(Effect.map(fs.readFileString(records), (t) => t.includes('"alice"')), () => false), 60_000)
+      const logFile = join(w.root, "logs", "lifecycle.log")
+      const has = (file: string, text: string) => Effect.orElseSucceed(Effect.map(fs.readFileString(file), (t) => t.includes(text)), () => false)
+      // The record is written first, its log line right after (EndpointCalls.ts).
+      yield* until(has(records, '"alice"'), 60_000)
+      yield* until(has(logFile, "identity=claude-alice"), 60_000)
       process.kill(cli.pid, "SIGKILL")
       yield* Deferred.await(cli.exited)
       process.kill(pidOf(w.base, "bob"), "SIGKILL")
       const recorded = JSON.parse(yield* fs.readFileString(records))
       expect(Object.keys(recorded.endpoints)).toEqual(["alice"])
       expect(recorded.endpoints.alice.claude).toMatchObject({ state: "ok", occasion: "sweep-on" })
-      const log = (yield* fs.readFileString(join(w.root, "logs", "lifecycle.log"))).split("\n").filter((l) => l !== "")
+      const log = (yield* fs.readFileString(logFile)).split("\n").filter((l) => l !== "")
       expect(log.length).toBe(1)
       expect(log[0]).toMatch(/capability=stat identity=claude-alice occasion=sweep-on state=ok/)
     }))

@@ -22,7 +22,10 @@
  *   the calls' log lines, each written (renamed into place, appended) but not yet
  *   fsynced. That survives a crash of `city`; when `run` returns, also on an
  *   interruption, what is left is written and the records and the log are
- *   fsynced, so they survive a crash of the machine too;
+ *   fsynced, so they survive a crash of the machine too. The two are separate
+ *   files: a crash in the instant between a record and its log line leaves the
+ *   record without its line, never a logged call the records do not know (which
+ *   a repair would run again);
  * - at most `concurrency` commands run at once (`Effect.forEach`): a call
  *   waiting for a place when the joint is interrupted never starts, and the
  *   running ones are ended as `CommandRunner` ends an interrupted call;

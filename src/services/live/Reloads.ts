@@ -95,19 +95,6 @@ export const isDue = (record: OwedRecord, now: number): boolean =>
 const withoutBackoff = ({ attempts: _attempts, next_attempt_at: _next, ...rest }: OwedRecord): OwedRecord => rest
 
 /**
- * Whether process `pid` is alive (signal 0 probes without signalling).
- * @since 0.1.0
- * @category predicates
- */
-export const isProcessAlive = (pid: number): boolean => {
-  try {
-    return process.kill(pid, 0)
-  } catch (error) {
-    return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM"
-  }
-}
-
-/**
  * The pure transitions of a record; the service below makes each one durable.
  * @since 0.1.0
  * @category constructors
