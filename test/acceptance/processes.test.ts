@@ -47,6 +47,16 @@ const stubborn = (bin: string, base: string) =>
     return file
   })
 
+/** A world with peers alice and bob on claude, and the `stat` capability on the stubborn provisioner. */
+const twoPeers = Effect.gen(function*() {
+  const w = yield* world
+  const command = yield* stubborn(w.bin, w.base)
+  yield* seedPeer(w.root, "alice", w.work, ["claude"])
+  yield* seedPeer(w.root, "bob", w.work, ["claude"])
+  const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
+  return { file, w }
+})
+
 const pidOf = (base: string, personality: string) => Number(readFileSync(join(base, `${personality}.pid`), "utf8").trim())
 
 const journal = (base: string) =>
@@ -83,11 +93,7 @@ describe("commands and signals", () => {
   real("kill -9 of the CLI mid-sweep: the repair ends the leftovers first and never runs a second copy beside one", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
-      const w = yield* world
-      const command = yield* stubborn(w.bin, w.base)
-      yield* seedPeer(w.root, "alice", w.work, ["claude"])
-      yield* seedPeer(w.root, "bob", w.work, ["claude"])
-      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
+      const { file, w } = yield* twoPeers
       const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
       yield* until(Effect.zipWith(fs.exists(join(w.base, "alice.pid")), fs.exists(join(w.base, "bob.pid")), (a, b) => a && b), 60_000)
       const orphans = [pidOf(w.base, "alice"), pidOf(w.base, "bob")]
@@ -121,11 +127,7 @@ describe("commands and signals", () => {
   real("kill -9 of a sweep between two calls: the first call is in the records and in the log, and they agree", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
-      const w = yield* world
-      const command = yield* stubborn(w.bin, w.base)
-      yield* seedPeer(w.root, "alice", w.work, ["claude"])
-      yield* seedPeer(w.root, "bob", w.work, ["claude"])
-      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
+      const { file, w } = yield* twoPeers
       // alice's first run is let through (a marker says it ran before); bob's holds until killed.
       yield* fs.writeFileString(join(w.base, "alice.ran"), "")
       const cli = yield* startCity(w.root, w.base, [

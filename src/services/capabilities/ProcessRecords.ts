@@ -41,6 +41,7 @@ import { EndpointBusy, StateError } from "../../schema/CapabilityErrors.ts"
 import { ProcessRecord, type ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
 import * as TextFile from "../files/TextFile.ts"
 import * as ProcessIdentity from "./ProcessIdentity.ts"
+import { signalGroup } from "./ChildGroups.ts"
 import { fileMode } from "./FileModes.ts"
 import { StateRoot } from "./StateRoot.ts"
 
@@ -102,15 +103,6 @@ const slotOf = (name: string): string | undefined => {
     return decodeURIComponent(name.slice(0, -".json".length))
   } catch {
     return undefined
-  }
-}
-
-/** Sends `signal` to a process group; false when there is no such group (or no right to signal it). */
-const signalGroup = (pgid: number, signal: NodeJS.Signals | 0): boolean => {
-  try {
-    return process.kill(-pgid, signal)
-  } catch {
-    return false
   }
 }
 
