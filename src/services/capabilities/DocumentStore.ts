@@ -150,6 +150,9 @@ export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
  */
 export const rememberedDocuments = 4096
 
+/** How many documents `list` looks at at once. */
+const listConcurrency = 16
+
 interface Remembered<A, E> {
   readonly size: bigint
   readonly mtime: number
@@ -186,30 +189,42 @@ export const make = <A, I, E>(
       memo.set(at, entry)
     }
 
+    /** What a look at one document found, and what the memory learns from it (`note`). */
+    interface Looked {
+      readonly found: Option.Option<Either.Either<A, E>>
+      readonly note: () => void
+    }
+    const nothingToNote = () => {}
+
     /**
      * The document at `at` (root-relative) named `stem`, decoded or refused; `None` when there is
-     * none. Read and decoded only when its stat differs from the one it was remembered with.
+     * none. Read and decoded only when its stat differs from the one it was remembered with. The
+     * memory is changed by `note`, not here, so `list` can look at many documents at once and
+     * still remember them in name order (the oldest forgotten first stays the first listed).
      */
-    const load = (at: string, stem: string): Effect.Effect<Option.Option<Either.Either<A, E>>, StateError> =>
-      Effect.flatMap(state.inspect(at), (found) => {
-        if (Option.isNone(found)) {
-          memo.delete(at)
-          return Effect.succeed(Option.none())
-        }
+    const look = (at: string, stem: string): Effect.Effect<Looked, StateError> =>
+      Effect.flatMap(state.inspect(at), (found): Effect.Effect<Looked, StateError> => {
+        if (Option.isNone(found)) return Effect.succeed({ found: Option.none(), note: () => void memo.delete(at) })
         const info = found.value
         const stamped = stamp(info)
         const known = memo.get(at)
         if (
           known !== undefined && Option.isSome(stamped) && known.size === info.size &&
           known.mtime === stamped.value.mtime && known.ino === stamped.value.ino
-        ) return Effect.succeed(Option.some(known.result))
-        return Effect.flatMap(state.readInspected(at, info), (text) => {
-          if (Option.isNone(text)) return Effect.succeed(Option.none())
-          return Effect.map(Effect.either(decode(state.resolve(at), stem, text.value)), (result) => {
-            if (Option.isSome(stamped)) remember(at, { size: info.size, ...stamped.value, result })
-            return Option.some(result)
-          })
+        ) return Effect.succeed({ found: Option.some(known.result), note: nothingToNote })
+        return Effect.flatMap(state.readInspected(at, info), (text): Effect.Effect<Looked> => {
+          if (Option.isNone(text)) return Effect.succeed({ found: Option.none(), note: nothingToNote })
+          return Effect.map(Effect.either(decode(state.resolve(at), stem, text.value)), (result) => ({
+            found: Option.some(result),
+            note: Option.isSome(stamped) ? () => remember(at, { size: info.size, ...stamped.value, result }) : nothingToNote
+          }))
         })
+      })
+
+    const load = (at: string, stem: string): Effect.Effect<Option.Option<Either.Either<A, E>>, StateError> =>
+      Effect.map(look(at, stem), ({ found, note }) => {
+        note()
+        return found
       })
 
     const read = (name: string): Effect.Effect<Option.Option<A>, E | StateError> =>
@@ -246,22 +261,32 @@ export const make = <A, I, E>(
     const remove = (name: string) =>
       Effect.ensuring(state.remove(relative(name)), Effect.sync(() => memo.delete(relative(name))))
 
+    // The documents are looked at `listConcurrency` at a time (a sweep's start reads every peer
+    // file: one at a time, each stat, open, read and close waits for the one before), and the
+    // memory learns from them in name order afterwards.
     const list = Effect.gen(function*() {
       const entries = yield* state.list(options.dir)
-      const checked = yield* Effect.forEach(entries, (entry): Effect.Effect<Option.Option<Either.Either<A, E>>> => {
+      const looked = yield* Effect.forEach(entries, (entry): Effect.Effect<Looked> => {
         const at = `${options.dir}/${entry}`
-        if (entry.endsWith(".tmp")) return Effect.succeed(Option.none())
+        if (entry.endsWith(".tmp")) return Effect.succeed({ found: Option.none(), note: nothingToNote })
         const stem = entry.slice(0, -5)
         if (!entry.endsWith(".json") || !options.isStem(stem)) {
-          return Effect.succeed(Option.some(Either.left(options.invalid(state.resolve(at), "", options.namingRule))))
+          return Effect.succeed({
+            found: Option.some(Either.left(options.invalid(state.resolve(at), "", options.namingRule))),
+            note: nothingToNote
+          })
         }
-        return load(at, stem).pipe(
+        return look(at, stem).pipe(
           Effect.catchAll((e) =>
-            Effect.succeed(Option.some(Either.left(options.invalid(state.resolve(at), "", `cannot be read (${e.detail})`))))
+            Effect.succeed({
+              found: Option.some(Either.left(options.invalid(state.resolve(at), "", `cannot be read (${e.detail})`))),
+              note: nothingToNote
+            })
           )
         )
-      })
-      const found = Arr.getSomes(checked)
+      }, { concurrency: listConcurrency })
+      for (const { note } of looked) note()
+      const found = Arr.getSomes(looked.map(({ found }) => found))
       return { valid: Arr.getRights(found), invalid: Arr.getLefts(found) }
     })
 
