@@ -130,3 +130,28 @@ export const isAlive = (pid: number): boolean => {
     return false
   }
 }
+
+/**
+ * The endpoints of the commands the process journals under `<root>/state/processes/` name as
+ * running (`spawned` and no `ended` line yet, which a journal appends with its next `spawned`
+ * line), sorted; read as plain JSON lines, not with the source's Schemas.
+ */
+export const recordedEndpoints = (root: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dir = `${root}/state/processes`
+    const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+    const endpoints: Array<string> = []
+    for (const name of names.filter((n) => n.endsWith(".jsonl"))) {
+      const text = yield* fs.readFileString(`${dir}/${name}`).pipe(Effect.orElseSucceed(() => ""))
+      const running = new Map<number, string>()
+      for (const line of text.split("\n").slice(1)) {
+        if (line === "") continue
+        const entry = JSON.parse(line) as { op: string; pid: number; endpoint: string }
+        if (entry.op === "spawned") running.set(entry.pid, entry.endpoint)
+        else running.delete(entry.pid)
+      }
+      endpoints.push(...running.values())
+    }
+    return endpoints.sort()
+  })

@@ -17,7 +17,7 @@ import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { join } from "node:path"
-import { isAlive } from "../fixtures.ts"
+import { isAlive, recordedEndpoints } from "../fixtures.ts"
 import { city, json, seedPeer, sh, writeJson } from "./cityCli.ts"
 import { capability, until, world, type World } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
@@ -126,7 +126,7 @@ describe("city daemon", () => {
       yield* setStatus("idle")
       yield* until(fs.exists(join(w.base, "reload.pid")), 60_000) // the reload is running
       // and recorded (right after its spawn: ProcessRecords.ts)
-      yield* until(fs.exists(join(w.root, "state", "processes", "host%20claude-alice.json")), 60_000)
+      yield* until(Effect.map(recordedEndpoints(w.root), (running) => running.includes("host claude-alice")), 60_000)
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       // The crash left the reload command running (it waits for `release`, which never comes).

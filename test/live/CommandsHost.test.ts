@@ -57,7 +57,9 @@ const setup = Effect.gen(function*() {
     CommandRunner.layer().pipe(Layer.provide(ProcessRecords.layer().pipe(Layer.provide(root)))),
     root
   )
-  const host = yield* CommandsHost.make({ pollInterval: "10 millis", timeout: "30 seconds" }).pipe(Effect.provide(layer))
+  // Built in the test's scope: the process records keep their journal open until it closes.
+  const services = yield* Layer.build(layer)
+  const host = yield* CommandsHost.make({ pollInterval: "10 millis", timeout: "30 seconds" }).pipe(Effect.provide(services))
   // Atomically (temp + rename): the status command must never read a half-written file.
   const setStatus = (s: string) =>
     Effect.zipRight(fs.writeFileString(`${status}.tmp`, s), fs.rename(`${status}.tmp`, status))

@@ -1,7 +1,14 @@
 /**
  * A process named so that a reused pid is never mistaken for it (docs/cli.md, "Commands and
  * signals"): its pid and its start, the boot id and the start time the kernel keeps for it
- * (`/proc/sys/kernel/random/boot_id`, field 22 of `/proc/<pid>/stat`). These are read with the
+ * (`/proc/sys/kernel/random/boot_id`, field 22 of `/proc/<pid>/stat`, in clock ticks since boot).
+ *
+ * A command `city` has just spawned is named more cheaply, by its pid and a bound on its start
+ * (`startBound`): the time it was recorded, in the same ticks, plus a second. It started before it
+ * was recorded; a process that later got its pid started after it ended, so after the record, and
+ * is told apart unless the pid was handed out again within that second (which takes the whole pid
+ * space to be used up in it). The bound is this process's own start plus its uptime, so a sweep
+ * reads no `/proc` file per command it starts (that read was a tenth of a sweep's own CPU). These are read with the
  * platform's `readFileString`, not the file reader: they are the kernel's own one-line files, which
  * no one can swap for a FIFO or a device, and a sweep reads one per command it starts. Where the
  * platform has no `/proc`, the start is `null`: such a process can be found
@@ -32,12 +39,8 @@ const boot = Effect.suspend(() =>
     })
 )
 
-/**
- * The start of `pid`: `None` when it is gone, a zombie, or the platform gives no start.
- * @since 0.1.0
- * @category identity
- */
-export const startOf = (pid: number): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
+/** What `/proc/<pid>/stat` says of `pid`: whether it has exited (a zombie) and its start; `None` when it is gone or there is no `/proc`. */
+const statusOf = (pid: number): Effect.Effect<Option.Option<{ readonly exited: boolean; readonly start: string }>, never, FileSystem.FileSystem> =>
   Effect.flatMap(boot, (id) =>
     Option.isNone(id)
       ? Effect.succeed(Option.none())
@@ -46,10 +49,18 @@ export const startOf = (pid: number): Effect.Effect<Option.Option<string>, never
         const fields = line.slice(line.lastIndexOf(")") + 2).split(" ")
         const status = fields[0]
         const started = fields[19] // field 22 of proc(5), `starttime`
-        return status === undefined || status === "Z" || status === "X" || started === undefined
+        return status === undefined || started === undefined
           ? Option.none()
-          : Option.some(`${id.value}:${started}`)
+          : Option.some({ exited: status === "Z" || status === "X", start: `${id.value}:${started}` })
       })))
+
+/**
+ * The start of `pid`: `None` when it is gone, a zombie, or the platform gives no start.
+ * @since 0.1.0
+ * @category identity
+ */
+export const startOf = (pid: number): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
+  Effect.map(statusOf(pid), Option.flatMap((s) => s.exited ? Option.none() : Option.some(s.start)))
 
 /**
  * The identity of a process that runs now (its start `null` where the platform gives none).
@@ -77,3 +88,48 @@ export const running = (identity: ProcessIdentity): Effect.Effect<boolean | unde
           return typeof error === "object" && error !== null && "code" in error && error.code === "EPERM" ? undefined : false
         }
       }))
+
+/** Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on every Linux architecture Node runs on). */
+const ticksPerSecond = 100
+
+/** A start (`boot:ticks`) in its two parts; `None` when the ticks are not a number. */
+const partsOf = (start: string) => {
+  const at = start.lastIndexOf(":")
+  const ticks = Number(start.slice(at + 1))
+  return at < 0 || !Number.isFinite(ticks) ? Option.none() : Option.some({ boot: start.slice(0, at), ticks })
+}
+
+/**
+ * A bound on the start of a process spawned just now, from `self` (this process, as `identify`
+ * gave it): `boot:ticks`, a second after now; `null` where `self` has no start.
+ * @since 0.1.0
+ * @category identity
+ */
+export const startBound = (self: ProcessIdentity): string | null =>
+  self.start === null ? null : Option.match(partsOf(self.start), {
+    onNone: () => null,
+    // `process.uptime()` counts from Node's start, a little after the kernel's: the second covers it.
+    onSome: ({ boot, ticks }) => `${boot}:${Math.ceil(ticks + (process.uptime() + 1) * ticksPerSecond)}`
+  })
+
+/**
+ * What the pid of a command recorded with `bound` (a `startBound`) names now: `running` (that
+ * command, alive), `exited` (that command, a zombie), `gone` (no process has the pid), `other` (a
+ * process that started after the bound got the pid), or `unknown` (a process of that pid exists
+ * but cannot be told from a reused pid: no start to compare).
+ * @since 0.1.0
+ * @category identity
+ */
+export const commandStatus = (
+  pid: number,
+  bound: string | null
+): Effect.Effect<"running" | "exited" | "gone" | "other" | "unknown", never, FileSystem.FileSystem> => {
+  const limit = bound === null ? Option.none() : partsOf(bound)
+  if (Option.isNone(limit)) return Effect.map(running({ pid, start: null }), (alive) => alive === false ? "gone" : "unknown")
+  return Effect.map(statusOf(pid), (status) => {
+    if (Option.isNone(status)) return "gone"
+    const started = partsOf(status.value.start)
+    if (Option.isNone(started) || started.value.boot !== limit.value.boot || started.value.ticks > limit.value.ticks) return "other"
+    return status.value.exited ? "exited" : "running"
+  })
+}
