@@ -9,7 +9,6 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
@@ -53,19 +52,21 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   const clock = yield* Effect.clock
   // unsafe: the snapshot updates below are synchronous bookkeeping; the Clock is the fiber's own.
   const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
-  let map = HashMap.empty<string, PluginSnapshot>()
+  // A native Map: every add and remove reads and writes it four times, and hashing a string key
+  // for a HashMap costs more than the whole lookup of a Map; readers copy what they return.
+  const map = new Map<string, PluginSnapshot>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
   const put = (snapshot: PluginSnapshot) => {
     // unsafe: see Observability.unsafeStatusChanged.
     unsafeStatusChanged(current(snapshot.name)?.status, snapshot.status)
-    map = HashMap.set(map, snapshot.name, snapshot)
+    map.set(snapshot.name, snapshot)
     return Effect.as(PubSub.publish(pubsub, { _tag: "Updated", snapshot }), snapshot)
   }
   /** The snapshots in code-unit name order: sorted when asked for, so a change stays O(1)-ish. */
   const sorted = (): Array<PluginSnapshot> =>
-    Array.from(HashMap.values(map)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  const current = (name: string) => Option.getOrUndefined(HashMap.get(map, name))
+    Array.from(map.values()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const current = (name: string) => map.get(name)
 
   const change = (name: string, status: PluginStatus, lastError?: string) =>
     Effect.suspend(() => {
@@ -78,10 +79,10 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
 
   const remove = (name: string) =>
     Effect.suspend(() => {
-      if (!HashMap.has(map, name)) return Effect.void
+      if (!map.has(name)) return Effect.void
       // unsafe: as above.
       unsafeStatusChanged(current(name)?.status, undefined)
-      map = HashMap.remove(map, name)
+      map.delete(name)
       return PubSub.publish(pubsub, { _tag: "Removed", name })
     })
 
@@ -98,7 +99,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
           ...(snapshot.last_error === undefined ? {} : { last_error: snapshot.last_error })
         })
     },
-    get: (name) => Effect.sync(() => HashMap.get(map, name)),
+    get: (name) => Effect.sync(() => Option.fromNullable(map.get(name))),
     list: Effect.sync(sorted),
     changes: Stream.unwrapScoped(
       Effect.map(PubSub.subscribe(pubsub), (queue) => {
@@ -134,16 +135,16 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
           const snapshot: PluginSnapshot = { ...rest, status: "disposing", updated_at }
           // unsafe: as above.
           unsafeStatusChanged(previous.status, "disposing")
-          map = HashMap.set(map, name, snapshot)
+          map.set(name, snapshot)
           changes.push({ _tag: "Updated", snapshot })
         }
         return PubSub.publishAll(pubsub, changes)
       }),
     clear: Effect.suspend(() => {
-      const changes: Array<SnapshotChange> = Array.from(HashMap.keys(map), (name) => ({ _tag: "Removed", name }))
+      const changes: Array<SnapshotChange> = Array.from(map.keys(), (name): SnapshotChange => ({ _tag: "Removed", name }))
       // unsafe: as above.
-      for (const snapshot of HashMap.values(map)) unsafeStatusChanged(snapshot.status, undefined)
-      map = HashMap.empty<string, PluginSnapshot>()
+      for (const snapshot of map.values()) unsafeStatusChanged(snapshot.status, undefined)
+      map.clear()
       return PubSub.publishAll(pubsub, changes)
     })
   }
