@@ -23,14 +23,15 @@
  *   at 50 ms it was a seventh of a sweep's own CPU, which on a machine busy with
  *   the commands themselves is their time too; a `city` killed with SIGKILL loses
  *   at most the last 200 ms of outcomes, whose calls the repair runs again. The
- *   order of the writes: the endpoints' records first, then
- *   the calls' log lines, each written (renamed into place, appended) but not yet
- *   fsynced. That survives a crash of `city`; when `run` returns, also on an
- *   interruption, what is left is written and the records and the log are
- *   fsynced, so they survive a crash of the machine too. The two are separate
- *   files: a crash in the instant between a record and its log line leaves the
- *   record without its line, never a logged call the records do not know (which
- *   a repair would run again);
+ *   order of the writes: the endpoints' records first, as every document is
+ *   written (fsynced, renamed into place, the folder fsynced: a records file
+ *   written without the fsyncs was left empty by a power loss in the
+ *   crash-point tests, test/crash), then the calls' log lines, appended; when
+ *   `run` returns, also on an interruption, what is left is written and the log
+ *   is fsynced. The two are separate files: a crash in the instant between a
+ *   record and its log line (or a power loss before the log's fsync) leaves the
+ *   record without its line, never a logged call the records do not know
+ *   (which a repair would run again);
  * - at most `concurrency` commands run at once (`Effect.forEach`): a call
  *   waiting for a place when the joint is interrupted never starts, and the
  *   running ones are ended as `CommandRunner` ends an interrupted call;
@@ -297,14 +298,14 @@ export const make: Effect.Effect<
       const total = endpoints.length
       let done = 0
       // Each call is recorded shortly after it ends (at most `commitSpacing` later): its endpoint
-      // record, then its log line, written (not yet synced) by one committer that takes every
-      // outcome waiting. When the calls are over, also on an interruption, what is left is
-      // written and everything is synced.
+      // record (synced), then its log line, by one committer that takes every outcome waiting.
+      // When the calls are over, also on an interruption, what is left is written and the log
+      // is synced.
       const ended = yield* Queue.unbounded<EndpointOutcome>()
       const invalid = new Map<string, InvalidEndpointRecords>()
       const commit = (batch: ReadonlyArray<EndpointOutcome>) =>
         batch.length === 0 ? Effect.void : Effect.uninterruptible(Effect.flatMap(
-          Effect.flatMap(DateTime.now, (now) => records.record(batch, DateTime.formatIso(now), { sync: false })),
+          Effect.flatMap(DateTime.now, (now) => records.record(batch, DateTime.formatIso(now))),
           (found) => {
             for (const file of found) invalid.set(file.file, file)
             return log.write
@@ -322,7 +323,6 @@ export const make: Effect.Effect<
         const stopped = yield* Fiber.interrupt(committer)
         if (Exit.isFailure(stopped) && !Exit.isInterrupted(stopped)) yield* Exit.failCause(stopped.cause)
         yield* commit([...yield* Queue.takeAll(ended)])
-        yield* records.sync(endpoints.map((e) => e.declaration.capability))
         yield* log.flush
       })
       const outcomes = yield* Effect.forEach(

@@ -72,15 +72,13 @@ export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
     readonly get: (capability: string) => Effect.Effect<CapabilityRecords, StateError>
     /**
      * Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock.
-     * `{ sync: false }`: written without fsync (a joint records each call so, then syncs at its end).
+     * `{ sync: false }`: written without fsync (not durable across a crash of the machine).
      */
     readonly record: (
       outcomes: ReadonlyArray<EndpointOutcome>,
       at: string,
       options?: WriteOptions
     ) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
-    /** Writes the records of these capabilities again, synced (after writes made with `sync: false`). */
-    readonly sync: (capabilities: Iterable<string>) => Effect.Effect<void, StateError>
     /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
     readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
     /** Every recorded endpoint of one personality, over all capabilities. */
@@ -174,11 +172,6 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
       }
     }, writeOptions)
 
-  const sync = (capabilities: Iterable<string>) =>
-    Effect.forEach(new Set(capabilities), (capability) =>
-      Effect.flatMap(store.read(capability).pipe(Effect.orElseSucceed(() => Option.none<Records>())), (found) =>
-        Option.isSome(found) ? store.write(found.value) : Effect.void), { discard: true })
-
   const forget = (keys: ReadonlyArray<EndpointKey>) =>
     update(keys.map((k) => k.capability), (capability, endpoints) => {
       for (const k of keys) if (k.capability === capability) delete endpoints[k.personality]?.[k.runtime]
@@ -188,7 +181,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
     Effect.map(store.list, (scan) =>
       scan.valid.flatMap(entriesOf).filter((entry) => entry.personality === personality))
 
-  return EndpointRecords.of({ get, record, sync, forget, ofPeer, remove: store.remove })
+  return EndpointRecords.of({ get, record, forget, ofPeer, remove: store.remove })
 })
 
 /**

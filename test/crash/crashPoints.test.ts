@@ -1,0 +1,292 @@
+/**
+ * Every crash point recovers (docs/design.md, "State and durability"): each scenario runs once to
+ * count its mutating file-system calls, then once per call k on a fresh copy of its state root,
+ * stopped after call k by the fault-injecting file system (FaultyFileSystem.ts), with and without
+ * power loss. After each crash the root is recovered as the product does (a new process: fresh
+ * services on the same folder, nothing of the dead one's memory) and checked against the
+ * scenario's model: every document is its old or its new version (never torn, never missing, no
+ * invalid file reported), and the root is usable (a write after it succeeds and reads back).
+ *
+ * A failure names the scenario, the crash point (the call and its path) and the mode;
+ * `CITY_CRASH_POINT=<scenario>:<k>[:power]` runs that one point alone.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Declaration } from "../../src/schema/Declaration.ts"
+import type { Peer } from "../../src/schema/Peer.ts"
+import * as Capabilities from "../../src/services/capabilities/Capabilities.ts"
+import { CommandRunner } from "../../src/services/capabilities/CommandRunner.ts"
+import * as EndpointCalls from "../../src/services/capabilities/EndpointCalls.ts"
+import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
+import * as EndpointRecords from "../../src/services/capabilities/EndpointRecords.ts"
+import * as Peers from "../../src/services/capabilities/Peers.ts"
+import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
+import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import { Crashed, type FaultPlan, make as makeFaulty } from "./FaultyFileSystem.ts"
+
+type Services =
+  | StateRoot.StateRoot
+  | Runtimes.Runtimes
+  | Peers.Peers
+  | Capabilities.Capabilities
+  | EndpointRecords.EndpointRecords
+  | LifecycleLog.LifecycleLog
+  | EndpointCalls.EndpointCalls
+
+/** The commands of the sweep scenario: bo's fails, the others succeed (no process is spawned). */
+const scriptedRunner = Layer.succeed(CommandRunner, {
+  run: (request) =>
+    Effect.succeed(request.args.includes("bo") ? { state: "failed" as const, exit: 1, ms: 1, detail: "exit 1" } : { state: "ok" as const, exit: 0, ms: 1 })
+})
+
+/** The stores of one root on a given file system: what a `city` process builds at its start. */
+const storesOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Services, unknown> => {
+  const base = Layer.merge(Layer.succeed(FileSystem.FileSystem, fs), NodePath.layer)
+  const state = StateRoot.layer({ root }).pipe(Layer.provideMerge(base))
+  const host = Runtimes.layer.pipe(Layer.provideMerge(state))
+  const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, LifecycleLog.layer(), scriptedRunner).pipe(
+    Layer.provideMerge(host)
+  )
+  return EndpointCalls.layer.pipe(Layer.provideMerge(stores))
+}
+
+const realFs = Effect.runSync(Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer))
+
+/** A scenario: a state root made by `setup`, an `act` that crash points cut, a `check` after recovery. */
+interface Scenario {
+  readonly name: string
+  readonly setup: Effect.Effect<void, unknown, Services>
+  readonly act: Effect.Effect<void, unknown, Services>
+  /** On the recovered root: the model's check (throws, or fails, when it does not hold). */
+  readonly check: Effect.Effect<void, unknown, Services>
+}
+
+const peer = (personality: string, cwd: string): Peer => ({
+  schema: 1,
+  personality,
+  cwd,
+  runtimes: ["claude"],
+  default_runtime: "claude"
+}) as Peer
+
+const declaration = (version: string): Declaration => ({
+  schema: 1,
+  capability: "notes",
+  version,
+  runtimes: ["claude"],
+  provision: { command: "/bin/true", args: ["provision", "{personality}"] },
+  unprovision: { command: "/bin/true", args: ["unprovision", "{personality}"] }
+}) as unknown as Declaration
+
+/** The peers store holds exactly one of `allowed` for `name` (`undefined`: no file), and no invalid file. */
+const peerIsOneOf = (name: string, allowed: ReadonlyArray<string | undefined>) =>
+  Effect.gen(function*() {
+    const peers = yield* Peers.Peers
+    const scan = yield* peers.scan
+    expect(scan.invalid.map((e) => e.message)).toEqual([])
+    const found = scan.valid.find((p) => p.personality === name)
+    expect(allowed).toContain(found?.cwd)
+  })
+
+/** The root is usable: a new write goes through and reads back. */
+const usable = Effect.gen(function*() {
+  const peers = yield* Peers.Peers
+  yield* peers.put(peer("after", "/after"))
+  expect((yield* peers.get("after")).cwd).toBe("/after")
+})
+
+const scenarios: ReadonlyArray<Scenario> = [
+  {
+    name: "a peer file rewritten (peer default-runtime, add-runtime)",
+    setup: Effect.flatMap(Peers.Peers, (peers) => peers.put(peer("ann", "/old"))),
+    act: Effect.flatMap(Peers.Peers, (peers) => peers.put(peer("ann", "/new"))),
+    check: peerIsOneOf("ann", ["/old", "/new"])
+  },
+  {
+    name: "peer create, then peer remove",
+    setup: Effect.void,
+    act: Effect.flatMap(Peers.Peers, (peers) => Effect.zipRight(peers.put(peer("bo", "/bo")), peers.purge("bo"))),
+    check: peerIsOneOf("bo", [undefined, "/bo"])
+  },
+  {
+    name: "register over an older version of the declaration",
+    setup: Effect.flatMap(Capabilities.Capabilities, (c) => c.store(declaration("1.0.0"))),
+    act: Effect.flatMap(Capabilities.Capabilities, (c) => c.store(declaration("2.0.0"))),
+    check: Effect.gen(function*() {
+      const scan = yield* (yield* Capabilities.Capabilities).scan
+      expect(scan.invalid.map((e) => e.message)).toEqual([])
+      expect(scan.valid.map((d) => d.version)).toSatisfy((v: ReadonlyArray<string>) => v.length === 1 && ["1.0.0", "2.0.0"].includes(v[0]!))
+    })
+  },
+  {
+    name: "a sweep with a failure: each call recorded as it ends, then logged (EndpointCalls)",
+    setup: Effect.void,
+    act: Effect.gen(function*() {
+      const calls = yield* EndpointCalls.EndpointCalls
+      const host = yield* Runtimes.Runtimes
+      const peers = ["ann", "bo", "cy"].map((name) => peer(name, `/${name}`))
+      yield* calls.run(EndpointCalls.endpointsOf(declaration("1.0.0"), peers, host.isAgent), "sweep-on", { concurrency: 1 })
+    }),
+    check: Effect.gen(function*() {
+      const got = yield* (yield* EndpointRecords.EndpointRecords).get("notes")
+      expect(Option.getOrUndefined(Option.map(got.invalid, (e) => e.message))).toBeUndefined()
+      const recorded = got.endpoints.map((e) => e.personality)
+      // A prefix of the calls, in order, with their outcomes.
+      expect([[], ["ann"], ["ann", "bo"], ["ann", "bo", "cy"]]).toContainEqual(recorded)
+      expect(got.endpoints.map((e) => e.record.state)).toEqual(["ok", "failed", "ok"].slice(0, recorded.length))
+      // The log and the records agree: every logged call is recorded (a record may lack its line).
+      const state = yield* StateRoot.StateRoot
+      const log = Option.getOrElse(yield* Effect.orElseSucceed(state.readText(LifecycleLog.logFile), () => Option.none<string>()), () => "")
+      const logged = log.split("\n").filter((l) => l !== "").map((l) => /identity=claude-(\w+)/.exec(l)?.[1])
+      expect(logged.every((name) => name !== undefined && recorded.includes(name))).toBe(true)
+    })
+  }
+]
+
+/** Runs `effect` on a fresh copy of `template` with the plan; what the faulty file system saw. */
+const runCut = (template: string, scenario: Scenario, plan: FaultPlan) =>
+  Effect.gen(function*() {
+    const root = mkdtempSync(join(tmpdir(), "city-crash-"))
+    cpSync(template, root, { recursive: true })
+    const faulty = makeFaulty(realFs, plan)
+    const exit = yield* Effect.exit(Effect.scoped(Effect.provide(scenario.act, storesOn(root, faulty.fs))))
+    faulty.settle()
+    return { root, exit, faulty }
+  })
+
+/** Recovers `root` as a new process would and checks the model; rethrows naming the crash point. */
+const recoverAndCheck = (scenario: Scenario, root: string, point: string) =>
+  Effect.scoped(Effect.provide(Effect.zipRight(scenario.check, usable), storesOn(root, realFs))).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.dieMessage(`crash point failed: scenario "${scenario.name}", ${point}\n${Cause.pretty(cause)}\nreplay: CITY_CRASH_POINT='${scenario.name}:${point}'`)
+    ),
+    Effect.ensuring(Effect.sync(() => rmSync(root, { recursive: true, force: true })))
+  )
+
+const only = process.env.CITY_CRASH_POINT
+
+describe("crash points", () => {
+  for (const scenario of scenarios) {
+    it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () =>
+      Effect.gen(function*() {
+        const template = mkdtempSync(join(tmpdir(), "city-crash-template-"))
+        yield* Effect.scoped(Effect.provide(scenario.setup, storesOn(template, realFs)))
+        // The uncut run counts the calls.
+        const whole = yield* runCut(template, scenario, {})
+        expect(Exit.isSuccess(whole.exit), String(whole.exit)).toBe(true)
+        rmSync(whole.root, { recursive: true, force: true })
+        const total = whole.faulty.calls.length
+        let checked = 0
+        for (const powerLoss of [false, true]) {
+          for (let k = 0; k <= total; k++) {
+            const point = `${k}${powerLoss ? ":power" : ""}`
+            if (only !== undefined && only !== `${scenario.name}:${point}`) continue
+            const cut = yield* runCut(template, scenario, { crashAfter: k, powerLoss })
+            if (k < total) {
+              expect(Exit.isFailure(cut.exit) && Cause.isDie(cut.exit.cause) && Cause.squash(cut.exit.cause) instanceof Crashed).toBe(true)
+            }
+            const at = whole.faulty.calls[k]
+            yield* recoverAndCheck(scenario, cut.root, `${point} (after ${k} of ${total} calls${at === undefined ? "" : `; the next: ${at.op} ${at.path.replace(cut.root, "<root>")}`})`)
+            checked++
+          }
+        }
+        rmSync(template, { recursive: true, force: true })
+        console.log(`crash points: ${checked} checked, 0 failed (${scenario.name}: ${total} calls, each cut with and without power loss)`)
+      }), 120_000)
+  }
+})
+
+describe("disk full and permission denied", () => {
+  for (const scenario of scenarios.slice(0, 3)) {
+    it.effect(`every write of "${scenario.name}" failing with ENOSPC or EACCES: a typed error naming the file, nothing stored damaged, a retry succeeds`, () =>
+      Effect.gen(function*() {
+        const template = mkdtempSync(join(tmpdir(), "city-crash-template-"))
+        yield* Effect.scoped(Effect.provide(scenario.setup, storesOn(template, realFs)))
+        const whole = yield* runCut(template, scenario, {})
+        rmSync(whole.root, { recursive: true, force: true })
+        for (const code of ["ENOSPC", "EACCES"] as const) {
+          for (let at = 1; at <= whole.faulty.calls.length; at++) {
+            const cut = yield* runCut(template, scenario, { fail: { at, code } })
+            if (Exit.isFailure(cut.exit)) {
+              const error = Cause.squash(cut.exit.cause) as { _tag?: string; message?: string }
+              expect(error._tag, `call ${at}: ${Cause.pretty(cut.exit.cause)}`).toBe("StateError")
+              expect(error.message).toMatch(cut.root)
+              expect(error.message).toMatch(code)
+            }
+            // Nothing stored is damaged, and the same operation, tried again, succeeds.
+            yield* recoverAndCheck(
+              { ...scenario, check: Effect.zipRight(scenario.check, scenario.act) },
+              cut.root,
+              `${code} at call ${at}`
+            )
+          }
+        }
+        rmSync(template, { recursive: true, force: true })
+      }), 120_000)
+  }
+})
+
+describe("random operations, random crash points", () => {
+  type Op = { readonly _tag: "put"; readonly name: string; readonly cwd: string } | { readonly _tag: "purge"; readonly name: string }
+  const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
+    FastCheck.record({ _tag: FastCheck.constant("put" as const), name: FastCheck.constantFrom("a", "b", "c"), cwd: FastCheck.constantFrom("/1", "/2", "/3") }),
+    FastCheck.record({ _tag: FastCheck.constant("purge" as const), name: FastCheck.constantFrom("a", "b", "c") })
+  )
+  const apply = (model: Map<string, string>, op: Op) => {
+    const next = new Map(model)
+    if (op._tag === "put") next.set(op.name, op.cwd)
+    else next.delete(op.name)
+    return next
+  }
+
+  it.effect("every peer file is the model's before or after the operation the crash cut, the others as the model says", () =>
+    Effect.gen(function*() {
+      const template = mkdtempSync(join(tmpdir(), "city-crash-template-"))
+      yield* Effect.scoped(Effect.provide(Effect.void, storesOn(template, realFs)))
+      yield* Effect.promise(() =>
+        FastCheck.assert(
+          FastCheck.asyncProperty(
+            FastCheck.array(opArb, { minLength: 1, maxLength: 6 }),
+            FastCheck.nat({ max: 40 }),
+            FastCheck.boolean(),
+            async (ops, crashAfter, powerLoss) => {
+              const act = Effect.gen(function*() {
+                const peers = yield* Peers.Peers
+                for (const op of ops) yield* op._tag === "put" ? peers.put(peer(op.name, op.cwd)) : peers.purge(op.name)
+              })
+              const scenario: Scenario = { name: "random", setup: Effect.void, act, check: Effect.void }
+              const cut = await Effect.runPromise(runCut(template, scenario, { crashAfter, powerLoss }))
+              // How far it got: the operations whose every call ran, then the one it cut.
+              const states = ops.reduce((acc, op) => [...acc, apply(acc[acc.length - 1]!, op)], [new Map<string, string>()])
+              const check = Effect.gen(function*() {
+                const scan = yield* (yield* Peers.Peers).scan
+                expect(scan.invalid.map((e) => e.message)).toEqual([])
+                const got = new Map(scan.valid.map((p) => [p.personality, p.cwd]))
+                const matches = states.some((state, i) => {
+                  const next = states[i + 1] ?? state
+                  return ["a", "b", "c"].every((name) => got.get(name) === state.get(name) || got.get(name) === next.get(name)) &&
+                    ["a", "b", "c"].filter((name) => got.get(name) !== state.get(name)).every((name) => got.get(name) === next.get(name))
+                })
+                expect(matches, `ops ${JSON.stringify(ops)}, crash after ${crashAfter}${powerLoss ? " with power loss" : ""}: got ${JSON.stringify([...got])}`).toBe(true)
+              })
+              await Effect.runPromise(recoverAndCheck({ ...scenario, check }, cut.root, `${crashAfter}${powerLoss ? ":power" : ""} of ${JSON.stringify(ops)}`))
+            }
+          ),
+          { numRuns: 1000, ...(process.env.CITY_CRASH_SEED === undefined ? {} : { seed: Number(process.env.CITY_CRASH_SEED) }) }
+        )
+      )
+      rmSync(template, { recursive: true, force: true })
+    }).pipe(Effect.provide(NodeContext.layer)), 240_000)
+})
