@@ -56,7 +56,9 @@ const storesOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Services
   const base = Layer.merge(Layer.succeed(FileSystem.FileSystem, fs), NodePath.layer)
   const state = StateRoot.layer({ root }).pipe(Layer.provideMerge(base))
   const host = Runtimes.layer.pipe(Layer.provideMerge(state))
-  const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, LifecycleLog.layer(), scriptedRunner).pipe(
+  // A small log, so that the scenarios rotate it (two old files kept).
+  const log = LifecycleLog.layer({ maxBytes: 200, keep: 2 })
+  const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, log, scriptedRunner).pipe(
     Layer.provideMerge(host)
   )
   return EndpointCalls.layer.pipe(Layer.provideMerge(stores))
@@ -151,6 +153,34 @@ const scenarios: ReadonlyArray<Scenario> = [
       const log = Option.getOrElse(yield* Effect.orElseSucceed(state.readText(LifecycleLog.logFile), () => Option.none<string>()), () => "")
       const logged = log.split("\n").filter((l) => l !== "").map((l) => /identity=claude-(\w+)/.exec(l)?.[1])
       expect(logged.every((name) => name !== undefined && recorded.includes(name))).toBe(true)
+    })
+  },
+  {
+    name: "the lifecycle log appended across rotations",
+    setup: Effect.void,
+    act: Effect.gen(function*() {
+      const log = yield* LifecycleLog.LifecycleLog
+      for (let n = 0; n < 12; n++) {
+        yield* log.enqueue([["ev", "test"], ["n", n], ["detail", "a line of the log"]])
+        if (n % 3 === 2) yield* log.write
+      }
+      yield* log.flush
+    }),
+    check: Effect.gen(function*() {
+      const state = yield* StateRoot.StateRoot
+      const read = (file: string) =>
+        Effect.map(Effect.orElseSucceed(state.readText(file), () => Option.none<string>()), Option.getOrElse(() => ""))
+      const text = [
+        yield* read(`${LifecycleLog.logFile}.2`),
+        yield* read(`${LifecycleLog.logFile}.1`),
+        yield* read(LifecycleLog.logFile)
+      ].join("")
+      const lines = text.split("\n").filter((l) => l !== "")
+      // Every line whole, and the lines kept a run of consecutive ones: a crash loses the newest
+      // (and rotation the oldest beyond `keep`), never one in between, never one twice.
+      const ns = lines.map((l) => Number(/^ev=test n=(\d+) detail="a line of the log"$/.exec(l)?.[1] ?? Number.NaN))
+      expect(ns.every(Number.isInteger), lines.join("\n")).toBe(true)
+      expect(ns.every((n, i) => i === 0 || n === ns[i - 1]! + 1), ns.join(",")).toBe(true)
     })
   }
 ]
