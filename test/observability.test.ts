@@ -170,6 +170,25 @@ describe("metrics", () => {
       expect((yield* Metric.value(Observability.disposeDuration)).count - disposeBefore).toBe(1)
     }))
 
+  it.scoped("initialize and dispose durations count failures too, in milliseconds", () =>
+    Effect.gen(function*() {
+      const initializeBefore = yield* Metric.value(Observability.initializeDuration)
+      const disposeBefore = yield* Metric.value(Observability.disposeDuration)
+      const city = yield* City.make({ root: root() })
+      yield* Effect.either(city.plugins.add(Plugin.make({ name: "broken", initialize: Effect.fail("no") })))
+      yield* city.plugins.add(Plugin.make({
+        name: "leaky",
+        initialize: Effect.as(Effect.addFinalizer(() => Effect.die("leak")), {})
+      }))
+      yield* Effect.either(city.plugins.remove("leaky"))
+      const initialize = yield* Metric.value(Observability.initializeDuration)
+      const dispose = yield* Metric.value(Observability.disposeDuration)
+      expect(initialize.count - initializeBefore.count).toBe(2) // the failed one and the good one
+      expect(dispose.count - disposeBefore.count).toBe(1) // a dispose that failed
+      // Milliseconds: none of these took a second.
+      expect(initialize.max).toBeLessThan(1_000)
+    }))
+
   it.effect("plugins by status follow the registry: ready while the City runs, none once it closed", () =>
     Effect.gen(function*() {
       const ready = Metric.tagged(Observability.plugins, "status", "ready")

@@ -127,7 +127,8 @@ export const disposeAll = (options: {
   return Effect.gen(function*() {
     const leased = options.closing.filter((item) => views.isLeased(item.life.instance))
     if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
-    const fibers = yield* Effect.forEach(options.closing, (item) => item.life.begin)
+    const runtime = yield* Effect.runtime<never>()
+    const fibers = options.closing.map((item) => item.life.beginIn(runtime))
     yield* Fiber.awaitAll(fibers).pipe(
       Effect.interruptible,
       Effect.timeout(config.disposeTimeout),

@@ -24,13 +24,13 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import { describeCause, PluginInitializeFailed } from "../../schema/Errors.ts"
-import { initializeDuration, spans, traceLifecycle } from "../Observability.ts"
+import { spans, traceLifecycle } from "../Observability.ts"
+import { unsafeLifecycleDuration } from "../internal/counters.ts"
 import type { Contributions } from "../Contributions.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
@@ -113,6 +113,8 @@ export const make = Effect.gen(function*() {
   // (`abandon`) and waits for them only up to its bound; one stuck in an uninterruptible region
   // is left to end in the background, where its Scope is closed then.
   const running = yield* Scope.extend(FiberMap.make<string, Contributions, unknown>(), yield* Scope.make())
+  // The Clock of the fiber that makes the registry (a TestClock in a test), for the durations.
+  const clock = yield* Effect.clock
   let attempts = 0
 
   const failed = (name: string, cause: Cause.Cause<unknown>, reason: PluginInitializeFailed["reason"], release?: Cause.Cause<unknown>) =>
@@ -127,7 +129,7 @@ export const make = Effect.gen(function*() {
     const name = plugin.name
     if (Exit.isSuccess(exit)) {
       const instance = new PluginInstance(name, plugin.version, exit.value, {})
-      return Effect.succeed(Either.right(makePluginLife({ name, instance, scope, disposeTimeout: config.disposeTimeout })))
+      return Effect.succeed(Either.right(makePluginLife({ name, instance, scope, disposeTimeout: config.disposeTimeout, clock })))
     }
     return Effect.map(Effect.either(closeScope(name, scope, exit)), (released) =>
       failed(name, exit.cause, reasonOf(exit.cause), released._tag === "Left" ? released.left.cause : undefined))
@@ -154,21 +156,28 @@ export const make = Effect.gen(function*() {
           Effect.interruptible,
           Effect.provideService(Scope.Scope, scope),
           Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
-          Metric.trackDuration(initializeDuration),
           Effect.annotateLogs("plugin", name)
         )
+        // How long it took, successful or not, until the wait for it ended.
+        const started = clock.unsafeCurrentTimeNanos()
+        // unsafe: recorded where the wait ends, in no Effect step of its own (internal/counters.ts).
+        const took = () => unsafeLifecycleDuration("initialize", clock.unsafeCurrentTimeNanos() - started)
         // Its own fiber, not a child of the caller's: a stuck initialize must not hold the caller.
         const fiber = yield* FiberMap.run(running, `${name}#${++attempts}`, initialize)
         // The fiber started at once: a synchronous initialize (most of them) has already ended,
         // and needs neither the bounded wait nor the race with close.
         const done = yield* Fiber.poll(fiber)
-        if (Option.isSome(done)) return yield* settle(plugin as Plugin<unknown, unknown>, scope, done.value)
+        if (Option.isSome(done)) {
+          took()
+          return yield* settle(plugin as Plugin<unknown, unknown>, scope, done.value)
+        }
         const awaited = yield* Effect.exit(restore(
           Effect.interruptible(Fiber.await(fiber)).pipe(
             Effect.timeout(config.initializeTimeout),
             (bounded) => Effect.raceFirst(bounded, state.cancelled(`initialize of ${name}`))
           )
         ))
+        took()
         if (Exit.isSuccess(awaited)) return yield* settle(plugin as Plugin<unknown, unknown>, scope, awaited.value)
         // Timed out, cancelled by close, or the caller interrupted: the fiber is interrupted and its
         // Scope closed once it has ended (an uninterruptible region runs to its end first).

@@ -16,17 +16,18 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
-import { disposeDuration, spans, traceLifecycle } from "../Observability.ts"
+import { spans, traceLifecycle } from "../Observability.ts"
+import { unsafeLifecycleDuration } from "../internal/counters.ts"
 import type { PluginInstance } from "./ExecutionView.ts"
 
 /**
@@ -37,8 +38,12 @@ import type { PluginInstance } from "./ExecutionView.ts"
 export interface PluginLife {
   /** The instance views show; a skills reload replaces it by one of the same life. */
   instance: PluginInstance
-  /** Starts the disposal (closing its Scope) the first time; the fiber that runs it. */
-  readonly begin: Effect.Effect<Fiber.RuntimeFiber<void, PluginDisposeFailed>>
+  /**
+   * Starts the disposal (closing its Scope) the first time, as a fiber of `runtime` (the caller's:
+   * its logger, its tracer); the fiber that runs it. Synchronous, so that close starts a thousand
+   * with one runtime.
+   */
+  readonly beginIn: (runtime: Runtime.Runtime<never>) => Fiber.RuntimeFiber<void, PluginDisposeFailed>
   /** Disposes the instance the first time; later calls share that result. Bounded by disposeTimeout. */
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
   /** Completes when the disposal has ended, whoever started it; starts nothing. */
@@ -76,24 +81,28 @@ export const make = (options: {
   readonly instance: PluginInstance
   readonly scope: Scope.CloseableScope
   readonly disposeTimeout: Duration.Duration
+  /** The Clock the dispose's duration is read from (the registry's). */
+  readonly clock: Clock.Clock
 }): PluginLife => {
-  const { disposeTimeout, name } = options
+  const { clock, disposeTimeout, name } = options
   let fiber: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
   let ended = false
   let waiters: Deferred.Deferred<void> | undefined
-  const run = closeScope(name, options.scope, Exit.void).pipe(
-    (close) => traceLifecycle(close, spans.dispose, { plugin: name }),
-    Metric.trackDuration(disposeDuration),
-    Effect.annotateLogs("plugin", name),
-    Effect.ensuring(Effect.suspend(() => {
-      ended = true
-      return waiters === undefined ? Effect.void : Deferred.succeed(waiters, undefined)
-    }))
-  )
-  // Started at once on the caller's runtime (`Runtime.runFork`: a root fiber, which outlives its
-  // caller); the first caller starts it, every later one gets the same fiber.
-  const begin = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
-    Effect.sync(() => (fiber ??= Runtime.runFork(runtime)(run))))
+  const run = Effect.suspend(() => {
+    const started = clock.unsafeCurrentTimeNanos()
+    return closeScope(name, options.scope, Exit.void).pipe(
+      (close) => traceLifecycle(close, spans.dispose, { plugin: name }),
+      Effect.annotateLogs("plugin", name),
+      Effect.ensuring(Effect.suspend(() => {
+        // unsafe: recorded in the step that ends every disposal (internal/counters.ts says why).
+        unsafeLifecycleDuration("dispose", clock.unsafeCurrentTimeNanos() - started)
+        ended = true
+        return waiters === undefined ? Effect.void : Deferred.succeed(waiters, undefined)
+      }))
+    )
+  })
+  const beginIn = (runtime: Runtime.Runtime<never>) => (fiber ??= Runtime.runFork(runtime)(run))
+  const begin = Effect.flatMap(Effect.runtime<never>(), (runtime) => Effect.sync(() => beginIn(runtime)))
   // The wait is interruptible even inside close's uninterruptible region, so the timeout can end it.
   // A dispose that has already ended (a synchronous one) is its Exit, without a timer.
   const dispose = Effect.flatMap(begin, (started) =>
@@ -110,5 +119,5 @@ export const make = (options: {
       ? Effect.void
       : Effect.flatMap(Deferred.make<void>(), (made) => Deferred.await(waiters ??= made))
   )
-  return { instance: options.instance, begin, dispose, disposed }
+  return { instance: options.instance, beginIn, dispose, disposed }
 }

@@ -4,8 +4,9 @@
  * they are not API. Each says why the safe `Metric.update` cannot serve there.
  * @since 0.1.0
  */
+import * as Duration from "effect/Duration"
 import * as MetricLabel from "effect/MetricLabel"
-import { liveLeases, plugins, provisionings, steps } from "../Observability.ts"
+import { disposeDuration, initializeDuration, liveLeases, plugins, provisionings, steps } from "../Observability.ts"
 
 const statusLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
 const labelsOf = (status: string) => {
@@ -61,3 +62,13 @@ export const unsafeProvisioned = (state: string, occasion: string): void => {
   // unsafe: called from `settle`, a plain function (see EndpointCalls.ts).
   provisionings.unsafeUpdate(1, labels)
 }
+
+/**
+ * Records how long a plugin's initialize or dispose took (`nanos`), successful or not.
+ * Synchronous, for the registry's add and remove: `Metric.trackDuration` records only successes
+ * and adds four Effect steps to each of them (with the log annotation, a fifth of a close).
+ * @since 0.1.0
+ * @category metrics
+ */
+export const unsafeLifecycleDuration = (which: "initialize" | "dispose", nanos: bigint): void =>
+  (which === "initialize" ? initializeDuration : disposeDuration).unsafeUpdate(Duration.nanos(nanos), noLabels)
