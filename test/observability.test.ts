@@ -118,7 +118,7 @@ describe("tracing", () => {
       expect(named(Observability.spans.dispose)).toEqual(["greeter"])
     }))
 
-  it.scoped("a dispose is a span under the call that removed the plugin; its finalizers log as the plugin", () => {
+  it.scoped("a dispose is a span under the call that removed the plugin; its initialize and its finalizers log as the plugin", () => {
     const { spans, tracer } = recording()
     const logged: Array<string> = []
     const logger = Logger.make(({ annotations, message }) => {
@@ -129,15 +129,16 @@ describe("tracing", () => {
       const city = yield* City.make({ root: root() })
       const keeper = Plugin.make({
         name: "keeper",
-        initialize: Effect.as(Effect.addFinalizer(() => Effect.logInfo("released")), {})
+        initialize: Effect.zipRight(Effect.logInfo("acquiring"), Effect.as(Effect.addFinalizer(() => Effect.logInfo("released")), {}))
       })
       yield* city.plugins.add(keeper).pipe(Effect.withSpan("adder"))
+      yield* Effect.logInfo("between") // the caller's own logs are not the plugin's
       yield* city.plugins.remove("keeper").pipe(Effect.withSpan("remover"))
       const dispose = spans.find((s) => s.name === Observability.spans.dispose)
       const remover = spans.find((s) => s.name === "remover")
       expect(dispose, "a city.plugin.dispose span").toBeDefined()
       expect(Option.map(dispose!.parent, (p) => p.spanId)).toEqual(Option.some(remover!.spanId))
-      expect(logged).toEqual(["keeper: released"])
+      expect(logged).toEqual(["keeper: acquiring", "-: between", "keeper: released"])
     }).pipe(Effect.withTracer(tracer), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
   })
 

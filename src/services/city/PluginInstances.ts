@@ -23,6 +23,8 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -156,7 +158,10 @@ export const make = Effect.gen(function*() {
           Effect.interruptible,
           Effect.provideService(Scope.Scope, scope),
           Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
-          Effect.annotateLogs("plugin", name)
+          // Its logs carry the plugin's name. This is the first step of the fiber `FiberMap.run`
+          // gives it, whose refs no one inherits: set, with nothing to restore.
+          (initialize) =>
+            Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => HashMap.set(annotations, "plugin", name)), initialize)
         )
         // How long it took, successful or not, until the wait for it ended.
         const started = clock.unsafeCurrentTimeNanos()

@@ -22,6 +22,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
@@ -92,7 +94,10 @@ export const make = (options: {
     const started = clock.unsafeCurrentTimeNanos()
     return closeScope(name, options.scope, Exit.void).pipe(
       (close) => traceLifecycle(close, spans.dispose, { plugin: name }),
-      Effect.annotateLogs("plugin", name),
+      // The disposal's logs carry the plugin's name. This runs as the first step of its own root
+      // fiber (`beginIn`), whose refs no one inherits: set, with nothing to restore
+      // (`Effect.annotateLogs` would restore them, a third of a close's cost).
+      (close) => Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => HashMap.set(annotations, "plugin", name)), close),
       Effect.ensuring(Effect.suspend(() => {
         // unsafe: recorded in the step that ends every disposal (internal/counters.ts says why).
         unsafeLifecycleDuration("dispose", clock.unsafeCurrentTimeNanos() - started)
