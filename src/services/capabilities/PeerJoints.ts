@@ -97,8 +97,9 @@ export const peerJoints = (runner: JointRunner) => {
     Effect.gen(function*() {
       const recorded = yield* records.ofPeer(personality)
       const outcomes = notUnprovisioned(recorded, "remove", `the peer file is invalid (${invalid.rule})`)
-      yield* peers.purge(personality)
+      // The records first, the peer file last (see removePeer).
       const invalidRecords = yield* records.forget(recorded)
+      yield* peers.purge(personality)
       return { outcomes, invalid: [invalid, ...invalidRecords], verdict: "warned" } satisfies JointReport
     })
 
@@ -119,8 +120,12 @@ export const peerJoints = (runner: JointRunner) => {
           })
         }
         const report = yield* peerJoint(peer.right, peer.right.runtimes, "remove", settings)
+        // The peer file goes last: while it is there, `peer remove` again finishes a removal a
+        // crash cut (the records forgotten, the private folders gone); removed first, a crash
+        // left records of a peer no verb could name (found by the crash-point tests, test/crash).
+        const invalid = yield* records.forget(report.outcomes)
         yield* peers.purge(personality)
-        return withInvalid(report, yield* records.forget(report.outcomes))
+        return withInvalid(report, invalid)
       }))
     )
 
@@ -134,9 +139,12 @@ export const peerJoints = (runner: JointRunner) => {
         if (current.default_runtime === runtime) return yield* new DefaultRuntimeRemoval({ personality, runtime })
         const report = yield* peerJoint(current, [runtime], "remove", settings)
         const peer: Peer = { ...current, runtimes: current.runtimes.filter((r) => r !== runtime) }
-        yield* peers.put(peer)
+        // The peer file without the runtime goes last, as in removePeer: until then the runtime
+        // is the peer's and `remove-runtime` again finishes what a crash cut.
+        const invalid = yield* records.forget(report.outcomes)
         yield* peers.purgeRuntime(personality, runtime)
-        return { peer, report: withInvalid(report, yield* records.forget(report.outcomes)) }
+        yield* peers.put(peer)
+        return { peer, report: withInvalid(report, invalid) }
       }))
     })
 

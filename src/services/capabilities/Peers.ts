@@ -93,10 +93,12 @@ export const make: Effect.Effect<Peers["Type"], never, StateRoot | Runtimes> = E
       onSome: (dir) => state.remove(dir)
     })
 
+  // The private folders first, the peer file last: a purge a crash cut is done again while the
+  // file is there (PeerJoints.ts, removePeer).
   const purge = (personality: string) =>
     Effect.gen(function*() {
-      yield* store.remove(personality)
       for (const runtime of Object.keys(host.config.profiles)) yield* purgeRuntime(personality, runtime)
+      yield* store.remove(personality)
     })
 
   return Peers.of({ get, exists, put: store.write, purge, purgeRuntime, file: store.file, scan: store.list })
