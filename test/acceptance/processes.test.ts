@@ -59,6 +59,11 @@ const twoPeers = Effect.gen(function*() {
 
 const pidOf = (base: string, personality: string) => Number(readFileSync(join(base, `${personality}.pid`), "utf8").trim())
 
+/** Whether the provisioner has written its pid for `personality` (the whole line: `echo` creates the file first). */
+const pidWritten = (base: string, personality: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.orElseSucceed(Effect.map(fs.readFileString(join(base, `${personality}.pid`)), (t) => /^\d+\n$/.test(t)), () => false))
+
 const journal = (base: string) =>
   Effect.map(
     Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.orElseSucceed(fs.readFileString(join(base, "journal")), () => "")),
@@ -78,7 +83,7 @@ describe("commands and signals", () => {
       yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
       const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
-      yield* until(fs.exists(join(w.base, "alice.pid")), 60_000)
+      yield* until(pidWritten(w.base, "alice"), 60_000)
       const command_ = pidOf(w.base, "alice")
       expect(isAlive(command_)).toBe(true)
       // How timeout(1) and supervisors stop a job: SIGTERM to its whole process group.
@@ -95,7 +100,7 @@ describe("commands and signals", () => {
       const fs = yield* FileSystem.FileSystem
       const { file, w } = yield* twoPeers
       const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
-      yield* until(Effect.zipWith(fs.exists(join(w.base, "alice.pid")), fs.exists(join(w.base, "bob.pid")), (a, b) => a && b), 60_000)
+      yield* until(Effect.zipWith(pidWritten(w.base, "alice"), pidWritten(w.base, "bob"), (a, b) => a && b), 60_000)
       const orphans = [pidOf(w.base, "alice"), pidOf(w.base, "bob")]
       // The records are appended right after each spawn (ProcessRecords.ts); the kill comes after them.
       yield* until(Effect.map(recordedEndpoints(w.root), (running) => { return running.length === 2 }), 60_000)
@@ -135,7 +140,7 @@ describe("commands and signals", () => {
         "--timeout-ms",
         "60000"
       ])
-      yield* until(fs.exists(join(w.base, "bob.pid")), 60_000)
+      yield* until(pidWritten(w.base, "bob"), 60_000)
       // alice's call is recorded shortly after it ends (EndpointCalls.ts: within 200 ms), while
       // bob's runs; the kill comes then, as a crash between two calls would. Were the records
       // written only at the end of the sweep, this wait would never end.

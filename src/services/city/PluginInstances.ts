@@ -164,6 +164,7 @@ export const make = Effect.gen(function*() {
             Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => HashMap.set(annotations, "plugin", name)), initialize)
         )
         // How long it took, successful or not, until the wait for it ended.
+        // unsafe: read in this step, as the registry's Snapshots read their clock (an add's cost).
         const started = clock.unsafeCurrentTimeNanos()
         // unsafe: recorded where the wait ends, in no Effect step of its own (internal/counters.ts).
         const took = () => unsafeLifecycleDuration("initialize", clock.unsafeCurrentTimeNanos() - started)

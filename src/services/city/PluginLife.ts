@@ -91,6 +91,7 @@ export const make = (options: {
   let ended = false
   let waiters: Deferred.Deferred<void> | undefined
   const run = Effect.suspend(() => {
+    // unsafe: read in this step, as the registry's Snapshots read their clock (a close's cost).
     const started = clock.unsafeCurrentTimeNanos()
     return closeScope(name, options.scope, Exit.void).pipe(
       (close) => traceLifecycle(close, spans.dispose, { plugin: name }),

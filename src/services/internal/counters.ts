@@ -70,5 +70,7 @@ export const unsafeProvisioned = (state: string, occasion: string): void => {
  * @since 0.1.0
  * @category metrics
  */
-export const unsafeLifecycleDuration = (which: "initialize" | "dispose", nanos: bigint): void =>
-  (which === "initialize" ? initializeDuration : disposeDuration).unsafeUpdate(Duration.nanos(nanos), noLabels)
+export const unsafeLifecycleDuration = (which: "initialize" | "dispose", nanos: bigint): void => {
+  // unsafe: recorded where an add's wait or a disposal ends, in no Effect step of its own.
+  ;(which === "initialize" ? initializeDuration : disposeDuration).unsafeUpdate(Duration.nanos(nanos), noLabels)
+}
