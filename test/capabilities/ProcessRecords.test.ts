@@ -55,6 +55,26 @@ const journalFiles = (root: string) =>
       Effect.orElseSucceed(() => [] as Array<string>)
     ))
 
+/** A state root with records, its journals' folder made, and this boot's id. */
+const journalWorld = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const root = yield* fs.makeTempDirectoryScoped()
+  const dir = join(root, ProcessRecords.folder)
+  const { records } = yield* recordsIn(root)
+  const boot = (yield* fs.readFileString("/proc/sys/kernel/random/boot_id")).trim()
+  yield* fs.makeDirectory(dir, { recursive: true })
+  return { boot, dir, fs, records, root }
+})
+
+/** The start ticks of `pid` (field 22 of its stat). */
+const ticksOf = (pid: number) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.map(fs.readFileString(`/proc/${pid}/stat`), (t) => Number(t.slice(t.lastIndexOf(")") + 2).split(" ")[19])))
+
+/** A journal line: `pid` spawned for `endpoint`, started by `startedBy`. */
+const spawnedLine = (pid: number, startedBy: string, endpoint: string) =>
+  JSON.stringify({ op: "spawned", pid, startedBy, endpoint, command: "sleep", since: "2026-12-02T00:00:00.000Z" })
+
 const live = (
   name: string,
   body: Effect.Effect<void, unknown, FileSystem.FileSystem | Path.Path | Scope.Scope>,
@@ -105,21 +125,13 @@ describe("process journals", () => {
   }))
 
   live("recovery ends what an owner that is gone left running, passes over a torn line, removes a journal naming no owner", Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const root = yield* fs.makeTempDirectoryScoped()
-    const dir = join(root, ProcessRecords.folder)
-    const { records } = yield* recordsIn(root)
+    const { boot, dir, fs, records, root } = yield* journalWorld
     const orphan = yield* sleeper
-    const boot = (yield* fs.readFileString("/proc/sys/kernel/random/boot_id")).trim()
-    const startOf = (pid: number) => Effect.map(fs.readFileString(`/proc/${pid}/stat`), (t) => Number(t.slice(t.lastIndexOf(")") + 2).split(" ")[19]))
-    const orphanStart = yield* startOf(orphan)
-    yield* fs.makeDirectory(dir, { recursive: true })
     // An owner that is gone (no process of that pid started at tick 1 of this boot): its journal
     // names the orphan, then a torn line.
-    const deadOwner = { pid: 4_194_303, start: `${boot}:1` }
     yield* fs.writeFileString(join(dir, "4194303-dead.jsonl"), [
-      JSON.stringify({ schema: 1, owner: deadOwner }),
-      JSON.stringify({ op: "spawned", pid: orphan, startedBy: `${boot}:${orphanStart + 100}`, endpoint: "cap claude-z", command: "sleep", since: "2026-12-02T00:00:00.000Z" }),
+      JSON.stringify({ schema: 1, owner: { pid: 4_194_303, start: `${boot}:1` } }),
+      spawnedLine(orphan, `${boot}:${(yield* ticksOf(orphan)) + 100}`, "cap claude-z"),
       `{"op":"ended","pi`
     ].join("\n"))
     yield* fs.writeFileString(join(dir, "9-garbage.jsonl"), "not a header\n")
@@ -130,17 +142,12 @@ describe("process journals", () => {
   }))
 
   live("a pid that started after its record is another process: never signalled", Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const root = yield* fs.makeTempDirectoryScoped()
-    const dir = join(root, ProcessRecords.folder)
-    const { records } = yield* recordsIn(root)
+    const { boot, dir, fs, records, root } = yield* journalWorld
     const other = yield* sleeper
-    const boot = (yield* fs.readFileString("/proc/sys/kernel/random/boot_id")).trim()
-    yield* fs.makeDirectory(dir, { recursive: true })
     // The record says its command started by tick 1 of this boot: `other` started later.
     yield* fs.writeFileString(join(dir, "4194303-dead.jsonl"), [
       JSON.stringify({ schema: 1, owner: { pid: 4_194_303, start: `${boot}:1` } }),
-      JSON.stringify({ op: "spawned", pid: other, startedBy: `${boot}:1`, endpoint: "cap claude-z", command: "sleep", since: "2026-12-02T00:00:00.000Z" }),
+      spawnedLine(other, `${boot}:1`, "cap claude-z"),
       ""
     ].join("\n"))
     expect(yield* records.recover).toEqual([])
@@ -149,25 +156,18 @@ describe("process journals", () => {
   }))
 
   live("vacate waits for a live owner's command that still runs, not for one that has ended", Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const root = yield* fs.makeTempDirectoryScoped()
-    const dir = join(root, ProcessRecords.folder)
-    const { records } = yield* recordsIn(root)
+    const { boot, dir, fs, records, root } = yield* journalWorld
     const owner = yield* sleeper
     const command = yield* sleeper
-    const boot = (yield* fs.readFileString("/proc/sys/kernel/random/boot_id")).trim()
-    const ticks = (pid: number) => Effect.map(fs.readFileString(`/proc/${pid}/stat`), (t) => t.slice(t.lastIndexOf(")") + 2).split(" ")[19])
     const finished = spawn("true")
     yield* Effect.async<void>((resume) => void finished.once("exit", () => resume(Effect.void)))
-    yield* fs.makeDirectory(dir, { recursive: true })
-    const line = (pid: number, endpoint: string) =>
-      JSON.stringify({ op: "spawned", pid, startedBy: `${boot}:${Number.MAX_SAFE_INTEGER}`, endpoint, command: "sleep", since: "2026-12-02T00:00:00.000Z" })
+    const always = `${boot}:${Number.MAX_SAFE_INTEGER}`
     // A live owner's journal: a command still running on claude-a, one that has ended (its `ended`
     // line not written yet) on claude-b.
     yield* fs.writeFileString(join(dir, `${owner}-live.jsonl`), [
-      JSON.stringify({ schema: 1, owner: { pid: owner, start: `${boot}:${yield* ticks(owner)}` } }),
-      line(command, "cap claude-a"),
-      line(finished.pid!, "cap claude-b"),
+      JSON.stringify({ schema: 1, owner: { pid: owner, start: `${boot}:${yield* ticksOf(owner)}` } }),
+      spawnedLine(command, always, "cap claude-a"),
+      spawnedLine(finished.pid!, always, "cap claude-b"),
       ""
     ].join("\n"))
     const busy = yield* Effect.either(records.vacate("cap claude-a", "300 millis"))
