@@ -35,6 +35,7 @@ import * as EndpointRecords from "../../src/services/capabilities/EndpointRecord
 import * as Peers from "../../src/services/capabilities/Peers.ts"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
+import * as RestartRequests from "../../src/services/loader/RestartRequests.ts"
 import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { type FaultPlan, make as makeFaulty } from "./FaultyFileSystem.ts"
@@ -49,6 +50,7 @@ type Services =
   | EndpointCalls.EndpointCalls
   | ProcessRecords.ProcessRecords
   | Provisioner.Provisioner
+  | RestartRequests.RestartRequests
   | FileSystem.FileSystem
 
 /** The commands of the sweep scenario: bo's fails, the others succeed (no process is spawned). */
@@ -64,7 +66,7 @@ const storesOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Services
   const host = Layer.merge(Runtimes.layer, ProcessRecords.layer()).pipe(Layer.provideMerge(state))
   // A small log, so that the scenarios rotate it (two old files kept).
   const log = LifecycleLog.layer({ maxBytes: 200, keep: 2 })
-  const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, log, scriptedRunner).pipe(
+  const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, log, scriptedRunner, RestartRequests.layer).pipe(
     Layer.provideMerge(host)
   )
   return Provisioner.layer.pipe(Layer.provideMerge(EndpointCalls.layer.pipe(Layer.provideMerge(stores))), Layer.provideMerge(base))
@@ -256,6 +258,27 @@ const jointScenarios: ReadonlyArray<Scenario> = [
       expect((yield* (yield* Peers.Peers).scan).valid.map((p) => p.personality)).toEqual([])
       // No record is left of an endpoint whose peer is gone.
       expect([...records.keys()]).toEqual([])
+    })
+  },
+  {
+    name: "a plugin generation restart requested (city plugins reload), then completed by the daemon",
+    setup: Effect.void,
+    act: Effect.gen(function*() {
+      const requests = yield* RestartRequests.RestartRequests
+      const record = yield* requests.request("skills changed")
+      yield* requests.complete(record.requested)
+    }),
+    // A daemon's start builds the generation from disk and completes what is owed.
+    repair: Effect.gen(function*() {
+      const requests = yield* RestartRequests.RestartRequests
+      const found = yield* requests.get
+      if (Option.isSome(found) && RestartRequests.isOwed(found.value)) yield* requests.complete(found.value.requested)
+    }),
+    check: Effect.gen(function*() {
+      const text = yield* (yield* StateRoot.StateRoot).readText(RestartRequests.restartFile)
+      // Never torn (`get` would read a torn record as one owed request: the text itself is read).
+      const record = Option.map(text, (t) => JSON.parse(t) as { requested: number; applied: number })
+      expect(Option.match(record, { onNone: () => "none", onSome: (r) => `${r.requested}/${r.applied}` })).toMatch(/^(none|1\/1)$/)
     })
   },
   {
