@@ -17,7 +17,7 @@ import type { Declaration } from "../schema/Declaration.ts"
 import { Application, Removal } from "../schema/Live.ts"
 import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
 import { Occasion } from "../schema/Occasion.ts"
-import { type EndpointOutcome, identityOf, ProvisionState } from "../schema/Outcome.ts"
+import { EndpointRecord, type EndpointOutcome, identityOf, ProvisionState } from "../schema/Outcome.ts"
 import type { Peer } from "../schema/Peer.ts"
 import { PluginSnapshot } from "../schema/PluginSnapshot.ts"
 
@@ -86,13 +86,7 @@ export const PeerJson = Schema.Struct({
 })
 
 /** The last call of one endpoint of a capability, or `null` when it was never called. */
-export const LastCall = Schema.Struct({
-  state: ProvisionState,
-  occasion: Occasion,
-  at: Schema.String,
-  exit: Schema.optional(Schema.Number),
-  detail: Schema.optional(Schema.String)
-})
+export const LastCall = EndpointRecord
 
 /** The owed reload and removal of one endpoint (docs/live-application.md). */
 export const Owed = Schema.Struct({

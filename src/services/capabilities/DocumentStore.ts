@@ -37,7 +37,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
-import { StateRoot, type WriteOptions } from "./StateRoot.ts"
+import { StateRoot } from "./StateRoot.ts"
 
 /**
  * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.
@@ -108,7 +108,7 @@ export interface DocumentStore<A, E> {
   /** The document stored under `name`; `None` when there is none. */
   readonly read: (name: string) => Effect.Effect<Option.Option<A>, E | StateError>
   /** Writes a document atomically under its own name. Caller holds the root lock. */
-  readonly write: (document: A, options?: WriteOptions) => Effect.Effect<void, StateError>
+  readonly write: (document: A) => Effect.Effect<void, StateError>
   /** Removes the document of `name`; a missing one is not an error. Caller holds the root lock. */
   readonly remove: (name: string) => Effect.Effect<void, StateError>
   /** Every document of the folder, valid or not, in name order. */
@@ -242,11 +242,11 @@ export const make = <A, I, E>(
 
     // What was written is remembered with the file's new stat (a rename gives it a new inode), so
     // the next read of it is a stat, not a read and a decode (a joint records every call so).
-    const write = (document: A, writeOptions?: WriteOptions) => {
+    const write = (document: A) => {
       const name = options.key.of(document)
       const at = relative(name)
       return Effect.flatMap(textOf(document, name), (text) =>
-        state.writeText(at, `${text}\n`, writeOptions).pipe(
+        state.writeText(at, `${text}\n`).pipe(
           Effect.onError(() => Effect.sync(() => memo.delete(at))),
           Effect.zipRight(Effect.catchAll(state.inspect(at), () => Effect.succeed(Option.none()))),
           Effect.map((found) => {

@@ -23,7 +23,7 @@ import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as DocumentStore from "./DocumentStore.ts"
-import type { StateRoot, WriteOptions } from "./StateRoot.ts"
+import type { StateRoot } from "./StateRoot.ts"
 
 /**
  * The folder of the endpoint records, under the state root.
@@ -70,14 +70,10 @@ export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
   {
     /** The records of one capability (none recorded: empty). */
     readonly get: (capability: string) => Effect.Effect<CapabilityRecords, StateError>
-    /**
-     * Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock.
-     * `{ sync: false }`: written without fsync (not durable across a crash of the machine).
-     */
+    /** Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock. */
     readonly record: (
       outcomes: ReadonlyArray<EndpointOutcome>,
-      at: string,
-      options?: WriteOptions
+      at: string
     ) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
     /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
     readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
@@ -135,8 +131,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
   /** Applies `change` to the records of each capability named; an emptied file is deleted. */
   const update = (
     capabilities: Iterable<string>,
-    change: (capability: string, endpoints: Record<string, Record<string, EndpointRecord>>) => void,
-    writeOptions?: WriteOptions
+    change: (capability: string, endpoints: Record<string, Record<string, EndpointRecord>>) => void
   ) =>
     Effect.map(
       Effect.forEach(new Set(capabilities), (capability) =>
@@ -150,13 +145,13 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
           }
           yield* Object.keys(endpoints).length === 0
             ? store.remove(capability)
-            : store.write({ schema: 1, capability, endpoints }, writeOptions)
+            : store.write({ schema: 1, capability, endpoints })
           return invalid
         })),
       (invalid) => invalid.flatMap(Option.toArray)
     )
 
-  const record = (outcomes: ReadonlyArray<EndpointOutcome>, at: string, writeOptions?: WriteOptions) =>
+  const record = (outcomes: ReadonlyArray<EndpointOutcome>, at: string) =>
     update(outcomes.map((o) => o.capability), (capability, endpoints) => {
       for (const o of outcomes) {
         if (o.capability !== capability) continue
@@ -170,7 +165,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
         }
         endpoints[o.personality] = runtimes
       }
-    }, writeOptions)
+    })
 
   const forget = (keys: ReadonlyArray<EndpointKey>) =>
     update(keys.map((k) => k.capability), (capability, endpoints) => {

@@ -100,17 +100,19 @@ const partsOf = (start: string) => {
 }
 
 /**
- * A bound on the start of a process spawned just now, from `self` (this process, as `identify`
- * gave it): `boot:ticks`, a second after now; `null` where `self` has no start.
+ * The bound on the start of a process spawned just now, from `self` (this process, as `identify`
+ * gave it): a function giving `boot:ticks` a second after the moment it is called; `null` where
+ * `self` has no start. `self` is read once, here: the function runs at every spawn.
  * @since 0.1.0
  * @category identity
  */
-export const startBound = (self: ProcessIdentity): string | null =>
-  self.start === null ? null : Option.match(partsOf(self.start), {
-    onNone: () => null,
-    // `process.uptime()` counts from Node's start, a little after the kernel's: the second covers it.
-    onSome: ({ boot, ticks }) => `${boot}:${Math.ceil(ticks + (process.uptime() + 1) * ticksPerSecond)}`
-  })
+export const startBound = (self: ProcessIdentity): () => string | null => {
+  const parts = self.start === null ? Option.none() : partsOf(self.start)
+  if (Option.isNone(parts)) return () => null
+  const { boot, ticks } = parts.value
+  // `process.uptime()` counts from Node's start, a little after the kernel's: the second covers it.
+  return () => `${boot}:${Math.ceil(ticks + (process.uptime() + 1) * ticksPerSecond)}`
+}
 
 /**
  * What the pid of a command recorded with `bound` (a `startBound`) names now: `running` (that

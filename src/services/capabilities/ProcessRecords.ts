@@ -121,6 +121,7 @@ export class ProcessRecords extends Context.Tag("effect-city/ProcessRecords")<Pr
 /** The journal file of a process. */
 const journalName = (owner: ProcessIdentityT) => `${owner.pid}-${encodeURIComponent(owner.start ?? "none")}.jsonl`
 
+const encoder = new TextEncoder()
 const decodeHeader = Schema.decodeUnknownOption(Schema.parseJson(JournalHeader))
 const decodeEntry = Schema.decodeUnknownOption(Schema.parseJson(JournalEntry))
 
@@ -176,6 +177,7 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
     const self = yield* Effect.provideService(ProcessIdentity.identify(process.pid), FileSystem.FileSystem, fs)
     const isSelf = (owner: ProcessIdentityT) => owner.pid === self.pid && owner.start === self.start
     const ownName = journalName(self)
+    const startBound = ProcessIdentity.startBound(self)
     const ownFile = path.join(dir, ownName)
 
     const groupGone = (pgid: number, within: Duration.Duration) =>
@@ -310,7 +312,7 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
           lines = 0
         }
         texts.push(JSON.stringify(line))
-        yield* file.writeAll(new TextEncoder().encode(`${texts.join("\n")}\n`))
+        yield* file.writeAll(encoder.encode(`${texts.join("\n")}\n`))
         endedSince = []
         lines += texts.length
       })
@@ -320,7 +322,7 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
         const since = new Date().toISOString()
         const record: ProcessRecord = {
           pid,
-          startedBy: ProcessIdentity.startBound(self),
+          startedBy: startBound(),
           owner: self,
           endpoint: endpoint ?? null,
           command,

@@ -64,16 +64,6 @@ export interface StateRootConfig {
 }
 
 /**
- * How a write is made durable: `sync: false` leaves out the fsyncs (default: synced).
- * @since 0.1.0
- * @category models
- */
-export interface WriteOptions {
-  /** `false`: write and rename without fsync (survives a crash of this process, not of the machine). Default `true`. */
-  readonly sync?: boolean
-}
-
-/**
  * The state root: atomic JSON writes, reads, and the cross-process lock.
  * @since 0.1.0
  * @category tags
@@ -108,13 +98,12 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
     ) => Effect.Effect<Option.Option<string>, StateError>
     /**
      * Writes `text` atomically, 0600: temp file, fsync, rename, fsync of the folder. Makes the
-     * folders (0700) or tightens them, as `makeDirectory` does. With `{ sync: false }` nothing is
-     * fsynced: the rename is still atomic and the new text survives a crash of this process, not
-     * of the machine (a joint's records between its calls, synced when it ends).
+     * folders (0700) or tightens them, as `makeDirectory` does. Always synced: a write renamed
+     * without its fsync was left empty by a power loss in the crash-point tests (test/crash).
      */
-    readonly writeText: (relative: string, text: string, options?: WriteOptions) => Effect.Effect<void, StateError>
+    readonly writeText: (relative: string, text: string) => Effect.Effect<void, StateError>
     /** Writes `value` as indented JSON atomically (documents with a Schema go through a `DocumentStore`). */
-    readonly writeJson: (relative: string, value: unknown, options?: WriteOptions) => Effect.Effect<void, StateError>
+    readonly writeJson: (relative: string, value: unknown) => Effect.Effect<void, StateError>
     /**
      * Makes a folder under the root private: created 0700 with each missing parent (the root too),
      * or tightened to 0700 with every folder between it and the root when it exists.
@@ -212,15 +201,14 @@ export const make = (config: StateRootConfig): Effect.Effect<
     )
 
     let counter = 0
-    const writeText = (relative: string, text: string, options: WriteOptions = {}) => {
-      const sync = options.sync !== false
+    const writeText = (relative: string, text: string) => {
       const target = resolve(relative)
       const dir = path.dirname(target)
       const tmp = `${target}.${process.pid}.${++counter}.tmp`
       const bytes = new TextEncoder().encode(text)
       const opened = Effect.scoped(
         Effect.flatMap(fs.open(tmp, { flag: "w", mode: fileMode }), (file) =>
-          sync ? Effect.zipRight(file.writeAll(bytes), file.sync) : file.writeAll(bytes))
+          Effect.zipRight(file.writeAll(bytes), file.sync))
       )
       return Effect.gen(function*() {
         yield* privateFolder(dir)
@@ -235,15 +223,14 @@ export const make = (config: StateRootConfig): Effect.Effect<
         yield* fs.chmod(tmp, fileMode)
         yield* fs.rename(tmp, target)
         // Make the rename itself durable; some file systems refuse to fsync a directory.
-        if (sync) yield* Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
+        yield* Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
       }).pipe(
         Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)),
         Effect.mapError(fail("write", target))
       )
     }
 
-    const writeJson = (relative: string, value: unknown, options?: WriteOptions) =>
-      writeText(relative, `${JSON.stringify(value, null, 2)}\n`, options)
+    const writeJson = (relative: string, value: unknown) => writeText(relative, `${JSON.stringify(value, null, 2)}\n`)
 
     // Asynchronous, through the one reader: a synchronous read of a FIFO under the root would
     // freeze the whole process (docs/design.md, "State and durability").
