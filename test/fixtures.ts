@@ -3,6 +3,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
@@ -15,6 +16,7 @@ import { readFileSync } from "node:fs"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as City from "../src/City.ts"
+import * as StateRoot from "../src/services/capabilities/StateRoot.ts"
 import type { Contributions } from "../src/services/Contributions.ts"
 import { action } from "../src/services/Contributions.ts"
 import * as Plugin from "../src/services/Plugin.ts"
@@ -155,3 +157,13 @@ export const recordedEndpoints = (root: string) =>
     }
     return endpoints.sort()
   })
+
+/** `body` on a fresh temp state root: the StateRoot service on it, on Node's platform. */
+export const withStateRoot = <A>(
+  body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | Path.Path | StateRoot.StateRoot | Scope.Scope>
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const root = yield* fs.makeTempDirectoryScoped()
+    return yield* body(root).pipe(Effect.provide(StateRoot.layer({ root })))
+  }).pipe(Effect.provide(NodeContext.layer))

@@ -256,3 +256,27 @@ export const sh = (file: string, lines: ReadonlyArray<string>) =>
     yield* fs.chmod(file, 0o755)
     return file
   })
+
+/**
+ * Writes an owed-reload record, `state/reloads/<runtime>-<personality>.json`, directly (as a
+ * daemon that owes one left it); `fields` adds to or replaces the record's own.
+ */
+export const seedOwedReload = (
+  root: string,
+  personality: string,
+  runtime: string,
+  fields: { readonly requested: number; readonly applied: number } & Record<string, unknown>
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dir = join(root, "state", "reloads")
+    yield* fs.makeDirectory(dir, { recursive: true })
+    return yield* writeJson(dir, `${runtime}-${personality}.json`, {
+      schema: 1,
+      personality,
+      runtime,
+      reason: "owed by the test",
+      updated_at: "2025-01-01T00:00:00.000Z",
+      ...fields
+    })
+  })

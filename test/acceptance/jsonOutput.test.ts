@@ -20,7 +20,7 @@ import { join } from "node:path"
 import { city as tree } from "../../src/programs/cli.ts"
 import * as Json from "../../src/programs/jsonOutput.ts"
 import type { Node } from "../../src/programs/verbs.ts"
-import { binary, city, cityProcess, declaration, provisioner, seedPeer, sh, world, writeJson } from "./cityCli.ts"
+import { binary, city, cityProcess, declaration, provisioner, seedOwedReload, seedPeer, sh, world, writeJson } from "./cityCli.ts"
 
 const strict = { onExcessProperty: "error" } as const
 
@@ -62,17 +62,7 @@ const prepare = Effect.gen(function*() {
   const gone = yield* writeJson(w.base, "gone.json", declaration({ name: "gone", command: script, runtimes: ["claude"] }))
   for (const file of [demo, gone]) yield* city(["capability", "register", file, "--json"], { root: w.root })
   // An owed reload and an owed-work record that is not one.
-  yield* fs.makeDirectory(join(w.root, "state", "reloads"), { recursive: true })
-  yield* writeJson(join(w.root, "state", "reloads"), "claude-bob.json", {
-    schema: 1,
-    personality: "bob",
-    runtime: "claude",
-    requested: 2,
-    applied: 1,
-    reason: "owed by the test",
-    updated_at: "2025-01-01T00:00:00.000Z"
-  })
-  yield* fs.makeDirectory(join(w.root, "state", "reloads"), { recursive: true })
+  yield* seedOwedReload(w.root, "bob", "claude", { requested: 2, applied: 1 })
   yield* fs.writeFileString(join(w.root, "state", "reloads", "claude-zed.json"), "{ not json")
   // A plugin folder whose manifest breaks the rules.
   yield* fs.makeDirectory(join(w.root, "plugins", "broken"), { recursive: true })

@@ -16,7 +16,7 @@ import { Declaration } from "../../src/schema/Declaration.ts"
 import * as Manifest from "../../src/schema/Manifest.ts"
 import { Peer } from "../../src/schema/Peer.ts"
 import { printableIssue } from "../../src/schema/Printable.ts"
-import { city, cityProcess, declaration, json, provisioner, seedPeer, world, writeJson } from "./cityCli.ts"
+import { city, cityProcess, declaration, json, provisioner, seedOwedReload, seedPeer, world, writeJson } from "./cityCli.ts"
 
 const scenario = (name: string, body: () => Effect.Effect<void, unknown, NodeContext.NodeContext | Scope.Scope>) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 60_000)
@@ -141,14 +141,9 @@ describe("stored text is escaped where it is printed", () => {
 
   scenario("an owed-work record's reason and error reach `status` escaped", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
       const w = yield* world
       yield* seedPeer(w.root, "alice", w.work, ["claude"])
-      yield* fs.makeDirectory(join(w.root, "state", "reloads"), { recursive: true })
-      yield* writeJson(join(w.root, "state", "reloads"), "claude-alice.json", {
-        schema: 1,
-        personality: "alice",
-        runtime: "claude",
+      yield* seedOwedReload(w.root, "alice", "claude", {
         requested: 1,
         applied: 0,
         reason: "x",

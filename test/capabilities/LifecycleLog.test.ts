@@ -1,11 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import { join } from "node:path"
 import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
+import { withStateRoot } from "../fixtures.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 
 describe("logfmt", () => {
@@ -30,17 +29,8 @@ describe("logfmt", () => {
 })
 
 describe("the lifecycle log file", () => {
-  const withRoot = <A>(
-    body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | Path.Path | StateRoot.StateRoot>
-  ) =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* fs.makeTempDirectoryScoped()
-      return yield* body(root).pipe(Effect.provide(StateRoot.layer({ root })))
-    }).pipe(Effect.provide(NodeContext.layer))
-
   it.scoped("is created 0600 and rotates by size, keeping a bounded number of old files", () =>
-    withRoot((root) =>
+    withStateRoot((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const log = yield* LifecycleLog.make({ maxBytes: 200, keep: 2 })
@@ -57,7 +47,7 @@ describe("the lifecycle log file", () => {
     ))
 
   it.scoped("queued lines are written by flush (or when a batch is full), in order, into the same files as append writes", () =>
-    withRoot((root) =>
+    withStateRoot((root) =>
       Effect.scoped(Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const read = (f: string) => fs.readFileString(join(root, "logs", f))
@@ -85,7 +75,7 @@ describe("the lifecycle log file", () => {
     ))
 
   it.scoped("a write failure never fails the operation; it is one warning through the Effect logger", () =>
-    withRoot((root) =>
+    withStateRoot((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         // `logs` is a file: the log cannot be created under it.

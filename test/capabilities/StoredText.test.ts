@@ -8,13 +8,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import type * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { storedText, storedTextMax } from "../../src/schema/StoredText.ts"
 import * as EndpointRecords from "../../src/services/capabilities/EndpointRecords.ts"
 import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import { withStateRoot } from "../fixtures.ts"
 import * as Reloads from "../../src/services/live/Reloads.ts"
 import { city, declaration, provisioner, world, writeJson } from "../acceptance/cityCli.ts"
 
@@ -67,17 +66,8 @@ describe("storedText", () => {
 })
 
 describe("stored on disk", () => {
-  const withRoot = <A>(
-    body: (root: string) => Effect.Effect<A, unknown, FileSystem.FileSystem | Path.Path | StateRoot.StateRoot>
-  ) =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* fs.makeTempDirectoryScoped()
-      return yield* body(root).pipe(Effect.provide(StateRoot.layer({ root })))
-    }).pipe(Effect.provide(NodeContext.layer))
-
   it.scoped("an endpoint's last call, an owed reload's last error and a log line: escaped and capped", () =>
-    withRoot((root) =>
+    withStateRoot((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const records = yield* EndpointRecords.make
