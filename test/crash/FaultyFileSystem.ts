@@ -9,7 +9,7 @@
  *   or not, dies with `Crashed` and does nothing, as nothing runs in a process that is gone: the
  *   scenario's finalizers (a temp file's removal, a lock's release) find the file system dead
  *   too, so the disk is left exactly as the crash left it.
- * - **Power loss** (`powerLoss: true` with a crash): besides, every file written since its last
+ * - **Power loss** (`powerLoss: true`, with a crash or at the scenario's end): every file written since its last
  *   fsync is left empty, as ext4 without `data=journal` can leave a file whose rename reached the
  *   journal before its data reached the disk (ALICE, OSDI '14). Renames, removals and new folders
  *   are taken as persisted (the strictest case for the data).
@@ -53,7 +53,12 @@ export interface Faulty {
   readonly calls: ReadonlyArray<Call>
   /** Whether the process "died". */
   readonly crashed: () => boolean
-  /** Applies power loss to the disk (after the scenario stopped): unsynced files left empty. */
+  /** Files written and not yet fsynced now (after the scenario stopped). */
+  readonly unsynced: () => number
+  /**
+   * Applies power loss to the disk (after the scenario stopped: cut by the crash, or at its end,
+   * the machine losing power right after the last call): unsynced files left empty.
+   */
   readonly settle: () => void
 }
 
@@ -156,7 +161,7 @@ export const make = (real: FileSystem.FileSystem, plan: FaultPlan): Faulty => {
   })
 
   const settle = () => {
-    if (dead === undefined || plan.powerLoss !== true) return
+    if (plan.powerLoss !== true) return
     for (const path of unsynced) {
       try {
         truncateSync(path, 0)
@@ -166,5 +171,5 @@ export const make = (real: FileSystem.FileSystem, plan: FaultPlan): Faulty => {
     }
   }
 
-  return { fs, calls, crashed: () => dead !== undefined, settle }
+  return { fs, calls, crashed: () => dead !== undefined, unsynced: () => unsynced.size, settle }
 }

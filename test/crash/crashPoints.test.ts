@@ -7,8 +7,18 @@
  * scenario's model: every document is its old or its new version (never torn, never missing, no
  * invalid file reported), and the root is usable (a write after it succeeds and reads back).
  *
- * A failure names the scenario, the crash point (the call and its path) and the mode;
- * `CITY_CRASH_POINT=<scenario>:<k>[:power]` runs that one point alone.
+ * Deterministic: the scenarios run under `TestClock` (`it.effect`; the property test provides
+ * `TestContext`), so every timestamp written is the same in every run, and no scenario spawns a
+ * process (commands and endpoint hosts are scripted). A failure names the scenario, the crash
+ * point (the call and its path) and the mode; `CITY_CRASH_POINT=<scenario>:<k>[:power]` runs that
+ * one point alone. The property test's failure prints fast-check's seed and path;
+ * `CITY_CRASH_SEED=<seed>` replays it.
+ *
+ * "Exactly once" (README, "Reliability"): an owed reload whose completion reached the disk is
+ * never run again, a request that returned is never lost, and a reload cut between its run and
+ * its completion's write is run again by the recovery (at least once, as the spec's idempotent
+ * commands allow). The cut run and the recovery share this test's pid: a claim by the same pid is
+ * taken over as a dead process's is (Reloads.ts), so the recovery sees what a daemon start sees.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -16,11 +26,14 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as TestContext from "effect/TestContext"
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -36,6 +49,12 @@ import * as Peers from "../../src/services/capabilities/Peers.ts"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
 import * as RestartRequests from "../../src/services/loader/RestartRequests.ts"
+import * as Settings from "../../src/services/loader/Settings.ts"
+import * as LiveApplication from "../../src/layers/LiveApplication.ts"
+import { Applier } from "../../src/services/live/Applier.ts"
+import { EndpointHost } from "../../src/services/live/EndpointHost.ts"
+import * as Reloads from "../../src/services/live/Reloads.ts"
+import * as ScriptedHost from "../../src/services/live/ScriptedHost.ts"
 import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { type FaultPlan, make as makeFaulty } from "./FaultyFileSystem.ts"
@@ -345,45 +364,160 @@ const peersOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Peers.Pee
   return Peers.layer.pipe(Layer.provideMerge(Layer.succeed(Runtimes.Runtimes, Runtimes.fromConfig(defaultHostConfig))), Layer.provideMerge(state))
 }
 
+/** The scripted endpoint host of one process (a test double: it counts the reloads it ran). */
+class Scripted extends Context.Tag("test/crash/Scripted")<Scripted, ScriptedHost.ScriptedShape>() {}
+
+/** Every Scripted host built, in order: a crash point's check reads the cut run's and the recovery's. */
+const hostsBuilt: Array<ScriptedHost.ScriptedShape> = []
+
+type Live = Services | Scripted | EndpointHost | Applier | Reloads.Reloads
+
+const ann = "claude-ann"
+const annKey: Reloads.EndpointKey = { personality: "ann", runtime: "claude" }
+
+/** The live services of a process (the daemon's owed-work applier) over a Scripted host where ann is idle. */
+const liveOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Live, unknown> => {
+  const scripted = Layer.effect(
+    Scripted,
+    Effect.tap(ScriptedHost.make, (s) => Effect.zipRight(Effect.sync(() => hostsBuilt.push(s)), s.set(ann, "idle")))
+  )
+  const host = Layer.effect(EndpointHost, Effect.map(Scripted, (s) => s.host))
+  return LiveApplication.services.pipe(
+    Layer.provideMerge(host),
+    Layer.provideMerge(scripted),
+    Layer.provideMerge(storesOn(root, fs))
+  )
+}
+
+/** What the cut run got back, and what the recovery found on disk: the model's inputs. */
+const owedReload = { requestReturned: false, owedAtRecovery: false }
+
+const liveScenarios: ReadonlyArray<Scenario<Live>> = [
+  {
+    name: "an owed reload requested during a Turn, applied at its boundary, then the daemon's start",
+    setup: Effect.gen(function*() {
+      yield* (yield* Capabilities.Capabilities).store(declaration("1.0.0"))
+      yield* (yield* Peers.Peers).put(peer("ann", tmpdir()))
+    }),
+    act: Effect.gen(function*() {
+      owedReload.requestReturned = false
+      const s = yield* Scripted
+      yield* s.beginTurn(ann)
+      yield* (yield* Reloads.Reloads).request([annKey], "surfaces changed", "notes")
+      owedReload.requestReturned = true
+      // The daemon drains the endpoint: the reload waits for the Turn's boundary.
+      const drain = yield* Effect.fork((yield* Applier).drain(annKey))
+      yield* s.endTurn(ann)
+      yield* Fiber.join(drain)
+    }),
+    // A daemon start: its first pass claims every owed record, those a dead process claimed too.
+    repair: Effect.gen(function*() {
+      owedReload.owedAtRecovery = Option.exists(yield* (yield* Reloads.Reloads).get(annKey), Reloads.isOwed)
+      yield* (yield* Applier).pass
+    }),
+    check: Effect.gen(function*() {
+      const reloads = yield* Reloads.Reloads
+      const cut = hostsBuilt.at(-2)!
+      const recovered = hostsBuilt.at(-1)!
+      expect(yield* reloads.invalid).toEqual([])
+      // Nothing is owed any more, and nothing was lost: a request that returned was reloaded.
+      expect(Option.exists(yield* reloads.get(annKey), Reloads.isOwed)).toBe(false)
+      if (owedReload.requestReturned) expect(cut.reloads(ann) + recovered.reloads(ann)).toBeGreaterThanOrEqual(1)
+      // Exactly once where the record says so: the recovery reloads only what the disk still owes
+      // (a reload cut between its run and its completion's write is run again: at least once).
+      expect(recovered.reloads(ann)).toBe(owedReload.owedAtRecovery ? 1 : 0)
+      expect(cut.reloads(ann)).toBeLessThanOrEqual(1)
+      // At the boundary: never while the Turn ran (the host's reload waits for endTurn).
+      expect(cut.journal.filter((line) => line !== `reload ${ann}`)).toEqual([])
+    })
+  }
+]
+
+/** The text of `plugins.json` before and after the operator's edit. */
+const settingsBefore = JSON.stringify({ enabled: ["alpha", "beta"], licensed: ["alpha"] }, null, 2)
+const settingsAfter = JSON.stringify({ enabled: ["alpha", "beta", "gamma"], licensed: ["alpha", "gamma"] }, null, 2)
+
+const settingsScenarios: ReadonlyArray<Scenario> = [
+  {
+    name: "plugins.json rewritten in place (an editor's save), then the operator's fix of a refused file",
+    setup: Effect.flatMap(StateRoot.StateRoot, (state) =>
+      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.writeFileString(Settings.settingsFile(state.root), settingsBefore))),
+    // An editor's save: the file truncated and written where it is in two writes, no temp file,
+    // no fsync.
+    act: Effect.gen(function*() {
+      const state = yield* StateRoot.StateRoot
+      const file = yield* (yield* FileSystem.FileSystem).open(Settings.settingsFile(state.root), { flag: "w" })
+      const bytes = new TextEncoder().encode(settingsAfter)
+      yield* file.writeAll(bytes.subarray(0, 40))
+      yield* file.writeAll(bytes.subarray(40))
+    }).pipe(Effect.scoped),
+    // A torn file is refused, typed and naming the file (never read as "every folder enabled");
+    // the operator saves it again.
+    repair: Effect.gen(function*() {
+      const state = yield* StateRoot.StateRoot
+      const read = yield* Effect.either(Settings.read(state.root))
+      if (read._tag === "Right") return
+      expect(read.left._tag).toBe("InvalidLoaderSettings")
+      expect(read.left.message).toContain(Settings.settingsFile(state.root))
+      yield* (yield* FileSystem.FileSystem).writeFileString(Settings.settingsFile(state.root), settingsAfter)
+    }),
+    check: Effect.gen(function*() {
+      const state = yield* StateRoot.StateRoot
+      const settings = yield* Settings.read(state.root)
+      expect([JSON.parse(settingsBefore).enabled, JSON.parse(settingsAfter).enabled]).toContainEqual(settings.enabled)
+      expect([JSON.parse(settingsBefore).licensed, JSON.parse(settingsAfter).licensed]).toContainEqual(settings.licensed)
+    })
+  }
+]
+
 const only = process.env.CITY_CRASH_POINT
+
+/** Every crash point of `scenario` on `layerOf`'s services, with and without power loss; prints the count. */
+const enumerate = <R>(scenario: Scenario<R>, layerOf: (root: string, fs: FileSystem.FileSystem) => Layer.Layer<R, unknown>) =>
+  Effect.gen(function*() {
+    const template = mkdtempSync(join(tmpdir(), "city-crash-template-"))
+    yield* Effect.scoped(Effect.provide(scenario.setup, layerOf(template, realFs)))
+    // The uncut run counts the calls.
+    const whole = yield* runCut(template, scenario, {}, layerOf)
+    expect(Exit.isSuccess(whole.exit), Exit.isFailure(whole.exit) ? Cause.pretty(whole.exit.cause) : "").toBe(true)
+    rmSync(whole.root, { recursive: true, force: true })
+    const total = whole.faulty.calls.length
+    let checked = 0
+    let same = 0
+    for (const powerLoss of [false, true]) {
+      for (let k = 0; k <= total; k++) {
+        const point = `${k}${powerLoss ? ":power" : ""}`
+        if (only !== undefined && only !== `${scenario.name}:${point}`) continue
+        // A power loss where every file written is synced leaves what the crash alone leaves.
+        if (powerLoss && (k < total ? whole.faulty.calls[k]!.unsynced : whole.faulty.unsynced()) === 0) {
+          same++
+          continue
+        }
+        const cut = yield* runCut(template, scenario, { crashAfter: k, powerLoss }, layerOf)
+        // The process died there (some code may turn the defect into a failure of its own,
+        // but nothing touches the disk after it: every later call dies too).
+        if (k < total) expect(cut.faulty.crashed(), `cut after ${k}: ${String(cut.exit)}`).toBe(true)
+        const at = whole.faulty.calls[k]
+        yield* recoverAndCheck(scenario, cut.root, `${point} (after ${k} of ${total} calls${at === undefined ? "" : `; the next: ${at.op} ${at.path.replace(cut.root, "<root>")}`})`, layerOf)
+        checked++
+      }
+    }
+    rmSync(template, { recursive: true, force: true })
+    console.log(
+      `crash points: ${checked} checked, 0 failed (${scenario.name}: ${total} calls, each cut, and with a power loss` +
+        ` where a file was unsynced; ${same} power losses left what the cut alone left)`
+    )
+  })
 
 describe("crash points", () => {
   for (const scenario of [...scenarios, ...jointScenarios]) {
-    it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () =>
-      Effect.gen(function*() {
-        const template = mkdtempSync(join(tmpdir(), "city-crash-template-"))
-        yield* Effect.scoped(Effect.provide(scenario.setup, storesOn(template, realFs)))
-        // The uncut run counts the calls.
-        const whole = yield* runCut(template, scenario, {}, storesOn)
-        expect(Exit.isSuccess(whole.exit), Exit.isFailure(whole.exit) ? Cause.pretty(whole.exit.cause) : "").toBe(true)
-        rmSync(whole.root, { recursive: true, force: true })
-        const total = whole.faulty.calls.length
-        let checked = 0
-        let same = 0
-        for (const powerLoss of [false, true]) {
-          for (let k = 0; k <= total; k++) {
-            const point = `${k}${powerLoss ? ":power" : ""}`
-            if (only !== undefined && only !== `${scenario.name}:${point}`) continue
-            // A power loss where every file written is synced leaves what the crash alone leaves.
-            if (powerLoss && (whole.faulty.calls[k]?.unsynced ?? 0) === 0) {
-              same++
-              continue
-            }
-            const cut = yield* runCut(template, scenario, { crashAfter: k, powerLoss }, storesOn)
-            // The process died there (some code may turn the defect into a failure of its own,
-            // but nothing touches the disk after it: every later call dies too).
-            if (k < total) expect(cut.faulty.crashed(), `cut after ${k}: ${String(cut.exit)}`).toBe(true)
-            const at = whole.faulty.calls[k]
-            yield* recoverAndCheck(scenario, cut.root, `${point} (after ${k} of ${total} calls${at === undefined ? "" : `; the next: ${at.op} ${at.path.replace(cut.root, "<root>")}`})`, storesOn)
-            checked++
-          }
-        }
-        rmSync(template, { recursive: true, force: true })
-        console.log(
-          `crash points: ${checked} checked, 0 failed (${scenario.name}: ${total} calls, each cut, and with a power loss` +
-            ` where a file was unsynced; ${same} power losses left what the cut alone left)`
-        )
-      }), 120_000)
+    it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, storesOn), 120_000)
+  }
+  for (const scenario of liveScenarios) {
+    it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, liveOn), 120_000)
+  }
+  for (const scenario of settingsScenarios) {
+    it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, storesOn), 120_000)
   }
 })
 
@@ -464,7 +598,7 @@ describe("random operations, random crash points", () => {
                 for (const op of ops) yield* op._tag === "put" ? peers.put(peer(op.name, op.cwd)) : peers.purge(op.name)
               })
               const scenario: Scenario<Peers.Peers | StateRoot.StateRoot> = { name: "random", setup: Effect.void, act, check: Effect.void }
-              const cut = await Effect.runPromise(runCut(template, scenario, { crashAfter, powerLoss }, peersOn))
+              const cut = await Effect.runPromise(Effect.provide(runCut(template, scenario, { crashAfter, powerLoss }, peersOn), TestContext.TestContext))
               // How far it got: the operations whose every call ran, then the one it cut.
               const states = ops.reduce((acc, op) => [...acc, apply(acc[acc.length - 1]!, op)], [new Map<string, string>()])
               const check = Effect.gen(function*() {
@@ -478,9 +612,10 @@ describe("random operations, random crash points", () => {
                 })
                 expect(matches, `ops ${JSON.stringify(ops)}, crash after ${crashAfter}${powerLoss ? " with power loss" : ""}: got ${JSON.stringify([...got])}`).toBe(true)
               })
-              await Effect.runPromise(
-                recoverAndCheck({ ...scenario, check }, cut.root, `${crashAfter}${powerLoss ? ":power" : ""} of ${JSON.stringify(ops)}`, peersOn)
-              )
+              await Effect.runPromise(Effect.provide(
+                recoverAndCheck({ ...scenario, check }, cut.root, `${crashAfter}${powerLoss ? ":power" : ""} of ${JSON.stringify(ops)}`, peersOn),
+                TestContext.TestContext
+              ))
             }
           ),
           { numRuns: 1000, ...(process.env.CITY_CRASH_SEED === undefined ? {} : { seed: Number(process.env.CITY_CRASH_SEED) }) }
