@@ -8,8 +8,9 @@
  * invalid file reported), and the root is usable (a write after it succeeds and reads back).
  *
  * Deterministic: the scenarios run under `TestClock` (`it.effect`; the property test provides
- * `TestContext`), so every timestamp written is the same in every run, and no scenario spawns a
- * process (commands and endpoint hosts are scripted). A failure names the scenario, the crash
+ * `TestContext`), so every timestamp written is the same in every run, and commands and endpoint
+ * hosts are scripted; but the process journal's, which records a real `sleep` and waits for the
+ * recovery to end it (live clock). A failure names the scenario, the crash
  * point (the call and its path) and the mode; `CITY_CRASH_POINT=<scenario>:<k>[:power]` runs that
  * one point alone. The property test's failure prints fast-check's seed and path;
  * `CITY_CRASH_SEED=<seed>` replays it.
@@ -20,7 +21,7 @@
  * commands allow). The cut run and the recovery share this test's pid: a claim by the same pid is
  * taken over as a dead process's is (Reloads.ts), so the recovery sees what a daemon start sees.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -34,6 +35,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestContext from "effect/TestContext"
+import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -46,6 +48,7 @@ import * as EndpointCalls from "../../src/services/capabilities/EndpointCalls.ts
 import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
 import * as EndpointRecords from "../../src/services/capabilities/EndpointRecords.ts"
 import * as Peers from "../../src/services/capabilities/Peers.ts"
+import * as ProcessIdentity from "../../src/services/capabilities/ProcessIdentity.ts"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
 import * as RestartRequests from "../../src/services/loader/RestartRequests.ts"
@@ -79,10 +82,10 @@ const scriptedRunner = Layer.succeed(CommandRunner, {
 })
 
 /** The stores of one root on a given file system: what a `city` process builds at its start. */
-const storesOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Services, unknown> => {
+const storesOn = (root: string, fs: FileSystem.FileSystem, records: ProcessRecords.ProcessRecordsOptions = {}): Layer.Layer<Services, unknown> => {
   const base = Layer.merge(Layer.succeed(FileSystem.FileSystem, fs), NodePath.layer)
   const state = StateRoot.layer({ root }).pipe(Layer.provideMerge(base))
-  const host = Layer.merge(Runtimes.layer, ProcessRecords.layer()).pipe(Layer.provideMerge(state))
+  const host = Layer.merge(Runtimes.layer, ProcessRecords.layer(records)).pipe(Layer.provideMerge(state))
   // A small log, so that the scenarios rotate it (two old files kept).
   const log = LifecycleLog.layer({ maxBytes: 200, keep: 2 })
   const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, log, scriptedRunner, RestartRequests.layer).pipe(
@@ -102,6 +105,8 @@ interface Scenario<R = Services> {
   readonly repair?: Effect.Effect<void, unknown, R>
   /** On the recovered root: the model's check (throws, or fails, when it does not hold). */
   readonly check: Effect.Effect<void, unknown, R>
+  /** Whether a power loss applies (default true; not where the machine's crash ends what is checked). */
+  readonly powerLoss?: boolean
 }
 
 const peer = (personality: string, cwd: string): Peer => ({
@@ -470,6 +475,83 @@ const settingsScenarios: ReadonlyArray<Scenario> = [
   }
 ]
 
+/** The command of the journal scenario's cut run: a real process leading its own group, as the runner spawns them. */
+const journalled: { child: ChildProcess | undefined } = { child: undefined }
+/** Every command the scenario spawned (the uncut run's too), ended when the tests end. */
+const spawnedChildren = new Set<ChildProcess>()
+
+/** Whether `child` has exited (reaped), waiting up to `ms`. */
+const exited = (child: ChildProcess, ms: number) =>
+  Effect.async<boolean>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.succeed(true))
+    const timer = setTimeout(() => resume(Effect.succeed(false)), ms)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      resume(Effect.succeed(true))
+    })
+  })
+
+/**
+ * The stores of a `city` that is gone: its journal names an owner with this process's pid and a
+ * start one tick earlier (a process that had the pid before), so the recovery, this process as it
+ * is, finds the owner gone.
+ */
+const goneOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Services, unknown> =>
+  fs === realFs ? storesOn(root, fs) : Layer.unwrapEffect(Effect.map(
+    Effect.provideService(ProcessIdentity.identify(process.pid), FileSystem.FileSystem, realFs),
+    (self) => {
+      const [boot, ticks] = (self.start ?? "").split(":")
+      return storesOn(root, fs, { self: { pid: self.pid, start: `${boot}:${Number(ticks) - 1}` } })
+    }
+  ))
+
+const journalScenarios: ReadonlyArray<Scenario> = [
+  {
+    name: "a command recorded in the process journal, its city killed (kill -9), then the next city's recovery",
+    setup: Effect.void,
+    act: Effect.gen(function*() {
+      const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" })
+      journalled.child = child
+      spawnedChildren.add(child)
+      yield* (yield* ProcessRecords.ProcessRecords).spawned("claude-ann", child.pid!, "sleep 30")
+    }),
+    // The next `city` (a joint taking the lock, a daemon start) recovers what the dead one left:
+    // first, what its journal names (read as text: the line may be the torn end of a write).
+    repair: Effect.gen(function*() {
+      const state = yield* StateRoot.StateRoot
+      const fs = yield* FileSystem.FileSystem
+      const dir = state.resolve("state/processes")
+      const names = yield* Effect.orElseSucceed(fs.readDirectory(dir), () => [] as Array<string>)
+      const texts = yield* Effect.forEach(names.filter((n) => n.endsWith(".jsonl")), (n) => fs.readFileString(join(dir, n)))
+      recorded.line = texts.some((t) => t.includes(`"pid":${journalled.child!.pid}`))
+      yield* (yield* ProcessRecords.ProcessRecords).recover
+    }),
+    check: Effect.gen(function*() {
+      const child = journalled.child!
+      if (recorded.line) {
+        // Ended by the recovery (SIGTERM to its group), and the dead owner's journal gone.
+        expect(yield* exited(child, 5000)).toBe(true)
+        const state = yield* StateRoot.StateRoot
+        const names = yield* Effect.orElseSucceed((yield* FileSystem.FileSystem).readDirectory(state.resolve("state/processes")), () => [] as Array<string>)
+        expect(names.filter((n) => n.endsWith(".jsonl") && n.startsWith(`${process.pid}-`))).toEqual([])
+      } else {
+        // Killed before its line was written: the documented window (ProcessRecords.ts); the
+        // command was never recorded, so nothing could end it. This test does.
+        expect(yield* exited(child, 0)).toBe(false)
+        child.kill("SIGKILL")
+        yield* exited(child, 5000)
+      }
+      // No second copy beside it: the endpoint is free at once.
+      yield* (yield* ProcessRecords.ProcessRecords).vacate("claude-ann", "1 second")
+    }),
+    // A crash of the machine ends its commands too: the journal answers a crash of `city` only.
+    powerLoss: false
+  }
+]
+
+/** What the recovery found in the journals. */
+const recorded = { line: false }
+
 const only = process.env.CITY_CRASH_POINT
 
 /** Every crash point of `scenario` on `layerOf`'s services, with and without power loss; prints the count. */
@@ -484,7 +566,7 @@ const enumerate = <R>(scenario: Scenario<R>, layerOf: (root: string, fs: FileSys
     const total = whole.faulty.calls.length
     let checked = 0
     let same = 0
-    for (const powerLoss of [false, true]) {
+    for (const powerLoss of scenario.powerLoss === false ? [false] : [false, true]) {
       for (let k = 0; k <= total; k++) {
         const point = `${k}${powerLoss ? ":power" : ""}`
         if (only !== undefined && only !== `${scenario.name}:${point}`) continue
@@ -504,17 +586,26 @@ const enumerate = <R>(scenario: Scenario<R>, layerOf: (root: string, fs: FileSys
     }
     rmSync(template, { recursive: true, force: true })
     console.log(
-      `crash points: ${checked} checked, 0 failed (${scenario.name}: ${total} calls, each cut, and with a power loss` +
-        ` where a file was unsynced; ${same} power losses left what the cut alone left)`
+      `crash points: ${checked} checked, 0 failed (${scenario.name}: ${total} calls, each cut` +
+        (scenario.powerLoss === false
+          ? ")"
+          : `, and with a power loss where a file was unsynced; ${same} power losses left what the cut alone left)`)
     )
   })
 
 describe("crash points", () => {
+  afterAll(() => {
+    for (const child of spawnedChildren) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  })
   for (const scenario of [...scenarios, ...jointScenarios]) {
     it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, storesOn), 120_000)
   }
   for (const scenario of liveScenarios) {
     it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, liveOn), 120_000)
+  }
+  // Live clock: the recovery waits for a real process to end.
+  for (const scenario of journalScenarios) {
+    it.live(`every crash point of "${scenario.name}" recovers`, () => enumerate(scenario, goneOn), 120_000)
   }
   for (const scenario of settingsScenarios) {
     it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, storesOn), 120_000)

@@ -149,13 +149,27 @@ const parseJournal = (text: string): Option.Option<Journal> => {
 }
 
 /**
- * Makes the records on the state root; `killGrace` is the time between SIGTERM and SIGKILL of a
- * leftover's group (default 2 s). Scoped: this process's journal is removed when the scope closes
- * with nothing running.
+ * The options of the records.
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProcessRecordsOptions {
+  /** The time between SIGTERM and SIGKILL of a leftover's group (default 2 s). */
+  readonly killGrace?: Duration.DurationInput
+  /**
+   * The process the journal names as its owner (default: this one, by its pid and start). A
+   * crash test stands for a `city` that is gone with an identity no running process has.
+   */
+  readonly self?: ProcessIdentityT
+}
+
+/**
+ * Makes the records on the state root. Scoped: this process's journal is removed when the scope
+ * closes with nothing running.
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: { readonly killGrace?: Duration.DurationInput } = {}): Effect.Effect<
+export const make = (options: ProcessRecordsOptions = {}): Effect.Effect<
   ProcessRecords["Type"],
   never,
   StateRoot | FileSystem.FileSystem | Scope.Scope
@@ -174,7 +188,7 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
     /** Whether a recorded command still runs (`undefined`: cannot be told). */
     const commandRuns = (record: ProcessRecord) =>
       Effect.map(statusOf(record), (status) => status === "running" ? true : status === "unknown" ? undefined : false)
-    const self = yield* Effect.provideService(ProcessIdentity.identify(process.pid), FileSystem.FileSystem, fs)
+    const self = options.self ?? (yield* Effect.provideService(ProcessIdentity.identify(process.pid), FileSystem.FileSystem, fs))
     const isSelf = (owner: ProcessIdentityT) => owner.pid === self.pid && owner.start === self.start
     const ownName = journalName(self)
     const startBound = ProcessIdentity.startBound(self)
@@ -393,5 +407,5 @@ export const make = (options: { readonly killGrace?: Duration.DurationInput } = 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: { readonly killGrace?: Duration.DurationInput } = {}) =>
+export const layer = (options: ProcessRecordsOptions = {}) =>
   Layer.scoped(ProcessRecords, make(options))
