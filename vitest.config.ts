@@ -10,6 +10,10 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"],
+    // Two test files at a time on a 2-core machine (vitest's default is one fewer than the cores):
+    // many files wait on real processes, signals and timers, and the other file uses that time.
+    maxWorkers: 2,
+    minWorkers: 1,
     testTimeout: 20_000,
     hookTimeout: 20_000
   }
