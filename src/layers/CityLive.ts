@@ -19,6 +19,8 @@ import type * as ConfigError from "effect/ConfigError"
 import {
   type InvalidPluginName,
   PluginAlreadyRegistered,
+  type PluginDependencyCycle,
+  type PluginDependencyMissing,
   type PluginInitializeFailed
 } from "../schema/Errors.ts"
 import { City, type CityShape, makeScope } from "../services/city/CityService.ts"
@@ -57,12 +59,18 @@ export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
 }
 
 /**
- * Why building a City failed: a start plugin with a bad name, a name given twice, or a required
- * plugin whose initialize failed.
+ * Why building a City failed: a start plugin with a bad name, a name given twice, a required
+ * dependency missing from the list or a cycle, or a required plugin whose initialize failed (or
+ * whose dependency did: `PluginDependencyMissing`).
  * @since 0.1.0
  * @category errors
  */
-export type CityBuildError = InvalidPluginName | PluginAlreadyRegistered | PluginInitializeFailed
+export type CityBuildError =
+  | InvalidPluginName
+  | PluginAlreadyRegistered
+  | PluginInitializeFailed
+  | PluginDependencyMissing
+  | PluginDependencyCycle
 
 /**
  * The core services on a given configuration, in acquisition order, as tags (the loader's Layer,

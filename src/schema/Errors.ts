@@ -101,6 +101,58 @@ export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeF
 export type PluginInitializeFailedWith<E> = Omit<PluginInitializeFailed, "failure"> & { readonly failure: Option.Option<E> }
 
 /**
+ * A plugin whose required dependencies are not ready (docs/library.md, "Plugin dependencies").
+ *
+ * Raised by `city.plugins.add` when a plugin it `requires` (not optional) is not ready in the
+ * City, and by `City.make` / `City.layer` when a start plugin requires one that is neither in the
+ * start list nor ready; then nothing of it is initialized. `missing` is in name order.
+ * @since 0.1.0
+ * @category errors
+ */
+export class PluginDependencyMissing extends Schema.TaggedError<PluginDependencyMissing>()("PluginDependencyMissing", {
+  name: Schema.String,
+  missing: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    const [first, ...rest] = this.missing
+    return `Plugin ${this.name} requires ${this.missing.join(", ")}, which ${rest.length === 0 && first !== undefined ? "is" : "are"} not ready`
+  }
+}
+
+/**
+ * A plugin that others require, removed without `cascade`.
+ *
+ * Raised by `city.plugins.remove` when ready or initializing plugins require the plugin; nothing
+ * is removed. `dependents` is in name order; `remove(name, { cascade: true })` removes them first.
+ * @since 0.1.0
+ * @category errors
+ */
+export class PluginHasDependents extends Schema.TaggedError<PluginHasDependents>()("PluginHasDependents", {
+  name: Schema.String,
+  dependents: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `Plugin ${this.name} is required by ${this.dependents.join(", ")}: remove them first, or remove with cascade`
+  }
+}
+
+/**
+ * Start plugins whose required dependencies form a cycle.
+ *
+ * Raised by `City.make` / `City.layer` before anything starts; `cycle` names the plugins around
+ * it, the first one again at the end (`a -> b -> a`).
+ * @since 0.1.0
+ * @category errors
+ */
+export class PluginDependencyCycle extends Schema.TaggedError<PluginDependencyCycle>()("PluginDependencyCycle", {
+  cycle: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `Plugin dependencies form a cycle: ${this.cycle.join(" -> ")}`
+  }
+}
+
+/**
  * A plugin whose dispose did not end cleanly.
  *
  * Raised by `city.plugins.remove` (or its `disposal`) when dispose failed (a finalizer failed),

@@ -47,9 +47,42 @@ export interface Plugin<E = never, R = never> {
   readonly name: string
   /** The plugin's version, shown in its snapshot. */
   readonly version?: string | undefined
+  /** The plugins it needs (docs/library.md, "Plugin dependencies"); none when absent. */
+  readonly requires?: ReadonlyArray<Requirement> | undefined
   /** Acquires the plugin's resources in its Scope and returns its Contributions; closing the Scope is dispose. */
   readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | R>
 }
+
+/**
+ * A plugin another one needs: by name, and whether it may be absent. A required one must be ready
+ * before the dependent initializes and stays until the dependent is gone; an optional one, when
+ * present, only orders initialize and dispose.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Requirement {
+  /** The plugin's name. */
+  readonly name: string
+  /** Whether the dependent starts without it (default false). */
+  readonly optional: boolean
+}
+
+/**
+ * How a requirement is written: a plugin's name (required), or `{ name, optional }`.
+ * @since 0.1.0
+ * @category models
+ */
+export type RequirementInput = string | { readonly name: string; readonly optional?: boolean | undefined }
+
+/**
+ * The requirements a plugin was made with, each written out.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requirements = (inputs: ReadonlyArray<RequirementInput> | undefined): ReadonlyArray<Requirement> =>
+  inputs === undefined
+    ? []
+    : inputs.map((r) => (typeof r === "string" ? { name: r, optional: false } : { name: r.name, optional: r.optional === true }))
 
 /**
  * Makes a Plugin from its `initialize` Effect, which runs with the plugin's Scope and its
@@ -97,9 +130,17 @@ export interface Plugin<E = never, R = never> {
 export const make = <E = never, R = never>(options: {
   readonly name: string
   readonly version?: string | undefined
+  /** The plugins it needs, by name (`"store"`) or with `{ name, optional: true }`. */
+  readonly requires?: ReadonlyArray<RequirementInput> | undefined
   readonly initialize: Effect.Effect<Contributions, E, R>
 }): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>> =>
-  ({ [TypeId]: TypeId, ...options }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>>
+  ({
+    [TypeId]: TypeId,
+    name: options.name,
+    version: options.version,
+    ...(options.requires === undefined || options.requires.length === 0 ? {} : { requires: requirements(options.requires) }),
+    initialize: options.initialize
+  }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>>
 
 /**
  * Whether a value is a Plugin (made by `make` or `fromPromise`).
@@ -150,6 +191,8 @@ export interface PromisePlugin {
   readonly name: string
   /** The plugin's version, shown in its snapshot. */
   readonly version?: string | undefined
+  /** The plugins it needs (see `Requirement`). */
+  readonly requires?: ReadonlyArray<RequirementInput> | undefined
   /** Called once when the plugin starts, before any call; a throw or a rejection fails the start. */
   initialize?(ctx: PluginLifecycleContextShape): Awaitable<void>
   /** Called once at dispose (removal, City close), only if initialize succeeded. */
@@ -264,6 +307,7 @@ export const fromPromise = (plugin: PromisePlugin): Plugin<PluginCallbackFailed>
   return make({
     name,
     version: plugin.version,
+    requires: plugin.requires,
     initialize: Effect.gen(function*() {
       const ctx = yield* PluginLifecycleContext
       if (plugin.initialize !== undefined) {

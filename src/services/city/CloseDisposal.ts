@@ -2,7 +2,9 @@
  * The plugin part of close (docs/city-plugin-lifecycle.md: "city.close() ... aggregates cleanup
  * errors. A single Plugin dispose failure does not prevent other Plugins from cleaning up").
  *
- * Plugins are disposed in reverse name order, `disposeConcurrency` at a time. Each waits first for
+ * Plugins are disposed in dependency order (docs/library.md, "Plugin dependencies"): in waves, a
+ * plugin after every plugin that requires it (Dependencies.ts); within a wave (all of them, when
+ * none requires another) in reverse name order, `disposeConcurrency` at a time. Each waits first for
  * the last lease on a view that contains it, at most `disposeTimeout` (then it is reported
  * `still-leased` and disposed anyway); each dispose is bounded by `disposeTimeout` (then reported
  * `timed-out` and left to finish in the background). Every failure is reported, none skips another;
@@ -19,7 +21,9 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { PluginDisposeFailed } from "../../schema/Errors.ts"
+import type { Requirement } from "../Plugin.ts"
 import type { CityConfigShape } from "./CityConfig.ts"
+import { disposeWaves } from "./Dependencies.ts"
 import type { ClosingPhaseShape } from "./ClosingPhase.ts"
 import type { CloseReportShape } from "./CloseReport.ts"
 import type { LeaseTableShape } from "./LeaseTable.ts"
@@ -49,6 +53,8 @@ export const closePlugins = (options: {
   readonly instances: PluginInstancesShape
   readonly snapshots: Snapshots
   readonly lives: ReadonlyMap<string, PluginLife>
+  /** What each live plugin with requirements requires. */
+  readonly requiresOf: ReadonlyMap<string, ReadonlyArray<Requirement>>
   readonly unpublish: () => void
   readonly dispose: Omit<Parameters<typeof disposeAll>[0], "closing">
 }): Effect.Effect<void> =>
@@ -61,11 +67,19 @@ export const closePlugins = (options: {
         Cause.fail(new Cause.TimeoutException(`initialize of ${name} abandoned: still running after close`))
       )
     }
-    const closing = Array.from(options.lives, ([name, life]) => ({ name, life }))
-      .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0))
+    const reverseByName = (a: Closing, b: Closing) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0)
+    const closing = Array.from(options.lives, ([name, life]) => ({ name, life })).sort(reverseByName)
     yield* snapshots.disposingAll(closing.map((item) => item.name))
     options.unpublish()
-    yield* disposeAll({ ...options.dispose, closing })
+    if (options.requiresOf.size === 0) {
+      yield* disposeAll({ ...options.dispose, closing })
+    } else {
+      const graph = new Map(closing.map((item) => [item.name, options.requiresOf.get(item.name) ?? []] as const))
+      for (const wave of disposeWaves(graph)) {
+        const names = new Set(wave)
+        yield* disposeAll({ ...options.dispose, closing: closing.filter((item) => names.has(item.name)) })
+      }
+    }
     yield* snapshots.clear
   })
 

@@ -5,6 +5,7 @@
  * since a removed plugin keeps its life (disposing) until its disposal has run.
  * @since 0.1.0
  */
+import * as SortedMap from "effect/SortedMap"
 import type { Skill } from "../../schema/PluginChange.ts"
 import { emptyPlugins, PluginInstance, type Plugins, without, withInstance } from "./ExecutionView.ts"
 import type { LeaseTableShape } from "./LeaseTable.ts"
@@ -17,6 +18,8 @@ import type { PluginLife } from "./PluginLife.ts"
  */
 export interface PluginLives {
   readonly get: (name: string) => PluginLife | undefined
+  /** Whether `name` is ready: in the next view. */
+  readonly isReady: (name: string) => boolean
   /** Every live plugin, by name. */
   readonly all: ReadonlyMap<string, PluginLife>
   /** A started instance becomes live and ready: in the next view. */
@@ -45,6 +48,7 @@ export const make = (views: LeaseTableShape): PluginLives => {
   }
   return {
     get: (name) => lives.get(name),
+    isReady: (name) => SortedMap.has(ready, name),
     all: lives,
     join: (name, life) => {
       lives.set(name, life)

@@ -19,6 +19,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -27,7 +28,9 @@ import {
   CityClosed,
   InvalidPluginName,
   PluginAlreadyRegistered,
+  PluginDependencyMissing,
   PluginDisposeFailed,
+  PluginHasDependents,
   type PluginInitializeFailed,
   type PluginInitializeFailedWith,
   PluginNotFound,
@@ -36,13 +39,14 @@ import {
 import type { Skill } from "../../schema/PluginChange.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
-import type { Plugin } from "../Plugin.ts"
+import type { Plugin, Requirement } from "../Plugin.ts"
+import * as Dependencies from "./Dependencies.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { CloseReport } from "./CloseReport.ts"
 import { LeaseTable } from "./LeaseTable.ts"
-import { disposeAfterLeases, disposed, type Removal } from "./LeasedDisposal.ts"
+import { disposeAfterLeases, disposed, Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
 import * as PluginLives from "./PluginLives.ts"
 import { closePlugins } from "./CloseDisposal.ts"
@@ -65,6 +69,20 @@ export interface AddOptions {
 }
 
 /**
+ * The options of `city.plugins.remove`.
+ * @since 0.1.0
+ * @category models
+ */
+export interface RemoveOptions {
+  /**
+   * Removes the plugins that require this one first, dependents before what they depend on (each
+   * disposal after its own leases); without it, a plugin others require is not removed
+   * (`PluginHasDependents`).
+   */
+  readonly cascade?: boolean | undefined
+}
+
+/**
  * The registry: `city.plugins` (add, remove, get, snapshots, changes) and the City's own part.
  * @since 0.1.0
  * @category models
@@ -75,11 +93,14 @@ export interface PluginRegistryShape {
     options?: AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
-    PluginAlreadyRegistered | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
+    PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
     R
   >
   /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
-  readonly remove: (name: string) => Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | CityClosed>
+  readonly remove: (
+    name: string,
+    options?: RemoveOptions
+  ) => Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed>
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
   /** Every live or failed plugin, sorted by name in code-unit order. */
   readonly snapshots: Effect.Effect<ReadonlyArray<PluginSnapshot>>
@@ -95,6 +116,11 @@ export interface PluginRegistryShape {
    * Synchronous and internal to the City (not part of `city.plugins`).
    */
   readonly explain: (name: string) => PluginNotFound | PluginNotReady
+  /**
+   * Records that a plugin was not initialized because a plugin it requires is not there (a start
+   * plugin whose dependency failed): an error snapshot with `reason`. Internal to the City.
+   */
+  readonly unstarted: (plugin: Plugin<unknown, unknown>, reason: string, source?: string) => Effect.Effect<void>
 }
 
 /**
@@ -120,9 +146,41 @@ export const make = Effect.gen(function*() {
   const lives = PluginLives.make(views)
   /** Names whose add was admitted and has not finished. */
   const adding = new Set<string>()
+  /** What each admitted plugin with requirements requires (until it fails to start or leaves). */
+  const requiresOf = new Map<string, ReadonlyArray<Requirement>>()
+  /** The admitted plugins that require each plugin (not optionally). */
+  const dependents = new Map<string, Set<string>>()
+  /** Plugins being removed: no new dependent is admitted on them. */
+  const leaving = new Set<string>()
+
+  const admitDependent = (name: string, requires: ReadonlyArray<Requirement>) => {
+    requiresOf.set(name, requires)
+    for (const r of requires) {
+      if (r.optional) continue
+      const set = dependents.get(r.name)
+      if (set === undefined) dependents.set(r.name, new Set([name]))
+      else set.add(name)
+    }
+  }
+  const forgetDependent = (name: string) => {
+    const requires = requiresOf.get(name)
+    if (requires === undefined) return
+    requiresOf.delete(name)
+    for (const r of requires) {
+      const set = dependents.get(r.name)
+      if (set === undefined) continue
+      set.delete(name)
+      if (set.size === 0) dependents.delete(r.name)
+    }
+  }
+  const dependentsOf = (name: string): ReadonlyArray<string> => [...(dependents.get(name) ?? [])].sort()
 
   const leaveRegistry = (name: string, life: PluginLife) =>
-    Effect.suspend(() => (lives.leave(name, life) ? snapshots.remove(name) : Effect.void))
+    Effect.suspend(() => {
+      if (!lives.leave(name, life)) return Effect.void
+      forgetDependent(name)
+      return snapshots.remove(name)
+    })
 
   // --- add ---------------------------------------------------------------------------------------
   const initialize = <E, R>(
@@ -169,7 +227,7 @@ export const make = Effect.gen(function*() {
   const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     Effect.suspend((): Effect.Effect<
       PluginSnapshot,
-      PluginAlreadyRegistered | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
+      PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
       R
     > => {
       const name = plugin.name
@@ -181,10 +239,22 @@ export const make = Effect.gen(function*() {
       if (adding.has(name) || status === "initializing" || status === "ready") {
         return Effect.fail(new PluginAlreadyRegistered({ name }))
       }
+      // Its required plugins are ready, and none is being removed: they stay until it is gone.
+      const requires = plugin.requires ?? []
+      if (requires.length > 0) {
+        const missing = requires.filter((r) => !r.optional && (!lives.isReady(r.name) || leaving.has(r.name))).map((r) => r.name)
+        if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ name, missing: [...new Set(missing)].sort() }))
+        admitDependent(name, requires)
+      }
       adding.add(name)
       return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
         Effect.mapError((error) => (error._tag === "PluginInitializeFailed" ? typed<E>(error) : error)),
-        Effect.ensuring(Effect.sync(() => adding.delete(name)))
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            adding.delete(name)
+            if (Exit.isFailure(exit) && lives.get(name) === undefined) forgetDependent(name)
+          })
+        )
       )
     })
 
@@ -209,19 +279,68 @@ export const make = Effect.gen(function*() {
       })
     )
 
-  const remove: PluginRegistryShape["remove"] = (name) =>
+  const removeOne = (name: string, restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
+    Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed> => {
+      const life = lives.get(name)
+      if (life !== undefined) return Effect.map(removeLive(name, life, restore), Option.some)
+      if (snapshots.statusOf(name) === undefined) return Effect.succeed(Option.none())
+      return Effect.as(snapshots.remove(name), Option.some(disposed(Effect.void)))
+    })
+
+  /**
+   * Removes `name`'s dependents (all that require it, directly or not), each before what it
+   * depends on, then `name`; a dependent whose disposal is pending (on the caller's lease) makes
+   * the disposals after it wait for it in the background, and `name`'s removal pending too.
+   */
+  const cascade = (name: string, restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      const closure = Dependencies.transitiveDependents(requiresOf, [name], true)
+      const graph = new Map(closure.map((n) => [n, requiresOf.get(n) ?? []] as const))
+      const pending: Array<Removal> = []
+      for (const wave of Dependencies.disposeWaves(graph)) {
+        for (const dependent of wave) {
+          const removed = yield* mutex.withLock(dependent, (inner) => removeOne(dependent, inner), state.cancelled(`remove plugin ${dependent}`))
+          if (Option.isSome(removed) && removed.value.status === "pending") pending.push(removed.value)
+        }
+      }
+      if (pending.length === 0) return yield* removeOne(name, restore)
+      // Hidden now; disposed once the pending dependents are.
+      const life = lives.get(name)
+      if (life === undefined) return yield* removeOne(name, restore)
+      lives.hide(name)
+      yield* snapshots.disposing(name)
+      const waitDependents = Effect.forEach(pending, (r) => Effect.ignore(r.disposal), { discard: true })
+      const fiber = yield* Effect.forkDaemon(Effect.zipRight(
+        waitDependents,
+        Effect.flatMap(
+          disposeAfterLeases({ life, dispose: Effect.ensuring(life.dispose, leaveRegistry(name, life)), views, state, restore: (e) => e }),
+          (removal) => removal.disposal
+        )
+      ))
+      return Option.some(new Removal("pending", Effect.flatten(fiber.await)))
+    })
+
+  const remove: PluginRegistryShape["remove"] = (name, options) =>
     Effect.suspend(() => {
       const refused = state.refuse(`remove plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       const body = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
-        Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed> => {
-          const life = lives.get(name)
-          if (life !== undefined) return Effect.map(removeLive(name, life, restore), Option.some)
-          if (snapshots.statusOf(name) === undefined) return Effect.succeed(Option.none())
-          return Effect.as(snapshots.remove(name), Option.some(disposed(Effect.void)))
+        Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed> => {
+          const required = dependentsOf(name)
+          if (required.length > 0 && options?.cascade !== true) {
+            return Effect.fail(new PluginHasDependents({ name, dependents: required }))
+          }
+          // From here on no new dependent is admitted on it.
+          leaving.add(name)
+          return (required.length > 0 ? cascade(name, restore) : removeOne(name, restore)).pipe(
+            Effect.ensuring(Effect.sync(() => leaving.delete(name)))
+          )
         })
       return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
     })
+
+  const unstarted: PluginRegistryShape["unstarted"] = (plugin, reason, source) =>
+    Effect.zipRight(snapshots.initializing(plugin.name, plugin.version, source ?? "code"), snapshots.failed(plugin.name, reason))
 
   const replaceSkills: PluginRegistryShape["replaceSkills"] = (name, skills) =>
     Effect.suspend(() => {
@@ -240,6 +359,7 @@ export const make = Effect.gen(function*() {
       instances,
       snapshots,
       lives: lives.all,
+      requiresOf,
       unpublish: lives.hideAll,
       // Each leaves the registry as it is disposed; the snapshots are cleared at once at the end.
       dispose: { config, views, report, left: ({ life, name }) => Effect.sync(() => lives.leave(name, life)) }
@@ -253,7 +373,8 @@ export const make = Effect.gen(function*() {
     snapshots: snapshots.list,
     changes: snapshots.changes,
     replaceSkills,
-    explain: snapshots.explain
+    explain: snapshots.explain,
+    unstarted
   } satisfies PluginRegistryShape
 })
 

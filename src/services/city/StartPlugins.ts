@@ -6,16 +6,22 @@
  * - Bad input is refused before anything starts: an invalid name (the plugin-name rule,
  *   schema/PluginName.ts) or a name given twice fails with `InvalidPluginName` /
  *   `PluginAlreadyRegistered`, and no plugin is initialized.
- * - Then every plugin is added, concurrently. One that fails is isolated: its error snapshot stays
- *   and a warning is logged; one marked `required` fails the start with its
- *   `PluginInitializeFailed`.
+ * - A required dependency (`Plugin.make({ requires })`) must be in the list, and the dependencies
+ *   must not form a cycle: else `PluginDependencyMissing` / `PluginDependencyCycle`, and nothing
+ *   starts.
+ * - Then every plugin is added, in dependency order, independent ones concurrently. One that fails
+ *   is isolated: its error snapshot stays and a warning is logged, and so are its dependents; one
+ *   marked `required` fails the start with its `PluginInitializeFailed`.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { InvalidPluginName, PluginInitializeFailed } from "../../schema/Errors.ts"
-import { PluginAlreadyRegistered } from "../../schema/Errors.ts"
+import { PluginAlreadyRegistered, PluginDependencyCycle, PluginDependencyMissing } from "../../schema/Errors.ts"
+import { oneLine } from "../../schema/OneLine.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
+import * as Dependencies from "./Dependencies.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 
 /**
@@ -38,12 +44,13 @@ const startPluginOf = <R>(start: StartPlugin<R>) =>
   isPlugin(start) ? { plugin: start, required: false } : { plugin: start.plugin, required: start.required === true }
 
 /**
- * Refuses bad input before anything starts: an invalid name, or a name given twice.
+ * Refuses bad input before anything starts: an invalid name, a name given twice, a required
+ * dependency that is not in the list, or dependencies that form a cycle.
  * @since 0.1.0
  * @category constructors
  */
 export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
-  Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered> => {
+  Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered | PluginDependencyMissing | PluginDependencyCycle> => {
     const seen = new Set<string>()
     for (const start of plugins) {
       const name = startPluginOf(start).plugin.name
@@ -52,31 +59,70 @@ export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
       if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ name }))
       seen.add(name)
     }
-    return Effect.void
+    for (const start of plugins) {
+      const { plugin } = startPluginOf(start)
+      const missing = (plugin.requires ?? []).filter((r) => !r.optional && !seen.has(r.name)).map((r) => r.name)
+      if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ name: plugin.name, missing: [...new Set(missing)].sort() }))
+    }
+    const cycle = Dependencies.findCycle(graphOf(plugins))
+    return cycle === undefined ? Effect.void : Effect.fail(new PluginDependencyCycle({ cycle }))
   })
 
+const graphOf = <R>(plugins: ReadonlyArray<StartPlugin<R>>): Dependencies.Graph =>
+  new Map(plugins.map((start) => {
+    const { plugin } = startPluginOf(start)
+    return [plugin.name, plugin.requires ?? []] as const
+  }))
+
 /**
- * Adds every start plugin, concurrently: an optional one that fails is isolated (logged), a
- * required one fails the start.
+ * Adds every start plugin (after `check`), in dependency order: in waves, the plugins of a wave
+ * concurrently, each after the plugins it requires. An optional one that fails is isolated
+ * (logged); so is every plugin that requires it, directly or not, which is not initialized and
+ * gets the error snapshot `dependency <name> failed: <its error>`. A required one that fails, or
+ * that cannot start for its dependency, fails the start.
  * @since 0.1.0
  * @category constructors
  */
 export const start = <R>(
   registry: PluginRegistryShape,
   plugins: ReadonlyArray<StartPlugin<R>>
-): Effect.Effect<void, PluginInitializeFailed | InvalidPluginName | PluginAlreadyRegistered, R> =>
-  Effect.forEach(
-    plugins,
-    (each) => {
-      const { plugin, required } = startPluginOf(each)
-      return registry.add(plugin).pipe(
-        Effect.catchTags({
-          // Nobody can close the City before it is returned.
-          CityClosed: (error) => Effect.die(error),
-          PluginInitializeFailed: (error) =>
-            required ? Effect.fail(error) : Effect.logWarning(`optional plugin isolated: ${error.message}`)
-        })
-      )
-    },
-    { concurrency: "unbounded", discard: true }
-  )
+): Effect.Effect<void, PluginInitializeFailed | PluginDependencyMissing | InvalidPluginName | PluginAlreadyRegistered, R> =>
+  Effect.gen(function*() {
+    const byName = new Map(plugins.map((each) => {
+      const start = startPluginOf(each)
+      return [start.plugin.name, start] as const
+    }))
+    /** The plugins that did not start, with the reason their dependents give. */
+    const failed = new Map<string, string>()
+    const startOne = (name: string) =>
+      Effect.suspend(() => {
+        const { plugin, required } = byName.get(name)!
+        const broken = (plugin.requires ?? []).find((r) => !r.optional && failed.has(r.name))
+        if (broken !== undefined) {
+          const reason = oneLine(`dependency ${broken.name} failed: ${failed.get(broken.name)!}`, 1000)
+          failed.set(name, reason)
+          return Effect.zipRight(
+            registry.unstarted(plugin, reason),
+            required
+              ? Effect.fail(new PluginDependencyMissing({ name, missing: [broken.name] }))
+              : Effect.logWarning(`optional plugin isolated: ${name}: ${reason}`)
+          )
+        }
+        return registry.add(plugin).pipe(
+          Effect.asVoid,
+          Effect.catchTags({
+            // Nobody can close the City before it is returned.
+            CityClosed: (error) => Effect.die(error),
+            PluginInitializeFailed: (error) =>
+              Effect.zipRight(
+                Effect.flatMap(registry.get(name), (snapshot) =>
+                  Effect.sync(() => void failed.set(name, Option.match(snapshot, { onNone: () => error.message, onSome: (s) => s.last_error ?? error.message })))),
+                required ? Effect.fail(error) : Effect.logWarning(`optional plugin isolated: ${error.message}`)
+              )
+          })
+        )
+      })
+    for (const wave of Dependencies.initializeWaves(graphOf(plugins))) {
+      yield* Effect.forEach(wave, startOne, { concurrency: "unbounded", discard: true })
+    }
+  })
