@@ -21,7 +21,10 @@
  *   `showOutput`, `deferLoading`, `workspaceSafe`, `userGrantable`, `requiresControls`,
  *   `requiresSharedApi`, `userConfigLabel` keep the reference's types;
  * - every other key is accepted and kept (real manifests carry some, such as `requires`);
- * - `skills` (an array of skill objects) is our extension: the plugin's initial skill set.
+ * - `skills` (an array of skill objects) is our extension: the plugin's initial skill set;
+ * - `dependsOn` (plugin names, or `{ "name", "optional": true }`) is our extension too, named so
+ *   that it never meets the reference's `requires`: the plugins this one needs (docs/library.md,
+ *   "Plugin dependencies"; docs/plugin-loader.md).
  * @since 0.1.0
  */
 import * as JSONSchema from "effect/JSONSchema"
@@ -202,7 +205,13 @@ export const Manifest = Schema.Struct(
       { key: Schema.String, value: Schema.Unknown }
     )),
     web: optional(Web),
-    skills: optional(Schema.Array(Skill).annotations({ description: "The plugin's initial skill set (an effect-city extension)." }))
+    skills: optional(Schema.Array(Skill).annotations({ description: "The plugin's initial skill set (an effect-city extension)." })),
+    dependsOn: optional(
+      Schema.Array(Schema.Union(PluginName, Schema.Struct({ name: PluginName, optional: optional(Schema.Boolean) }))).annotations({
+        description:
+          "The plugins this one needs, loaded before it and disposed after it: a name, or { \"name\", \"optional\": true } for one it starts without (an effect-city extension)."
+      })
+    )
   },
   { key: Schema.String, value: Schema.Unknown }
 ).annotations({ identifier: "CityPluginManifest", title: "city-plugin.json" })

@@ -51,7 +51,8 @@ import { CityConfig } from "../city/CityConfig.ts"
 import { ExecutionLeases } from "../city/ExecutionLeases.ts"
 import { makeScope } from "../city/CityService.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
-import { make as makePlugin, type Plugin } from "../Plugin.ts"
+import { make as makePlugin, type Plugin, requirements } from "../Plugin.ts"
+import * as Dependencies from "../city/Dependencies.ts"
 import { PluginContext } from "../PluginContext.ts"
 import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { Siblings, type SiblingsShape } from "../Siblings.ts"
@@ -209,7 +210,12 @@ export const make = (options: LoaderOptions) =>
         if (shape._tag === "Register") {
           const plugin = fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
           return {
-            plugin: makePlugin({ name: plugin.name, version: plugin.version, initialize: Effect.flatMap(plugin.initialize, enforce) }),
+            plugin: makePlugin({
+              name: plugin.name,
+              version: plugin.version,
+              requires: manifest.dependsOn,
+              initialize: Effect.flatMap(plugin.initialize, enforce)
+            }),
             settings,
             dropped
           }
@@ -219,6 +225,7 @@ export const make = (options: LoaderOptions) =>
           plugin: makePlugin({
             name: manifest.name,
             version: manifest.version,
+            requires: manifest.dependsOn,
             initialize: plugin.initialize.pipe(
               Effect.map((contributions) => withExtras(contributions, extras)),
               Effect.flatMap(enforce),
@@ -257,9 +264,12 @@ export const make = (options: LoaderOptions) =>
         const provided = new Set<string>()
         const done = new Set<string>()
 
+        /** The plugins skipped in this load, with their reasons (their dependents say them). */
+        const skippedNow = new Map<string, string>()
         const skip = (found: DiscoveredPlugin, name: string, version: string | undefined, error: SkipReason | { readonly _tag: string; readonly message: string }) =>
           Effect.gen(function*() {
             const reason = oneLine(error.message, 1000)
+            skippedNow.set(name, reason)
             skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
             yield* Effect.logWarning(`plugin skipped: ${name}: ${reason}`).pipe(
               Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
@@ -289,8 +299,19 @@ export const make = (options: LoaderOptions) =>
                 (files) => [found.folder, files] as const
               ), { concurrency: prefetchConcurrency })
           )
+          // Dependency order (docs/plugin-loader.md, "Dependencies"): within the root, each plugin
+          // after those it depends on (name order where the graph leaves a choice); the plugins of
+          // a cycle are skipped, naming it.
+          const graph = new Map(staged.map((found) => [found.name, requirements(found.manifest.dependsOn)] as const))
+          const cycle = Dependencies.findCycle(graph)
+          const inCycle = new Set(cycle ?? [])
+          const wave = new Map(Dependencies.initializeWaves(graph).flatMap((names, i) => names.map((n) => [n, i] as const)))
+          const ordered = manifests
+            .map((read, i) => ({ read, i, wave: Option.isSome(read) ? wave.get(read.value.name) ?? 0 : 0 }))
+            .sort((a, b) => a.wave - b.wave || a.i - b.i)
+            .map((x) => x.read)
           const instanceFolders: Array<string> = []
-          for (const read of manifests) {
+          for (const read of ordered) {
             if (Option.isNone(read)) continue
             const found = read.value
             const folderName = found.name
@@ -305,6 +326,20 @@ export const make = (options: LoaderOptions) =>
               continue
             }
             const { manifest } = found
+            if (inCycle.has(manifest.name)) {
+              yield* skip(found, manifest.name, manifest.version, {
+                _tag: "DependencyCycle",
+                message: `its dependencies form a cycle: ${cycle!.join(" -> ")}`
+              })
+              continue
+            }
+            // A dependency skipped in this load: this one is skipped too, saying why.
+            const broken = requirements(manifest.dependsOn).find((r) => !r.optional && skippedNow.has(r.name))
+            if (broken !== undefined) {
+              const reason = skippedNow.get(broken.name)!
+              yield* skip(found, manifest.name, manifest.version, { _tag: "DependencyFailed", message: `dependency ${broken.name} failed: ${reason}` })
+              continue
+            }
             const stagedPlugin = yield* Effect.either(stage(found, prefetched.get(found.folder)))
             if (stagedPlugin._tag === "Left") {
               yield* skip(found, manifest.name, manifest.version, stagedPlugin.left)
