@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { main as dependencies } from "../examples/dependencies.ts"
 import { main } from "../examples/library.ts"
 
 // The README and the guides it links: their TypeScript is the examples' code.
@@ -42,4 +43,9 @@ it.effect("the README library example runs a Turn of two Steps", () =>
     const result = yield* main(mkdtempSync(join(tmpdir(), "city-example-")))
     expect(result.system).toEqual([{ name: "greeter", content: "Greet people by name." }])
     expect(result.reply).toBe("Hello Grace, from ada in notes")
+  }))
+
+it.effect("the guide's dependencies example: a dependent reaches its sibling's typed service", () =>
+  Effect.gen(function*() {
+    expect(yield* dependencies(mkdtempSync(join(tmpdir(), "city-example-")))).toBe("Hello Grace")
   }))

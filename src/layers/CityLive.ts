@@ -82,7 +82,7 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ExecutionLeases.layer),
     Layer.provideMerge(PluginRegistry.layer),
-    Layer.provideMerge(Layer.merge(PluginInstances.layer, LeaseTable.layer)),
+    Layer.provideMerge(PluginInstances.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
     Layer.provideMerge(Workspaces.layer),
     Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseReport.layer, config))
   )

@@ -153,6 +153,23 @@ export class PluginDependencyCycle extends Schema.TaggedError<PluginDependencyCy
 }
 
 /**
+ * A sibling service no plugin of the current view provides.
+ *
+ * Raised by a call through a `Siblings.service` handle when, at that call, no ready plugin
+ * provides the service (its provider was removed, is restarting, or never came): a typed
+ * failure, not a defect. `service` is the Tag's key.
+ * @since 0.1.0
+ * @category errors
+ */
+export class SiblingUnavailable extends Schema.TaggedError<SiblingUnavailable>()("SiblingUnavailable", {
+  service: Schema.String
+}) {
+  override get message() {
+    return `No ready plugin provides the service ${this.service}`
+  }
+}
+
+/**
  * A plugin whose dispose did not end cleanly.
  *
  * Raised by `city.plugins.remove` (or its `disposal`) when dispose failed (a finalizer failed),

@@ -4,6 +4,7 @@
  * while it runs and published only when it succeeds: a failed plugin contributes nothing, ever.
  * @since 0.1.0
  */
+import type * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Skill } from "../schema/PluginChange.ts"
@@ -111,6 +112,11 @@ export interface Contributions {
     | undefined
   /** The skills, resolved per Turn (the loader can replace the set live). */
   readonly skills?: ReadonlyArray<Skill> | undefined
+  /**
+   * The services the plugin provides to its siblings, under their Tags (`Plugin.make({ provides })`;
+   * a dependent reaches one with `Siblings.service(Tag)`).
+   */
+  readonly services?: Context.Context<never> | undefined
 }
 
 /**

@@ -12,7 +12,9 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
+import type * as Context from "effect/Context"
 import type * as Scope from "effect/Scope"
+import type { SiblingViews } from "./Siblings.ts"
 import type { PluginContextShape } from "./PluginContext.ts"
 import { PluginContext } from "./PluginContext.ts"
 import type { PluginLifecycleContextShape } from "./PluginLifecycleContext.ts"
@@ -50,8 +52,16 @@ export interface Plugin<E = never, R = never> {
   /** The plugins it needs (docs/library.md, "Plugin dependencies"); none when absent. */
   readonly requires?: ReadonlyArray<Requirement> | undefined
   /** Acquires the plugin's resources in its Scope and returns its Contributions; closing the Scope is dispose. */
-  readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | R>
+  readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | SiblingViews | R>
 }
+
+/**
+ * What an initialize must return for the Tags a plugin `provides`: their services.
+ * @since 0.1.0
+ * @category models
+ */
+export type Provided<P extends ReadonlyArray<Context.Tag<any, any>>> = P extends readonly [] ? {}
+  : { readonly services: Context.Context<Context.Tag.Identifier<P[number]>> }
 
 /**
  * A plugin another one needs: by name, and whether it may be absent. A required one must be ready
@@ -127,20 +137,22 @@ export const requirements = (inputs: ReadonlyArray<RequirementInput> | undefined
  * @since 0.1.0
  * @category constructors
  */
-export const make = <E = never, R = never>(options: {
+export const make = <E = never, R = never, const P extends ReadonlyArray<Context.Tag<any, any>> = readonly []>(options: {
   readonly name: string
   readonly version?: string | undefined
   /** The plugins it needs, by name (`"store"`) or with `{ name, optional: true }`. */
   readonly requires?: ReadonlyArray<RequirementInput> | undefined
-  readonly initialize: Effect.Effect<Contributions, E, R>
-}): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>> =>
+  /** The services it provides to its siblings, by Tag: its initialize returns them in `services`. */
+  readonly provides?: P | undefined
+  readonly initialize: Effect.Effect<Contributions & Provided<P>, E, R>
+}): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext | SiblingViews>> =>
   ({
     [TypeId]: TypeId,
     name: options.name,
     version: options.version,
     ...(options.requires === undefined || options.requires.length === 0 ? {} : { requires: requirements(options.requires) }),
     initialize: options.initialize
-  }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext>>
+  }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext | SiblingViews>>
 
 /**
  * Whether a value is a Plugin (made by `make` or `fromPromise`).

@@ -3,18 +3,30 @@
  * configuration object, or other live registry value; resolve sibling controls at the time of
  * use").
  *
- * A loaded plugin may take `Siblings` in its initialize and keep it: the object is stable, and
- * each `invoke` resolves the sibling from the execution view current at that call (under a lease
- * of its own), with the calling handler's agent, workspace, session and turn. So after a restart
- * it reaches the new generation, never a disposed instance. `invoke` needs the caller's
- * PluginContext: it is for handlers (actions, hooks, system, availability).
+ * **Typed services** (docs/library.md, "Plugin dependencies"): a plugin provides a service under a
+ * `Context.Tag` (`Plugin.make({ provides: [Store] })`, its initialize returning
+ * `services: Context.make(Store, ...)`); a sibling takes a handle in its initialize,
+ * `const store = yield* Siblings.service(Store)`, and keeps it. The handle is stable: each
+ * `store.use((s) => ...)` resolves the provider from the execution view current at that call,
+ * under a lease of its own held until the call ends, so after a restart it reaches the new
+ * instance, never a disposed one, and a provider removed meanwhile waits for the call. No ready
+ * provider at the call is the typed `SiblingUnavailable`; the provider's own errors reach the
+ * caller as they are. Every plugin's initialize can take handles (the City provides
+ * `SiblingViews`).
  *
- * The loader provides it to every plugin it loads (both entry styles; `register(ctx)` handlers get
- * it as `call.invoke`).
+ * **Actions by name**: a loaded plugin may take `Siblings` in its initialize and keep it: each
+ * `invoke` resolves the sibling from the execution view current at that call (under a lease of
+ * its own), with the calling handler's agent, workspace, session and turn. `invoke` needs the
+ * caller's PluginContext: it is for handlers (actions, hooks, system, availability). The loader
+ * provides it to every plugin it loads (both entry styles; `register(ctx)` handlers get it as
+ * `call.invoke`).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { SiblingUnavailable } from "../schema/Errors.ts"
+import { ExecutionView } from "./city/ExecutionView.ts"
 import type { PluginContext } from "./PluginContext.ts"
 
 /**
@@ -33,3 +45,71 @@ export interface SiblingsShape {
  * @category tags
  */
 export class Siblings extends Context.Tag("effect-city/Siblings")<Siblings, SiblingsShape>() {}
+
+/**
+ * A lease on the current execution view: what a handle's call resolves its provider from.
+ * @since 0.1.0
+ * @category models
+ */
+export interface SiblingViewsShape {
+  /** Leases the view current now; `release` lets go of it (once). */
+  readonly lease: () => { readonly view: ExecutionView; readonly release: () => void }
+}
+
+/**
+ * The City's views, as a plugin's initialize sees them (provided by the City to every plugin).
+ * @since 0.1.0
+ * @category tags
+ */
+export class SiblingViews extends Context.Tag("effect-city/SiblingViews")<SiblingViews, SiblingViewsShape>() {}
+
+/**
+ * A typed handle on a sibling's service (see the module doc).
+ * @since 0.1.0
+ * @category models
+ */
+export interface SiblingService<S> {
+  /** The Tag's key. */
+  readonly key: string
+  /** Runs `f` with the service of the provider current now, under a lease until `f` ends. */
+  readonly use: <A, E, R>(f: (service: S) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SiblingUnavailable, R>
+}
+
+/** Each view's providers by Tag key, found once per view. */
+const providers = new WeakMap<ExecutionView, Map<string, Option.Option<unknown>>>()
+
+const providerIn = <I, S>(view: ExecutionView, tag: Context.Tag<I, S>): Option.Option<S> => {
+  let known = providers.get(view)
+  if (known === undefined) providers.set(view, known = new Map())
+  const cached = known.get(tag.key)
+  if (cached !== undefined) return cached as Option.Option<S>
+  let found: Option.Option<S> = Option.none()
+  for (const instance of ExecutionView.instances(view)) {
+    const services = instance.contributions.services as Context.Context<I> | undefined
+    if (services === undefined) continue
+    found = Context.getOption(services, tag)
+    if (Option.isSome(found)) break
+  }
+  known.set(tag.key, found)
+  return found
+}
+
+/**
+ * A handle on the service `tag` of whichever ready sibling provides it, resolved at each call.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const service = <I, S>(tag: Context.Tag<I, S>): Effect.Effect<SiblingService<S>, never, SiblingViews> =>
+  Effect.map(SiblingViews, (views): SiblingService<S> => ({
+    key: tag.key,
+    use: <A, E, R>(f: (service: S) => Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => views.lease()),
+        ({ view }): Effect.Effect<A, E | SiblingUnavailable, R> =>
+          Option.match(providerIn(view, tag), {
+            onNone: () => Effect.fail(new SiblingUnavailable({ service: tag.key })),
+            onSome: f
+          }),
+        ({ release }) => Effect.sync(release)
+      )
+  }))

@@ -36,6 +36,8 @@ import { unsafeLifecycleDuration } from "../internal/counters.ts"
 import type { Contributions } from "../Contributions.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
+import { SiblingViews, type SiblingViewsShape } from "../Siblings.ts"
+import { LeaseTable } from "./LeaseTable.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { PluginInstance } from "./ExecutionView.ts"
@@ -110,6 +112,8 @@ const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"]
 export const make = Effect.gen(function*() {
   const config = yield* CityConfig
   const state = yield* ClosingPhase
+  const table = yield* LeaseTable
+  const siblingViews: SiblingViewsShape = { lease: () => table.acquire() }
   // Initializations in flight, keyed by `<name>#<attempt>` (a stuck one may outlive its attempt).
   // The map lives in a Scope of its own that is never closed: close interrupts the fibers
   // (`abandon`) and waits for them only up to its bound; one stuck in an uninterruptible region
@@ -158,6 +162,7 @@ export const make = Effect.gen(function*() {
           Effect.interruptible,
           Effect.provideService(Scope.Scope, scope),
           Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
+          Effect.provideService(SiblingViews, siblingViews),
           // Its logs carry the plugin's name. This is the first step of the fiber `FiberMap.run`
           // gives it, whose refs no one inherits: set, with nothing to restore.
           (initialize) =>

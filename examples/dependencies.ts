@@ -1,0 +1,48 @@
+/**
+ * Two plugins sharing a typed service (docs/library.md, "Plugin dependencies"; the part between
+ * the region markers is the guide's snippet, checked by test/examples.test.ts): `store` provides a
+ * `Store` service under its Tag, `greeter` requires `store` and reaches the service through a
+ * typed handle resolved at each call.
+ */
+// #region readme
+import { Context, Effect, Schema } from "effect"
+import { City, Contributions, Plugin, Siblings } from "../src/index.ts"
+
+// The service, by its Tag: the compiler checks every call through a handle on it.
+export class Store extends Context.Tag("example/Store")<Store, {
+  readonly nameOf: (id: string) => Effect.Effect<string>
+}>() {}
+
+// The provider: `provides` makes its initialize return the service.
+export const store = Plugin.make({
+  name: "store",
+  provides: [Store],
+  initialize: Effect.succeed({
+    services: Context.make(Store, { nameOf: (id) => Effect.succeed(id === "g" ? "Grace" : id) })
+  })
+})
+
+// The dependent: initialized after `store`, disposed before it; its handle is stable.
+export const greeter = Plugin.make({
+  name: "greeter",
+  requires: ["store"],
+  initialize: Effect.gen(function*() {
+    const names = yield* Siblings.service(Store)
+    return {
+      actions: {
+        greet: Contributions.action({
+          input: Schema.Struct({ id: Schema.String }),
+          handler: ({ id }) => names.use((s) => Effect.map(s.nameOf(id), (name) => `Hello ${name}`))
+        })
+      }
+    }
+  })
+})
+
+export const main = (root: string) =>
+  Effect.gen(function*() {
+    const city = yield* City.City
+    const caller = { agent: { id: "ada" }, workspace: { id: "notes", path: root } }
+    return yield* city.scope(caller).invoke("greeter", "greet", { id: "g" })
+  }).pipe(Effect.provide(City.layer({ root, plugins: [greeter, store] })))
+// #endregion readme
