@@ -23,11 +23,13 @@ import * as Plugin from "../src/services/Plugin.ts"
 import { PluginContext } from "../src/services/PluginContext.ts"
 
 /** A City on a fresh temp root, closed with the test's Scope. */
-export const makeCity = <R = never>(options: City.CityLayerOptions<R> = {}) =>
+export const makeCity = <const P extends ReadonlyArray<City.StartPlugin<unknown>> = readonly []>(
+  options: City.CityLayerOptionsFor<P> = {}
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-test-" })
-    return yield* City.make({ root, ...options })
+    return yield* City.make<P>({ ...options, root })
   })
 
 export const provideNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeContext.layer)

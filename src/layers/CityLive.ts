@@ -34,10 +34,10 @@ import * as PluginInstances from "../services/city/PluginInstances.ts"
 import * as PluginRegistry from "../services/city/PluginRegistry.ts"
 import * as Sessions from "../services/city/Sessions.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
-import type { StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
+import type { StartNeeds, StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
 import * as Workspaces from "../services/city/Workspaces.ts"
 
-export type { StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
+export type { StartNeeds, StartPlugin, StartProvides, StartRequirements } from "../services/city/StartPlugins.ts"
 
 /**
  * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins `P`.
@@ -45,7 +45,7 @@ export type { StartPlugin, StartRequirements } from "../services/city/StartPlugi
  * @category models
  */
 export type CityLayerOptionsFor<P extends ReadonlyArray<StartPlugin<unknown>>> =
-  & CityLayerOptions<StartRequirements<P>>
+  & CityLayerOptions<StartNeeds<P>>
   & { readonly plugins?: P | undefined }
 
 /**
@@ -112,6 +112,8 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
   })
 
 /** The options with the plugins' requirements named: each element of `P` requires part of `StartRequirements<P>`. */
+// A start plugin's SiblingNeeds met by another start plugin are types only (nothing reads them from
+// a context): the options' requirements are named without them.
 const startOptions = <P extends ReadonlyArray<StartPlugin<unknown>>>(options: CityLayerOptionsFor<P>) =>
   options as CityLayerOptions<StartRequirements<P>>
 

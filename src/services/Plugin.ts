@@ -29,6 +29,9 @@ import { PluginCallbackFailed } from "../schema/Errors.ts"
  */
 export const TypeId: unique symbol = Symbol.for("effect-city/Plugin")
 
+/** The brand of a plugin's provided services (a type only). */
+declare const ProvidesTypeId: unique symbol
+
 /**
  * The type of {@link TypeId}.
  * @since 0.1.0
@@ -42,7 +45,7 @@ export type TypeId = typeof TypeId
  * @since 0.1.0
  * @category models
  */
-export interface Plugin<E = never, R = never> {
+export interface Plugin<E = never, R = never, P = unknown> {
   /** Marks a value made by `make` or `fromPromise` (see `isPlugin`). */
   readonly [TypeId]: TypeId
   /** The plugin's name, unique in a City (see `PluginName`). */
@@ -51,6 +54,8 @@ export interface Plugin<E = never, R = never> {
   readonly version?: string | undefined
   /** The plugins it needs (docs/library.md, "Plugin dependencies"); none when absent. */
   readonly requires?: ReadonlyArray<Requirement> | undefined
+  /** The identifiers of the services it provides, in types only (see `Siblings.SiblingNeed`). */
+  readonly [ProvidesTypeId]?: (() => P) | undefined
   /** Acquires the plugin's resources in its Scope and returns its Contributions; closing the Scope is dispose. */
   readonly initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | SiblingViews | R>
 }
@@ -145,14 +150,14 @@ export const make = <E = never, R = never, const P extends ReadonlyArray<Context
   /** The services it provides to its siblings, by Tag: its initialize returns them in `services`. */
   readonly provides?: P | undefined
   readonly initialize: Effect.Effect<Contributions & Provided<P>, E, R>
-}): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext | SiblingViews>> =>
+}): Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext | SiblingViews>, Context.Tag.Identifier<P[number]>> =>
   ({
     [TypeId]: TypeId,
     name: options.name,
     version: options.version,
     ...(options.requires === undefined || options.requires.length === 0 ? {} : { requires: requirements(options.requires) }),
     initialize: options.initialize
-  }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext | SiblingViews>>
+  }) as Plugin<E, Exclude<R, Scope.Scope | PluginLifecycleContext | SiblingViews>, Context.Tag.Identifier<P[number]>>
 
 /**
  * Whether a value is a Plugin (made by `make` or `fromPromise`).

@@ -63,6 +63,29 @@ export interface SiblingViewsShape {
  */
 export class SiblingViews extends Context.Tag("effect-city/SiblingViews")<SiblingViews, SiblingViewsShape>() {}
 
+/** The brand of {@link SiblingNeed} (a type only: no value has it). */
+declare const SiblingNeedTypeId: unique symbol
+
+/**
+ * A plugin's need of the sibling service `I`: a requirement of its initialize in types only,
+ * which nothing ever reads from a context. `City.make` / `City.layer` take it off for every
+ * service a start plugin `provides`, so a missing provider among start plugins is a compile-time
+ * error (the layer still requires `SiblingNeed<I>`); `city.plugins.add` takes every one off (its
+ * provider is checked at the call: declare it in `requires`).
+ * @since 0.1.0
+ * @category models
+ */
+export interface SiblingNeed<in out I> {
+  readonly [SiblingNeedTypeId]: (_: I) => I
+}
+
+/**
+ * The needs a union of service identifiers meets: `SiblingNeed<A> | SiblingNeed<B>` for `A | B`.
+ * @since 0.1.0
+ * @category models
+ */
+export type NeedsMet<I> = I extends unknown ? SiblingNeed<I> : never
+
 /**
  * A typed handle on a sibling's service (see the module doc).
  * @since 0.1.0
@@ -99,7 +122,7 @@ const providerIn = <I, S>(view: ExecutionView, tag: Context.Tag<I, S>): Option.O
  * @since 0.1.0
  * @category constructors
  */
-export const service = <I, S>(tag: Context.Tag<I, S>): Effect.Effect<SiblingService<S>, never, SiblingViews> =>
+export const service = <I, S>(tag: Context.Tag<I, S>): Effect.Effect<SiblingService<S>, never, SiblingViews | SiblingNeed<I>> =>
   Effect.map(SiblingViews, (views): SiblingService<S> => ({
     key: tag.key,
     use: <A, E, R>(f: (service: S) => Effect.Effect<A, E, R>) =>

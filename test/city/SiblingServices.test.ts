@@ -10,6 +10,8 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
+import * as City from "../../src/City.ts"
 import type { SiblingUnavailable } from "../../src/schema/Errors.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import * as Siblings from "../../src/services/Siblings.ts"
@@ -102,9 +104,9 @@ describe("typed sibling services", () => {
     })))
 
   // (tsc checks these with the tests; the assertions are types.)
-  it("a plugin that provides a Tag must return its service; taking a handle asks nothing of the application", () => {
-    expectTypeOf(store(new Journal(), "1")).toEqualTypeOf<Plugin.Plugin<never, never>>()
-    expectTypeOf(user(() => {})).toEqualTypeOf<Plugin.Plugin<never, never>>()
+  it("a plugin that provides a Tag must return its service; one that takes a handle needs a provider", () => {
+    expectTypeOf(store(new Journal(), "1")).toEqualTypeOf<Plugin.Plugin<never, never, Store>>()
+    expectTypeOf(user(() => {})).toEqualTypeOf<Plugin.Plugin<never, Siblings.SiblingNeed<Store>, never>>()
     Plugin.make({
       name: "store",
       provides: [Store],
@@ -112,4 +114,26 @@ describe("typed sibling services", () => {
       initialize: Effect.succeed({})
     })
   })
+
+  it("among start plugins, a missing provider is a compile-time error; a present one meets the need", () => {
+    const journal = new Journal()
+    type RequirementsOf<L> = L extends Layer.Layer<infer _A, infer _E, infer R> ? R : never
+    const met = City.layer({ plugins: [user(() => {}), store(journal, "1")] })
+    expectTypeOf<RequirementsOf<typeof met>>().toEqualTypeOf<never>()
+    const unmet = City.layer({ plugins: [user(() => {})] })
+    expectTypeOf<RequirementsOf<typeof unmet>>().toEqualTypeOf<Siblings.SiblingNeed<Store>>()
+    // @ts-expect-error no start plugin provides Store: the program still requires SiblingNeed<Store>
+    const program: Effect.Effect<unknown, unknown, never> = Effect.provide(City.City, unmet)
+    expectTypeOf(Effect.provide(City.City, met)).toEqualTypeOf<Effect.Effect<City.CityShape, City.CityBuildError>>()
+    void program
+  })
+
+  it.scoped("city.plugins.add takes a plugin with sibling needs: its provider is checked at the call, by requires", () =>
+    provideNode(Effect.gen(function*() {
+      const city = yield* makeCity({})
+      const added = city.plugins.add(user(() => {}))
+      expectTypeOf<Effect.Effect.Context<typeof added>>().toEqualTypeOf<never>()
+      const refused = yield* Effect.either(added)
+      expect(Either.isLeft(refused) && refused.left._tag).toBe("PluginDependencyMissing")
+    })))
 })

@@ -40,6 +40,7 @@ import type { Skill } from "../../schema/PluginChange.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 import type { Plugin, Requirement } from "../Plugin.ts"
+import type { SiblingNeed } from "../Siblings.ts"
 import * as Dependencies from "./Dependencies.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
@@ -94,7 +95,7 @@ export interface PluginRegistryShape {
   ) => Effect.Effect<
     PluginSnapshot,
     PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
-    R
+    Exclude<R, SiblingNeed<any>>
   >
   /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
   readonly remove: (
@@ -224,7 +225,15 @@ export const make = Effect.gen(function*() {
 
   // A PluginInitializeFailed of this plugin: its `failure` (reason `failed`) is the plugin's own E.
   const typed = <E>(error: PluginInitializeFailed) => error as PluginInitializeFailedWith<E>
+  // A plugin's SiblingNeeds are types only (nothing reads them from a context): at `add` its
+  // provider is checked by `requires`, so they are taken off what the call requires.
   const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
+    addAny(plugin, options) as Effect.Effect<
+      PluginSnapshot,
+      PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
+      Exclude<R, SiblingNeed<any>>
+    >
+  const addAny = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     Effect.suspend((): Effect.Effect<
       PluginSnapshot,
       PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,

@@ -21,6 +21,7 @@ import { PluginAlreadyRegistered, PluginDependencyCycle, PluginDependencyMissing
 import { oneLine } from "../../schema/OneLine.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
+import type { NeedsMet } from "../Siblings.ts"
 import * as Dependencies from "./Dependencies.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 
@@ -34,11 +35,28 @@ export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unkn
 /**
  * What a list of start plugins requires: the union of what each plugin's initialize requires, so
  * that plugins with different requirements start together (`plugins: [a, b]`) and the layer asks
- * for both.
+ * for both; but the sibling services one of them provides (`SiblingNeed`s met in the list).
  * @since 0.1.0
  * @category models
  */
-export type StartRequirements<P> = P extends ReadonlyArray<infer S> ? S extends StartPlugin<infer R> ? R : never : never
+export type StartRequirements<P> = Exclude<StartNeeds<P>, NeedsMet<StartProvides<P>>>
+
+/**
+ * What the initializes of a list of start plugins require, sibling needs included.
+ * @since 0.1.0
+ * @category models
+ */
+export type StartNeeds<P> = P extends ReadonlyArray<infer S> ? S extends StartPlugin<infer R> ? R : never : never
+
+/**
+ * The services a list of start plugins provides (`Plugin.make({ provides })`), by identifier.
+ * @since 0.1.0
+ * @category models
+ */
+export type StartProvides<P> = P extends ReadonlyArray<infer S>
+  ? S extends Plugin<any, any, infer Provided> | { readonly plugin: Plugin<any, any, infer Provided> } ? unknown extends Provided ? never : Provided
+  : never
+  : never
 
 const startPluginOf = <R>(start: StartPlugin<R>) =>
   isPlugin(start) ? { plugin: start, required: false } : { plugin: start.plugin, required: start.required === true }
