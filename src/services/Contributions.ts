@@ -60,6 +60,75 @@ export const action = <A, I, O, E, R = never>(
   // `Action` then, which the cast states.
   definition as unknown as Action<A, I, O, E>
 
+/** The brand of an action reference's output type (a type only). */
+declare const ActionRefTypeId: unique symbol
+
+/**
+ * A reference to one plugin's action, typed on both ends (docs/library.md, "Plugin
+ * dependencies"): its plugin, its name, its input Schema and the type of its result. Declared
+ * beside the plugin (`Contributions.reference`), exported by its module, implemented in its
+ * initialize (`Contributions.implement`), and called with `invoke(ref, input)`: the compiler
+ * checks the input (the Schema's encoded form, as a caller passes it) and types the result. At
+ * run time the input is decoded by the Schema as for every call; the result is the handler's,
+ * which `implement` ties to the declared type (a plugin loaded from a folder is called by name).
+ * @since 0.1.0
+ * @category models
+ */
+export interface ActionRef<A, I, O> {
+  readonly _tag: "ActionRef"
+  /** The plugin that contributes the action. */
+  readonly plugin: string
+  /** The action's name among its plugin's actions. */
+  readonly action: string
+  /** The Schema the input is decoded with. */
+  readonly input: Schema.Schema<A, I, never>
+  /** The result's type (a type only). */
+  readonly [ActionRefTypeId]?: () => O
+}
+
+/**
+ * Declares a plugin's action by reference: `O` is the type of its result.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Contributions } from "effect-city/plugin"
+ *
+ * export const Say = Contributions.reference<string>()({ plugin: "greeter", action: "say", input: Schema.Struct({ name: Schema.String }) })
+ * // in greeter's initialize:
+ * const actions = { [Say.action]: Contributions.implement(Say, ({ name }) => Effect.succeed(`Hello ${name}`)) }
+ * // a caller: view.invoke(Say, { name: "Grace" }) is an Effect of a string
+ * ```
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reference = <O>() =>
+<A, I>(spec: { readonly plugin: string; readonly action: string; readonly input: Schema.Schema<A, I, never> }): ActionRef<A, I, O> => ({
+  _tag: "ActionRef",
+  plugin: spec.plugin,
+  action: spec.action,
+  input: spec.input
+})
+
+/**
+ * The action a reference declares, with its handler: the handler gets the decoded input and must
+ * return the declared result type.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const implement = <A, I, O, E, R = never>(
+  ref: ActionRef<A, I, O>,
+  handler: ((input: A) => Effect.Effect<O, E, R>) & HandlerRequiresOnlyPluginContext<R>
+): AnyAction => action<A, I, O, E, R>({ input: ref.input, handler } as Parameters<typeof action<A, I, O, E, R>>[0])
+
+/**
+ * Whether a value is an {@link ActionRef}.
+ * @since 0.1.0
+ * @category guards
+ */
+export const isActionRef = (u: unknown): u is ActionRef<unknown, unknown, unknown> =>
+  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "ActionRef"
+
 /**
  * A hook handler: receives the value of its point and returns the value passed on. Handlers of one
  * point run in plugin name order, and within a plugin in the order given (a waterfall).

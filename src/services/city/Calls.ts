@@ -20,7 +20,7 @@ import {
   type PluginNotReady
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
-import type { Availability } from "../Contributions.ts"
+import type { ActionRef, Availability } from "../Contributions.ts"
 import { spans } from "../Observability.ts"
 import { PluginContext, project } from "../PluginContext.ts"
 import { type ExecutionView, instanceIn, type PluginInstance, ExecutionView as View } from "./ExecutionView.ts"
@@ -38,6 +38,16 @@ export interface SystemBlock {
 }
 
 /**
+ * `invoke`, by reference (typed) or by name, failing with `E`.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Invoke<E> {
+  <A, I, O>(action: ActionRef<A, I, O>, input: I): Effect.Effect<O, E>
+  (plugin: string, action: string, input: unknown): Effect.Effect<unknown, E>
+}
+
+/**
  * The calls of one Step or City scope, against its view.
  * @since 0.1.0
  * @category models
@@ -47,12 +57,12 @@ export interface Calls {
   readonly view: ExecutionView
   /** The plugin names of the view, in name order. */
   readonly names: ReadonlyArray<string>
-  /** Calls a plugin's action: the input is decoded with the action's Schema, then the handler runs with a fresh PluginContext. */
-  readonly invoke: (
-    plugin: string,
-    action: string,
-    input: unknown
-  ) => Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  /**
+   * Calls a plugin's action: the input is decoded with the action's Schema, then the handler runs
+   * with a fresh PluginContext. By reference (`invoke(ref, input)`, see `Contributions.reference`)
+   * the input and the result are typed; by name (`invoke(plugin, action, input)`) they are not.
+   */
+  readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed>
   /** The system text of every available plugin that has some, in plugin name order; a failing one is skipped with a warning. */
@@ -118,7 +128,12 @@ export class BoundCalls implements Calls {
     )
   }
 
-  invoke(plugin: string, actionName: string, input: unknown) {
+  invoke<A, I, O>(action: ActionRef<A, I, O>, input: I): Effect.Effect<O, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  invoke(plugin: string, action: string, input: unknown): Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  invoke(target: string | ActionRef<unknown, unknown, unknown>, second: unknown, third?: unknown) {
+    const [plugin, actionName, input] = typeof target === "string"
+      ? [target, second as string, third]
+      : [target.plugin, target.action, second]
     return Effect.withSpan(this.invokeUntraced(plugin, actionName, input), spans.invoke, {
       attributes: this.attributes({ plugin, action: actionName })
     })

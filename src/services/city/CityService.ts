@@ -18,8 +18,8 @@ import type {
   PluginNotReady
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
-import type { Availability } from "../Contributions.ts"
-import { BoundCalls, type SystemBlock } from "./Calls.ts"
+import type { ActionRef, Availability } from "../Contributions.ts"
+import { BoundCalls, type Invoke, type SystemBlock } from "./Calls.ts"
 import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 import type { AgentsShape } from "./Sessions.ts"
@@ -32,15 +32,8 @@ import type { WorkspacesShape } from "./Workspaces.ts"
  * @category models
  */
 export interface CityScope {
-  /** Calls a plugin's action: the input is decoded with the action's Schema, then the handler runs with a fresh PluginContext. */
-  readonly invoke: (
-    plugin: string,
-    action: string,
-    input: unknown
-  ) => Effect.Effect<
-    unknown,
-    PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed
-  >
+  /** Calls a plugin's action, by reference (typed, see `Contributions.reference`) or by name: see `Calls.invoke`. */
+  readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed | CityClosed>
   /** The system text of every available plugin that has some, in plugin name order. */
@@ -94,7 +87,10 @@ export const makeScope = (
   const calls = <A, E>(operation: string, f: (calls: BoundCalls) => Effect.Effect<A, E>) =>
     leases.run(operation, (view) => f(new BoundCalls(view, base, registry.explain)))
   return {
-    invoke: (plugin, action, input) => calls(`invoke ${plugin}/${action}`, (c) => c.invoke(plugin, action, input)),
+    invoke: ((target: string | ActionRef<unknown, unknown, unknown>, second: unknown, third?: unknown) => {
+      const [plugin, action, input] = typeof target === "string" ? [target, second as string, third] : [target.plugin, target.action, second]
+      return calls(`invoke ${plugin}/${action}`, (c) => c.invoke(plugin, action, input))
+    }) as CityScope["invoke"],
     runHooks: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),
     system: () => calls("system", (c) => c.system()),
     availability: (plugin) => calls(`availability of ${plugin}`, (c) => c.availability(plugin))
