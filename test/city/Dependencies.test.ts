@@ -176,4 +176,31 @@ describe("plugin dependencies in a City", () => {
       yield* Scope.close(leased, Exit.void)
       yield* removing
     })))
+
+  it.scoped("no view ever holds a dependent without what it requires, while removals cascade and plugins come back", () =>
+    provideNode(Effect.gen(function*() {
+      const journal = new Journal()
+      const city = yield* makeCity()
+      const requires: Record<string, ReadonlyArray<string>> = { base: [], mid: ["base"], top: ["mid", "base"], side: ["base"] }
+      const addAll = Effect.forEach(["base", "mid", "side", "top"], (name) => city.plugins.add(probe(journal, name, requires[name])), { discard: true })
+      yield* addAll
+      let checked = 0
+      const watch = Effect.gen(function*() {
+        for (let i = 0; i < 400; i++) {
+          const names = yield* Effect.scoped(Effect.map(city.leases.acquire, (view) => view.names))
+          for (const name of names) for (const dep of requires[name] ?? []) expect(names, `${name} without ${dep}`).toContain(dep)
+          checked++
+          yield* Effect.yieldNow()
+        }
+      })
+      const churn = Effect.gen(function*() {
+        for (let i = 0; i < 20; i++) {
+          yield* city.plugins.remove(i % 2 === 0 ? "base" : "mid", { cascade: true })
+          yield* Effect.forEach(["base", "mid", "side", "top"], (name) =>
+            Effect.ignore(city.plugins.add(probe(journal, name, requires[name]))), { discard: true })
+        }
+      })
+      yield* Effect.all([watch, churn], { concurrency: "unbounded", discard: true })
+      expect(checked).toBe(400)
+    })))
 })
