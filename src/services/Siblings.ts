@@ -26,7 +26,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { SiblingUnavailable } from "../schema/Errors.ts"
-import { ExecutionView } from "./city/ExecutionView.ts"
 import type { PluginContext } from "./PluginContext.ts"
 
 /**
@@ -47,13 +46,17 @@ export interface SiblingsShape {
 export class Siblings extends Context.Tag("effect-city/Siblings")<Siblings, SiblingsShape>() {}
 
 /**
- * A lease on the current execution view: what a handle's call resolves its provider from.
+ * A lease on the current execution view, as a handle's call needs it: the service of a Tag's
+ * provider in that view, if one is ready in it.
  * @since 0.1.0
  * @category models
  */
 export interface SiblingViewsShape {
   /** Leases the view current now; `release` lets go of it (once). */
-  readonly lease: () => { readonly view: ExecutionView; readonly release: () => void }
+  readonly lease: () => {
+    readonly provider: <I, S>(tag: Context.Tag<I, S>) => Option.Option<S>
+    readonly release: () => void
+  }
 }
 
 /**
@@ -98,25 +101,6 @@ export interface SiblingService<S> {
   readonly use: <A, E, R>(f: (service: S) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SiblingUnavailable, R>
 }
 
-/** Each view's providers by Tag key, found once per view. */
-const providers = new WeakMap<ExecutionView, Map<string, Option.Option<unknown>>>()
-
-const providerIn = <I, S>(view: ExecutionView, tag: Context.Tag<I, S>): Option.Option<S> => {
-  let known = providers.get(view)
-  if (known === undefined) providers.set(view, known = new Map())
-  const cached = known.get(tag.key)
-  if (cached !== undefined) return cached as Option.Option<S>
-  let found: Option.Option<S> = Option.none()
-  for (const instance of ExecutionView.instances(view)) {
-    const services = instance.contributions.services as Context.Context<I> | undefined
-    if (services === undefined) continue
-    found = Context.getOption(services, tag)
-    if (Option.isSome(found)) break
-  }
-  known.set(tag.key, found)
-  return found
-}
-
 /**
  * A handle on the service `tag` of whichever ready sibling provides it, resolved at each call.
  * @since 0.1.0
@@ -128,8 +112,8 @@ export const service = <I, S>(tag: Context.Tag<I, S>): Effect.Effect<SiblingServ
     use: <A, E, R>(f: (service: S) => Effect.Effect<A, E, R>) =>
       Effect.acquireUseRelease(
         Effect.sync(() => views.lease()),
-        ({ view }): Effect.Effect<A, E | SiblingUnavailable, R> =>
-          Option.match(providerIn(view, tag), {
+        ({ provider }): Effect.Effect<A, E | SiblingUnavailable, R> =>
+          Option.match(provider(tag), {
             onNone: () => Effect.fail(new SiblingUnavailable({ service: tag.key })),
             onSome: f
           }),

@@ -7,6 +7,7 @@
  * stays with the registry (a Step cannot close a plugin behind the registry's back).
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import * as SortedMap from "effect/SortedMap"
@@ -144,3 +145,28 @@ export const withInstance = (plugins: Plugins, instance: PluginInstance): Plugin
  * @category internals
  */
 export const without = (plugins: Plugins, name: string): Plugins => SortedMap.remove(plugins, name)
+
+/** Each view's sibling-service providers by Tag key, found once per view. */
+const providers = new WeakMap<ExecutionView, Map<string, Option.Option<unknown>>>()
+
+/**
+ * The service of `tag` of the first plugin of `view` (in name order) that provides it
+ * (`Contributions.services`), remembered for the view (a view never changes).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const providerIn = <I, S>(view: ExecutionView, tag: Context.Tag<I, S>): Option.Option<S> => {
+  let known = providers.get(view)
+  if (known === undefined) providers.set(view, known = new Map())
+  const cached = known.get(tag.key)
+  if (cached !== undefined) return cached as Option.Option<S>
+  let found: Option.Option<S> = Option.none()
+  for (const instance of ExecutionView.instances(view)) {
+    const services = instance.contributions.services as Context.Context<I> | undefined
+    if (services === undefined) continue
+    found = Context.getOption(services, tag)
+    if (Option.isSome(found)) break
+  }
+  known.set(tag.key, found)
+  return found
+}

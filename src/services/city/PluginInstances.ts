@@ -38,6 +38,7 @@ import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
 import { SiblingViews, type SiblingViewsShape } from "../Siblings.ts"
 import { LeaseTable } from "./LeaseTable.ts"
+import { providerIn } from "./ExecutionView.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { PluginInstance } from "./ExecutionView.ts"
@@ -113,7 +114,12 @@ export const make = Effect.gen(function*() {
   const config = yield* CityConfig
   const state = yield* ClosingPhase
   const table = yield* LeaseTable
-  const siblingViews: SiblingViewsShape = { lease: () => table.acquire() }
+  const siblingViews: SiblingViewsShape = {
+    lease: () => {
+      const lease = table.acquire()
+      return { provider: (tag) => providerIn(lease.view, tag), release: lease.release }
+    }
+  }
   // Initializations in flight, keyed by `<name>#<attempt>` (a stuck one may outlive its attempt).
   // The map lives in a Scope of its own that is never closed: close interrupts the fibers
   // (`abandon`) and waits for them only up to its bound; one stuck in an uninterruptible region
