@@ -8,41 +8,33 @@
 import { Context, Effect, Schema } from "effect"
 import { City, Contributions, Plugin, Siblings } from "../src/index.ts"
 
-// The service, by its Tag: the compiler checks every call through a handle on it.
 export class Store extends Context.Tag("example/Store")<Store, {
   readonly nameOf: (id: string) => Effect.Effect<string>
 }>() {}
 
-// The provider: `provides` makes its initialize return the service.
+// `provides`: its initialize must return the service.
 export const store = Plugin.make({
   name: "store",
   provides: [Store],
-  initialize: Effect.succeed({
-    services: Context.make(Store, { nameOf: (id) => Effect.succeed(id === "g" ? "Grace" : id) })
-  })
+  initialize: Effect.succeed({ services: Context.make(Store, { nameOf: (id) => Effect.succeed(id === "g" ? "Grace" : id) }) })
 })
 
-// The dependent: initialized after `store`, disposed before it; its handle is stable.
+// Started after `store`, disposed before it; each call resolves the current provider.
 export const greeter = Plugin.make({
   name: "greeter",
   requires: ["store"],
   initialize: Effect.gen(function*() {
     const names = yield* Siblings.service(Store)
-    return {
-      actions: {
-        greet: Contributions.action({
-          input: Schema.Struct({ id: Schema.String }),
-          handler: ({ id }) => names.use((s) => Effect.map(s.nameOf(id), (name) => `Hello ${name}`))
-        })
-      }
-    }
+    const greet = Contributions.action({
+      input: Schema.Struct({ id: Schema.String }),
+      handler: ({ id }) => names.use((s) => Effect.map(s.nameOf(id), (name) => `Hello ${name}`))
+    })
+    return { actions: { greet } }
   })
 })
 
 export const main = (root: string) =>
-  Effect.gen(function*() {
-    const city = yield* City.City
-    const caller = { agent: { id: "ada" }, workspace: { id: "notes", path: root } }
-    return yield* city.scope(caller).invoke("greeter", "greet", { id: "g" })
-  }).pipe(Effect.provide(City.layer({ root, plugins: [greeter, store] })))
+  Effect.flatMap(City.City, (city) =>
+    city.scope({ agent: { id: "ada" }, workspace: { id: "notes", path: root } }).invoke("greeter", "greet", { id: "g" })
+  ).pipe(Effect.provide(City.layer({ root, plugins: [greeter, store] })))
 // #endregion readme
