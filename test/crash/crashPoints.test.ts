@@ -442,6 +442,56 @@ const liveScenarios: ReadonlyArray<Scenario<Live>> = [
   }
 ]
 
+const fayCodex: Reloads.EndpointKey = { personality: "fay", runtime: "codex" }
+/** Whether the cut run's removal request returned (then it is durable, and owed until applied). */
+const owedRemoval = { requested: false }
+
+/** remove-runtime of a busy endpoint: owed (pending), then applied at its Turn's boundary. */
+const removalScenarios: ReadonlyArray<Scenario<Live>> = [
+  {
+    name: "remove-runtime of a busy endpoint: owed, applied at its Turn's boundary, then the daemon's start",
+    setup: Effect.gen(function*() {
+      yield* (yield* Capabilities.Capabilities).store(declaration("1.0.0", ["claude", "codex"]))
+      yield* (yield* Peers.Peers).put({ ...peer("fay", tmpdir()), runtimes: ["claude", "codex"] } as Peer)
+      yield* (yield* EndpointRecords.EndpointRecords).record(
+        ["claude", "codex"].map((runtime) => ({ capability: "notes", personality: "fay", runtime, occasion: "birth", state: "ok", exit: 0, ms: 1 })),
+        "2026-12-02T00:00:00.000Z"
+      )
+    }),
+    act: Effect.gen(function*() {
+      const s = yield* Scripted
+      owedRemoval.requested = false
+      yield* s.beginTurn("codex-fay")
+      // What `remove-runtime` records for a busy endpoint: the removal is owed (pending).
+      yield* (yield* Reloads.Reloads).requestRemoval(fayCodex)
+      owedRemoval.requested = true
+      const drain = yield* Effect.fork((yield* Applier).drain(fayCodex))
+      yield* s.endTurn("codex-fay")
+      yield* Fiber.join(drain)
+    }),
+    repair: Effect.flatMap(Applier, (applier) => applier.pass),
+    check: Effect.gen(function*() {
+      const reloads = yield* Reloads.Reloads
+      expect(yield* reloads.invalid).toEqual([])
+      // Nothing owed any more; a removal that was requested is applied: the runtime is gone from
+      // the peer and the records (one cut before the request was durable may leave it all as it was).
+      expect(Option.isNone(yield* reloads.get(fayCodex))).toBe(true)
+      const runtimes = (yield* (yield* Peers.Peers).get("fay")).runtimes
+      const got = yield* (yield* EndpointRecords.EndpointRecords).get("notes")
+      const recorded = got.endpoints.map((e) => `${e.personality} ${e.runtime}`)
+      if (owedRemoval.requested || runtimes.length === 1) {
+        expect(runtimes).toEqual(["claude"])
+        expect(recorded).toEqual(["fay claude"])
+      } else {
+        expect(runtimes).toEqual(["claude", "codex"])
+        expect(recorded).toEqual(["fay claude", "fay codex"])
+      }
+      // Retired at the boundary: never while its Turn ran.
+      expect(hostsBuilt.at(-2)!.journal.filter((line) => line.startsWith("kill"))).toEqual([])
+    })
+  }
+]
+
 /** The text of `plugins.json` before and after the operator's edit. */
 const settingsBefore = JSON.stringify({ enabled: ["alpha", "beta"], licensed: ["alpha"] }, null, 2)
 const settingsAfter = JSON.stringify({ enabled: ["alpha", "beta", "gamma"], licensed: ["alpha", "gamma"] }, null, 2)
@@ -604,7 +654,7 @@ describe("crash points", () => {
   for (const scenario of [...scenarios, ...jointScenarios]) {
     it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, storesOn), 120_000)
   }
-  for (const scenario of liveScenarios) {
+  for (const scenario of [...liveScenarios, ...removalScenarios]) {
     it.effect(`every crash point of "${scenario.name}" recovers, also after power loss`, () => enumerate(scenario, liveOn), 120_000)
   }
   // Live clock: the recovery waits for a real process to end.
