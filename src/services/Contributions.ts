@@ -75,6 +75,7 @@ declare const ActionRefTypeId: unique symbol
  * @category models
  */
 export interface ActionRef<A, I, O> {
+  /** Tells a reference apart (see `isActionRef`). */
   readonly _tag: "ActionRef"
   /** The plugin that contributes the action. */
   readonly plugin: string

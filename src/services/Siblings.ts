@@ -79,6 +79,7 @@ declare const SiblingNeedTypeId: unique symbol
  * @category models
  */
 export interface SiblingNeed<in out I> {
+  /** The service identifier needed (a type only: no value has it). */
   readonly [SiblingNeedTypeId]: (_: I) => I
 }
 

@@ -251,6 +251,17 @@ const recordsAndLog = Effect.gen(function*() {
   return { records: new Map(got.endpoints.map((e) => [e.personality, e.record.state])), logged }
 })
 
+/** `notes` for claude and codex, and a peer `name` with both, provisioned. */
+const twoRuntimes = (name: string) =>
+  Effect.gen(function*() {
+    yield* (yield* Capabilities.Capabilities).store(declaration("1.0.0", ["claude", "codex"]))
+    yield* (yield* Peers.Peers).put({ ...peer(name, tmpdir()), runtimes: ["claude", "codex"] } as Peer)
+    yield* (yield* EndpointRecords.EndpointRecords).record(
+      ["claude", "codex"].map((runtime) => ({ capability: "notes", personality: name, runtime, occasion: "birth", state: "ok", exit: 0, ms: 1 })),
+      "2026-12-02T00:00:00.000Z"
+    )
+  })
+
 const jointScenarios: ReadonlyArray<Scenario> = [
   {
     name: "register a capability over three peers, one failing, then the repair (capability sync)",
@@ -311,14 +322,7 @@ const jointScenarios: ReadonlyArray<Scenario> = [
   },
   {
     name: "remove-runtime of a peer's second runtime, then the repair (remove-runtime again)",
-    setup: Effect.gen(function*() {
-      yield* (yield* Capabilities.Capabilities).store(declaration("1.0.0", ["claude", "codex"]))
-      yield* (yield* Peers.Peers).put({ ...peer("eve", tmpdir()), runtimes: ["claude", "codex"] } as Peer)
-      yield* (yield* EndpointRecords.EndpointRecords).record(
-        ["claude", "codex"].map((runtime) => ({ capability: "notes", personality: "eve", runtime, occasion: "birth", state: "ok", exit: 0, ms: 1 })),
-        "2026-12-02T00:00:00.000Z"
-      )
-    }),
+    setup: twoRuntimes("eve"),
     act: Effect.asVoid(Effect.flatMap(Provisioner.Provisioner, (p) => p.removeRuntime("eve", "codex"))),
     repair: Effect.gen(function*() {
       const eve = yield* (yield* Peers.Peers).get("eve")
@@ -450,14 +454,7 @@ const owedRemoval = { requested: false }
 const removalScenarios: ReadonlyArray<Scenario<Live>> = [
   {
     name: "remove-runtime of a busy endpoint: owed, applied at its Turn's boundary, then the daemon's start",
-    setup: Effect.gen(function*() {
-      yield* (yield* Capabilities.Capabilities).store(declaration("1.0.0", ["claude", "codex"]))
-      yield* (yield* Peers.Peers).put({ ...peer("fay", tmpdir()), runtimes: ["claude", "codex"] } as Peer)
-      yield* (yield* EndpointRecords.EndpointRecords).record(
-        ["claude", "codex"].map((runtime) => ({ capability: "notes", personality: "fay", runtime, occasion: "birth", state: "ok", exit: 0, ms: 1 })),
-        "2026-12-02T00:00:00.000Z"
-      )
-    }),
+    setup: twoRuntimes("fay"),
     act: Effect.gen(function*() {
       const s = yield* Scripted
       owedRemoval.requested = false
