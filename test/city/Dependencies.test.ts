@@ -4,6 +4,7 @@
  * isolates the dependents of a start plugin that failed.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -202,5 +203,18 @@ describe("plugin dependencies in a City", () => {
       })
       yield* Effect.all([watch, churn], { concurrency: "unbounded", discard: true })
       expect(checked).toBe(400)
+    })))
+
+  it.scoped("independent start plugins initialize concurrently: each waits for the other to have begun", () =>
+    provideNode(Effect.gen(function*() {
+      const began = { left: yield* Deferred.make<void>(), right: yield* Deferred.make<void>() }
+      const waiting = (name: "left" | "right", other: "left" | "right") =>
+        Plugin.make({
+          name,
+          initialize: Effect.as(Effect.zipRight(Deferred.succeed(began[name], undefined), Deferred.await(began[other])), {})
+        })
+      // One at a time, the first would wait for ever (then fail on the initialize timeout).
+      const city = yield* makeCity({ plugins: [waiting("left", "right"), waiting("right", "left")], initializeTimeout: "5 seconds" })
+      expect((yield* city.plugins.snapshots).map((s) => s.status)).toEqual(["ready", "ready"])
     })))
 })

@@ -48,6 +48,18 @@ export interface Invoke<E> {
 }
 
 /**
+ * The plugin, action and input of an `invoke` call, by reference or by name.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const invokeArguments = (
+  target: string | ActionRef<unknown, unknown, unknown>,
+  second: unknown,
+  third?: unknown
+): readonly [plugin: string, action: string, input: unknown] =>
+  typeof target === "string" ? [target, second as string, third] : [target.plugin, target.action, second]
+
+/**
  * The calls of one Step or City scope, against its view.
  * @since 0.1.0
  * @category models
@@ -131,9 +143,7 @@ export class BoundCalls implements Calls {
   invoke<A, I, O>(action: ActionRef<A, I, O>, input: I): Effect.Effect<O, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
   invoke(plugin: string, action: string, input: unknown): Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
   invoke(target: string | ActionRef<unknown, unknown, unknown>, second: unknown, third?: unknown) {
-    const [plugin, actionName, input] = typeof target === "string"
-      ? [target, second as string, third]
-      : [target.plugin, target.action, second]
+    const [plugin, actionName, input] = invokeArguments(target, second, third)
     return Effect.withSpan(this.invokeUntraced(plugin, actionName, input), spans.invoke, {
       attributes: this.attributes({ plugin, action: actionName })
     })

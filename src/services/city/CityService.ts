@@ -19,7 +19,7 @@ import type {
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
 import type { ActionRef, Availability } from "../Contributions.ts"
-import { BoundCalls, type Invoke, type SystemBlock } from "./Calls.ts"
+import { BoundCalls, type Invoke, invokeArguments, type SystemBlock } from "./Calls.ts"
 import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 import type { AgentsShape } from "./Sessions.ts"
@@ -88,7 +88,7 @@ export const makeScope = (
     leases.run(operation, (view) => f(new BoundCalls(view, base, registry.explain)))
   return {
     invoke: ((target: string | ActionRef<unknown, unknown, unknown>, second: unknown, third?: unknown) => {
-      const [plugin, action, input] = typeof target === "string" ? [target, second as string, third] : [target.plugin, target.action, second]
+      const [plugin, action, input] = invokeArguments(target, second, third)
       return calls(`invoke ${plugin}/${action}`, (c) => c.invoke(plugin, action, input))
     }) as CityScope["invoke"],
     runHooks: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),
