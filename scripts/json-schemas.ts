@@ -6,6 +6,7 @@
  */
 import * as JSONSchema from "effect/JSONSchema"
 import { Declaration } from "../src/schema/Declaration.ts"
+import { StatusDocument } from "../src/schema/StatusDocument.ts"
 
 /** Each shipped JSON Schema: its file under `schemas/` and its content. */
 export const jsonSchemas: ReadonlyArray<{ readonly file: string; readonly content: string }> = [
@@ -16,6 +17,18 @@ export const jsonSchemas: ReadonlyArray<{ readonly file: string; readonly conten
         ...JSONSchema.make(Declaration),
         title: "effect-city capability declaration",
         description: "A capability declaration, as `city capability register <file>` reads it (docs/capability-plugin-lifecycle.md, \"Declaration\")."
+      },
+      null,
+      2
+    ) + "\n"
+  },
+  {
+    file: "status.schema.json",
+    content: JSON.stringify(
+      {
+        ...JSONSchema.make(StatusDocument),
+        title: "effect-city status document",
+        description: "What `GET /api/status` of `city daemon --http` serves (docs/status-page.md)."
       },
       null,
       2

@@ -49,6 +49,13 @@ export * as PluginName from "./schema/PluginName.ts"
 export * as PluginSnapshot from "./schema/PluginSnapshot.ts"
 
 /**
+ * What `city daemon --http` serves: the status document of `/api/status` and the events of
+ * `/api/events` (docs/status-page.md).
+ * @since 0.1.0
+ */
+export * as StatusDocument from "./schema/StatusDocument.ts"
+
+/**
  * Tracing and metrics: the span names City uses and its Metrics (plugins by status, initialize and
  * dispose durations, live leases, Steps, provisioning outcomes).
  * @since 0.1.0

@@ -31,12 +31,7 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import * as Schema from "effect/Schema"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import * as TextFile from "../services/files/TextFile.ts"
 import { capability } from "./capability.ts"
 import { daemon } from "./daemon.ts"
 import { reload, status } from "./live.ts"
@@ -44,6 +39,7 @@ import * as Help from "./help.ts"
 import { Invocation, stdoutColor } from "./invocation.ts"
 import * as Out from "./output.ts"
 import { peer } from "./peer.ts"
+import { version } from "./version.ts"
 import { plugins } from "./plugins.ts"
 import { group, type Node, type Verb } from "./verbs.ts"
 
@@ -87,29 +83,6 @@ const flagWithoutValue = (verb: Verb, args: ReadonlyArray<string>): string | und
   }))
   return args.find((arg, i) => valued.has(arg) && (args[i + 1] === undefined || args[i + 1]?.startsWith("--") === true))
 }
-
-const decodeManifest = Schema.decodeUnknownOption(
-  Schema.parseJson(Schema.Struct({ name: Schema.String, version: Schema.String }))
-)
-
-/**
- * The version in package.json, found by walking up from this module (the sources, `dist/`, or
- * the bundle `dist/city.cjs` all live below it).
- */
-export const version: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.gen(function*() {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (let depth = 0; depth < 6; depth++) {
-    const text = yield* TextFile.read(join(dir, "package.json"), TextFile.kinds.settings).pipe(
-      Effect.orElseSucceed(() => Option.none<string>())
-    )
-    if (Option.isSome(text)) {
-      const manifest = decodeManifest(text.value)
-      if (Option.isSome(manifest) && manifest.value.name === "effect-city") return manifest.value.version
-    }
-    dir = dirname(dir)
-  }
-  return "unknown"
-})
 
 /** Commands near `word`: a few edits away, or starting with it; verbs of a group by their path. */
 export const suggestions = (node: Node, word: string): ReadonlyArray<string> => {

@@ -38,8 +38,10 @@
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
+import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
@@ -70,6 +72,9 @@ import { markGracefulStop, onDeadline } from "./main.ts"
 import * as Opt from "./options.ts"
 import { Invocation } from "./invocation.ts"
 import { exitCodeOf } from "../schema/CapabilityErrors.ts"
+import * as HttpListen from "../schema/HttpListen.ts"
+import * as TextFile from "../services/files/TextFile.ts"
+import type * as StatusHttp from "../layers/StatusHttp.ts"
 import * as Out from "./output.ts"
 import * as Plugins from "./plugins.ts"
 import { verb } from "./verbs.ts"
@@ -84,7 +89,8 @@ import { verb } from "./verbs.ts"
 export const run = (
   interval: Duration.DurationInput,
   deadline: Duration.DurationInput = Duration.seconds(30),
-  restartsBefore: Option.Option<RestartRecord> = Option.none()
+  restartsBefore: Option.Option<RestartRecord> = Option.none(),
+  http: Option.Option<StatusHttp.StatusHttpOptions> = Option.none()
 ) =>
   Effect.gen(function*() {
     const applier = yield* Applier
@@ -128,6 +134,14 @@ export const run = (
         inbox.awaitRunning
       )
     )
+    if (Option.isSome(http)) {
+      // Loaded only when a page is asked for: every other start of `city` skips the HTTP server's code.
+      const page = yield* Effect.promise(() => import("./statusPage.ts"))
+      yield* page.serve(http.value, Duration.decode(interval), () => {
+        const busy = inbox.busy()
+        return { count: hosted.size, busy: [...hosted.keys()].filter((identity) => busy.has(identity)).length }
+      })
+    }
     yield* launchAll
     yield* applier.start(interval)
     yield* Effect.forkScoped(FingerprintPoll.run(interval))
@@ -198,10 +212,92 @@ const deadlineMs = Opt.described(
   }
 )
 
+const http = Opt.described(
+  Options.text("http").pipe(
+    Options.withPseudoName("host:port"),
+    Options.withDescription("Serve the status page on this address (loopback only unless --http-public; port 0 picks a free one)"),
+    Options.optional
+  ),
+  {
+    kind: "flag",
+    usage: "--http <host:port>",
+    description: "Serve the status page on this address (loopback only unless --http-public; port 0 picks a free one)",
+    default: "host.json's daemon.http.listen, else no page"
+  }
+)
+
+const httpPublic = Opt.described(
+  Options.boolean("http-public").pipe(Options.withDescription("Allow --http on an address other than loopback (prints a warning)")),
+  { kind: "flag", usage: "--http-public", description: "Allow --http on an address other than loopback (prints a warning)" }
+)
+
+const httpTokenFile = Opt.described(
+  Options.text("http-token-file").pipe(
+    Options.withPseudoName("file"),
+    Options.withDescription("Require the bearer token in this file on every route of the status page but /healthz"),
+    Options.optional
+  ),
+  {
+    kind: "flag",
+    usage: "--http-token-file <file>",
+    description: "Require the bearer token in this file on every route of the status page but /healthz",
+    default: "host.json's daemon.http.token_file, else no token"
+  }
+)
+
+/** A token is one line of visible ASCII, so it can travel in a header and a cookie. */
+const tokenRule = /^[\x21-\x7e]{16,1024}$/
+
+/**
+ * The status page's settings from the flags, else `host.json`'s `daemon.http` (a token file named
+ * there is relative to the root); none when neither asks for a page. Refused (exit 2): an address
+ * that is not `host:port`, a non-loopback one without `--http-public`, a token file that cannot be
+ * read or holds no token (16 to 1,024 visible ASCII characters, surrounding whitespace ignored).
+ */
+const statusSettings = (
+  flags: { readonly http: Option.Option<string>; readonly httpPublic: boolean; readonly httpTokenFile: Option.Option<string> },
+  root: string,
+  cwd: string
+) =>
+  Effect.gen(function*() {
+    const configured = (yield* Runtimes).config.daemon?.http
+    const fromFlag = Option.isSome(flags.http)
+    const text = Option.getOrUndefined(flags.http) ?? configured?.listen
+    if (text === undefined) return Option.none<StatusHttp.StatusHttpOptions>()
+    const where = fromFlag ? "--http" : `${root}/host.json: daemon.http.listen`
+    const listen = yield* Either.mapLeft(HttpListen.parse(text), (rule) => new Opt.UsageError({ message: `${where} ${rule}` }))
+    const isPublic = flags.httpPublic || configured?.public === true
+    if (!HttpListen.isLoopback(listen.host) && !isPublic) {
+      return yield* new Opt.UsageError({
+        message: `${where} ${text} is not a loopback address: add --http-public (or daemon.http.public: true) to serve the page beyond this machine`
+      })
+    }
+    const tokenFile = Option.isSome(flags.httpTokenFile)
+      ? Option.some(path.resolve(cwd, flags.httpTokenFile.value))
+      : Option.fromNullable(configured?.token_file).pipe(Option.map((f) => path.resolve(root, f)))
+    const token = yield* Effect.transposeMapOption(tokenFile, (file) =>
+      TextFile.read(file, TextFile.kinds.token).pipe(
+        Effect.mapError((e) => new Opt.UsageError({ message: `--http-token-file ${e.message}` })),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new Opt.UsageError({ message: `--http-token-file ${file}: does not exist` })),
+          onSome: (t) =>
+            tokenRule.test(t.trim())
+              ? Effect.succeed(t.trim())
+              : Effect.fail(new Opt.UsageError({ message: `--http-token-file ${file}: must hold one token of 16 to 1024 visible ASCII characters` }))
+        }))
+      ))
+    if (!HttpListen.isLoopback(listen.host)) {
+      yield* Effect.logWarning(
+        `the status page listens on ${text}, beyond this machine` + (Option.isNone(token) ? "; anyone who can reach it can read it (set --http-token-file)" : "")
+      )
+    }
+    return Option.some<StatusHttp.StatusHttpOptions>({ listen, token })
+  })
+
 export const daemon = verb(
   "daemon",
   "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
-  { root: Opt.root, json, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled: Plugins.bundled },
+  { root: Opt.root, json, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled: Plugins.bundled, http, httpPublic, httpTokenFile },
   (o) =>
     Effect.gen(function*() {
       const invocation = yield* Invocation
@@ -216,6 +312,7 @@ export const daemon = verb(
       // live services and the City (plugins disposed), the published generation, the pid file.
       const program = Effect.scoped(Effect.gen(function*() {
         const backoff = yield* retryBackoff(o.retryBaseMs, o.retryCapMs)
+        const page = yield* statusSettings(o, root, invocation.cwd)
         yield* DaemonLock.acquire
         // What a `city` that is gone left running is ended before any work (ProcessRecords.ts).
         yield* (yield* ProcessRecords).recover
@@ -225,7 +322,7 @@ export const daemon = verb(
         const layer = LiveApplication.daemonLayer({ pollInterval: interval }).pipe(
           Layer.provideMerge(Loader.city({ root }, options))
         )
-        yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before)).pipe(
+        yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before, page)).pipe(
           Effect.provide(layer),
           Effect.provideService(RetryBackoff, backoff)
         )
@@ -256,6 +353,8 @@ export const daemon = verb(
     "city daemon",
     "city daemon --poll-ms 1000 --json",
     "city daemon --retry-base-ms 5000 --retry-cap-ms 600000",
-    "city daemon --bundled /opt/app/plugins"
+    "city daemon --bundled /opt/app/plugins",
+    "city daemon --http 127.0.0.1:8765",
+    "city daemon --http 0.0.0.0:8765 --http-public --http-token-file ~/.city-token"
   ]
 )

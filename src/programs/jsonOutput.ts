@@ -209,6 +209,8 @@ export const documents = {
         last_error: Schema.NullOr(Schema.Struct({ target: Schema.Number, reason: Schema.String, at: Schema.String }))
       }))
     }),
+    /** The status page's address when the running daemon serves one (`city daemon --http`), else null. */
+    page: Schema.NullOr(Schema.String),
     invalid: Schema.Array(Invalid)
   }),
   "reload": Schema.Struct({

@@ -13,7 +13,7 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { OwedRecord } from "../schema/Live.ts"
+import { NoStatusPage, type OwedRecord } from "../schema/Live.ts"
 import { identityOf } from "../schema/Outcome.ts"
 import { Runtimes } from "../services/capabilities/Runtimes.ts"
 import { Peers } from "../services/capabilities/Peers.ts"
@@ -23,6 +23,7 @@ import { makeRefs } from "../services/live/Endpoints.ts"
 import { LiveJoints } from "../services/live/LiveJoints.ts"
 import { isOwed, Reloads } from "../services/live/Reloads.ts"
 import * as RestartRequests from "../services/loader/RestartRequests.ts"
+import * as StatusAddress from "../services/status/StatusAddress.ts"
 import { RuntimeNotWired } from "../schema/CapabilityErrors.ts"
 import * as Arguments from "./arguments.ts"
 import * as Json from "./jsonOutput.ts"
@@ -157,16 +158,26 @@ const pluginStatus = Effect.gen(function*() {
   }
 })
 
+const url = Opt.described(
+  Options.boolean("url").pipe(Options.withDescription("Print the address of the status page the daemon serves (exit 1 when none)")),
+  { kind: "flag", usage: "--url", description: "Print the address of the status page the daemon serves (exit 1 when none)" }
+)
+
 export const status = verb(
   "status",
-  "Owed reloads and removals, whether a daemon is running to carry them out, and its plugin generation",
-  Opt.readOptions,
+  "Owed reloads and removals, whether a daemon is running to carry them out, its plugin generation and status page",
+  { ...Opt.readOptions, url },
   (o) =>
     Out.runVerb(
       "status",
       o.json,
       Effect.gen(function*() {
         yield* Arguments.existingRoot
+        const page = yield* StatusAddress.current
+        if (o.url && Option.isNone(page)) {
+          return yield* new NoStatusPage({ root: (yield* StateRoot).root, daemon: (yield* daemonInfo).running })
+        }
+        if (o.url && !o.json) return yield* Console.log(Option.getOrThrow(page))
         const owed = yield* owedWork
         const plugins = yield* pluginStatus
         if (o.json) {
@@ -176,14 +187,16 @@ export const status = verb(
             owed: owed.json,
             daemon: owed.daemon,
             plugins: plugins.json,
+            page: Option.getOrNull(page),
             invalid: owed.invalidJson
           })
         }
         yield* printOwed(owed)
         for (const line of plugins.lines) yield* Console.log(line)
+        if (Option.isSome(page)) yield* Console.log(`status page: ${page.value}`)
       }).pipe(Effect.provide(Opt.live(o.root)))
     ),
-  ["city status", "city status --json"]
+  ["city status", "city status --json", "city status --url"]
 )
 
 const runtimes = Opt.described(

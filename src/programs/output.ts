@@ -24,6 +24,7 @@ import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
 import { controlCharacter } from "../schema/Printable.ts"
+import type { NoStatusPage } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
 import { Invocation, setExitCode, stderrColor } from "./invocation.ts"
@@ -181,8 +182,8 @@ export const printFailure = (verb: VerbPath, error: { readonly _tag: string; rea
 
 export { setExitCode }
 
-/** What a verb can fail with: a capability error or bad usage; each says whether it is refused input. */
-export type VerbError = CapabilityError | UsageError
+/** What a verb can fail with: a capability error, bad usage, no status page; each says whether it is refused input. */
+export type VerbError = CapabilityError | UsageError | NoStatusPage
 
 /** Prints a failure (stderr, and the envelope on stdout with `--json`) and sets its exit code. */
 export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =>

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { HttpListenAddress } from "./HttpListen.ts"
 import { LiveProfileFields } from "./LiveProfile.ts"
 import { Name } from "./Name.ts"
 
@@ -40,7 +41,16 @@ export const HostConfig = Schema.Struct({
   schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
   agent_runtimes: Schema.Array(Name),
   channel_runtimes: Schema.Array(Name),
-  profiles: Schema.Record({ key: Name, value: RuntimeProfile })
+  profiles: Schema.Record({ key: Name, value: RuntimeProfile }),
+  /** The daemon's own settings; its flags win over them (docs/status-page.md). */
+  daemon: Schema.optional(Schema.Struct({
+    /** The status page: where it listens, whether a non-loopback address is allowed, the token's file (relative to the root). */
+    http: Schema.optional(Schema.Struct({
+      listen: HttpListenAddress,
+      public: Schema.optional(Schema.Boolean),
+      token_file: Schema.optional(Schema.String)
+    }))
+  }))
 }).pipe(
   Schema.filter((host) => {
     const both = host.agent_runtimes.filter((r) => host.channel_runtimes.includes(r))

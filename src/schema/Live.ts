@@ -237,3 +237,41 @@ export class DaemonAlreadyRunning extends Schema.TaggedError<DaemonAlreadyRunnin
     return `a city daemon (pid ${this.pid}) is already running on ${this.root} (${this.file}); refusing to start a second one`
   }
 }
+
+/**
+ * The status page's server could not listen (the address is in use, or not this machine's).
+ * @since 0.1.0
+ * @category errors
+ */
+export class StatusListenFailed extends Schema.TaggedError<StatusListenFailed>()("StatusListenFailed", {
+  address: Schema.String,
+  detail: Schema.String
+}) {
+  /** Not refused input: the address was well-formed (CLI exit 1). */
+  get refused(): false {
+    return false
+  }
+  override get message() {
+    return `the status page cannot listen on ${this.address}: ${this.detail}`
+  }
+}
+
+/**
+ * `city status --url` on a root whose daemon serves no status page (or no daemon runs).
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoStatusPage extends Schema.TaggedError<NoStatusPage>()("NoStatusPage", {
+  root: Schema.String,
+  daemon: Schema.Boolean
+}) {
+  /** Not refused input: the root has no page to show (CLI exit 1). */
+  get refused(): false {
+    return false
+  }
+  override get message() {
+    return this.daemon
+      ? `the city daemon on ${this.root} serves no status page (start it with --http 127.0.0.1:<port>)`
+      : `no city daemon is running on ${this.root}, so no status page is served (start one with city daemon --http 127.0.0.1:<port>)`
+  }
+}

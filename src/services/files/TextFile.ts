@@ -84,6 +84,8 @@ export const kinds = {
   declaration: { name: "capability declaration", maxBytes: MiB },
   /** A JSON document of the state root (peers, endpoint records, owed work, fingerprints, turns): 16 MiB. */
   stateDocument: { name: "state document", maxBytes: 16 * MiB },
+  /** The status page's bearer token (`--http-token-file`): 4 KiB. */
+  token: { name: "token file", maxBytes: 4096 },
   /** A runtime's launch-read surface file (fingerprinted, searched for tools): 16 MiB. */
   launchFile: { name: "launch-read surface file", maxBytes: 16 * MiB }
 } as const satisfies Record<string, FileKind>

@@ -139,6 +139,8 @@ export const make = (sessions: CitySessionsShape, hosted: (identity: string) => 
     return {
       pass,
       awaitRunning: Effect.suspend(() => Fiber.awaitAll([...running.values()])).pipe(Effect.asVoid),
-      inFlight: () => [...running.keys()].map((k) => `turn ${k}`)
+      inFlight: () => [...running.keys()].map((k) => `turn ${k}`),
+      /** The endpoints (identities) running a Turn now. */
+      busy: (): ReadonlySet<string> => new Set([...running.keys()].map((k) => k.slice(0, k.lastIndexOf("/"))))
     }
   })

@@ -1,0 +1,39 @@
+/**
+ * The daemon's status page (docs/status-page.md): the board over the daemon's City and state root,
+ * served on the listen address, its address published for `city status --url`. `city daemon`
+ * imports this module only when `--http` (or `host.json`'s `daemon.http`) asks for a page, so no
+ * other start of `city` loads the HTTP server's code.
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as StatusHttp from "../layers/StatusHttp.ts"
+import { StatusListenFailed } from "../schema/Live.ts"
+import * as StatusAddress from "../services/status/StatusAddress.ts"
+import * as StatusBoard from "../services/status/StatusBoard.ts"
+import { version } from "./version.ts"
+
+/**
+ * Serves the page for the caller's Scope: refreshed every `interval`, `sessions` counting the
+ * hosted endpoints and the busy ones; fails with `StatusListenFailed` when the address cannot be
+ * listened on.
+ * @since 0.1.0
+ */
+export const serve = (
+  options: StatusHttp.StatusHttpOptions,
+  interval: Duration.Duration,
+  sessions: () => { readonly count: number; readonly busy: number }
+) =>
+  Effect.gen(function*() {
+    const board = yield* StatusBoard.make(
+      { version: yield* version, pollInterval: interval, sessions: Effect.sync(sessions) },
+      yield* StatusBoard.fromServices
+    )
+    yield* board.run
+    const address = `${options.listen.host}:${options.listen.port}`
+    const url = yield* StatusHttp.serve(board, options).pipe(
+      Effect.mapError((e) => new StatusListenFailed({ address, detail: String(e.cause ?? e.message) }))
+    )
+    yield* StatusAddress.publish(url)
+    yield* Effect.logInfo(`status page at ${url}`)
+  })

@@ -1,0 +1,189 @@
+/**
+ * What `city daemon --http` serves (docs/status-page.md): the status document of `GET /api/status`
+ * and the events of `GET /api/events`. The document is one picture of the daemon: its plugin
+ * generation, the plugins with their snapshots and where they come from, the folders skipped with
+ * their reasons, its City Sessions, every endpoint with its last provisioning call and owed work,
+ * the recent lifecycle events, and its own health. Shipped as `schemas/status.schema.json`.
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { RootKind, SkippedPlugin } from "./LoadReport.ts"
+import { Occasion } from "./Occasion.ts"
+import { ProvisionState } from "./Outcome.ts"
+import { PluginStatus } from "./PluginSnapshot.ts"
+
+/**
+ * One plugin of the serving generation, or one the registry holds: its snapshot and, for the
+ * plugins the loader loaded, its root, version and folder.
+ * @since 0.1.0
+ * @category models
+ */
+export const StatusPlugin = Schema.Struct({
+  name: Schema.String,
+  status: PluginStatus,
+  last_error: Schema.NullOr(Schema.String),
+  version: Schema.NullOr(Schema.String),
+  /** Where it came from: `code` for `city.plugins.add`, else the loader's root. */
+  source: Schema.String,
+  /** The loader's root, when the loader loaded it. */
+  root: Schema.NullOr(RootKind),
+  /** The plugin folder, absolute, when the loader loaded it. */
+  folder: Schema.NullOr(Schema.String),
+  attempts: Schema.Number,
+  /** ISO-8601 time of the last status change. */
+  updated_at: Schema.String
+})
+/**
+ * One plugin, as the status document shows it.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusPlugin = typeof StatusPlugin.Type
+
+/**
+ * How an endpoint stands, in one word: `applied` (nothing owed), `pending` (a reload or removal
+ * owed, not failed yet), `failing` (owed, and the last attempt failed).
+ * @since 0.1.0
+ * @category models
+ */
+export const EndpointStanding = Schema.Literal("applied", "pending", "failing")
+/**
+ * How an endpoint stands, in one word.
+ * @since 0.1.0
+ * @category models
+ */
+export type EndpointStanding = typeof EndpointStanding.Type
+
+/**
+ * One endpoint: a (peer, runtime) of a capability, its last provisioning call, its owed work.
+ * An endpoint with owed work but no capability listing it (its capability removed) is shown with
+ * `capability` null.
+ * @since 0.1.0
+ * @category models
+ */
+export const StatusEndpoint = Schema.Struct({
+  capability: Schema.NullOr(Schema.String),
+  peer: Schema.String,
+  runtime: Schema.String,
+  standing: EndpointStanding,
+  /** The last provisioning call recorded for it. */
+  last: Schema.NullOr(Schema.Struct({
+    state: ProvisionState,
+    occasion: Occasion,
+    at: Schema.String,
+    exit: Schema.NullOr(Schema.Number),
+    detail: Schema.NullOr(Schema.String)
+  })),
+  /** Owed work: a reload (`requested > applied`), a removal, or both. */
+  owed: Schema.NullOr(Schema.Struct({
+    reload: Schema.Boolean,
+    removal: Schema.Boolean,
+    reason: Schema.String,
+    /** Failed attempts in a row. */
+    attempts: Schema.Number,
+    last_error: Schema.NullOr(Schema.String),
+    /** When the next attempt is due (ISO 8601), after a failure. */
+    next_attempt_at: Schema.NullOr(Schema.String)
+  }))
+})
+/**
+ * One endpoint, as the status document shows it.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusEndpoint = typeof StatusEndpoint.Type
+
+/**
+ * One lifecycle event, as the page's live log shows it: when, what kind, one line of text.
+ * @since 0.1.0
+ * @category models
+ */
+export const StatusLogEntry = Schema.Struct({
+  at: Schema.String,
+  /** `plugin`, `endpoint`, `generation` or `provision` (a line of `logs/lifecycle.log`). */
+  kind: Schema.Literal("plugin", "endpoint", "generation", "provision"),
+  text: Schema.String
+})
+/**
+ * One lifecycle event of the live log.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusLogEntry = typeof StatusLogEntry.Type
+
+/**
+ * `GET /api/status`: the whole document.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StatusDocument = Schema.Struct({
+  schema: Schema.Literal(1),
+  generation: Schema.Struct({
+    number: Schema.Number,
+    started_at: Schema.String
+  }),
+  /** In name order (code units). */
+  plugins: Schema.Array(StatusPlugin),
+  /** In the order the loader met them. */
+  skipped: Schema.Array(SkippedPlugin),
+  /** Enabled names no root provides. */
+  missing: Schema.Array(Schema.String),
+  sessions: Schema.Struct({
+    /** Endpoints hosted as City Sessions. */
+    count: Schema.Number,
+    /** Of those, running a Turn now. */
+    busy: Schema.Number,
+    idle: Schema.Number
+  }),
+  /** By capability, then peer, then runtime (code units); endpoints with no capability last. */
+  endpoints: Schema.Array(StatusEndpoint),
+  /** The most recent lifecycle events, oldest first. */
+  log: Schema.Array(StatusLogEntry),
+  daemon: Schema.Struct({
+    pid: Schema.Number,
+    version: Schema.String,
+    started_at: Schema.String,
+    uptime_ms: Schema.Number,
+    /** When the daemon last looked at the state root (owed work, endpoints), ISO 8601. */
+    last_poll_at: Schema.NullOr(Schema.String),
+    poll_ms: Schema.Number
+  })
+}).annotations({ identifier: "StatusDocument", title: "effect-city status document" })
+/**
+ * The status document.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusDocument = typeof StatusDocument.Type
+
+/**
+ * `GET /api/events`: one server-sent event. The first event of every connection is `status`, the
+ * whole document; then `plugin`, `plugin-removed`, `endpoint`, `endpoint-removed` and `log` as
+ * they happen, and `status` again when the generation changes. Each is the `data:` of an event
+ * named by its `_tag`.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const StatusEvent = Schema.Union(
+  Schema.TaggedStruct("status", { document: StatusDocument }),
+  Schema.TaggedStruct("plugin", { plugin: StatusPlugin }),
+  Schema.TaggedStruct("plugin-removed", { name: Schema.String }),
+  Schema.TaggedStruct("endpoint", { endpoint: StatusEndpoint }),
+  Schema.TaggedStruct("endpoint-removed", { capability: Schema.NullOr(Schema.String), peer: Schema.String, runtime: Schema.String }),
+  Schema.TaggedStruct("log", { entry: StatusLogEntry }),
+  Schema.TaggedStruct("health", { daemon: StatusDocument.fields.daemon, sessions: StatusDocument.fields.sessions })
+)
+/**
+ * One server-sent event of `GET /api/events`.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusEvent = typeof StatusEvent.Type
+
+/**
+ * The key of an endpoint in the document: capability (empty when none), peer, runtime.
+ * @since 0.1.0
+ * @category utils
+ */
+export const endpointKey = (e: { readonly capability: string | null; readonly peer: string; readonly runtime: string }): string =>
+  JSON.stringify([e.capability ?? "", e.peer, e.runtime])

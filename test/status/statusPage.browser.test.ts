@@ -1,0 +1,118 @@
+/**
+ * The status page in a real browser (docs/status-page.md): Debian's `chromium`, headless, driven by
+ * `playwright-core` against a real `city daemon --http` process. The page shows a loaded plugin and
+ * a skipped one with its reason, and an endpoint goes `pending` then `applied` live, without a
+ * reload of the page; it renders without JavaScript; its script runs under the page's strict CSP
+ * (any console error fails the test); it reads at 400 px wide and in dark mode. Screenshots go to
+ * `test-output/` (ignored by git).
+ *
+ * The browser is `$CITY_CHROMIUM`, else `/usr/bin/chromium`; `.ci/run` installs it when it is
+ * missing. Without one, the test fails saying so: it never passes without having run.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import { join, resolve } from "node:path"
+import { chromium, type Page } from "playwright-core"
+import { startStatusDaemon, statusWorld } from "./statusWorld.ts"
+
+const executablePath = process.env["CITY_CHROMIUM"] ?? "/usr/bin/chromium"
+const output = resolve(import.meta.dirname, "../../test-output")
+
+/** A headless Chromium for the test's Scope, or a failure that says why there is none. */
+const browser = Effect.acquireRelease(
+  Effect.gen(function*() {
+    if (!fs.existsSync(executablePath)) {
+      return yield* Effect.dieMessage(
+        `the browser test cannot run: no Chromium at ${executablePath} (install Debian's chromium, as .ci/run does, or set CITY_CHROMIUM)`
+      )
+    }
+    return yield* Effect.promise(() => chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu"] }))
+  }),
+  (b) => Effect.promise(() => b.close())
+)
+
+/** Console errors and failed requests of `page` (a CSP violation is a console error). */
+const watch = (page: Page) => {
+  const problems: Array<string> = []
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console: ${m.text()}`)
+  })
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`))
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`response ${r.status()}: ${r.url()}`)
+  })
+  page.on("requestfailed", (r) => {
+    // The event stream is cut when the page closes; that is not a problem of the page.
+    if (!r.url().endsWith("/api/events")) problems.push(`request failed: ${r.url()}`)
+  })
+  return problems
+}
+
+const wait = (page: Page, selector: string, what: string) =>
+  Effect.tryPromise({
+    try: () => page.waitForSelector(selector, { timeout: 60_000 }),
+    catch: (e) => new Error(`the page did not show ${what} (${selector}) within 60 s: ${String(e)}`)
+  })
+
+describe("the status page in Chromium", () => {
+  it.scopedLive("shows plugins, a skipped one with its reason, and an endpoint going pending then applied live", () =>
+    Effect.gen(function*() {
+      fs.mkdirSync(output, { recursive: true })
+      const b = yield* browser
+      const { register, setStatus, w } = yield* statusWorld
+      yield* setStatus("busy")
+      const { url } = yield* startStatusDaemon(w, "daemon")
+
+      const context = yield* Effect.promise(() => b.newContext({ viewport: { width: 1200, height: 900 } }))
+      const page = yield* Effect.promise(() => context.newPage())
+      const problems = watch(page)
+      let navigations = 0
+      page.on("framenavigated", (f) => {
+        if (f === page.mainFrame()) navigations++
+      })
+      yield* Effect.promise(() => page.goto(url))
+      yield* wait(page, `tr[data-plugin="clock"][data-status="ready"]`, "the loaded plugin as ready")
+      const skipped = yield* Effect.promise(() => page.textContent(`tr[data-skipped="broken"]`))
+      expect(skipped).toContain("apiVersion")
+      yield* Effect.tryPromise(() => page.waitForFunction(`document.querySelector("#live")?.textContent?.trim() === "live"`, undefined, { timeout: 60_000 }))
+      // A marker in the page's memory: gone if the page reloads.
+      yield* Effect.promise(() => page.evaluate(`void (window.cityMarker = 42)`))
+
+      const registered = yield* register
+      expect(registered["outcomes"]).toMatchObject([{ application: "pending" }])
+      yield* wait(page, `tr[data-endpoint][data-standing="pending"]`, "the endpoint as pending")
+      yield* Effect.promise(() => page.screenshot({ path: join(output, "status-page-pending.png"), fullPage: true }))
+      yield* setStatus("idle")
+      yield* wait(page, `tr[data-endpoint][data-standing="applied"]`, "the endpoint as applied")
+      const log = yield* Effect.promise(() => page.textContent("#log"))
+      expect(log).toContain("pending → applied")
+      expect(yield* Effect.promise(() => page.evaluate(`window.cityMarker`))).toBe(42)
+      expect(navigations).toBe(1)
+      yield* Effect.promise(() => page.screenshot({ path: join(output, "status-page.png"), fullPage: true }))
+
+      // 400 px wide, dark: no sideways scrolling of the page, a dark background.
+      yield* Effect.promise(() => page.setViewportSize({ width: 400, height: 900 }))
+      yield* Effect.promise(() => page.emulateMedia({ colorScheme: "dark" }))
+      const layout = yield* Effect.promise(() =>
+        page.evaluate<{ scrollWidth: number; background: string }>(
+          `({ scrollWidth: document.documentElement.scrollWidth, background: getComputedStyle(document.body).backgroundColor })`
+        )
+      )
+      expect(layout.scrollWidth).toBeLessThanOrEqual(400)
+      const [r, g, bl] = (layout.background.match(/\d+/g) ?? ["255", "255", "255"]).map(Number)
+      expect((r ?? 255) + (g ?? 255) + (bl ?? 255)).toBeLessThan(3 * 128)
+      yield* Effect.promise(() => page.screenshot({ path: join(output, "status-page-400-dark.png"), fullPage: true }))
+      expect(problems).toEqual([])
+
+      // Without JavaScript the first render shows everything.
+      const plain = yield* Effect.promise(() => b.newContext({ javaScriptEnabled: false }))
+      const still = yield* Effect.promise(() => plain.newPage())
+      yield* Effect.promise(() => still.goto(url))
+      expect(yield* Effect.promise(() => still.locator(`tr[data-plugin="clock"][data-status="ready"]`).count())).toBe(1)
+      expect(yield* Effect.promise(() => still.locator(`tr[data-endpoint][data-standing="applied"]`).count())).toBe(1)
+      expect(yield* Effect.promise(() => still.textContent(`tr[data-skipped="broken"]`))).toContain("apiVersion")
+      expect(fs.statSync(join(output, "status-page.png")).size).toBeGreaterThan(1000)
+    }).pipe(Effect.provide(NodeContext.layer)), 240_000)
+})
