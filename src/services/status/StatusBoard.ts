@@ -27,6 +27,12 @@
  * - Events go through a sliding `PubSub` of 4,096 per client: a client that falls that far behind
  *   loses the oldest ones, never blocks the board or the other clients; the next `status` (a new
  *   generation) or a reconnect brings it back in step.
+ * - `encoded` (what `GET /api/status` serves) keeps the JSON of the plugin rows and of the endpoint
+ *   rows, each made by the Schema when first asked for after a change to them, and encodes only
+ *   the small parts per request: with a thousand of each, encoding all of it per request cost
+ *   about 5x a plain `JSON.stringify` of the document (bench/status.bench.ts), and a page open in
+ *   many browsers asks on every reconnect. An event's JSON is likewise made once, whatever the
+ *   number of clients.
  * - A refresh that fails to read the state root (a refused file, an I/O error) keeps the last
  *   endpoints and logs the error once per distinct message; the page keeps showing what was seen.
  * @since 0.1.0
@@ -36,6 +42,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { LoadedPlugin, LoadReport } from "../../schema/LoadReport.ts"
@@ -44,11 +51,11 @@ import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot
 import {
   endpointKey,
   type EndpointStanding,
-  type StatusDocument,
-  type StatusEndpoint,
-  type StatusEvent,
+  StatusDocument,
+  StatusEndpoint,
+  StatusEvent,
   type StatusLogEntry,
-  type StatusPlugin
+  StatusPlugin
 } from "../../schema/StatusDocument.ts"
 import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { type CapabilityListing, Listings } from "../capabilities/Listings.ts"
@@ -116,8 +123,12 @@ export const fromServices: Effect.Effect<StatusSources, never, PluginRegistry | 
 export interface StatusBoard {
   /** The whole document as it stands now. */
   readonly current: Effect.Effect<StatusDocument>
+  /** The whole document as JSON, encoded by its Schema (what `GET /api/status` serves). */
+  readonly encoded: Effect.Effect<string>
   /** `status` (the whole document) first, then every change as it happens. Never ends. */
   readonly events: Stream.Stream<StatusEvent>
+  /** `events`, each as its tag and its JSON encoded by the Schema (what `GET /api/events` sends). */
+  readonly encodedEvents: Stream.Stream<EncodedEvent>
   /** Reads the serving generation and the state root now, publishing what changed. Never fails. */
   readonly refresh: Effect.Effect<void>
   /** Refreshes now and every poll interval, in the caller's Scope. */
@@ -125,6 +136,36 @@ export interface StatusBoard {
 }
 
 /** A plugin's row: its snapshot, with where the loader found it when it did. */
+/**
+ * One event, encoded: its tag (the SSE event's name) and its JSON.
+ * @since 0.1.0
+ * @category models
+ */
+export interface EncodedEvent {
+  readonly tag: StatusEvent["_tag"]
+  readonly json: string
+}
+
+/** An event as published: the event, and its JSON made at most once whatever the number of clients. */
+interface Published {
+  readonly event: StatusEvent
+  readonly encoded: () => EncodedEvent
+}
+
+const encodeEvent = Schema.encodeSync(StatusEvent)
+const encodePlugins = Schema.encodeSync(Schema.Array(StatusPlugin))
+const encodeEndpoints = Schema.encodeSync(Schema.Array(StatusEndpoint))
+const { endpoints: _endpoints, plugins: _plugins, ...restFields } = StatusDocument.fields
+const encodeRest = Schema.encodeSync(Schema.Struct(restFields))
+
+const published = (event: StatusEvent, json?: () => string): Published => {
+  let memo: EncodedEvent | undefined
+  return {
+    event,
+    encoded: () => (memo ??= { tag: event._tag, json: json !== undefined ? json() : JSON.stringify(encodeEvent(event)) })
+  }
+}
+
 const pluginRow = (snapshot: PluginSnapshot, loaded: LoadedPlugin | undefined): StatusPlugin => {
   return {
     name: snapshot.name,
@@ -197,7 +238,7 @@ export const make = (
     const pollMs = Duration.toMillis(Duration.decode(options.pollInterval))
     const startedAt = yield* DateTime.now
     const lock = yield* Effect.makeSemaphore(1)
-    const pubsub = yield* PubSub.sliding<StatusEvent>(4096)
+    const pubsub = yield* PubSub.sliding<Published>(4096)
 
     // The board's state, changed only while `lock` is held.
     let report: LoadReport = yield* sources.report
@@ -208,6 +249,9 @@ export const make = (
     const log: Array<StatusLogEntry> = []
     let lastPoll: string | null = null
     let lastRefreshError = ""
+    // The rows' JSON, made when first asked for after a change: a request costs the small parts.
+    let pluginsJson: string | undefined
+    let endpointsJson: string | undefined
 
     const health = Effect.gen(function*() {
       const now = yield* DateTime.now
@@ -225,19 +269,28 @@ export const make = (
       }
     })
 
-    const document = Effect.map(health, (h): StatusDocument => ({
-      schema: 1,
-      generation,
-      plugins: [...snapshots.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((s) =>
+    const pluginRows = () =>
+      [...snapshots.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((s) =>
         pluginRow(s, loadedByName.get(s.name))
-      ),
+      )
+    const endpointRows = () => [...endpoints.values()].sort(byKey)
+    const rest = (h: Effect.Effect.Success<typeof health>) => ({
+      schema: 1 as const,
+      generation,
       skipped: report.skipped,
       missing: report.missing,
       sessions: h.sessions,
-      endpoints: [...endpoints.values()].sort(byKey),
       log: [...log],
       daemon: h.daemon
-    }))
+    })
+    const document = Effect.map(health, (h): StatusDocument => ({ ...rest(h), plugins: pluginRows(), endpoints: endpointRows() }))
+    /** The document's JSON: the cached rows, and the small parts encoded now. */
+    const documentJson = Effect.map(health, (h) => {
+      pluginsJson ??= JSON.stringify(encodePlugins(pluginRows()))
+      endpointsJson ??= JSON.stringify(encodeEndpoints(endpointRows()))
+      return `{"plugins":${pluginsJson},"endpoints":${endpointsJson},${JSON.stringify(encodeRest(rest(h))).slice(1)}`
+    })
+    const statusJson = (json: string) => `{"_tag":"status","document":${json}}`
 
     const note = (kind: StatusLogEntry["kind"], text: string) =>
       Effect.map(DateTime.now, (now): StatusEvent => {
@@ -247,11 +300,13 @@ export const make = (
         return { _tag: "log", entry }
       })
 
-    const publish = (events: ReadonlyArray<StatusEvent>) => events.length === 0 ? Effect.void : PubSub.publishAll(pubsub, events)
+    const publish = (events: ReadonlyArray<StatusEvent>) =>
+      events.length === 0 ? Effect.void : PubSub.publishAll(pubsub, events.map((e) => published(e)))
 
     /** One registry change: the plugin's row, and a log line when its status changed. */
     const applyChange = (change: SnapshotChange) =>
       lock.withPermits(1)(Effect.gen(function*() {
+        pluginsJson = undefined
         if (change._tag === "Removed") {
           if (!snapshots.delete(change.name)) return
           return yield* publish([{ _tag: "plugin-removed", name: change.name }, yield* note("plugin", `${change.name}: removed`)])
@@ -313,7 +368,10 @@ export const make = (
       const current = yield* sources.report
       const newGeneration = current.generation !== report.generation
       report = current
-      if (newGeneration) loadedByName = new Map(current.loaded.map((p) => [p.name, p]))
+      if (newGeneration) {
+        loadedByName = new Map(current.loaded.map((p) => [p.name, p]))
+        pluginsJson = undefined
+      }
       if (newGeneration) {
         generation = { number: current.generation, started_at: DateTime.formatIso(yield* DateTime.now) }
         events.push(
@@ -332,19 +390,25 @@ export const make = (
           const before = endpoints.get(key)
           if (before !== undefined && sameEndpoint(before, entry)) continue
           events.push({ _tag: "endpoint", endpoint: entry })
+          endpointsJson = undefined
           const line = endpointLine(before, entry)
           if (Option.isSome(line)) events.push(yield* note("endpoint", line.value))
         }
         for (const [key, entry] of endpoints) {
           if (next.has(key)) continue
           events.push({ _tag: "endpoint-removed", capability: entry.capability, peer: entry.peer, runtime: entry.runtime })
+          endpointsJson = undefined
         }
         endpoints = next
       }
       lastPoll = DateTime.formatIso(yield* DateTime.now)
       const h = yield* health
       // A new generation: the whole document (skipped, missing and every row may have changed).
-      yield* publish(newGeneration ? [...events, { _tag: "status", document: yield* document }] : [...events, { _tag: "health", ...h }])
+      yield* publish([...events, { _tag: "health", ...h }])
+      if (newGeneration) {
+        const json = statusJson(yield* documentJson)
+        yield* PubSub.publish(pubsub, published({ _tag: "status", document: yield* document }, () => json))
+      }
     }))
 
     // The registry's current snapshots, then every change; first pass before the board is returned.
@@ -354,11 +418,18 @@ export const make = (
     yield* refresh
 
     const current = lock.withPermits(1)(document)
-    const events: Stream.Stream<StatusEvent> = Stream.unwrapScoped(Effect.gen(function*() {
-      const subscription = yield* PubSub.subscribe(pubsub)
-      const now = yield* current
-      return Stream.concat(Stream.succeed<StatusEvent>({ _tag: "status", document: now }), Stream.fromQueue(subscription))
-    }))
+    const encoded = lock.withPermits(1)(documentJson)
+    /** Subscribed first, read second (see the module comment); `first` is read only when the stream runs. */
+    const stream = <A>(first: Effect.Effect<A>, each: (p: Published) => A): Stream.Stream<A> =>
+      Stream.unwrapScoped(Effect.map(
+        PubSub.subscribe(pubsub),
+        (subscription) => Stream.concat(Stream.fromEffect(first), Stream.map(Stream.fromQueue(subscription), each))
+      ))
+    const events = stream(Effect.map(current, (document): StatusEvent => ({ _tag: "status", document })), (p) => p.event)
+    const encodedEvents = stream(
+      Effect.map(encoded, (json): EncodedEvent => ({ tag: "status", json: statusJson(json) })),
+      (p) => p.encoded()
+    )
     const run = Effect.asVoid(Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.pollInterval), refresh))))
-    return { current, events, refresh, run }
+    return { current, encoded, events, encodedEvents, refresh, run }
   })

@@ -37,12 +37,10 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { StatusDocument, StatusEvent } from "../../schema/StatusDocument.ts"
 import * as PrometheusText from "./PrometheusText.ts"
-import type { StatusBoard } from "./StatusBoard.ts"
+import type { EncodedEvent, StatusBoard } from "./StatusBoard.ts"
 import * as StatusPage from "./StatusPage.ts"
 
 /**
@@ -80,13 +78,10 @@ const sameToken = (token: string, given: string): boolean => timingSafeEqual(dig
 
 const bearer = /^Bearer[ ]+(\S+)\s*$/i
 
-const encodeDocument = Schema.encode(Schema.parseJson(StatusDocument))
-const encodeEvent = Schema.encodeSync(StatusEvent)
 const utf8 = new TextEncoder()
 
 /** One event as an SSE frame: its name, its JSON on one `data:` line. */
-const frame = (event: StatusEvent): Uint8Array =>
-  utf8.encode(`event: ${event._tag}\ndata: ${JSON.stringify(encodeEvent(event))}\n\n`)
+const frame = (event: EncodedEvent): Uint8Array => utf8.encode(`event: ${event.tag}\ndata: ${event.json}\n\n`)
 
 const keepAlive = utf8.encode(": keep-alive\n\n")
 
@@ -160,16 +155,13 @@ const routes = (board: StatusBoard) =>
     HttpRouter.get("/healthz", Effect.succeed(HttpServerResponse.text("ok\n"))),
     HttpRouter.get(
       "/api/status",
-      Effect.flatMap(board.current, encodeDocument).pipe(
-        Effect.map((json) => HttpServerResponse.text(json, { contentType: "application/json; charset=utf-8" })),
-        Effect.orDie
-      )
+      Effect.map(board.encoded, (json) => HttpServerResponse.text(json, { contentType: "application/json; charset=utf-8" }))
     ),
     HttpRouter.get(
       "/api/events",
       Effect.succeed(HttpServerResponse.stream(
         Stream.merge(
-          Stream.map(board.events, frame),
+          Stream.map(board.encodedEvents, frame),
           Stream.as(Stream.fromSchedule(Schedule.spaced("15 seconds")), keepAlive),
           { haltStrategy: "left" }
         ).pipe(clientCounted),

@@ -1,0 +1,156 @@
+/**
+ * The status board (docs/status-page.md): its document and JSON agree, a change reaches the
+ * events and the JSON, a client subscribed late starts from the whole document, and the
+ * endpoints' standing follows the owed work.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { OwedRecord } from "../../src/schema/Live.ts"
+import type { LoadReport } from "../../src/schema/LoadReport.ts"
+import type { PluginSnapshot, SnapshotChange } from "../../src/schema/PluginSnapshot.ts"
+import { StatusDocument, StatusEvent } from "../../src/schema/StatusDocument.ts"
+import type { CapabilityListing } from "../../src/services/capabilities/Listings.ts"
+import * as StatusBoard from "../../src/services/status/StatusBoard.ts"
+
+const at = "2026-12-01T10:00:00.000Z"
+const snapshot = (name: string, status: PluginSnapshot["status"] = "ready"): PluginSnapshot => ({
+  name,
+  status,
+  version: "1.0.0",
+  source: "instance",
+  attempts: 1,
+  updated_at: at
+})
+const report = (generation: number): LoadReport => ({
+  generation,
+  loaded: [{ name: "clock", version: "1.0.0", root: "instance", folder: "/srv/plugins/clock", dropped: [], warnings: [], configUnset: [] }],
+  skipped: [{ name: "broken", root: "bundled", folder: "/srv/bundled/broken", kind: "ManifestInvalid", reason: "apiVersion: <\"9\">" }],
+  missing: ["ghost"],
+  notEnabled: [],
+  notices: []
+})
+const listing: CapabilityListing = {
+  capabilities: [{
+    declaration: { capability: "stamp" } as CapabilityListing["capabilities"][number]["declaration"],
+    endpoints: [{ personality: "alice", runtime: "claude", last: Option.some({ state: "ok", occasion: "birth", at, exit: 0 }) }]
+  }],
+  invalid: []
+}
+const owedRecord: OwedRecord = { schema: 1, personality: "alice", runtime: "claude", requested: 2, applied: 1, reason: "register stamp", updated_at: at }
+
+const world = Effect.gen(function*() {
+  const changes = yield* PubSub.unbounded<SnapshotChange>()
+  const generation = yield* Ref.make(1)
+  const owed = yield* Ref.make<ReadonlyArray<OwedRecord>>([])
+  const board = yield* StatusBoard.make(
+    { version: "0.1.0", pollInterval: "1 hour", sessions: Effect.succeed({ count: 2, busy: 1 }) },
+    {
+      snapshots: Effect.succeed([snapshot("clock"), snapshot("alarm", "error")]),
+      changes: Stream.fromPubSub(changes),
+      report: Effect.map(Ref.get(generation), report),
+      capabilities: Effect.succeed(listing),
+      owed: Ref.get(owed)
+    }
+  )
+  return { board, changes, generation, owed }
+})
+
+const decodeDocument = Schema.decodeUnknownSync(StatusDocument)
+const take = (board: StatusBoard.StatusBoard, n: number) =>
+  Effect.map(Stream.runCollect(Stream.take(board.events, n)), Chunk.toReadonlyArray)
+
+/**
+ * Runs `stream` in a fiber until `done` says so; returns once its first element (the whole
+ * document, which comes after the subscription) arrived, so what follows is seen as a change.
+ */
+const subscribed = <A>(stream: Stream.Stream<A>, done: (seen: ReadonlyArray<A>) => boolean) =>
+  Effect.gen(function*() {
+    const ready = yield* Deferred.make<void>()
+    const seen: Array<A> = []
+    const fiber = yield* Effect.fork(Stream.runForEachWhile(stream, (a) =>
+      Effect.as(Deferred.succeed(ready, undefined), (seen.push(a), !done(seen)))))
+    yield* Deferred.await(ready)
+    return Effect.as(Fiber.join(fiber), seen)
+  })
+
+describe("StatusBoard", () => {
+  it.scoped("the JSON it serves decodes to the document it holds", () =>
+    Effect.gen(function*() {
+      const { board } = yield* world
+      const document = yield* board.current
+      expect(decodeDocument(JSON.parse(yield* board.encoded))).toEqual(document)
+      expect(document.plugins.map((p) => [p.name, p.status, p.root, p.folder])).toEqual([
+        ["alarm", "error", null, null],
+        ["clock", "ready", "instance", "/srv/plugins/clock"]
+      ])
+      expect(document.skipped[0]?.reason).toBe("apiVersion: <\"9\">")
+      expect(document.sessions).toEqual({ count: 2, busy: 1, idle: 1 })
+      expect(document.endpoints).toMatchObject([{ capability: "stamp", peer: "alice", runtime: "claude", standing: "applied", owed: null }])
+    }))
+
+  it.scoped("a change reaches a subscriber and the served JSON; a late subscriber starts from the whole document", () =>
+    Effect.gen(function*() {
+      const { board, changes } = yield* world
+      const early = yield* subscribed(board.events, (seen) => seen.length === 3)
+      const first = yield* board.encoded
+      yield* PubSub.publish(changes, { _tag: "Updated", snapshot: snapshot("alarm", "ready") })
+      const events = yield* early
+      expect(events.map((e) => e._tag)).toEqual(["status", "plugin", "log"])
+      const after = yield* board.encoded
+      expect(after).not.toBe(first)
+      expect(decodeDocument(JSON.parse(after)).plugins.find((p) => p.name === "alarm")?.status).toBe("ready")
+      const late = yield* take(board, 1)
+      expect(late[0]?._tag).toBe("status")
+      if (late[0]?._tag === "status") expect(late[0].document.plugins.every((p) => p.status === "ready")).toBe(true)
+      const removal = yield* subscribed(board.events, (seen) => seen.some((e) => e._tag === "plugin-removed"))
+      yield* PubSub.publish(changes, { _tag: "Removed", name: "alarm" })
+      yield* removal
+      expect((yield* board.current).plugins.map((p) => p.name)).toEqual(["clock"])
+    }))
+
+  it.scoped("an endpoint goes pending, failing, applied as its owed work does; encoded events decode", () =>
+    Effect.gen(function*() {
+      const { board, owed } = yield* world
+      const standing = Effect.map(board.current, (d) => d.endpoints[0]?.standing)
+      const encoded = yield* subscribed(board.encodedEvents, (seen) => seen.length === 6)
+      yield* Ref.set(owed, [owedRecord])
+      yield* board.refresh
+      expect(yield* standing).toBe("pending")
+      yield* Ref.set(owed, [{ ...owedRecord, attempts: 1, last_error: "reload failed: exit 1" }])
+      yield* board.refresh
+      expect(yield* standing).toBe("failing")
+      yield* Ref.set(owed, [])
+      yield* board.refresh
+      expect(yield* standing).toBe("applied")
+      const log = (yield* board.current).log.map((l) => l.text)
+      expect(log).toContain("claude-alice (stamp): applied → pending")
+      expect(log).toContain("claude-alice (stamp): pending → failing; failed: reload failed: exit 1")
+      expect(log).toContain("claude-alice (stamp): failing → applied")
+      for (const e of yield* encoded) {
+        const decoded = Schema.decodeUnknownSync(StatusEvent)(JSON.parse(e.json))
+        expect(decoded._tag).toBe(e.tag)
+      }
+    }))
+
+  it.scoped("a new generation sends the whole document again", () =>
+    Effect.gen(function*() {
+      const { board, generation } = yield* world
+      const events = yield* subscribed(board.events, (seen) => {
+        const last = seen[seen.length - 1]
+        return last?._tag === "status" && last.document.generation.number === 2
+      })
+      yield* Ref.set(generation, 2)
+      yield* board.refresh
+      const seen = yield* events
+      expect(seen.some((e) => e._tag === "log" && e.entry.text.startsWith("plugin generation 2 ready"))).toBe(true)
+      expect((yield* board.current).generation.number).toBe(2)
+    }))
+})
