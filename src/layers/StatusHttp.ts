@@ -1,12 +1,15 @@
 /**
  * The status page's server on Node (docs/status-page.md): `StatusServer.app` served by
- * `@effect/platform-node`'s `NodeHttpServer` on the listen address, in the caller's Scope (the
- * server closes, and its event streams end, when the Scope closes).
+ * `@effect/platform-node`'s `NodeHttpServer` on the listen address, in the caller's Scope. When
+ * the Scope closes, the event streams end first, then the server closes (a close waits for its
+ * open connections, and a browser on `/api/events` would otherwise hold it until the daemon's
+ * deadline).
  * @since 0.1.0
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -38,8 +41,16 @@ export const serve = (
 ): Effect.Effect<string, ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const server = yield* NodeHttpServer.make(() => createServer(), { host: options.listen.host, port: options.listen.port })
+    // Registered after the server, so it runs before the server's close: the event streams end
+    // first, and the close does not wait for browsers that stay connected.
+    const stopping = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.listen.port
-    const app = StatusServer.app(board, { allowHost: HttpListen.allowHost(options.listen.host, port), token: options.token })
+    const app = StatusServer.app(board, {
+      allowHost: HttpListen.allowHost(options.listen.host, port),
+      token: options.token,
+      stopping: Deferred.await(stopping)
+    })
     yield* HttpServer.serveEffect()(app).pipe(Effect.provideService(HttpServer.HttpServer, server))
     return HttpListen.url(options.listen.host, port)
   })

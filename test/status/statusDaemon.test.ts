@@ -157,7 +157,7 @@ describe("city daemon --http", () => {
     Effect.gen(function*() {
       const { register, setStatus, w } = yield* statusWorld
       yield* setStatus("busy")
-      const { url } = yield* startStatusDaemon(w, "daemon")
+      const { daemon, url } = yield* startStatusDaemon(w, "daemon")
       const early = yield* subscribe(url)
       yield* within("the first event is the whole document", Effect.sync(() => early.events.length > 0))
       expect(early.events[0]?._tag).toBe("status")
@@ -182,6 +182,12 @@ describe("city daemon --http", () => {
       expect(metrics.body).toMatch(/^city_status_event_clients 2$/m)
       yield* Fiber.interrupt(late.fiber)
       yield* within("the gone client is no longer counted", Effect.map(get(url, "/metrics"), (m) => /^city_status_event_clients 1$/m.test(m.body)))
+
+      // A browser that stays connected does not hold the daemon's graceful stop until its deadline.
+      yield* daemon.kill("SIGTERM")
+      expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
+      expect(yield* logLines(daemon, "did not finish")).toEqual([])
+      yield* within("the event stream ends with the daemon", Fiber.await(early.fiber).pipe(Effect.as(true)))
     }))
 
   live("a token guards every route but /healthz, compared whole; a browser trades it for a cookie", () =>

@@ -69,6 +69,11 @@ export interface StatusServerOptions {
   readonly allowHost: (host: string) => boolean
   /** The bearer token every route but `/healthz` needs, when one is set. */
   readonly token: Option.Option<string>
+  /**
+   * Completes when the server is stopping: every event stream then ends, so that closing the
+   * server (which waits for its open connections) never waits for a browser that stays connected.
+   */
+  readonly stopping: Effect.Effect<void>
 }
 
 const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
@@ -148,9 +153,10 @@ const guard = (options: StatusServerOptions, routes: HttpApp.Default<HttpServerE
  * @since 0.1.0
  * @category constructors
  */
-export const app = (board: StatusBoard, options: StatusServerOptions): HttpApp.Default => guard(options, routes(board))
+export const app = (board: StatusBoard, options: StatusServerOptions): HttpApp.Default =>
+  guard(options, routes(board, options.stopping))
 
-const routes = (board: StatusBoard) =>
+const routes = (board: StatusBoard, stopping: Effect.Effect<void>) =>
   HttpRouter.empty.pipe(
     HttpRouter.get("/healthz", Effect.succeed(HttpServerResponse.text("ok\n"))),
     HttpRouter.get(
@@ -164,7 +170,7 @@ const routes = (board: StatusBoard) =>
           Stream.map(board.encodedEvents, frame),
           Stream.as(Stream.fromSchedule(Schedule.spaced("15 seconds")), keepAlive),
           { haltStrategy: "left" }
-        ).pipe(clientCounted),
+        ).pipe(Stream.interruptWhen(stopping), clientCounted),
         {
           contentType: "text/event-stream; charset=utf-8",
           headers: { "x-accel-buffering": "no" }
