@@ -32,7 +32,7 @@ export const serve = (
     yield* board.run
     const address = `${options.listen.host}:${options.listen.port}`
     const url = yield* StatusHttp.serve(board, options).pipe(
-      Effect.mapError((e) => new StatusListenFailed({ address, detail: String(e.cause ?? e.message) }))
+      Effect.mapError((e) => new StatusListenFailed({ address, detail: e.cause instanceof Error ? e.cause.message : String(e.cause ?? e.message) }))
     )
     yield* StatusAddress.publish(url)
     yield* Effect.logInfo(`status page at ${url}`)

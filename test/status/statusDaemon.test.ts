@@ -151,6 +151,14 @@ describe("city daemon --http", () => {
       }
       // Health is checked too: a rebound page cannot probe it either.
       expect((yield* get(url, "/healthz", { host: `attacker.example:${port}` })).status).toBe(421)
+
+      // A second daemon (another root) on the same port: one line, exit 1, its pid file released.
+      const other = join(w.base, "other-root")
+      fs.mkdirSync(other)
+      const taken = yield* city(["daemon", "--http", `127.0.0.1:${port}`], { root: other })
+      expect(taken.code).toBe(1)
+      expect(taken.stderr.trim()).toMatch(/^city: error: the status page cannot listen on 127\.0\.0\.1:\d+: listen EADDRINUSE/)
+      expect(fs.existsSync(join(other, "daemon.pid"))).toBe(false)
     }))
 
   live("events: the current state first, then an endpoint going pending, then applied, without polling", () =>
