@@ -25,6 +25,11 @@
  * Turns are requested through `state/turns/` (TurnInbox.ts). Other runtimes are driven through
  * their profile's commands.
  *
+ * With `--http <host:port>` (or `host.json`'s `daemon.http`) it serves a live status page
+ * (docs/status-page.md, programs/statusPage.ts): loopback only unless `--http-public`, a bearer
+ * token with `--http-token-file`; a refused address or token file is refused input (exit 2) before
+ * the pid file is taken, a port that is taken fails the start (exit 1).
+ *
  * On SIGINT/SIGTERM it closes gracefully: no new Turn or owed work is taken, running Turns finish,
  * a claimed reload finishes, the City closes (Steps drain, plugins dispose), the pid file goes,
  * exit 0. Owed work not yet done stays
