@@ -14,6 +14,11 @@ export default defineConfig({
     // many files wait on real processes, signals and timers, and the other file uses that time.
     maxWorkers: 2,
     minWorkers: 1,
+    // The files of one worker share its module graph instead of importing Effect and the sources
+    // afresh for each (that import was about a third of the suite's time). A test therefore never
+    // assumes it is the first to touch a process-wide thing (the global Metric registry, the
+    // module memo of a plugin entry): it measures what changed.
+    isolate: false,
     testTimeout: 20_000,
     hookTimeout: 20_000
   }

@@ -186,8 +186,8 @@ describe("metrics", () => {
       const dispose = yield* Metric.value(Observability.disposeDuration)
       expect(initialize.count - initializeBefore.count).toBe(2) // the failed one and the good one
       expect(dispose.count - disposeBefore.count).toBe(1) // a dispose that failed
-      // Milliseconds: none of these took a second.
-      expect(initialize.max).toBeLessThan(1_000)
+      // Milliseconds: the two took less than a second each (the metric is global: other tests' are in `max`).
+      expect(initialize.sum - initializeBefore.sum).toBeLessThan(2_000)
     }))
 
   it.effect("plugins by status follow the registry: ready while the City runs, none once it closed", () =>
