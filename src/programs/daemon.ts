@@ -217,37 +217,20 @@ const deadlineMs = Opt.described(
   }
 )
 
-const http = Opt.described(
-  Options.text("http").pipe(
-    Options.withPseudoName("host:port"),
-    Options.withDescription("Serve the status page on this address (loopback only unless --http-public; port 0 picks a free one)"),
-    Options.optional
-  ),
-  {
-    kind: "flag",
-    usage: "--http <host:port>",
-    description: "Serve the status page on this address (loopback only unless --http-public; port 0 picks a free one)",
-    default: "host.json's daemon.http.listen, else no page"
-  }
+const http = Opt.optionalText(
+  "http",
+  "host:port",
+  "Serve the status page on this address (loopback only unless --http-public; port 0 picks a free one)",
+  "host.json's daemon.http.listen, else no page"
 )
 
-const httpPublic = Opt.described(
-  Options.boolean("http-public").pipe(Options.withDescription("Allow --http on an address other than loopback (prints a warning)")),
-  { kind: "flag", usage: "--http-public", description: "Allow --http on an address other than loopback (prints a warning)" }
-)
+const httpPublic = Opt.flag("http-public", "Allow --http on an address other than loopback (prints a warning)")
 
-const httpTokenFile = Opt.described(
-  Options.text("http-token-file").pipe(
-    Options.withPseudoName("file"),
-    Options.withDescription("Require the bearer token in this file on every route of the status page but /healthz"),
-    Options.optional
-  ),
-  {
-    kind: "flag",
-    usage: "--http-token-file <file>",
-    description: "Require the bearer token in this file on every route of the status page but /healthz",
-    default: "host.json's daemon.http.token_file, else no token"
-  }
+const httpTokenFile = Opt.optionalText(
+  "http-token-file",
+  "file",
+  "Require the bearer token in this file on every route of the status page but /healthz",
+  "host.json's daemon.http.token_file, else no token"
 )
 
 /** A token is one line of visible ASCII, so it can travel in a header and a cookie. */

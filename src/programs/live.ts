@@ -158,10 +158,7 @@ const pluginStatus = Effect.gen(function*() {
   }
 })
 
-const url = Opt.described(
-  Options.boolean("url").pipe(Options.withDescription("Print the address of the status page the daemon serves (exit 1 when none)")),
-  { kind: "flag", usage: "--url", description: "Print the address of the status page the daemon serves (exit 1 when none)" }
-)
+const url = Opt.flag("url", "Print the address of the status page the daemon serves (exit 1 when none)")
 
 export const status = verb(
   "status",

@@ -50,13 +50,23 @@ export const described = <P extends object>(param: P, help: ParamHelp): P => {
 export const helpFor = (param: unknown): ParamHelp | undefined =>
   typeof param === "object" && param !== null ? helpOf.get(param) : undefined
 
-/** `--force` with its one description (the parser's and the help row's). */
-export const force = (description: string) =>
-  described(Options.boolean("force").pipe(Options.withDescription(description)), {
+/** `--<name>`, a boolean flag, with its one description (the parser's and the help row's). */
+export const flag = (name: string, description: string) =>
+  described(Options.boolean(name).pipe(Options.withDescription(description)), {
     kind: "flag",
-    usage: "--force",
+    usage: `--${name}`,
     description
   })
+
+/** `--force` with its one description. */
+export const force = (description: string) => flag("force", description)
+
+/** `--<name> <value>`, optional, with its one description and what holds when it is absent. */
+export const optionalText = (name: string, value: string, description: string, absent: string) =>
+  described(
+    Options.text(name).pipe(Options.withPseudoName(value), Options.withDescription(description), Options.optional),
+    { kind: "flag", usage: `--${name} <${value}>`, description, default: absent }
+  )
 
 /** A whole decimal number, or an English refusal naming the flag and what it expects. */
 export const wholeNumber = (flag: string, unit: string) => (text: string) =>

@@ -61,18 +61,11 @@ import * as Out from "./output.ts"
 import { group, verb } from "./verbs.ts"
 
 /** `--bundled <dir>`: the bundled plugin root (the `city plugins` verbs and `city daemon`). */
-export const bundled = Opt.described(
-  Options.text("bundled").pipe(
-    Options.withPseudoName("dir"),
-    Options.withDescription("The bundled plugin root, scanned before the instance root"),
-    Options.optional
-  ),
-  {
-    kind: "flag",
-    usage: "--bundled <dir>",
-    description: "The bundled plugin root, scanned before the instance root",
-    default: "plugins.json's bundledRoot, else none"
-  }
+export const bundled = Opt.optionalText(
+  "bundled",
+  "dir",
+  "The bundled plugin root, scanned before the instance root",
+  "plugins.json's bundledRoot, else none"
 )
 
 /** The bundled root of `--bundled`, relative to the invocation's directory. */

@@ -23,6 +23,9 @@ const isIpv4 = (host: string): boolean => {
   const m = ipv4.exec(host)
   return m !== null && m.slice(1).every((part) => Number(part) <= 255)
 }
+/** `host:port`, the host bracketed (group 1) or not (group 2), the port (group 3). */
+const hostPort = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/
+
 const isIpv6 = (host: string): boolean => /^[0-9a-fA-F:.]+$/.test(host) && host.includes(":")
 
 /**
@@ -31,7 +34,7 @@ const isIpv6 = (host: string): boolean => /^[0-9a-fA-F:.]+$/.test(host) && host.
  * @category parsing
  */
 export const parse = (text: string): Either.Either<HttpListen, string> => {
-  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(text)
+  const m = hostPort.exec(text)
   if (m === null) return Either.left(`must be host:port (an IPv6 host in brackets), got ${JSON.stringify(text)}`)
   const host = m[1] ?? m[2] ?? ""
   const port = Number(m[3])
@@ -71,7 +74,7 @@ const isWildcard = (host: string): boolean => host === "0.0.0.0" || host === "::
  * @category predicates
  */
 export const allowHost = (bind: string, port: number) => (header: string): boolean => {
-  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(header.trim().toLowerCase())
+  const m = hostPort.exec(header.trim().toLowerCase())
   if (m === null || Number(m[3]) !== port) return false
   const host = m[1] ?? m[2] ?? ""
   if (host === bind.toLowerCase()) return true

@@ -9,7 +9,7 @@
  *   change; a comment line every 15 s keeps proxies and idle timeouts from closing the stream.
  * - `GET /healthz`: `ok`, for supervisors; never needs the token.
  * - `GET /metrics`: the Prometheus text of every Effect `Metric` of the process.
- * Read-only: any other method is `405`, any other path `404`.
+ * Read-only: every other method is `405`, every other path `404`.
  *
  * Security decisions:
  * - **Host header** (DNS rebinding): a request whose `Host` the bind address does not allow is
