@@ -18,7 +18,8 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { StatusDocument, StatusEvent } from "../../src/schema/StatusDocument.ts"
-import { city } from "../acceptance/cityCli.ts"
+import { city, sh, writeJson } from "../acceptance/cityCli.ts"
+import { capability, world } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
 import { awaitLog, logLines, within } from "../live/pluginDaemon.ts"
 import { startStatusDaemon, statusWorld } from "./statusWorld.ts"
@@ -196,6 +197,33 @@ describe("city daemon --http", () => {
       expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
       expect(yield* logLines(daemon, "did not finish")).toEqual([])
       yield* within("the event stream ends with the daemon", Fiber.await(early.fiber).pipe(Effect.as(true)))
+    }))
+
+  live("Sessions: a City-hosted endpoint counts, busy while its Turn runs and idle after", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      yield* writeJson(w.root, "host.json", {
+        schema: 1,
+        agent_runtimes: ["claude", "codex", "opencode"],
+        channel_runtimes: [],
+        profiles: { claude: { host: "city" } }
+      })
+      const decl = yield* capability(w, "stamp", ["claude"])
+      const { url } = yield* startStatusDaemon(w, "daemon")
+      expect((yield* city(["capability", "register", decl], { root: w.root })).code).toBe(0)
+      const sessions = Effect.map(get(url, "/api/status"), (r) => decodeDocument(JSON.parse(r.body)).sessions)
+      yield* within("the endpoint is hosted", Effect.map(sessions, (s) => s.count === 1))
+      expect(yield* sessions).toEqual({ count: 1, busy: 0, idle: 1 })
+      // The tool waits for a file: its Turn runs until the test lets it end.
+      yield* sh(join(w.bin, "tool-stamp"), [`while [ ! -e '${w.base}/release' ]; do sleep 0.05; done`, "printf done"])
+      const turns = join(w.root, "state", "turns", "claude-alice")
+      fs.mkdirSync(turns, { recursive: true })
+      fs.writeFileSync(join(turns, "t1.tmp"), JSON.stringify({ schema: 1, calls: [{ tool: "stamp", input: "x" }] }))
+      fs.renameSync(join(turns, "t1.tmp"), join(turns, "t1.json"))
+      yield* within("the Session is busy", Effect.map(sessions, (s) => s.busy === 1 && s.idle === 0))
+      fs.writeFileSync(join(w.base, "release"), "")
+      yield* within("the Turn's result", Effect.sync(() => fs.existsSync(join(turns, "t1.result.json"))))
+      yield* within("the Session is idle again", Effect.map(sessions, (s) => s.busy === 0 && s.idle === 1))
     }))
 
   live("a token guards every route but /healthz, compared whole; a browser trades it for a cookie", () =>
