@@ -32,11 +32,16 @@ export interface BinaryHost {
  * @since 0.1.0
  */
 export const main = (host?: BinaryHost): void => {
+  // Which signal stopped the process (its exit code). The listeners stay for the process's life:
+  // a library's exit hook (`signal-exit`, under the root lock's `proper-lockfile`) raises the
+  // signal again when it finds itself the only listener, which would kill the process in the
+  // middle of its graceful stop, whatever order the modules were loaded in. So a second signal
+  // does not cut the stop short; the finalizer deadline bounds it (docs/cli.md, "Commands and signals").
   let signal: "SIGINT" | "SIGTERM" | undefined
-  process.once("SIGINT", () => {
+  process.on("SIGINT", () => {
     signal ??= "SIGINT"
   })
-  process.once("SIGTERM", () => {
+  process.on("SIGTERM", () => {
     signal ??= "SIGTERM"
   })
 

@@ -344,6 +344,11 @@ describe("city daemon hosting City Sessions", () => {
       // The daemon is draining: it waits for the Turn rather than cutting it short.
       yield* until(Effect.map(fs.readFileString(d.log), (l) => l.includes("waiting for 1 running Turn(s)")), 60_000)
       expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(true)
+      // A second SIGTERM while it drains does not cut the stop short (docs/cli.md, "Commands and
+      // signals"): no library's exit hook may turn it into a kill by the signal.
+      yield* d.kill("SIGTERM")
+      yield* Effect.sleep("300 millis")
+      expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(true)
       yield* fs.writeFileString(join(w.base, "release"), "")
       const exit = yield* Deferred.await(d.exited)
       expect(exit.code).toBe(0)
