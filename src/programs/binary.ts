@@ -16,7 +16,7 @@ import { ModuleImporter } from "../services/loader/ModuleImporter.ts"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
 import { runMain, stoppedGracefully } from "./main.ts"
-import * as Out from "./output.ts"
+import * as Print from "./print.ts"
 
 /**
  * What the binary gives the program: its own `import()`, for plugin entries (the bundle is compiled
@@ -54,7 +54,7 @@ export const main = (host?: BinaryHost): void => {
           code = exitCode
         })
       ),
-      Out.withLogger,
+      Print.withLogger,
       Effect.provide(NodeContext.layer)
     )
 

@@ -37,9 +37,8 @@ import { daemon } from "./daemon.ts"
 import { reload, status } from "./live.ts"
 import * as Help from "./help.ts"
 import { Invocation, stdoutColor } from "./invocation.ts"
-import * as Out from "./output.ts"
+import * as Print from "./print.ts"
 import { peer } from "./peer.ts"
-import { version } from "./version.ts"
 import { plugins } from "./plugins.ts"
 import { group, type Node, type Verb } from "./verbs.ts"
 
@@ -106,12 +105,12 @@ const usageError = (
   suggested: ReadonlyArray<string> = []
 ) =>
   Effect.gen(function*() {
-    const lines = [Out.safe`city: error: ${message}`]
+    const lines = [Print.safe`city: error: ${message}`]
     if (suggested.length > 0) lines.push("", "Did you mean this?", ...suggested.map((s) => `    ${s}`))
     lines.push("", `Usage: ${Help.usageLine(path, node)}`, `Run '${path.join(" ")} --help' for more information.`)
     yield* Console.error(lines.join("\n"))
     if (json) {
-      yield* Out.printFailure(
+      yield* Print.printFailure(
         path.slice(1).join(" "),
         { _tag: "UsageError", message, ...(suggested.length > 0 ? { suggestions: suggested } : {}) },
         // The daemon's stdout under --json is JSON lines (docs/cli.md, "`--json` fields").
@@ -167,9 +166,9 @@ const unexpected = (json: boolean, cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     const failure = Cause.squash(cause)
     const message = failure instanceof Error ? failure.message : String(failure)
-    yield* Out.endProgress()
-    yield* Console.error(Out.safe`city: error: ${message.split("\n")[0] ?? ""}`)
-    if (json) yield* Out.printFailure("", { _tag: "UnexpectedError", message })
+    yield* Print.endProgress()
+    yield* Console.error(Print.safe`city: error: ${message.split("\n")[0] ?? ""}`)
+    if (json) yield* Print.printFailure("", { _tag: "UnexpectedError", message })
     return 1
   })
 
@@ -204,8 +203,8 @@ const dispatch = (
         continue
       }
       if (path.length === 1 && word === "--version") {
-        const v = yield* version
-        yield* json ? Out.printJson({ ok: true, verb: "", version: v }) : Console.log(v)
+        const v = yield* Effect.flatMap(Effect.promise(() => import("./version.ts")), (m) => m.version)
+        yield* json ? Print.printJson({ ok: true, verb: "", version: v }) : Console.log(v)
         return 0
       }
       if (path.length === 1 && word === "--completions") {

@@ -12,13 +12,10 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import type { InvalidFile } from "../schema/CapabilityErrors.ts"
-import type { Declaration } from "../schema/Declaration.ts"
 import { Application, Removal } from "../schema/Live.ts"
 import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
 import { Occasion } from "../schema/Occasion.ts"
-import { EndpointRecord, type EndpointOutcome, identityOf, ProvisionState } from "../schema/Outcome.ts"
-import type { Peer } from "../schema/Peer.ts"
+import { EndpointRecord, ProvisionState } from "../schema/Outcome.ts"
 import { PluginSnapshot } from "../schema/PluginSnapshot.ts"
 
 // The pieces.
@@ -272,52 +269,6 @@ export type Body<V extends DocumentVerb> = WithoutVerb<Schema.Schema.Type<(typeo
 
 /** `Omit<T, "verb">` of each member of a union. */
 type WithoutVerb<T> = T extends unknown ? Omit<T, "verb"> : never
-
-// The converters: from the services' values to the glossary's words.
-
-export const invalidJson = (invalid: ReadonlyArray<InvalidFile>): Array<typeof Invalid.Type> =>
-  invalid.map((e) => ({ kind: e._tag, file: e.file, field: e.field, rule: e.rule, message: e.message }))
-
-export const outcomeJson = (o: EndpointOutcome): typeof Outcome.Type => {
-  const { personality, ...rest } = o
-  return { ...rest, peer: personality }
-}
-
-export const capabilityJson = (d: Declaration): typeof Capability.Type => ({
-  capability: d.capability,
-  version: d.version ?? null,
-  package: d.package ?? null,
-  runtimes: d.runtimes
-})
-
-export const peerJson = (p: Peer): typeof PeerJson.Type => ({
-  peer: p.personality,
-  cwd: p.cwd,
-  runtimes: p.runtimes,
-  default_runtime: p.default_runtime
-})
-
-/** The endpoint's `<runtime>-<personality>` with its two parts. */
-export const endpointJson = (runtime: string, personality: string) => ({
-  endpoint: identityOf(runtime, personality),
-  peer: personality,
-  runtime
-})
-
-/** Field names of errors that the glossary words differently. */
-const errorFieldNames: Record<string, string> = { personality: "peer", identity: "endpoint", waitedMs: "waited_ms" }
-
-/** An error's own fields in the glossary's words; `cause` (not data) is left out. */
-export const errorJson = (error: { readonly _tag: string; readonly message: string }): typeof ErrorJson.Type => {
-  const fields: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(error)) {
-    if (key === "cause" || key === "_tag" || key === "message") continue
-    // `UnknownCapability` names the capability by `name`.
-    const name = key === "name" && error._tag === "UnknownCapability" ? "capability" : errorFieldNames[key] ?? key
-    fields[name] = value
-  }
-  return { ...fields, _tag: error._tag, message: error.message }
-}
 
 /**
  * One line of `city daemon --json` (Effect's JSON logger: `Logger.jsonLogger`); `cause` only on a

@@ -19,11 +19,9 @@ import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { isAbsolute, resolve } from "node:path"
-import * as LiveApplication from "../layers/LiveApplication.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
 
@@ -165,11 +163,16 @@ export const commandOptions = { root, json, timeoutMs, concurrency }
 /** The options of every verb that only reads. */
 export const readOptions = { root, json }
 
-/** The capability and live-application services on the state root the operator chose. */
-export const live = (flag: Option.Option<string>) =>
-  Layer.unwrapEffect(Effect.map(Invocation, (i) =>
-    LiveApplication.layer({
-      root: resolveRoot(flag, i),
-      // On a terminal, a wait for the root lock says who holds it (docs/cli.md, "State root").
-      ...(i.stderrIsTTY ? { lockNotice: (text: string) => i.writeStderr(`city: ${text}\n`) } : {})
-    })))
+/** What every verb that runs provisioning commands is given (`commandOptions`, parsed). */
+export interface CommandInput {
+  readonly root: Option.Option<string>
+  readonly json: boolean
+  readonly timeoutMs: number
+  readonly concurrency: number
+}
+
+/** What every verb that only reads is given (`readOptions`, parsed). */
+export interface ReadInput {
+  readonly root: Option.Option<string>
+  readonly json: boolean
+}

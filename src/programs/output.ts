@@ -18,40 +18,19 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashSet from "effect/HashSet"
-import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
-import { controlCharacter } from "../schema/Printable.ts"
 import type { NoStatusPage } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
-import { Invocation, setExitCode, stderrColor } from "./invocation.ts"
-import * as Json from "./jsonOutput.ts"
+import { Invocation, setExitCode } from "./invocation.ts"
+import type * as Json from "./jsonOutput.ts"
+import * as JsonValues from "./jsonValues.ts"
 import type { UsageError } from "./options.ts"
+import { endProgress, escapeControl, oneLine, printFailure, printJson, safe } from "./print.ts"
 
-const everyControl = new RegExp(controlCharacter.source, "g")
+export { endProgress, escapeControl, oneLine, printFailure, printJson, safe }
 
-/**
- * Text from outside (a stored declaration or peer file, a record, a plugin's stderr, a file name,
- * a rule quoting a value, an argument) made safe for a terminal: every character the Printable
- * rule refuses (src/schema/Printable.ts: C0 with newline and ESC, DEL, C1, the bidirectional
- * controls, the line separators) is written as `\uXXXX`, as the lifecycle log writes them. It is
- * the one escape of the CLI (docs/cli.md, "Printing"): data written before the rule, and records
- * no rule refuses, still cannot forge a line or drive the terminal. Idempotent: the escaped form
- * has no such character left.
- */
-export const escapeControl = (text: string): string => text.replace(everyControl, escapeOne)
-
-const escapeOne = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
-
-/**
- * A line of output whose interpolated values are escaped (`escapeControl`); the literal parts are
- * the CLI's own: `` safe`registered ${name} ${version}` ``.
- */
-export const safe = (parts: TemplateStringsArray, ...values: ReadonlyArray<unknown>): string =>
-  parts.reduce((acc, part, i) => acc + part + (i < values.length ? escapeControl(String(values[i])) : ""), "")
 
 /** An aligned table; empty cells print as `-`; control characters in cells are escaped. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
@@ -64,11 +43,6 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
     .join("\n")
 }
 
-/** One line of at most `max` characters (the end is kept: the reason is usually last), control characters escaped. */
-export const oneLine = (text: string, max = 160): string => {
-  const flat = escapeControl(text.replace(/\s+/g, " ").trim())
-  return flat.length > max ? `…${flat.slice(flat.length - max)}` : flat
-}
 
 export const outcomeRows = (outcomes: ReadonlyArray<EndpointOutcome>) =>
   outcomes.map((o) => [
@@ -103,20 +77,6 @@ export const summaryLine = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
 export const warnInvalid = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
   Effect.forEach(report.invalid, (e) => Console.error(`city: warning: ${oneLine(e.message, 1000)}`), { discard: true })
 
-/**
- * The CLI's only logger: a warning logged by a service (the log cannot be written, the root lock was
- * compromised) is one `city: warning: …` line on stderr; errors likewise; nothing else is printed.
- * It replaces every other logger (the runtime's pretty one would print a second, timestamped line).
- */
-export const logger = Logger.make(({ logLevel, message }) => {
-  if (logLevel._tag !== "Warning" && logLevel._tag !== "Error" && logLevel._tag !== "Fatal") return
-  const text = (Array.isArray(message) ? message : [message]).map(String).join(" ")
-  globalThis.console.error(`city: ${logLevel._tag === "Warning" ? "warning" : "error"}: ${oneLine(text, 1000)}`)
-})
-
-/** Runs `self` with the CLI's logger as the only one. */
-export const withLogger = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger))
 
 /** Each failed call of a birth or remove, as a loud warning (the flow itself completed). */
 export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
@@ -131,14 +91,6 @@ export const warnFailures = (outcomes: ReadonlyArray<EndpointOutcome>) =>
   )
 
 
-/** Ends the progress line if one is on screen: erased, or (`interrupted`) kept and ended. */
-export const endProgress = (interrupted = false) =>
-  Effect.gen(function*() {
-    const invocation = yield* Invocation
-    if (!(yield* Ref.getAndSet(invocation.progressShown, false))) return
-    if (interrupted) return yield* invocation.writeStderr("\n")
-    yield* invocation.writeStderr(stderrColor(invocation) ? "\r\u001b[K" : `\r${" ".repeat(60)}\r`)
-  })
 
 /**
  * Progress on a terminal (stderr), unless JSON was asked for: `  37/120 endpoints, 2 failed`,
@@ -158,17 +110,6 @@ export const progress = (json: boolean): Effect.Effect<JointSettings["onProgress
 /** The envelope's `verb`: the whole command without `city`. */
 export type VerbPath = string
 
-/**
- * One JSON document on stdout. `JSON.stringify` escapes C0 inside strings (`\n`, `\u001b`) but
- * writes DEL, C1, the bidirectional controls and the line separators as they are; those are
- * written as `\uXXXX` here (outside strings the text is ASCII, its C0 only the layout's newlines,
- * so only string contents change and a parser reads back the same values): a document shown on a
- * terminal cannot drive it either.
- */
-export const printJson = (value: unknown, layout: "document" | "line" = "document") =>
-  Console.log(
-    JSON.stringify(value, null, layout === "line" ? undefined : 2).replace(everyControl, (c) => c < " " ? c : escapeOne(c))
-  )
 
 /** A verb's success document, `{ ok, verb, ... }`, its shape the verb's Schema (`jsonOutput.ts`). */
 export const printDocument = <V extends Json.DocumentVerb>(verb: V, body: Json.Body<V>) => {
@@ -176,9 +117,6 @@ export const printDocument = <V extends Json.DocumentVerb>(verb: V, body: Json.B
   return printJson({ ok, verb, ...rest })
 }
 
-/** A failure's document, `{ ok: false, verb, error }`, the error's fields in the glossary's words. */
-export const printFailure = (verb: VerbPath, error: { readonly _tag: string; readonly message: string }, layout?: "line") =>
-  printJson({ ok: false, verb, error: Json.errorJson(error) }, layout)
 
 export { setExitCode }
 
@@ -280,9 +218,9 @@ export const renderReport = <V extends JointVerb>(options: {
       const fields: JointFields = {
         ok: !failed,
         verdict: report.verdict,
-        outcomes: report.outcomes.map(Json.outcomeJson),
+        outcomes: report.outcomes.map(JsonValues.outcomeJson),
         summary: { ...counts, by_state: byState, ...(policy === "sweep" ? { unreadable_peer_files: unreadable.length } : {}) },
-        invalid: Json.invalidJson(report.invalid)
+        invalid: JsonValues.invalidJson(report.invalid)
       }
       // The verb's own fields after the verdict, as the glossary lists them.
       const { ok, verdict, ...rest } = fields

@@ -2,6 +2,12 @@
  * The command tree of `city`: groups (`city`, `city capability`, `city peer`) and verbs. A verb
  * is an `@effect/cli` command (it parses the verb's arguments) plus the help rows of its
  * parameters (`options.ts`); a group only routes. `cli.ts` walks the tree, `help.ts` renders it.
+ *
+ * Loaded when run: the tree (`capability.ts`, `peer.ts`, `live.ts`, `plugins.ts`, `daemon.ts`)
+ * holds each verb's name, summary and parameters; what a verb does lives in `run/<group>.ts`,
+ * which its handler imports when the verb runs (`loaded`). So `city --help`, a usage error, and
+ * every verb start without evaluating the services, Schemas and layers of the other verbs: a
+ * start of `city` evaluates the code it runs, not the whole CLI (docs/cli.md, "Start-up").
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
@@ -89,6 +95,15 @@ export const verb = <const Name extends string, const Config extends Command.Com
       })
   }
 }
+
+/**
+ * A handler whose code is in another module, imported when the verb runs: `load` is that
+ * module's `import()`, `run` calls its function with the parsed arguments.
+ */
+export const loaded = <M>(
+  load: () => Promise<M>,
+  run: (module: M) => Effect.Effect<void, never, VerbContext>
+): Effect.Effect<void, never, VerbContext> => Effect.flatMap(Effect.promise(load), run)
 
 export const group = (name: string, summary: string, children: ReadonlyArray<Node>): Group => {
   const [first, ...rest] = children.map((c) => [c.name, c.descriptor] as const)

@@ -1,0 +1,41 @@
+/**
+ * The `--json` fields of the values the verbs print: from the services' values to the glossary's
+ * words (a peer, a declaration, an outcome, an invalid file, an endpoint). Their shapes are the
+ * Schemas of `jsonOutput.ts`, which the JSON-output test decodes every document with; this module
+ * holds only the functions, so a verb does not build every verb's Schema to print its own.
+ * @since 0.1.0
+ */
+import type { InvalidFile } from "../schema/CapabilityErrors.ts"
+import type { Declaration } from "../schema/Declaration.ts"
+import { type EndpointOutcome, identityOf } from "../schema/Outcome.ts"
+import type { Peer } from "../schema/Peer.ts"
+import type * as Json from "./jsonOutput.ts"
+
+export const invalidJson = (invalid: ReadonlyArray<InvalidFile>): Array<typeof Json.Invalid.Type> =>
+  invalid.map((e) => ({ kind: e._tag, file: e.file, field: e.field, rule: e.rule, message: e.message }))
+
+export const outcomeJson = (o: EndpointOutcome): typeof Json.Outcome.Type => {
+  const { personality, ...rest } = o
+  return { ...rest, peer: personality }
+}
+
+export const capabilityJson = (d: Declaration): typeof Json.Capability.Type => ({
+  capability: d.capability,
+  version: d.version ?? null,
+  package: d.package ?? null,
+  runtimes: d.runtimes
+})
+
+export const peerJson = (p: Peer): typeof Json.PeerJson.Type => ({
+  peer: p.personality,
+  cwd: p.cwd,
+  runtimes: p.runtimes,
+  default_runtime: p.default_runtime
+})
+
+/** The endpoint's `<runtime>-<personality>` with its two parts. */
+export const endpointJson = (runtime: string, personality: string) => ({
+  endpoint: identityOf(runtime, personality),
+  peer: personality,
+  runtime
+})

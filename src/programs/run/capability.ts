@@ -1,0 +1,96 @@
+/**
+ * What `city capability register|sync|unregister|list` do (their parameters are in
+ * `../capability.ts`): the declaration verbs and the sweeps (docs/capability-plugin-lifecycle.md, "Joints (core-owned)").
+ * Sweeps list every endpoint with its outcome and exit 1 if any failed (or if a
+ * peer file could not be read, so some endpoint could not be attempted).
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type { JointReport } from "../../services/capabilities/Provisioner.ts"
+import { LiveJoints } from "../../services/live/LiveJoints.ts"
+import * as JsonValues from "../jsonValues.ts"
+import * as Live from "./owed.ts"
+import * as Opt from "../options.ts"
+import * as Out from "../output.ts"
+import * as Services from "./services.ts"
+
+type SweepVerb = "capability register" | "capability sync" | "capability unregister"
+
+const renderSweep = <V extends SweepVerb>(
+  verb: V,
+  json: boolean,
+  report: JointReport,
+  extra: Omit<Out.Extra<V>, "daemon">,
+  headline: string
+) =>
+  Effect.gen(function*() {
+    // Live application: whether a daemon runs to carry out `pending` work.
+    const daemon = yield* Live.daemonInfo
+    yield* Out.renderReport({ policy: "sweep", verb, json, report, extra: { ...extra, daemon } as Out.Extra<V>, headline })
+    yield* Live.notePending(report.outcomes.filter((o) => o.application === "pending").length, json)
+  })
+
+/** `capability register <file>` */
+export const register = (o: Opt.CommandInput & { readonly file: string }) =>
+  Out.runVerb(
+    "capability register",
+    o.json,
+    Effect.gen(function*() {
+      // Checked before the state root is touched: a typo in the path changes nothing.
+      const file = yield* Opt.inputFile(o.file)
+      yield* Effect.gen(function*() {
+        const provisioner = yield* LiveJoints
+        const { declaration, report } = yield* provisioner.register(
+          file,
+          yield* Out.settings(o.json, o.timeoutMs, o.concurrency)
+        )
+        yield* renderSweep(
+          "capability register",
+          o.json,
+          report,
+          JsonValues.capabilityJson(declaration),
+          Out.safe`registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`}; ` +
+            `sweep-on over ${report.outcomes.length} endpoint(s)`
+        )
+      }).pipe(Effect.provide(Services.live(o.root)))
+    })
+  )
+
+/** `capability sync <name>`: the repair */
+export const sync = (o: Opt.CommandInput & { readonly name: string }) =>
+  Out.runVerb(
+    "capability sync",
+    o.json,
+    Effect.gen(function*() {
+      const provisioner = yield* LiveJoints
+      const report = yield* provisioner.sync(o.name, yield* Out.settings(o.json, o.timeoutMs, o.concurrency))
+      yield* renderSweep(
+        "capability sync",
+        o.json,
+        report,
+        { capability: o.name },
+        Out.safe`sync ${o.name}: sweep-on over ${report.outcomes.length} endpoint(s)`
+      )
+    }).pipe(Effect.provide(Services.live(o.root)))
+  )
+
+/** `capability unregister <name> [--force]` */
+export const unregister = (o: Opt.CommandInput & { readonly name: string; readonly force: boolean }) =>
+  Out.runVerb(
+    "capability unregister",
+    o.json,
+    Effect.gen(function*() {
+      const provisioner = yield* LiveJoints
+      const report = yield* provisioner.unregister(o.name, {
+        ...(yield* Out.settings(o.json, o.timeoutMs, o.concurrency)),
+        force: o.force
+      })
+      yield* renderSweep(
+        "capability unregister",
+        o.json,
+        report,
+        { capability: o.name },
+        Out.safe`unregistered ${o.name}: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
+      )
+    }).pipe(Effect.provide(Services.live(o.root)))
+  )

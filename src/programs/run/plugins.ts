@@ -1,0 +1,355 @@
+/**
+ * What `city plugins list|discover|reload` do (their parameters are in `../plugins.ts`): the loader's observability (docs/plugin-loader.md) and
+ * the restart by generation of a running daemon (docs/plugin-loader-lifecycle.md: "a plugin
+ * change is applied by restarting, never by swapping the plugin in place").
+ *
+ * - `discover` reads the manifests of both roots and prints every plugin folder with its root,
+ *   version and whether its manifest is valid (with the reason when not). It imports nothing.
+ * - `list`, when a `city daemon` runs on the root, shows the generation it serves, as it
+ *   published it (`state/plugins/generation.json`: generation number, start, what loaded from
+ *   which root, what was skipped and why); it runs no plugin code then, and `--bundled` and
+ *   `plugins.json` are not read (the daemon's own are what it loaded). When no daemon runs (or it
+ *   has published no generation yet), it says so in one line and loads the plugin set the way a
+ *   City starts it (a throwaway City on the state root: import, initialize, publish), prints the
+ *   loaded plugins with root, version and status, the skipped ones with their reasons and the
+ *   enabled names no root provides, then closes that City (every plugin is disposed).
+ * - `reload [--reason <text>] [--wait]` records a restart request for the daemon
+ *   (RestartRequests.ts) and prints `pending`, exit 0: the running daemon carries it out at its
+ *   next poll, pausing running Turns first; with no daemon running, the next `city daemon` start
+ *   satisfies it (its generation 1 is built from disk). With `--wait` and a daemon running, it
+ *   waits up to 60 s for the daemon to apply it and prints `applied: generation N` (exit 0), or
+ *   `failed: <reason>` (exit 1) when the restart was refused, or `pending` (exit 1) when the time
+ *   ran out or the daemon stopped first; without a daemon `--wait` does not wait.
+ *
+ * Roots: `--bundled <dir>` (else `bundledRoot` in `$CITY_ROOT/plugins.json`, else none) and the
+ * instance root `$CITY_ROOT/plugins`. Enabled and licensed names come from `plugins.json`
+ * (schema/LoaderSettings.ts). The verbs exit 0 when they could report, 2 when `plugins.json` is
+ * refused or the state root does not exist, 1 when a root or the state cannot be read. Warnings (each skip) go to stderr through the CLI's
+ * logger, so `--json` output stays parseable.
+ * @since 0.1.0
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { join } from "node:path"
+import * as Loader from "../../layers/Loader.ts"
+import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { CityClosed } from "../../schema/Errors.ts"
+import type { LoadReport } from "../../schema/LoadReport.ts"
+import { manifestFile } from "../../schema/Manifest.ts"
+import type { PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
+import type { InvalidLoaderSettings } from "../../schema/LoaderSettings.ts"
+import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+import { PluginRegistry } from "../../services/city/PluginRegistry.ts"
+import * as DaemonLock from "../../services/live/DaemonLock.ts"
+import { discover as discoverRoots } from "../../services/loader/Discovery.ts"
+import { Generations } from "../../services/loader/Generations.ts"
+import { PluginLoader } from "../../services/loader/PluginLoader.ts"
+import type { RunningGeneration } from "../../schema/PluginGeneration.ts"
+import * as RestartRequests from "../../services/loader/RestartRequests.ts"
+import * as Settings from "../../services/loader/Settings.ts"
+import { Invocation, type InvocationShape } from "../invocation.ts"
+import * as Arguments from "../arguments.ts"
+import * as Opt from "../options.ts"
+import { exitCodeOf } from "../../schema/CapabilityErrors.ts"
+import * as Out from "../output.ts"
+
+/** The bundled root of `--bundled`, relative to the invocation's directory. */
+export const resolveBundled = (flag: Option.Option<string>, invocation: InvocationShape): string | undefined =>
+  Option.getOrUndefined(Option.map(flag, (b) => Opt.resolveRoot(Option.some(b), invocation)))
+
+/** What every `plugins` verb but `reload` is given: `--root`, `--json`, `--bundled`. */
+export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<string> }
+
+/**
+ * The loader's failures a verb reports: the settings file refused (exit 2), a root, the state or
+ * the City (exit 1; a state root that does not exist, exit 2).
+ */
+type LoaderVerbError = InvalidLoaderSettings | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound
+
+/** The state root alone, on Node (what the verbs below read and write there). */
+const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(NodeContext.layer))
+
+/**
+ * The root's running daemon and the generation it published: `generation` is none when no daemon
+ * runs, or when the running one has published none yet (it is starting or stopping).
+ */
+export const runningGeneration = Effect.gen(function*() {
+  const daemon = yield* DaemonLock.running
+  const generation = Option.isNone(daemon)
+    ? Option.none<RunningGeneration>()
+    : yield* RestartRequests.published(daemon.value.pid)
+  return { pid: Option.map(daemon, (d) => d.pid), generation }
+})
+
+/**
+ * Runs a verb as `output.runVerb` does for capability errors: one `city: error:` line on stderr,
+ * the `{ ok: false, verb, error }` envelope on stdout with `--json`, and the exit code.
+ */
+const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void, LoaderVerbError, R>) =>
+  body.pipe(
+    Effect.catchAll((error) =>
+      Effect.gen(function*() {
+        yield* Console.error(`city: error: ${Out.oneLine(error.message, 2000)}`)
+        if (json) yield* Out.printFailure(name, error)
+        yield* Out.setExitCode(exitCodeOf(error))
+      })
+    )
+  )
+
+/** The state root and the loader options of an invocation (relative paths from its directory). */
+const setUp = (root: Option.Option<string>, bundledFlag: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const invocation = yield* Invocation
+    const stateRoot = Opt.resolveRoot(root, invocation)
+    const bundledRoot = resolveBundled(bundledFlag, invocation)
+    return { stateRoot, options: yield* Settings.options(stateRoot, bundledRoot) }
+  })
+
+/** `plugins discover` */
+export const discover = (o: LoaderInput) =>
+  runLoaderVerb(
+    "plugins discover",
+    o.json,
+    Effect.gen(function*() {
+      yield* Arguments.existingRoot.pipe(Effect.provide(stateLayer(Opt.resolveRoot(o.root, yield* Invocation))))
+      const { options } = yield* setUp(o.root, o.bundled)
+      const found = yield* discoverRoots(options.roots)
+      const enabled = { has: (name: string) => options.enabled === "all" || new Set(options.enabled).has(name) }
+      const rows = found.map((d) => ({
+        name: d.name,
+        root: d.root,
+        folder: d.folder,
+        version: d._tag === "Valid" ? d.manifest.version : null,
+        description: d._tag === "Valid" ? d.manifest.description : null,
+        status: d._tag === "Valid" ? "valid" as const : "invalid" as const,
+        enabled: enabled.has(d.name),
+        reason: d._tag === "Invalid" ? d.error.message : null
+      }))
+      if (o.json) {
+        return yield* Out.printDocument("plugins discover", {
+          ok: true,
+          roots: options.roots,
+          plugins: rows,
+          // Each issue of each refused manifest (docs/cli.md, "`--json` fields").
+          invalid: found.flatMap((d) =>
+            d._tag === "Valid" ? [] : d.error.issues.map((i) => ({
+              kind: d.error._tag,
+              file: d.error.file,
+              field: i.field,
+              rule: i.rule,
+              message: d.error.message
+            }))
+          )
+        })
+      }
+      yield* Console.log(Out.safe`roots: ${options.roots.map((r) => `${r.kind} ${r.path}`).join(", ")}`)
+      yield* Console.log(
+        rows.length === 0
+          ? "no plugin folders"
+          : Out.table(
+            ["NAME", "ROOT", "VERSION", "MANIFEST", "ENABLED", "REASON"],
+            rows.map((r) => [r.name, r.root, r.version ?? "", r.status, r.enabled ? "yes" : "no", r.reason ?? ""])
+          )
+      )
+    })
+  )
+
+/** The tables of a generation's report: loaded (with what provides dropped), skipped, not enabled, missing, notices. */
+const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status?: string } & LoadReport["loaded"][number]>) =>
+  Effect.gen(function*() {
+    yield* Console.log(
+      loaded.length === 0
+        ? "no plugins loaded"
+        : Out.table(
+          ["NAME", "ROOT", "VERSION", "STATUS", "FOLDER"],
+          loaded.map((p) => [p.name, p.root, p.version, p.status ?? "", p.folder])
+        )
+    )
+    const dropped = report.loaded.flatMap((p) => p.dropped.map((d) => [p.name, d.kind, d.name, `provides.${d.key}`]))
+    if (dropped.length > 0) {
+      yield* Console.log("")
+      yield* Console.log(Out.table(["DROPPED FROM", "KIND", "NAME", "NOT COVERED BY"], dropped))
+    }
+    if (report.skipped.length > 0) {
+      yield* Console.log("")
+      yield* Console.log(
+        Out.table(
+          ["SKIPPED", "ROOT", "REASON"],
+          report.skipped.map((s) => [s.name, s.root, s.kind === "NotLicensed" ? "unlicensed: not included in this licence" : s.reason])
+        )
+      )
+    }
+    if (report.notEnabled.length > 0) {
+      yield* Console.log(Out.safe`\nnot enabled (not in plugins.json's "enabled"): ${report.notEnabled.map((p) => `${p.name} (${p.root})`).join(", ")}`)
+    }
+    if (report.missing.length > 0) yield* Console.log(Out.safe`\nenabled but provided by no root: ${report.missing.join(", ")}`)
+    for (const notice of report.notices) yield* Console.log(Out.safe`\n${notice}`)
+  })
+
+/**
+ * The plugin set of a `plugins list` document in the glossary's words; `invalid` holds the
+ * folders skipped for their manifest (the report keeps its reason, not its field).
+ */
+const setJson = (report: LoadReport, loaded: ReadonlyArray<LoadReport["loaded"][number] & { readonly status: string }>) => ({
+  loaded: loaded.map((p) => ({
+    name: p.name,
+    version: p.version,
+    root: p.root,
+    folder: p.folder,
+    status: p.status,
+    dropped: p.dropped,
+    warnings: p.warnings,
+    config_unset: p.configUnset
+  })),
+  skipped: report.skipped,
+  not_enabled: report.notEnabled,
+  missing: report.missing,
+  notices: report.notices,
+  invalid: report.skipped.filter((s) => s.kind === "ManifestInvalid").map((s) => ({
+    kind: s.kind,
+    file: join(s.folder, manifestFile),
+    field: "",
+    rule: s.reason,
+    message: s.reason
+  }))
+})
+
+/** `city plugins list` when a daemon serves a generation: what it published. */
+const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
+  Effect.gen(function*() {
+    const { report } = running
+    const loaded = report.loaded.map((p) => ({ ...p, status: "running" }))
+    if (json) {
+      return yield* Out.printDocument("plugins list", {
+        ok: true,
+        source: "daemon",
+        daemon: { running: true, pid },
+        generation: running.generation,
+        started_at: running.started_at,
+        ...setJson(report, loaded),
+        ...(report.disposeFailures === undefined ? {} : { dispose_failures: report.disposeFailures })
+      })
+    }
+    yield* Console.log(Out.safe`generation ${running.generation} of the city daemon (pid ${pid}), serving since ${running.started_at}`)
+    yield* printReport(report, loaded)
+  })
+
+/** `plugins list` */
+export const list = (o: LoaderInput) =>
+  runLoaderVerb(
+    "plugins list",
+    o.json,
+    Effect.scoped(Effect.gen(function*() {
+      const stateRoot = Opt.resolveRoot(o.root, yield* Invocation)
+      const daemon = yield* Effect.zipRight(Arguments.existingRoot, runningGeneration).pipe(Effect.provide(stateLayer(stateRoot)))
+      if (Option.isSome(daemon.pid) && Option.isSome(daemon.generation)) {
+        return yield* listRunning(o.json, daemon.pid.value, daemon.generation.value)
+      }
+      if (!o.json) {
+        yield* Console.log(
+          Option.isSome(daemon.pid)
+            ? `the city daemon (pid ${daemon.pid.value}) has published no plugin generation yet: loading a throwaway City instead`
+            : "no city daemon runs on this root: loading the plugin set in a throwaway City (closed again at the end)"
+        )
+      }
+      const { options } = yield* setUp(o.root, o.bundled)
+      const context = yield* Layer.build(Loader.withCore({ root: stateRoot }, options))
+      const report = yield* Context.get(context, Generations).current
+      const snapshots = yield* Context.get(context, PluginRegistry).snapshots
+      const alerts = yield* Context.get(context, PluginLoader).alerts
+      const statusOf = (name: string) => snapshots.find((s) => s.name === name)?.status ?? "gone"
+      const loaded = report.loaded.map((p) => ({ ...p, status: statusOf(p.name) }))
+      if (o.json) {
+        return yield* Out.printDocument("plugins list", {
+          ok: true,
+          source: "throwaway",
+          daemon: { running: Option.isSome(daemon.pid), pid: Option.getOrNull(daemon.pid) },
+          generation: report.generation,
+          ...setJson(report, loaded),
+          alerts
+        })
+      }
+      yield* printReport(report, loaded)
+    }))
+  )
+
+/** How long `reload --wait` waits, and how often it looks. */
+const waitFor = Duration.seconds(60)
+const waitEvery = Duration.millis(100)
+
+type Waited =
+  | { readonly _tag: "Applied"; readonly generation: number | null }
+  | { readonly _tag: "Failed"; readonly reason: string }
+  | { readonly _tag: "Pending"; readonly why: string }
+
+/** `city plugins reload`: records the request, then waits for it with `--wait` (see the module comment). */
+const requestRestart = (o: { readonly json: boolean; readonly reason: string; readonly wait: boolean }) =>
+  Effect.gen(function*() {
+    const requests = yield* RestartRequests.RestartRequests
+    const record = yield* requests.request(o.reason)
+    const target = record.requested
+    const daemon = yield* DaemonLock.running
+    const pid = Option.getOrNull(Option.map(daemon, (d) => d.pid))
+    const sentence = pid === null
+      ? "no city daemon is running on this root: the request is recorded, and the next `city daemon` start builds its generation from disk"
+      : `the city daemon (pid ${pid}) restarts at its next poll, pausing running Turns first`
+
+    const awaitApplied = Effect.gen(function*() {
+      const deadline = Date.now() + Duration.toMillis(waitFor)
+      for (;;) {
+        const now = Option.getOrUndefined(yield* requests.get)
+        if (now !== undefined && now.applied >= target) {
+          const published = pid === null ? Option.none() : yield* RestartRequests.published(pid)
+          return { _tag: "Applied", generation: Option.getOrNull(Option.map(published, (g) => g.generation)) } satisfies Waited
+        }
+        if (now?.last_error !== undefined && now.last_error.target >= target) {
+          return { _tag: "Failed", reason: now.last_error.reason } satisfies Waited
+        }
+        if (Option.isNone(yield* DaemonLock.running)) {
+          return { _tag: "Pending", why: "the city daemon stopped before applying it; the next start does" } satisfies Waited
+        }
+        if (Date.now() > deadline) {
+          return { _tag: "Pending", why: `not applied within ${Duration.format(waitFor)}` } satisfies Waited
+        }
+        yield* Effect.sleep(waitEvery)
+      }
+    })
+    const waited: Waited = o.wait && pid !== null ? yield* awaitApplied : { _tag: "Pending", why: sentence }
+    const status = waited._tag === "Applied" ? "applied" : waited._tag === "Failed" ? "failed" : "pending"
+    const daemonJson = { running: pid !== null, pid }
+    if (o.json) {
+      yield* Out.printDocument("plugins reload", {
+        ok: waited._tag !== "Failed",
+        status,
+        requested: target,
+        ...(waited._tag === "Applied" ? { generation: waited.generation } : {}),
+        ...(waited._tag === "Failed" ? { reason: waited.reason } : {}),
+        daemon: daemonJson
+      })
+    } else if (waited._tag === "Applied") {
+      yield* Console.log(`applied: generation ${waited.generation ?? "?"}`)
+    } else if (waited._tag === "Failed") {
+      yield* Console.log(Out.safe`failed: ${waited.reason}`)
+    } else {
+      yield* Console.log("pending")
+      yield* Console.log(waited.why)
+    }
+    // Waiting that ended without the restart: exit 1; a request recorded without waiting: 0.
+    yield* Out.setExitCode(waited._tag === "Failed" || (o.wait && pid !== null && waited._tag === "Pending") ? 1 : 0)
+  })
+
+/** `plugins reload [--reason <text>] [--wait]` */
+export const reload = (o: Opt.ReadInput & { readonly reason: string; readonly wait: boolean }) =>
+  runLoaderVerb(
+    "plugins reload",
+    o.json,
+    Effect.flatMap(Invocation, (invocation) =>
+      requestRestart(o).pipe(
+        Effect.provide(Layer.provideMerge(RestartRequests.layer, stateLayer(Opt.resolveRoot(o.root, invocation))))
+      ))
+  )
