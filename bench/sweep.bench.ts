@@ -9,6 +9,10 @@
  * - judged: the provisioner is a small Node script that writes one file (as capability packages
  *   ship theirs). Goal: median >= 0.9x.
  * - reference, no goal: `/bin/true`, where city's per-call and start-up costs weigh the most.
+ * - reference, no goal: the Effect floor (`sweepFloor.ts`, bundled here): an Effect program on the
+ *   public API that runs the same commands the same way with nothing recorded. Plain / floor says
+ *   what Effect itself costs a sweep; floor / city, what city's own work (state root, records,
+ *   journal, log, owed reloads) costs.
  *
  * Both processes, and so the commands they start, run without `NODE_EXTRA_CA_CERTS` (when it is
  * set: Node parses those certificates at every start, the provisioner script's too, which would
@@ -20,6 +24,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as esbuild from "esbuild"
 import { ensureBundle } from "../scripts/bundle.mjs"
 import { finish, goal, medianOf, pairedRounds, ratioLine, timeProcess, withoutExtraCaCerts } from "./harness.ts"
 
@@ -108,8 +113,28 @@ const plainProcess = (c: Case) => () => timeProcess(["-e", plainLoopSource(c.com
 /** `city` exits 1 when any endpoint's call failed: `timeProcess` then rejects, and the bench fails. */
 const cityProcess = (c: Case) => () => city("capability", "sync", c.capability, "--concurrency", String(concurrency))
 
+const floorBundle = join(base, "sweepFloor.cjs")
+const floorArgvs = join(base, "floor-argvs.json")
+writeFileSync(
+  floorArgvs,
+  JSON.stringify(personalities.flatMap((personality) =>
+    runtimes.map((runtime) => [cases.node.command, "provision-peer", personality, `--runtime=${runtime}`, `--cwd=${cwd}`, "sweep-on"])
+  ))
+)
+const floorProcess = () => timeProcess([floorBundle, floorArgvs, String(concurrency)], env)
+
 const main = async () => {
   await ensureBundle()
+  await esbuild.build({
+    entryPoints: [join(checkout, "bench", "sweepFloor.ts")],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    minify: true,
+    outfile: floorBundle,
+    logLevel: "warning"
+  })
   for (const c of Object.values(cases)) await city("capability", "register", join(base, `${c.capability}.json`))
   // Warm-up of both paths (code cache, file cache), not measured.
   for (const c of Object.values(cases)) {
@@ -130,6 +155,9 @@ const main = async () => {
   const reference = await pairedRounds(rounds, plainProcess(cases.bare), cityProcess(cases.bare))
   console.log(ratioLine("city capability sync vs plain spawn loop, /bin/true (reference)", reference.ratios.map((r) => 1 / r)))
   console.log(`  endpoints/s (medians): plain ${rate(reference.baseline)}, city ${rate(reference.subject)}`)
+  const floor = await pairedRounds(rounds, plainProcess(cases.node), floorProcess)
+  console.log(ratioLine("the Effect floor (sweepFloor.ts) vs plain spawn loop, Node provisioner, throughput (reference)", floor.ratios.map((r) => 1 / r)))
+  console.log(`  endpoints/s (medians): plain ${rate(floor.baseline)}, Effect floor ${rate(floor.subject)}; city ${rate(judged.subject)}`)
   const median = medianOf(judgedRatios)
   goal("city capability sync, Node provisioner, >= 0.9x the plain spawn loop process's throughput (median)", median >= 0.9, `${median.toFixed(2)}x`)
   finish()
