@@ -2,11 +2,12 @@
  * Wiring of the capability part: the state root first (everything reads or
  * writes under it), then the host configuration, the document stores, the
  * command runner and the log, then the calls, then the joints and the views.
- * Node's file system and path are provided by `NodeContext.layer` here, so the
+ * Node's file system and path are provided (`NodeFileSystem.layer`, `NodePath.layer`), so the
  * result needs nothing else.
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -82,7 +83,7 @@ export const layerWith = <E, R>(
   const calls = EndpointCalls.layer.pipe(Layer.provideMerge(stores))
   return Layer.mergeAll(Provisioner.layer, Listings.layer).pipe(
     Layer.provideMerge(calls),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
 }
 

@@ -9,9 +9,12 @@
  * terminate the running commands, and the progress line is ended first.
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import { ModuleImporter } from "../services/loader/ModuleImporter.ts"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
@@ -55,7 +58,9 @@ export const main = (host?: BinaryHost): void => {
         })
       ),
       Print.withLogger,
-      Effect.provide(NodeContext.layer)
+      // What the CLI uses of Node: its file system, paths and terminal (not NodeContext, whose
+      // command executor and workers no verb uses and every start would evaluate).
+      Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
     )
 
   runMain(host === undefined ? program : Effect.provideService(program, ModuleImporter, { import: host.importModule }), {

@@ -28,7 +28,8 @@
  * logger, so `--json` output stays parseable.
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -72,7 +73,7 @@ export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<stri
 type LoaderVerbError = InvalidLoaderSettings | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound
 
 /** The state root alone, on Node (what the verbs below read and write there). */
-const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(NodeContext.layer))
+const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /**
  * The root's running daemon and the generation it published: `generation` is none when no daemon
