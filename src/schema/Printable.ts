@@ -10,7 +10,7 @@
  * - the Unicode line and paragraph separators (U+2028, U+2029), which end a line.
  *
  * The same set is what the CLI escapes when it prints stored text (`escapeControl` in
- * src/programs/output.ts), for data written before the rule and for records no Schema refuses
+ * src/programs/print.ts), for data written before the rule and for records no Schema refuses
  * this way (stderr tails, reasons).
  * @since 0.1.0
  */
