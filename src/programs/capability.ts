@@ -6,7 +6,7 @@
 import * as Opt from "./options.ts"
 import { group, loaded, verb } from "./verbs.ts"
 
-const run = () => import("./run/capability.ts")
+const handlers = () => import("./run/capability.ts")
 
 const nameArg = Opt.text("name", "The name of a registered capability")
 
@@ -14,7 +14,7 @@ const register = verb(
   "register",
   "Validate a declaration file, store it, and provision every endpoint (sweep-on)",
   { ...Opt.commandOptions, file: Opt.file("file", "The declaration to register (JSON, named <capability>.json)") },
-  (o) => loaded(run, (capability) => capability.register(o)),
+  (o) => loaded(handlers, (capability) => capability.register(o)),
   ["city capability register ./stat.json", "city capability register ./stat.json --json --concurrency 8"]
 )
 
@@ -22,7 +22,7 @@ const sync = verb(
   "sync",
   "Provision every endpoint of a registered capability again (the repair)",
   { ...Opt.commandOptions, name: nameArg },
-  (o) => loaded(run, (capability) => capability.sync(o))
+  (o) => loaded(handlers, (capability) => capability.sync(o))
 )
 
 const unregister = verb(
@@ -33,7 +33,7 @@ const unregister = verb(
     name: nameArg,
     force: Opt.force("Delete the declaration even when it is invalid; its endpoints cannot be unprovisioned and are listed")
   },
-  (o) => loaded(run, (capability) => capability.unregister(o))
+  (o) => loaded(handlers, (capability) => capability.unregister(o))
 )
 
 const list = verb(

@@ -8,7 +8,7 @@ import * as Opt from "./options.ts"
 import { bundled } from "./plugins.ts"
 import { loaded, verb } from "./verbs.ts"
 
-const run = () => import("./run/daemon.ts")
+const handlers = () => import("./run/daemon.ts")
 
 const logFormat = Opt.described(
   Opt.choiceOption("log-format", ["logfmt", "json"], "logfmt").pipe(Options.withDescription("The daemon's log format")),
@@ -82,7 +82,7 @@ export const daemon = verb(
   "daemon",
   "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
   { root: Opt.root, json, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled, http, httpPublic, httpTokenFile },
-  (o) => loaded(run, (daemon) => daemon.daemon(o)),
+  (o) => loaded(handlers, (daemon) => daemon.daemon(o)),
   [
     "city daemon",
     "city daemon --poll-ms 1000 --json",

@@ -7,13 +7,13 @@ import * as Options from "@effect/cli/Options"
 import * as Opt from "./options.ts"
 import { loaded, verb } from "./verbs.ts"
 
-const run = () => import("./run/live.ts")
+const handlers = () => import("./run/live.ts")
 
 export const status = verb(
   "status",
   "Owed reloads and removals, whether a daemon is running to carry them out, its plugin generation and status page",
   { ...Opt.readOptions, url: Opt.flag("url", "Print the address of the status page the daemon serves (exit 1 when none)") },
-  (o) => loaded(run, (live) => live.status(o)),
+  (o) => loaded(handlers, (live) => live.status(o)),
   ["city status", "city status --json", "city status --url"]
 )
 
@@ -26,6 +26,6 @@ export const reload = verb(
   "reload",
   "Request a reload of a peer's live endpoints (after writing a host-global file)",
   { ...Opt.readOptions, personality: Opt.text("personality", "The peer's name"), runtime: runtimes },
-  (o) => loaded(run, (live) => live.reload(o)),
+  (o) => loaded(handlers, (live) => live.reload(o)),
   ["city reload alice", "city reload alice --runtime codex --json"]
 )

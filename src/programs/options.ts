@@ -14,6 +14,7 @@
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
+import type * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
@@ -163,16 +164,8 @@ export const commandOptions = { root, json, timeoutMs, concurrency }
 /** The options of every verb that only reads. */
 export const readOptions = { root, json }
 
-/** What every verb that runs provisioning commands is given (`commandOptions`, parsed). */
-export interface CommandInput {
-  readonly root: Option.Option<string>
-  readonly json: boolean
-  readonly timeoutMs: number
-  readonly concurrency: number
-}
+/** What every verb that runs provisioning commands is given: `commandOptions`, parsed. */
+export type CommandInput = Command.Command.ParseConfig<typeof commandOptions>
 
-/** What every verb that only reads is given (`readOptions`, parsed). */
-export interface ReadInput {
-  readonly root: Option.Option<string>
-  readonly json: boolean
-}
+/** What every verb that only reads is given: `readOptions`, parsed. */
+export type ReadInput = Command.Command.ParseConfig<typeof readOptions>

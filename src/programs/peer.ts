@@ -8,7 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Opt from "./options.ts"
 import { group, loaded, verb } from "./verbs.ts"
 
-const run = () => import("./run/peer.ts")
+const handlers = () => import("./run/peer.ts")
 
 const runtimeOption = Opt.described(
   Options.text("runtime").pipe(
@@ -40,7 +40,7 @@ const create = verb(
     ),
     runtime: runtimeOption
   },
-  (o) => loaded(run, (peer) => peer.create(o)),
+  (o) => loaded(handlers, (peer) => peer.create(o)),
   ["city peer create alice --cwd ~/src/alice --runtime claude --runtime opencode"]
 )
 
@@ -57,7 +57,7 @@ const init = verb(
     }),
     runtime: runtimeOption
   },
-  (o) => loaded(run, (peer) => peer.init(o)),
+  (o) => loaded(handlers, (peer) => peer.init(o)),
   ["cd ~/src/alice && city peer init --runtime claude"]
 )
 
@@ -65,14 +65,14 @@ const addRuntime = verb(
   "add-runtime",
   "Declare a runtime for a peer (or repair it) and provision its endpoints (birth)",
   { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
-  (o) => loaded(run, (peer) => peer.addRuntime(o))
+  (o) => loaded(handlers, (peer) => peer.addRuntime(o))
 )
 
 const defaultRuntime = verb(
   "default-runtime",
   "Make a runtime the default; an unwired runtime is wired first (birth)",
   { ...Opt.commandOptions, personality: personalityArg, runtime: runtimeArg },
-  (o) => loaded(run, (peer) => peer.defaultRuntime(o))
+  (o) => loaded(handlers, (peer) => peer.defaultRuntime(o))
 )
 
 const remove = verb(
@@ -83,7 +83,7 @@ const remove = verb(
     personality: personalityArg,
     force: Opt.force("Remove the peer even when its peer file is invalid; its endpoints cannot be unprovisioned and are listed")
   },
-  (o) => loaded(run, (peer) => peer.remove(o))
+  (o) => loaded(handlers, (peer) => peer.remove(o))
 )
 
 const removeRuntime = verb(
@@ -98,7 +98,7 @@ const removeRuntime = verb(
       { kind: "flag", usage: "--force", description: "Kill a live session now instead of waiting for its Turn, and remove it" }
     )
   },
-  (o) => loaded(run, (peer) => peer.removeRuntime(o))
+  (o) => loaded(handlers, (peer) => peer.removeRuntime(o))
 )
 
 const list = verb(

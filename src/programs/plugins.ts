@@ -7,7 +7,7 @@ import * as Options from "@effect/cli/Options"
 import * as Opt from "./options.ts"
 import { group, loaded, verb } from "./verbs.ts"
 
-const run = () => import("./run/plugins.ts")
+const handlers = () => import("./run/plugins.ts")
 
 /** `--bundled <dir>`: the bundled plugin root (the `city plugins` verbs and `city daemon`). */
 export const bundled = Opt.optionalText(
@@ -23,7 +23,7 @@ const discover = verb(
   "discover",
   "List the plugin folders of both roots by reading their manifests (never runs plugin code)",
   loaderOptions,
-  (o) => loaded(run, (plugins) => plugins.discover(o)),
+  (o) => loaded(handlers, (plugins) => plugins.discover(o)),
   ["city plugins discover --json", "city plugins discover --bundled /opt/app/plugins"]
 )
 
@@ -31,7 +31,7 @@ const list = verb(
   "list",
   "List the plugins of the running daemon's generation, or load the plugin set in a throwaway City when none runs",
   loaderOptions,
-  (o) => loaded(run, (plugins) => plugins.list(o)),
+  (o) => loaded(handlers, (plugins) => plugins.list(o)),
   ["city plugins list", "city plugins list --json --bundled /opt/app/plugins"]
 )
 
@@ -58,7 +58,7 @@ const reload = verb(
   "reload",
   "Ask the city daemon for a restart by generation (recorded; carried out when it starts if none runs)",
   { ...Opt.readOptions, reason, wait },
-  (o) => loaded(run, (plugins) => plugins.reload(o)),
+  (o) => loaded(handlers, (plugins) => plugins.reload(o)),
   ["city plugins reload", "city plugins reload --reason 'settings changed' --wait"]
 )
 

@@ -8,19 +8,16 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as CapabilitiesLive from "../../layers/CapabilitiesLive.ts"
 import { Listings } from "../../services/capabilities/Listings.ts"
 import * as Reloads from "../../services/live/Reloads.ts"
-import { Invocation } from "../invocation.ts"
 import * as JsonValues from "../jsonValues.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
 import * as Live from "./owed.ts"
+import { capabilityStores } from "./stores.ts"
 
 /** The capability stores and the owed-work records on the state root the operator chose. */
-const stores = (flag: Option.Option<string>) =>
-  Layer.unwrapEffect(Effect.map(Invocation, (i) =>
-    Reloads.layer.pipe(Layer.provideMerge(CapabilitiesLive.layer({ root: Opt.resolveRoot(flag, i) })))))
+const stores = (flag: Option.Option<string>) => Reloads.layer.pipe(Layer.provideMerge(capabilityStores(flag)))
 
 /** `capability list` */
 export const list = (o: Opt.ReadInput) =>

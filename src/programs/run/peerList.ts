@@ -6,14 +6,12 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as CapabilitiesLive from "../../layers/CapabilitiesLive.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { Listings } from "../../services/capabilities/Listings.ts"
-import { Invocation } from "../invocation.ts"
 import * as JsonValues from "../jsonValues.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
+import { capabilityStores } from "./stores.ts"
 
 const peerRow = (p: Peer) => [p.personality, p.default_runtime, p.runtimes.join(","), p.cwd]
 
@@ -36,5 +34,5 @@ export const list = (o: Opt.ReadInput) =>
             ...invalid.map((e) => ["INVALID", "", "", `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`])
           ])
       )
-    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(Invocation, (i) => CapabilitiesLive.layer({ root: Opt.resolveRoot(o.root, i) })))))
+    }).pipe(Effect.provide(capabilityStores(o.root)))
   )
