@@ -1,5 +1,8 @@
 // Builds the `city` binary as one bundled, tree-shaken file: `dist/city.cjs`, a CommonJS script
-// that `bin/city.mjs` compiles through V8's code cache and whose `main` it calls.
+// that `bin/city.mjs` compiles through V8's code cache and whose `main` it calls; and beside it
+// `dist/city-plugin.mjs`, the plugin-author entry (`src/plugin.ts`) as one ES module whose `effect`
+// imports stay imports: what the binary gives folder plugins as `effect-city/plugin`, with the
+// installed package's `effect` (src/services/loader/HostModules.ts), in a checkout too.
 //
 // Why: a `city` start that loads the sources through tsx, or the ~700 files of `dist/` and
 // node_modules, costs 8-13x a bare `node -e 0`; one file costs about 2-3x, and about two thirds of
@@ -23,7 +26,9 @@ import staleCheck from "./stale.cjs"
 const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
 export const bundlePath = join(packageRoot, "dist", "city.cjs")
+export const pluginBundlePath = join(packageRoot, "dist", "city-plugin.mjs")
 const entry = join(packageRoot, "src", "programs", "binary.ts")
+const pluginEntry = join(packageRoot, "src", "plugin.ts")
 
 /** True when the bundle is missing or older than a source file, package.json or the build scripts. */
 export const isStale = () => staleCheck.isStale(packageRoot)
@@ -44,12 +49,28 @@ export const build = async () => {
     define: { "import.meta.url": "__cityBundleUrl" },
     outfile: bundlePath
   })
+  const plugin = await esbuild.build({
+    entryPoints: [pluginEntry],
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    legalComments: "none",
+    write: false,
+    logLevel: "warning",
+    outfile: pluginBundlePath
+  })
   const file = result.outputFiles?.[0]
-  if (file === undefined) throw new Error("esbuild produced no output")
+  const pluginFile = plugin.outputFiles?.[0]
+  if (file === undefined || pluginFile === undefined) throw new Error("esbuild produced no output")
   mkdirSync(dirname(bundlePath), { recursive: true })
-  const temp = `${bundlePath}.${process.pid}.tmp`
-  writeFileSync(temp, file.text)
-  renameSync(temp, bundlePath)
+  // The plugin entry first: the binary's bundle is what staleness is judged by.
+  for (const [target, text] of [[pluginBundlePath, pluginFile.text], [bundlePath, file.text]]) {
+    const temp = `${target}.${process.pid}.tmp`
+    writeFileSync(temp, text)
+    renameSync(temp, target)
+  }
 }
 
 /** Builds the bundle when it is stale (a checkout); returns whether it built. */

@@ -15,6 +15,10 @@
  *    `.d.ts` files were just checked, and checking them again would double the cost).
  * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
  *    example declaration and provisioner (peer create, capability register, list, unregister).
+ * 5. Third-party plugins in a folder outside any `node_modules` tree, one Effect style (importing
+ *    `effect` and `effect-city/plugin`) and one `register(ctx)` style, load through `city plugins
+ *    list` of the project's install and of a global install (`npm install -g` under a temporary
+ *    prefix): the host provides the modules (docs/plugin-loader.md, "Host-provided modules").
  *
  * Exits 1 with the failing step's output on the first failure; prints the time each step took.
  */
@@ -47,7 +51,7 @@ try {
   const packed = JSON.parse(step("npm pack", "npm", ["pack", "--json", "--pack-destination", work, ...npmFlags], repo))
   const tarball = join(work, packed[0].filename)
   const shipped = packed[0].files.map((f) => f.path)
-  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/city.cjs", "schemas/capability-declaration.schema.json"]) {
+  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/city.cjs", "dist/city-plugin.mjs", "schemas/capability-declaration.schema.json"]) {
     if (!shipped.includes(required)) {
       console.error(`pack-check: FAILED: the tarball lacks ${required}`)
       process.exit(1)
@@ -145,6 +149,41 @@ try {
     process.exit(1)
   }
   step("try it: city capability unregister", "npx", ["--no-install", "city", "capability", "unregister", "demo"], work, env)
+
+  // Third-party plugins, outside any node_modules tree, through a project install and a global one.
+  const pluginRoot = mkdtempSync(join(tmpdir(), "city-pack-plugins-"))
+  try {
+    const plugin = (name, entry) => {
+      mkdirSync(join(pluginRoot, "plugins", name), { recursive: true })
+      const manifest = { name, version: "1.0.0", apiVersion: "1", description: "", entry: "index.mjs" }
+      writeFileSync(join(pluginRoot, "plugins", name, "city-plugin.json"), JSON.stringify(manifest))
+      writeFileSync(join(pluginRoot, "plugins", name, "index.mjs"), entry)
+    }
+    plugin("notes", [
+      "import { Effect } from \"effect\"",
+      "import { Plugin } from \"effect-city/plugin\"",
+      "export default Plugin.make({ name: \"notes\", initialize: Effect.succeed({}) })",
+      ""
+    ].join("\n"))
+    plugin("hello", "export async function register(ctx) { ctx.registerSystem(\"hello\") }\n")
+    writeFileSync(join(pluginRoot, "plugins.json"), JSON.stringify({ enabled: ["hello", "notes"], licensed: ["hello", "notes"] }))
+    const pluginEnv = { ...process.env, CITY_ROOT: pluginRoot }
+    const expectLoaded = (what, printed) => {
+      const loaded = JSON.parse(printed).loaded.map((p) => `${p.name}:${p.status}`)
+      if (loaded.join(" ") !== "hello:ready notes:ready") {
+        console.error(`pack-check: FAILED: ${what} loaded ${loaded.join(" ") || "nothing"}\n${printed}`)
+        process.exit(1)
+      }
+    }
+    expectLoaded("the project install", step("plugins: city plugins list (project install)", "npx", ["--no-install", "city", "plugins", "list", "--json"], work, pluginEnv))
+    const global = join(work, "global")
+    step("npm install -g (tarball + peers, temporary prefix)", "npm", [
+      "install", "-g", "--prefix", global, tarball, ...Object.keys(pkg.peerDependencies).map(pinned), ...npmFlags
+    ])
+    expectLoaded("the global install", step("plugins: city plugins list (global install)", join(global, "bin", "city"), ["plugins", "list", "--json"], tmpdir(), pluginEnv))
+  } finally {
+    rmSync(pluginRoot, { recursive: true, force: true })
+  }
   console.log(`pack-check: ok in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } finally {
   rmSync(work, { recursive: true, force: true })

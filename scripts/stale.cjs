@@ -17,14 +17,17 @@ const newestIn = (folder) => {
   return newest
 }
 
-/** True when the bundle is missing, or older than `src/`, package.json or the build scripts. */
+/** What `scripts/bundle.mjs` writes; the binary's bundle last, so its time is the build's. */
+const outputs = ["dist/city-plugin.mjs", "dist/city.cjs"]
+
+/** True when an output is missing, or the bundle is older than `src/`, package.json or the build scripts. */
 const isStale = (packageRoot) => {
+  if (outputs.some((output) => !existsSync(join(packageRoot, output)))) return true
   const bundle = join(packageRoot, "dist", "city.cjs")
-  if (!existsSync(bundle)) return true
   const built = statSync(bundle).mtimeMs
   if (newestIn(join(packageRoot, "src")) > built) return true
   const scripts = ["package.json", "scripts/bundle.mjs", "scripts/stale.cjs"]
   return scripts.some((script) => statSync(join(packageRoot, script)).mtimeMs > built)
 }
 
-module.exports = { isStale }
+module.exports = { isStale, outputs }

@@ -183,6 +183,12 @@ export * as LoadReport from "./schema/LoadReport.ts"
  */
 export * as Manifest from "./schema/Manifest.ts"
 /**
+ * Host-provided modules: where the `effect`, `@effect/platform` and `effect-city/plugin` that
+ * folder plugins import come from (default: this package's own place).
+ * @since 0.1.0
+ */
+export * as HostModules from "./services/loader/HostModules.ts"
+/**
  * How the loader imports a plugin's entry module (default: `import()`); a host may provide its own.
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { isStale } from "../scripts/stale.cjs"
+import { isStale, outputs } from "../scripts/stale.cjs"
 
 /** A package root whose every file has the time `at` (seconds). */
 const packageRoot = (at: number) => {
@@ -17,7 +17,7 @@ const packageRoot = (at: number) => {
     "scripts/stale.cjs",
     "src/index.ts",
     "src/services/deep/Service.ts",
-    "dist/city.cjs"
+    ...outputs
   ]
   for (const file of files) {
     mkdirSync(join(root, file, ".."), { recursive: true })
@@ -39,7 +39,7 @@ describe("the checkout's freshness check", () => {
     }
   })
 
-  it("is stale when a source file at any depth, package.json or a build script is newer, or the bundle is missing", () => {
+  it("is stale when a source file at any depth, package.json or a build script is newer, or an output is missing", () => {
     for (const change of ["src/services/deep/Service.ts", "src/index.ts", "package.json", "scripts/stale.cjs"]) {
       const root = packageRoot(1_000_000)
       try {
@@ -57,10 +57,17 @@ describe("the checkout's freshness check", () => {
       rmSync(join(root, "src/services/deep/New.ts"))
       utimesSync(join(root, "src/services/deep"), 1_000_000, 1_000_000)
       expect(isStale(root)).toBe(false)
-      rmSync(join(root, "dist/city.cjs"))
-      expect(isStale(root)).toBe(true)
     } finally {
       rmSync(root, { recursive: true, force: true })
+    }
+    for (const output of outputs) {
+      const fresh = packageRoot(1_000_000)
+      try {
+        rmSync(join(fresh, output))
+        expect(isStale(fresh), output).toBe(true)
+      } finally {
+        rmSync(fresh, { recursive: true, force: true })
+      }
     }
   })
 })

@@ -15,6 +15,7 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import { HostModules } from "../services/loader/HostModules.ts"
 import { ModuleImporter } from "../services/loader/ModuleImporter.ts"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
@@ -63,7 +64,17 @@ export const main = (host?: BinaryHost): void => {
       Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer))
     )
 
-  runMain(host === undefined ? program : Effect.provideService(program, ModuleImporter, { import: host.importModule }), {
+  // Folder plugins get the installed package's modules: its `effect` (resolved from the bundle's
+  // place) and the plugin entry built beside the bundle (scripts/bundle.mjs), since the bundle's
+  // own copies cannot be imported by URL (src/services/loader/HostModules.ts).
+  const hosted = host === undefined ? program : program.pipe(
+    Effect.provideService(ModuleImporter, { import: host.importModule }),
+    Effect.provideService(HostModules, {
+      resolveFrom: import.meta.url,
+      plugin: new URL("city-plugin.mjs", import.meta.url).href
+    })
+  )
+  runMain(hosted, {
     teardown: (exit, onExit) => {
       if (Exit.isSuccess(exit)) return onExit(code)
       // The daemon's stop on a signal is its normal end: exit 0 once it closed gracefully.

@@ -57,6 +57,7 @@ import { PluginContext } from "../PluginContext.ts"
 import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { Siblings, type SiblingsShape } from "../Siblings.ts"
 import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
+import * as HostModules from "./internal/resolveHook.ts"
 import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "./Entry.ts"
 import * as LoadAlerts from "./LoadAlerts.ts"
 import * as Provides from "./Provides.ts"
@@ -164,6 +165,8 @@ export const make = (options: LoaderOptions) =>
       readonly plugin: Plugin<unknown>
       readonly settings: PluginSettings
       readonly dropped: Array<Provides.Dropped>
+      /** Copies of host-provided packages the folder ships and the host does not use. */
+      readonly shadowed: ReadonlyArray<string>
     }
 
     /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
@@ -191,6 +194,9 @@ export const make = (options: LoaderOptions) =>
         const file = path.resolve(folder, manifest.entry)
         const mtime = yield* (files?.mtime ?? statEntry(file))
         const prompt = yield* (files?.prompt ?? readPrompts(folder))
+        // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
+        yield* HostModules.admit(folder)
+        const shadowed = yield* HostModules.shadowedCopies(folder)
         const module = yield* importEntry(file, importUrl(file, manifest.version, mtime))
         const shape = yield* shapeOf(module, manifest, file)
         const extras = { prompt, skills: manifest.skills }
@@ -217,7 +223,8 @@ export const make = (options: LoaderOptions) =>
               initialize: Effect.flatMap(plugin.initialize, enforce)
             }),
             settings,
-            dropped
+            dropped,
+            shadowed
           }
         }
         const plugin = shape.plugin
@@ -233,7 +240,8 @@ export const make = (options: LoaderOptions) =>
             )
           }),
           settings,
-          dropped
+          dropped,
+          shadowed
         }
       })
 
@@ -345,7 +353,7 @@ export const make = (options: LoaderOptions) =>
               yield* skip(found, manifest.name, manifest.version, stagedPlugin.left)
               continue
             }
-            const { dropped, plugin, settings } = stagedPlugin.right
+            const { dropped, plugin, settings, shadowed } = stagedPlugin.right
             const added = yield* Effect.either(
               registry.add(plugin, {
                 source: sourceOf(found.root, found.folder),
@@ -362,7 +370,7 @@ export const make = (options: LoaderOptions) =>
               yield* skip(found, manifest.name, manifest.version, reason)
               continue
             }
-            const warnings = [...found.warnings, ...settings.warnings]
+            const warnings = [...found.warnings, ...shadowed, ...settings.warnings]
             for (const warning of warnings) {
               yield* Effect.logWarning(`plugin ${manifest.name}: ${warning}`).pipe(
                 Effect.annotateLogs({ code: "plugin.load_warning", root: found.root, folder: found.folder })
