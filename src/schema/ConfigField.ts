@@ -238,18 +238,21 @@ const notEnforced = "(loaded anyway: the reference does not check this)"
  * line each, naming the field by `schemaKey` and its index, the key and the rule
  * (`configSchema[3].default: must align to step 50000 from 1000 (loaded anyway: ...)`). They are
  * warnings, never a refusal: the reference does not make these checks, and a manifest it accepts
- * loads. `perAccount` is true for `userConfigSchema`, where `browse` is not allowed.
+ * loads. `perAccount` is true for `userConfigSchema`, where `browse` is not allowed. `positions`
+ * gives the index each field has in the file when fields were dropped before decoding (see
+ * {@link dropUnknownTypes}); without it, a field's index in `fields`.
  * @since 0.1.0
  * @category parsing
  */
 export const fieldWarnings = (
   fields: ReadonlyArray<ConfigField>,
   schemaKey: string,
-  perAccount: boolean
+  perAccount: boolean,
+  positions?: ReadonlyArray<number>
 ): ReadonlyArray<string> =>
   fields.flatMap((field, index) =>
     fieldProblems(field, perAccount).map(({ message, path }) =>
-      `${schemaKey}[${index}].${path.join(".")}: ${message} ${notEnforced}`
+      `${schemaKey}[${positions?.[index] ?? index}].${path.join(".")}: ${message} ${notEnforced}`
     )
   )
 
@@ -275,28 +278,32 @@ export const UserConfigSchema = Schema.Array(fieldOf("UserConfigField")).annotat
 
 /**
  * The fields of a raw `configSchema`/`userConfigSchema` value whose type this build does not
- * know, removed, with one warning per removed field. Anything that is not an array of objects is
- * left as it is, for the Schema to refuse.
+ * know, removed, with one warning per removed field, and `positions`: the index each kept field
+ * has in the given array (so a later reason can name the field where the file has it). Anything
+ * that is not an array of objects is left as it is, for the Schema to refuse.
  * @since 0.1.0
  * @category parsing
  */
 export const dropUnknownTypes = (
   fields: unknown,
   schemaKey: string
-): { readonly fields: unknown; readonly warnings: ReadonlyArray<string> } => {
-  if (!Array.isArray(fields)) return { fields, warnings: [] }
+): { readonly fields: unknown; readonly warnings: ReadonlyArray<string>; readonly positions: ReadonlyArray<number> } => {
+  if (!Array.isArray(fields)) return { fields, warnings: [], positions: [] }
   const warnings: Array<string> = []
-  const kept = fields.filter((field: unknown) => {
-    if (typeof field !== "object" || field === null) return true
-    const type: unknown = Reflect.get(field, "type")
-    if (typeof type !== "string" || isKnownType(type)) return true
+  const positions: Array<number> = []
+  const kept = fields.filter((field: unknown, index) => {
+    const type: unknown = typeof field === "object" && field !== null ? Reflect.get(field, "type") : undefined
+    if (typeof field !== "object" || field === null || typeof type !== "string" || isKnownType(type)) {
+      positions.push(index)
+      return true
+    }
     const key: unknown = Reflect.get(field, "key")
     warnings.push(
       `${schemaKey}: ignoring the field ${JSON.stringify(typeof key === "string" ? key : "?")}: unknown type ${JSON.stringify(type)} (needs a newer core)`
     )
     return false
   })
-  return { fields: warnings.length === 0 ? fields : kept, warnings }
+  return { fields: warnings.length === 0 ? fields : kept, warnings, positions }
 }
 
 /**

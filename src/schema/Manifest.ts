@@ -250,9 +250,14 @@ const joinPath = (at: ReadonlyArray<PropertyKey>): string =>
  * @since 0.1.0
  * @category parsing
  */
-export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestIssue> =>
+export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestIssue> => issuesAt(error, (at) => at)
+
+const issuesAt = (
+  error: ParseResult.ParseError,
+  inFile: (at: ReadonlyArray<PropertyKey>) => ReadonlyArray<PropertyKey>
+): ReadonlyArray<ManifestIssue> =>
   ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    field: joinPath(issue.path),
+    field: joinPath(inFile(issue.path)),
     rule: issue._tag === "Missing" ? "is required" : issue.message
   }))
 
@@ -274,7 +279,8 @@ const decodeManifest = Schema.decodeUnknownEither(Manifest, { errors: "all", onE
 /**
  * Validates parsed JSON as a manifest, reporting every violation. Config fields of a type this
  * build does not know are dropped first, each with a warning; once the manifest is accepted, each
- * rule between a config field's keys that a field breaks is a warning too (never a refusal).
+ * rule between a config field's keys that a field breaks is a warning too (never a refusal). A
+ * reason or a warning names a config field by its index in the file, dropped fields counted.
  * @since 0.1.0
  * @category parsing
  */
@@ -283,20 +289,33 @@ export const decode = (json: unknown): Decoded | { readonly issues: ReadonlyArra
     return { issues: [{ field: "", rule: `must be a JSON object, got ${describeValue(json)}` }] }
   }
   const warnings: Array<string> = []
+  /** Per config key whose fields were dropped, the index in the file of each kept field. */
+  const positions = new Map<string, ReadonlyArray<number>>()
   let candidate: Record<string, unknown> = json as Record<string, unknown>
   for (const key of ["configSchema", "userConfigSchema"]) {
     const dropped = dropUnknownTypes(candidate[key], key)
     if (dropped.warnings.length > 0) {
       candidate = { ...candidate, [key]: dropped.fields }
       warnings.push(...dropped.warnings)
+      positions.set(key, dropped.positions)
     }
   }
   const result = decodeManifest(candidate)
-  if (result._tag === "Left") return { issues: issuesOf(result.left) }
+  if (result._tag === "Left") {
+    return {
+      issues: issuesAt(result.left, (at) => {
+        const key = at[0]
+        const index = at[1]
+        if (typeof key !== "string" || typeof index !== "number") return at
+        const kept = positions.get(key)
+        return kept === undefined ? at : [key, kept[index] ?? index, ...at.slice(2)]
+      })
+    }
+  }
   const manifest = result.right
   warnings.push(
-    ...fieldWarnings(manifest.configSchema ?? [], "configSchema", false),
-    ...fieldWarnings(manifest.userConfigSchema ?? [], "userConfigSchema", true)
+    ...fieldWarnings(manifest.configSchema ?? [], "configSchema", false, positions.get("configSchema")),
+    ...fieldWarnings(manifest.userConfigSchema ?? [], "userConfigSchema", true, positions.get("userConfigSchema"))
   )
   return { manifest, warnings }
 }

@@ -92,11 +92,12 @@ describe("fieldWarnings", () => {
 })
 
 describe("dropUnknownTypes", () => {
-  it("drops the fields of a type this build does not know, one warning each, and leaves the rest alone", () => {
-    expect(dropUnknownTypes([{ key: "a", type: "string" }, { key: "b", type: "hologram" }], "configSchema")).toEqual({
-      fields: [{ key: "a", type: "string" }],
-      warnings: ["configSchema: ignoring the field \"b\": unknown type \"hologram\" (needs a newer core)"]
+  it("drops the fields of a type this build does not know, one warning each, and leaves the rest alone, saying where each kept one was", () => {
+    expect(dropUnknownTypes([{ key: "b", type: "hologram" }, { key: "a", type: "string" }, 7, { key: "c" }], "configSchema")).toEqual({
+      fields: [{ key: "a", type: "string" }, 7, { key: "c" }],
+      warnings: ["configSchema: ignoring the field \"b\": unknown type \"hologram\" (needs a newer core)"],
+      positions: [1, 2, 3]
     })
-    expect(dropUnknownTypes("not an array", "configSchema")).toEqual({ fields: "not an array", warnings: [] })
+    expect(dropUnknownTypes("not an array", "configSchema")).toEqual({ fields: "not an array", warnings: [], positions: [] })
   })
 })

@@ -159,6 +159,24 @@ describe("Manifest", () => {
     })
   })
 
+  it("names a config field by its index in the file, the dropped fields of unknown types counted", () => {
+    const wheel = field({ key: "wheel", type: "colorWheel" })
+    expect(issues({ ...valid, configSchema: [wheel, field({ key: "a" }), wheel, field({ label: "" })] })).toEqual([
+      "configSchema[3].label: must be a non-empty string"
+    ])
+    const offStep = field({ type: "number", step: 5, default: 3 })
+    expect(Manifest.decode({ ...valid, configSchema: [wheel, offStep], userConfigSchema: [wheel, wheel, offStep] })).toEqual({
+      manifest: { ...valid, configSchema: [offStep], userConfigSchema: [offStep] },
+      warnings: [
+        "configSchema: ignoring the field \"wheel\": unknown type \"colorWheel\" (needs a newer core)",
+        "userConfigSchema: ignoring the field \"wheel\": unknown type \"colorWheel\" (needs a newer core)",
+        "userConfigSchema: ignoring the field \"wheel\": unknown type \"colorWheel\" (needs a newer core)",
+        "configSchema[1].default: must align to step 5 from 0 (loaded anyway: the reference does not check this)",
+        "userConfigSchema[2].default: must align to step 5 from 0 (loaded anyway: the reference does not check this)"
+      ]
+    })
+  })
+
   it("checks the folder rules lexically: name equals the folder, entry and web files resolve inside it", () => {
     const m = (entry: string, name = "notes", web?: Record<string, unknown>) => ({ ...valid, name, entry, ...(web ? { web } : {}) }) as unknown as Manifest.Manifest
     expect(Manifest.folderIssues(m("index.mjs"), "/plugins/notes")).toEqual([])
