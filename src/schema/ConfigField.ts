@@ -5,17 +5,29 @@
  * settings against them (docs/plugin-loader.md, "Configuration").
  *
  * A field is `{ key, label, type, ... }`, `type` from {@link configFieldTypes}; the optional keys
- * are typed as the reference types them, and extra keys are kept. The reference's cross-field
- * rules hold too (a `slider` needs a number field with min, max and step; `browse` only on a
- * `tokenList` field and never in `userConfigSchema`; arrays as `default` only for `tokenList`; a
- * number's `default` finite, within its bounds and on its step; a `timezone` default a known
- * IANA zone). A field whose `type` this build does not know is not a refusal: a newer core may
- * add types, so the manifest's decoding drops it with one warning naming it (see Manifest.ts).
+ * are typed as the reference types them, and extra keys are kept. That shape decides whether the
+ * manifest is accepted: a field that breaks it refuses the manifest. A field whose `type` this
+ * build does not know is not a refusal: a newer core may add types, so the manifest's decoding
+ * drops it with one warning naming it (see Manifest.ts).
+ *
+ * The rules between a field's keys are checked too, but the reference does not make these checks
+ * and a manifest it accepts loads, so breaking one is a warning of the load report, never a refusal
+ * ({@link fieldWarnings}; docs/plugin-loader.md, "Configuration"): a `slider` needs a number field
+ * with `min` below `max`, `step`, and `max` reachable from `min` by `step`; `browse` only on a
+ * `tokenList` field and never in `userConfigSchema`; an array `default` only on a `tokenList` (and
+ * then trimmed, non-empty, without duplicates); a number field's `min` and `max` finite, `min` at
+ * most `max`, `step` finite and above 0, and its `default` a finite number within its bounds and on
+ * its step (counted from `min`, or 0); a `timezone` default a known IANA zone; `display.divisor`
+ * finite and above 0.
  *
  * Settings (`plugins.json` → `config.<plugin>`) are decoded by {@link decodeSettings}: the
  * field's `default` where no value is stored, a wrong-typed value refused naming the key and the
  * rule, a `required` field without value or default reported as unset (a form hint in the
- * reference, never a reason not to load). Value types per field type:
+ * reference, never a reason not to load). The `default` is passed on as the manifest writes it,
+ * even when it does not fit its field (a string on a number field, a number off its step or out
+ * of its bounds): the reference pre-fills its form with it the same way, and the load report's
+ * warning already names it. Only stored values are checked against the field. Value types per
+ * field type:
  * - a string: `string`, `secret`, `textarea`, `model`, `provider`, `code`, `prompt`,
  *   `embeddingModel`, `destination`, `timezone`, and `enum` (one of its `options`' values when
  *   it has options);
@@ -165,7 +177,7 @@ const isTimeZone = (zone: string): boolean => {
   }
 }
 
-/** The reference's cross-field rules, each as `{ path, message }` so the reason names the key. */
+/** The rules between a field's keys, each as `{ path, message }` so the warning names the key. */
 const fieldProblems = (field: ConfigField, perAccount: boolean): ReadonlyArray<{ path: Array<string>; message: string }> => {
   const problems: Array<{ path: Array<string>; message: string }> = []
   const at = (path: Array<string>, message: string) => void problems.push({ path, message })
@@ -218,56 +230,80 @@ const fieldProblems = (field: ConfigField, perAccount: boolean): ReadonlyArray<{
   return problems
 }
 
-const fieldOf = (perAccount: boolean) =>
-  FieldShape.pipe(
-    Schema.filter((field) => {
-      const problems = fieldProblems(field, perAccount)
-      return problems.length === 0 ? true : problems
-    }, { jsonSchema: {} })
-  ).annotations({ identifier: perAccount ? "UserConfigField" : "ConfigField" })
+/** What each line of {@link fieldWarnings} ends with: the plugin loads all the same. */
+const notEnforced = "(loaded anyway: the reference does not check this)"
+
+/**
+ * The rules between a field's keys (see the module comment) that `fields` break, one
+ * line each, naming the field by `schemaKey` and its index, the key and the rule
+ * (`configSchema[3].default: must align to step 50000 from 1000 (loaded anyway: ...)`). They are
+ * warnings, never a refusal: the reference does not make these checks, and a manifest it accepts
+ * loads. `perAccount` is true for `userConfigSchema`, where `browse` is not allowed. `positions`
+ * gives the index each field has in the file when fields were dropped before decoding (see
+ * {@link dropUnknownTypes}); without it, a field's index in `fields`.
+ * @since 0.1.0
+ * @category parsing
+ */
+export const fieldWarnings = (
+  fields: ReadonlyArray<ConfigField>,
+  schemaKey: string,
+  perAccount: boolean,
+  positions?: ReadonlyArray<number>
+): ReadonlyArray<string> =>
+  fields.flatMap((field, index) =>
+    fieldProblems(field, perAccount).map(({ message, path }) =>
+      `${schemaKey}[${positions?.[index] ?? index}].${path.join(".")}: ${message} ${notEnforced}`
+    )
+  )
+
+const fieldOf = (identifier: string) => FieldShape.annotations({ identifier })
 
 /**
  * `configSchema`: the instance-wide settings form.
  * @since 0.1.0
  * @category schemas
  */
-export const ConfigSchema = Schema.Array(fieldOf(false)).annotations({
+export const ConfigSchema = Schema.Array(fieldOf("ConfigField")).annotations({
   description: "Declared config fields; the plugin's settings in plugins.json are decoded against them and reach it as ctx.config."
 })
 
 /**
- * `userConfigSchema`: the per-account settings form (same vocabulary; `browse` not allowed).
+ * `userConfigSchema`: the per-account settings form (same vocabulary; `browse` there is a warning).
  * @since 0.1.0
  * @category schemas
  */
-export const UserConfigSchema = Schema.Array(fieldOf(true)).annotations({
+export const UserConfigSchema = Schema.Array(fieldOf("UserConfigField")).annotations({
   description: "Declared per-account config fields (same vocabulary as configSchema)."
 })
 
 /**
  * The fields of a raw `configSchema`/`userConfigSchema` value whose type this build does not
- * know, removed, with one warning per removed field. Anything that is not an array of objects is
- * left as it is, for the Schema to refuse.
+ * know, removed, with one warning per removed field, and `positions`: the index each kept field
+ * has in the given array (so a later reason can name the field where the file has it). Anything
+ * that is not an array of objects is left as it is, for the Schema to refuse.
  * @since 0.1.0
  * @category parsing
  */
 export const dropUnknownTypes = (
   fields: unknown,
   schemaKey: string
-): { readonly fields: unknown; readonly warnings: ReadonlyArray<string> } => {
-  if (!Array.isArray(fields)) return { fields, warnings: [] }
+): { readonly fields: unknown; readonly warnings: ReadonlyArray<string>; readonly positions: ReadonlyArray<number> } => {
+  if (!Array.isArray(fields)) return { fields, warnings: [], positions: [] }
   const warnings: Array<string> = []
-  const kept = fields.filter((field: unknown) => {
-    if (typeof field !== "object" || field === null) return true
-    const type: unknown = Reflect.get(field, "type")
-    if (typeof type !== "string" || isKnownType(type)) return true
+  const positions: Array<number> = []
+  const kept = fields.filter((field: unknown, index) => {
+    const type: unknown = typeof field === "object" && field !== null ? Reflect.get(field, "type") : undefined
+    if (typeof field !== "object" || field === null || typeof type !== "string" || isKnownType(type)) {
+      positions.push(index)
+      return true
+    }
     const key: unknown = Reflect.get(field, "key")
     warnings.push(
       `${schemaKey}: ignoring the field ${JSON.stringify(typeof key === "string" ? key : "?")}: unknown type ${JSON.stringify(type)} (needs a newer core)`
     )
     return false
   })
-  return { fields: warnings.length === 0 ? fields : kept, warnings }
+  return { fields: warnings.length === 0 ? fields : kept, warnings, positions }
 }
 
 /**

@@ -15,8 +15,12 @@
  * - `provides` is an object of name lists (`tools`, `skills`, `platforms`, `destinations`,
  *   `httpRoutes`, `apiRoutes`, `wsRoutes`, `mcpTools`, `controls`, and our `hooks`), enforced
  *   by the loader (see Provides.ts);
- * - `configSchema`/`userConfigSchema` are arrays of fields (ConfigField.ts); a field of an
- *   unknown type is dropped with a warning, any other bad field refuses the manifest;
+ * - `configSchema`/`userConfigSchema` are arrays of fields (ConfigField.ts): a field of the wrong
+ *   shape (a missing or empty `key` or `label`, an optional key of the wrong type) refuses the
+ *   manifest; a field of an unknown type is dropped with a warning; a field that breaks a rule
+ *   between its keys (a `default` off its `step`, a slider without bounds, an unknown time zone,
+ *   ...) loads with a warning naming the field and the rule, since the reference does not check
+ *   them;
  * - `requiresCore` is a dotted version; `capabilities`, `icons`, `icon`, `web`, `planSafe`,
  *   `showOutput`, `deferLoading`, `workspaceSafe`, `userGrantable`, `requiresControls`,
  *   `requiresSharedApi`, `userConfigLabel` keep the reference's types;
@@ -31,7 +35,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
-import { choice, ConfigSchema, dropUnknownTypes, UserConfigSchema } from "./ConfigField.ts"
+import { choice, ConfigSchema, dropUnknownTypes, fieldWarnings, UserConfigSchema } from "./ConfigField.ts"
 import { Skill } from "./PluginChange.ts"
 import { PluginName } from "./PluginName.ts"
 import { printable } from "./Printable.ts"
@@ -246,21 +250,27 @@ const joinPath = (at: ReadonlyArray<PropertyKey>): string =>
  * @since 0.1.0
  * @category parsing
  */
-export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestIssue> =>
+export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestIssue> => issuesAt(error, (at) => at)
+
+const issuesAt = (
+  error: ParseResult.ParseError,
+  inFile: (at: ReadonlyArray<PropertyKey>) => ReadonlyArray<PropertyKey>
+): ReadonlyArray<ManifestIssue> =>
   ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    field: joinPath(issue.path),
+    field: joinPath(inFile(issue.path)),
     rule: issue._tag === "Missing" ? "is required" : issue.message
   }))
 
 /**
- * A decoded manifest with the warnings of its decoding (config fields of unknown types dropped).
+ * A decoded manifest with the warnings of its decoding: config fields of unknown types dropped,
+ * and the rules between a config field's keys that a field breaks.
  * @since 0.1.0
  * @category models
  */
 export interface Decoded {
   /** The manifest, unknown config field types dropped. */
   readonly manifest: Manifest
-  /** One line each: what was dropped and why. */
+  /** One line each: what was dropped and why, then each rule a config field breaks. */
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -268,7 +278,9 @@ const decodeManifest = Schema.decodeUnknownEither(Manifest, { errors: "all", onE
 
 /**
  * Validates parsed JSON as a manifest, reporting every violation. Config fields of a type this
- * build does not know are dropped first, each with a warning.
+ * build does not know are dropped first, each with a warning; once the manifest is accepted, each
+ * rule between a config field's keys that a field breaks is a warning too (never a refusal). A
+ * reason or a warning names a config field by its index in the file, dropped fields counted.
  * @since 0.1.0
  * @category parsing
  */
@@ -277,16 +289,35 @@ export const decode = (json: unknown): Decoded | { readonly issues: ReadonlyArra
     return { issues: [{ field: "", rule: `must be a JSON object, got ${describeValue(json)}` }] }
   }
   const warnings: Array<string> = []
+  /** Per config key whose fields were dropped, the index in the file of each kept field. */
+  const positions = new Map<string, ReadonlyArray<number>>()
   let candidate: Record<string, unknown> = json as Record<string, unknown>
   for (const key of ["configSchema", "userConfigSchema"]) {
     const dropped = dropUnknownTypes(candidate[key], key)
     if (dropped.warnings.length > 0) {
       candidate = { ...candidate, [key]: dropped.fields }
       warnings.push(...dropped.warnings)
+      positions.set(key, dropped.positions)
     }
   }
   const result = decodeManifest(candidate)
-  return result._tag === "Right" ? { manifest: result.right, warnings } : { issues: issuesOf(result.left) }
+  if (result._tag === "Left") {
+    return {
+      issues: issuesAt(result.left, (at) => {
+        const key = at[0]
+        const index = at[1]
+        if (typeof key !== "string" || typeof index !== "number") return at
+        const kept = positions.get(key)
+        return kept === undefined ? at : [key, kept[index] ?? index, ...at.slice(2)]
+      })
+    }
+  }
+  const manifest = result.right
+  warnings.push(
+    ...fieldWarnings(manifest.configSchema ?? [], "configSchema", false, positions.get("configSchema")),
+    ...fieldWarnings(manifest.userConfigSchema ?? [], "userConfigSchema", true, positions.get("userConfigSchema"))
+  )
+  return { manifest, warnings }
 }
 
 /**

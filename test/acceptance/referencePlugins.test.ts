@@ -1,7 +1,8 @@
 /**
  * Plugin folders as the reference loader's authors write them (docs/plugin-loader-lifecycle.md;
- * docs/plugin-loader.md): ten manifests in the shape of real reference plugins load once renamed
- * to `city-plugin.json`; what `provides` does not cover is dropped with a warning naming the
+ * docs/plugin-loader.md): eleven manifests in the shape of real reference plugins load once renamed
+ * to `city-plugin.json`, number fields the reference does not check (a default off its step) with
+ * a warning of the load report; what `provides` does not cover is dropped with a warning naming the
  * plugin, the kind and the name; settings reach the plugin as `ctx.config` in both entry styles;
  * absent web files warn and never skip; and files that fight back (a FIFO, a link to /dev/zero, a
  * 50 MB manifest, a BOM, invalid UTF-8, a directory where a file should be) are skips with one-line
@@ -37,7 +38,7 @@ const warningsOf = (logs: ReadonlyArray<{ message: string; annotations: Record<s
   logs.filter((l) => l.annotations["code"] === code).map((l) => l.message)
 
 describe("plugins in the reference's shape", () => {
-  it.scoped("ten reference-shaped manifests load; what provides does not cover is dropped with a warning, and the plugin keeps the rest", () =>
+  it.scoped("eleven reference-shaped manifests load, those with a default off its step warned; what provides does not cover is dropped with a warning, and the plugin keeps the rest", () =>
     provideNode(withLogs((logs) =>
       Effect.gen(function*() {
         const { instance, root } = yield* makeRoots
@@ -68,6 +69,18 @@ describe("plugins in the reference's shape", () => {
           "plugin msteams: action \"MicrosoftExcel\" dropped: not covered by provides.tools",
           "plugin telegram: action \"TgLegacyEcho\" dropped: not covered by provides.tools"
         ])
+        // The reference does not check a number's step: codebase loads, and the report says what is off.
+        const offStep = [
+          "configSchema[3].default: must align to step 50000 from 1000",
+          "configSchema[8].default: must align to step 5 from 1",
+          "configSchema[8].max: must be reachable from min 1 by step 5"
+        ].map((w) => `${w} (loaded anyway: the reference does not check this)`)
+        expect(report.loaded.find((p) => p.name === "codebase")?.warnings).toEqual(offStep)
+        expect(warningsOf(logs, "plugin.load_warning").filter((w) => w.startsWith("plugin codebase: "))).toEqual(
+          offStep.map((w) => `plugin codebase: ${w}`)
+        )
+        // Only codebase breaks such a rule.
+        expect(report.loaded.flatMap((p) => p.warnings).filter((w) => w.includes("loaded anyway"))).toEqual(offStep)
 
         const agent = yield* sessions.agents.add({ id: "ada" })
         const session = yield* agent.sessions.create({ workspace: yield* workspaces.add({ id: "w", path: root }) })

@@ -1,6 +1,7 @@
 /**
  * Discovery: code-unit order, manifest-less folders and plain files passed over, a missing root
- * is empty, an unreadable root fails, and the reused validation never goes stale.
+ * is empty, an unreadable root fails, the reused validation never goes stale, and a config field
+ * the reference accepts unchecked (a default off its step) is a warning of a valid folder.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -64,5 +65,28 @@ describe("Discovery", () => {
         `apiVersion: unsupported plugin API version \"2\": this loader supports \"1\"; ` +
         `skills[0].name: is required`
       ])
+    })))
+
+  it.scoped("a config field off its step, or a slider whose max its step cannot reach, leaves the folder valid, with one warning per rule", () =>
+    provideNode(Effect.gen(function*() {
+      const { instance } = yield* makeRoots
+      writePlugin(instance, "sizes", {
+        manifest: manifest("sizes", {
+          configSchema: [
+            { key: "sec", label: "Sizes", type: "section" },
+            { key: "fine", label: "Fine", type: "number", min: 0, max: 1, step: 0.1, default: 0.3 },
+            { key: "bytes", label: "Bytes", type: "number", min: 1000, max: 5000000, step: 50000, default: 120000 },
+            { key: "every", label: "Every", type: "number", min: 1, max: 1440, step: 5, default: 15, display: { control: "slider" } }
+          ],
+          userConfigSchema: [{ key: "repos", label: "Repos", type: "tokenList", browse: "directory" }]
+        })
+      })
+      const found = yield* discoverRoot({ kind: "instance", path: instance })
+      expect(found.map((d) => (d._tag === "Valid" ? d.warnings : d.error.message))).toEqual([[
+        "configSchema[2].default: must align to step 50000 from 1000",
+        "configSchema[3].default: must align to step 5 from 1",
+        "configSchema[3].max: must be reachable from min 1 by step 5",
+        "userConfigSchema[0].browse: is not allowed in userConfigSchema"
+      ].map((w) => `${w} (loaded anyway: the reference does not check this)`)])
     })))
 })

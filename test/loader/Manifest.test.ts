@@ -1,8 +1,9 @@
 /**
  * The manifest Schema in the reference loader's shape: what it takes (the string apiVersion,
  * provides as an object of name lists, configSchema arrays, the reference's other keys, unknown
- * keys), one readable reason per violated rule, the config field rules, fields of unknown types
- * dropped with a warning, the folder rules, and the published JSON Schema kept in step.
+ * keys), one readable reason per violated rule, config fields of the wrong shape refused, the
+ * reference's rules between a field's keys as warnings of a manifest that loads, fields of unknown
+ * types dropped with a warning, the folder rules, and the published JSON Schema kept in step.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -84,26 +85,70 @@ describe("Manifest", () => {
 
   it.each([
     [field({ label: "" }), "configSchema[0].label: must be a non-empty string"],
+    [field({ key: "" }), "configSchema[0].key: must be a non-empty string"],
+    [field({ risk: "extreme" }), "configSchema[0].risk: must be one of \"low\", \"medium\", \"high\", got \"extreme\""],
+    [field({ type: "number", step: "5" }), "configSchema[0].step: Expected number, actual \"5\""],
+    [field({ visibleWhen: { key: "mode" } }), "configSchema[0].visibleWhen.equals: is required"]
+  ])("refuses the config field of the wrong shape %j", (bad, expected) => {
+    expect(issues({ ...valid, configSchema: [bad] })).toEqual([expected])
+  })
+
+  /** The manifest loads as written, with exactly this one warning. */
+  const warnsOnly = (json: Record<string, unknown>, expected: ReadonlyArray<string>) =>
+    expect(Manifest.decode(json)).toEqual({ manifest: json, warnings: expected.map((w) => `${w} (loaded anyway: the reference does not check this)`) })
+
+  it.each([
     [field({ type: "number", min: 5, max: 1 }), "configSchema[0].min: must be less than or equal to max"],
+    [field({ type: "number", min: -Infinity }), "configSchema[0].min: must be finite"],
+    [field({ type: "number", max: NaN }), "configSchema[0].max: must be finite"],
     [field({ type: "number", step: 0 }), "configSchema[0].step: must be finite and greater than 0"],
     [field({ type: "number", min: 0, step: 5, default: 7 }), "configSchema[0].default: must align to step 5 from 0"],
     [field({ type: "number", default: "7" }), "configSchema[0].default: must be a finite number"],
+    [field({ type: "number", min: 1, default: 0 }), "configSchema[0].default: must be at least min 1"],
+    [field({ type: "number", max: 10, default: 11 }), "configSchema[0].default: must be at most max 10"],
     [field({ type: "number", display: { control: "slider" } }), "configSchema[0].display.control: slider requires min, max and step"],
+    [field({ type: "number", min: 3, max: 3, step: 1, display: { control: "slider" } }), "configSchema[0].display.control: slider requires min to be less than max"],
+    [field({ type: "number", min: 0, max: 10, step: 3, display: { control: "slider" } }), "configSchema[0].max: must be reachable from min 0 by step 3"],
     [field({ display: { control: "slider" } }), "configSchema[0].display.control: slider requires a number field"],
     [field({ display: { divisor: 0 } }), "configSchema[0].display.divisor: must be finite and greater than 0"],
     [field({ browse: "directory" }), "configSchema[0].browse: is only valid for tokenList fields"],
     [field({ default: ["a"] }), "configSchema[0].default: may be an array only for tokenList fields"],
     [field({ type: "tokenList", default: ["a", "a"] }), "configSchema[0].default: has the item \"a\" twice"],
+    [field({ type: "tokenList", default: "a" }), "configSchema[0].default: must be an array of strings"],
     [field({ type: "timezone", default: "Mars/Olympus" }), "configSchema[0].default: is not a known IANA time zone: \"Mars/Olympus\""],
-    [field({ risk: "extreme" }), "configSchema[0].risk: must be one of \"low\", \"medium\", \"high\", got \"extreme\""]
-  ])("refuses the bad config field %j", (bad, expected) => {
-    expect(issues({ ...valid, configSchema: [bad] })).toEqual([expected])
+    [field({ type: "timezone", default: " Europe/Prague" }), "configSchema[0].default: must be trimmed"],
+    [field({ type: "timezone", default: 1 }), "configSchema[0].default: must be a string for a timezone field"]
+  ])("loads the config field %j with the warning of the rule it breaks", (odd, expected) => {
+    warnsOnly({ ...valid, configSchema: [odd] }, [expected])
   })
 
-  it("browse is refused in userConfigSchema only", () => {
+  it("browse in userConfigSchema is a warning there only", () => {
     const tokens = field({ type: "tokenList", browse: "directory" })
-    expect(issues({ ...valid, configSchema: [tokens] })).toEqual([])
-    expect(issues({ ...valid, userConfigSchema: [tokens] })).toEqual(["userConfigSchema[0].browse: is not allowed in userConfigSchema"])
+    warnsOnly({ ...valid, configSchema: [tokens] }, [])
+    warnsOnly({ ...valid, userConfigSchema: [tokens] }, ["userConfigSchema[0].browse: is not allowed in userConfigSchema"])
+  })
+
+  it("loads the number fields real manifests carry, warning of each one off its step or with a max its slider cannot reach", () => {
+    const number = (key: string, extra: Record<string, unknown>) => ({ key, label: key, type: "number", ...extra })
+    const configSchema = [
+      { key: "sec_index", label: "Indexing", type: "section" },
+      number("onStep", { min: 1000, max: 5000000, step: 1000, default: 300000 }),
+      number("noDefault", { min: 0, step: 30000, placeholder: "host default" }),
+      number("offStep", { min: 1000, max: 5000000, step: 50000, default: 120000 }),
+      number("stepNoMin", { step: 30000, default: 90000 }),
+      number("stepNoMinOff", { step: 30000, max: 600000, default: 45000 }),
+      number("tenths", { min: 0, max: 1, step: 0.1, default: 0.3 }),
+      number("twentieths", { min: 0, max: 1, step: 0.05, default: 0.3 }),
+      number("fromATenth", { min: 0.1, max: 0.9, step: 0.1, default: 0.7 }),
+      number("tenthsOff", { min: 0, max: 1, step: 0.1, default: 0.25 }),
+      number("minutes", { min: 1, max: 1440, step: 5, default: 16, display: { control: "slider", unit: "min" } })
+    ]
+    warnsOnly({ ...valid, configSchema }, [
+      "configSchema[3].default: must align to step 50000 from 1000",
+      "configSchema[5].default: must align to step 30000 from 0",
+      "configSchema[9].default: must align to step 0.1 from 0",
+      "configSchema[10].max: must be reachable from min 1 by step 5"
+    ])
   })
 
   it("drops a config field of a type this build does not know, with one warning naming it, and keeps the others", () => {
@@ -111,6 +156,24 @@ describe("Manifest", () => {
     expect(decoded).toEqual({
       manifest: { ...valid, configSchema: [field({ key: "a" })] },
       warnings: ["configSchema: ignoring the field \"fancy\": unknown type \"colorWheel\" (needs a newer core)"]
+    })
+  })
+
+  it("names a config field by its index in the file, the dropped fields of unknown types counted", () => {
+    const wheel = field({ key: "wheel", type: "colorWheel" })
+    expect(issues({ ...valid, configSchema: [wheel, field({ key: "a" }), wheel, field({ label: "" })] })).toEqual([
+      "configSchema[3].label: must be a non-empty string"
+    ])
+    const offStep = field({ type: "number", step: 5, default: 3 })
+    expect(Manifest.decode({ ...valid, configSchema: [wheel, offStep], userConfigSchema: [wheel, wheel, offStep] })).toEqual({
+      manifest: { ...valid, configSchema: [offStep], userConfigSchema: [offStep] },
+      warnings: [
+        "configSchema: ignoring the field \"wheel\": unknown type \"colorWheel\" (needs a newer core)",
+        "userConfigSchema: ignoring the field \"wheel\": unknown type \"colorWheel\" (needs a newer core)",
+        "userConfigSchema: ignoring the field \"wheel\": unknown type \"colorWheel\" (needs a newer core)",
+        "configSchema[1].default: must align to step 5 from 0 (loaded anyway: the reference does not check this)",
+        "userConfigSchema[2].default: must align to step 5 from 0 (loaded anyway: the reference does not check this)"
+      ]
     })
   })
 
