@@ -49,7 +49,7 @@ const snapshots: ReadonlyArray<PluginSnapshot> = Array.from({ length: PLUGINS },
 }))
 const report: LoadReport = {
   generation: 1,
-  loaded: snapshots.map((s) => ({ name: s.name, version: "1.2.3", root: "instance", folder: `/srv/city/plugins/${s.name}`, dropped: [], warnings: [], configUnset: [] })),
+  loaded: snapshots.map((s) => ({ name: s.name, version: "1.2.3", root: "instance", folder: `/srv/city/plugins/${s.name}`, dropped: [], warnings: [], configUnset: [], isolation: "none" })),
   skipped: [{ name: "broken", root: "instance", folder: "/srv/city/plugins/broken", kind: "ManifestInvalid", reason: "apiVersion: unsupported \"9\"" }],
   missing: [],
   notEnabled: [],
@@ -80,7 +80,8 @@ const sources: StatusBoard.StatusSources = {
   changes: Stream.never,
   report: Effect.succeed(report),
   capabilities: Effect.succeed(listing),
-  owed: Effect.succeed(owed)
+  owed: Effect.succeed(owed),
+  heaps: Effect.succeed([])
 }
 const options: StatusBoard.StatusBoardOptions = {
   version: "0.1.0",

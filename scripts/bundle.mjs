@@ -2,7 +2,8 @@
 // that `bin/city.mjs` compiles through V8's code cache and whose `main` it calls; and beside it
 // `dist/city-plugin.mjs`, the plugin-author entry (`src/plugin.ts`) as one ES module whose `effect`
 // imports stay imports: what the binary gives folder plugins as `effect-city/plugin`, with the
-// installed package's `effect` (src/services/loader/HostModules.ts), in a checkout too.
+// installed package's `effect` (src/services/loader/HostModules.ts), in a checkout too; and
+// `dist/city-worker.mjs`, the main of an isolated plugin's worker thread (src/programs/pluginWorker.ts).
 //
 // Why: a `city` start that loads the sources through tsx, or the ~700 files of `dist/` and
 // node_modules, costs 8-13x a bare `node -e 0`; one file costs about 2-3x, and about two thirds of
@@ -27,8 +28,10 @@ const here = dirname(fileURLToPath(import.meta.url))
 export const packageRoot = join(here, "..")
 export const bundlePath = join(packageRoot, "dist", "city.cjs")
 export const pluginBundlePath = join(packageRoot, "dist", "city-plugin.mjs")
+export const workerBundlePath = join(packageRoot, "dist", "city-worker.mjs")
 const entry = join(packageRoot, "src", "programs", "binary.ts")
 const pluginEntry = join(packageRoot, "src", "plugin.ts")
+const workerEntry = join(packageRoot, "src", "programs", "pluginWorker.ts")
 
 /** True when the bundle is missing or older than a source file, package.json or the build scripts. */
 export const isStale = () => staleCheck.isStale(packageRoot)
@@ -49,24 +52,31 @@ export const build = async () => {
     define: { "import.meta.url": "__cityBundleUrl" },
     outfile: bundlePath
   })
-  const plugin = await esbuild.build({
-    entryPoints: [pluginEntry],
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    legalComments: "none",
-    write: false,
-    logLevel: "warning",
-    outfile: pluginBundlePath
-  })
+  // The plugin entry and the isolation worker's main: ES modules whose packages stay imports.
+  const moduleOf = async (entryPoint, outfile) => {
+    const built = await esbuild.build({
+      entryPoints: [entryPoint],
+      bundle: true,
+      packages: "external",
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      legalComments: "none",
+      write: false,
+      logLevel: "warning",
+      outfile
+    })
+    const text = built.outputFiles?.[0]?.text
+    if (text === undefined) throw new Error(`esbuild produced no output for ${entryPoint}`)
+    return text
+  }
+  const pluginText = await moduleOf(pluginEntry, pluginBundlePath)
+  const workerText = await moduleOf(workerEntry, workerBundlePath)
   const file = result.outputFiles?.[0]
-  const pluginFile = plugin.outputFiles?.[0]
-  if (file === undefined || pluginFile === undefined) throw new Error("esbuild produced no output")
+  if (file === undefined) throw new Error("esbuild produced no output")
   mkdirSync(dirname(bundlePath), { recursive: true })
-  // The plugin entry first: the binary's bundle is what staleness is judged by.
-  for (const [target, text] of [[pluginBundlePath, pluginFile.text], [bundlePath, file.text]]) {
+  // The binary's bundle last: it is what staleness is judged by.
+  for (const [target, text] of [[pluginBundlePath, pluginText], [workerBundlePath, workerText], [bundlePath, file.text]]) {
     const temp = `${target}.${process.pid}.tmp`
     writeFileSync(temp, text)
     renameSync(temp, target)

@@ -18,7 +18,7 @@ const newestIn = (folder) => {
 }
 
 /** What `scripts/bundle.mjs` writes; the binary's bundle last, so its time is the build's. */
-const outputs = ["dist/city-plugin.mjs", "dist/city.cjs"]
+const outputs = ["dist/city-plugin.mjs", "dist/city-worker.mjs", "dist/city.cjs"]
 
 /** True when an output is missing, or the bundle is older than `src/`, package.json or the build scripts. */
 const isStale = (packageRoot) => {

@@ -189,6 +189,17 @@ export * as Manifest from "./schema/Manifest.ts"
  */
 export * as HostModules from "./services/loader/HostModules.ts"
 /**
+ * A plugin in a worker thread of its own: its entry imported and its initialize run there, its
+ * contributions reached through proxies; a spin, a leak or an exit in it ends only its worker.
+ * @since 0.1.0
+ */
+export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"
+/**
+ * The running workers of isolated plugins, and each one's heap.
+ * @since 0.1.0
+ */
+export * as Workers from "./services/isolation/Workers.ts"
+/**
  * How the loader imports a plugin's entry module (default: `import()`); a host may provide its own.
  * @since 0.1.0
  */

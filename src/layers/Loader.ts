@@ -24,6 +24,7 @@ import { Sessions } from "../services/city/Sessions.ts"
 import { Workspaces } from "../services/city/Workspaces.ts"
 import { core } from "./CityLive.ts"
 import * as Generations from "../services/loader/Generations.ts"
+import * as Workers from "../services/isolation/Workers.ts"
 import * as PluginLoader from "../services/loader/PluginLoader.ts"
 
 /**
@@ -32,7 +33,7 @@ import * as PluginLoader from "../services/loader/PluginLoader.ts"
  * @category layers
  */
 export const layer = (options: PluginLoader.LoaderOptions) =>
-  Generations.layer.pipe(Layer.provideMerge(PluginLoader.layer(options)))
+  Generations.layer.pipe(Layer.provideMerge(PluginLoader.layer(options)), Layer.provideMerge(Workers.layer))
 
 /**
  * The City core (City.core) with the loader on top: every core tag plus PluginLoader and

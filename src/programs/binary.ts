@@ -17,6 +17,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { HostModules } from "../services/loader/HostModules.ts"
 import { ModuleImporter } from "../services/loader/ModuleImporter.ts"
+import { WorkerScript } from "../services/isolation/WorkerScript.ts"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
 import { runMain, stoppedGracefully } from "./main.ts"
@@ -72,7 +73,8 @@ export const main = (host?: BinaryHost): void => {
     Effect.provideService(HostModules, {
       resolveFrom: import.meta.url,
       plugin: new URL("city-plugin.mjs", import.meta.url).href
-    })
+    }),
+    Effect.provideService(WorkerScript, { url: new URL("city-worker.mjs", import.meta.url).href })
   )
   runMain(hosted, {
     teardown: (exit, onExit) => {

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { IsolationMode } from "../schema/Isolation.ts"
 import { Application, Removal } from "../schema/Live.ts"
 import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
 import { Occasion } from "../schema/Occasion.ts"
@@ -111,6 +112,8 @@ const pluginSet = {
     root: RootKind,
     folder: Schema.String,
     status: Schema.String,
+    isolation: IsolationMode,
+    heap_used_bytes: Schema.NullOr(Schema.Number),
     dropped: Schema.Array(Schema.Struct({ kind: Schema.String, name: Schema.String, key: Schema.String })),
     warnings: Schema.Array(Schema.String),
     config_unset: Schema.Array(Schema.String)
@@ -197,7 +200,9 @@ export const documents = {
         started_at: Schema.String,
         loaded: Schema.Number,
         skipped: Schema.Array(Schema.Struct({ name: Schema.String, root: RootKind, kind: Schema.String, reason: Schema.String })),
-        missing: Schema.Array(Schema.String)
+        missing: Schema.Array(Schema.String),
+        /** The loaded plugins that run in worker threads of their own. */
+        isolated: Schema.Array(Schema.String)
       })),
       restart: Schema.NullOr(Schema.Struct({
         requested: Schema.Number,

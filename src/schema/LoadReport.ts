@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { IsolationMode } from "./Isolation.ts"
 
 /**
  * Which root a folder comes from: the bundled root is scanned first, the instance root second.
@@ -47,7 +48,9 @@ export const LoadedPlugin = Schema.Struct({
   /** One line each: what the loader noticed and let pass (config fields of unknown types, absent files, unknown config keys). */
   warnings: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   /** The keys of `required` config fields left unset (a form hint, never a skip). */
-  configUnset: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  configUnset: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /** Where it runs: the host's thread, or a worker thread of its own. */
+  isolation: Schema.optionalWith(IsolationMode, { default: () => "none" as const })
 })
 /**
  * A plugin that loaded: its name, version, root and folder.

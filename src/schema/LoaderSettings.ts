@@ -20,11 +20,34 @@
  *   instance-root one still needs the licence);
  * - `config`: each plugin's settings, decoded against its manifest's `configSchema`
  *   (schema/ConfigField.ts) and given to it as `ctx.config`;
+ * - `isolation`: `"worker"` or `"none"` for every plugin, or `{ "<name>": "worker" | "none" }` per
+ *   plugin; it overrides the manifest's `isolation`; without either a plugin runs in the host's
+ *   thread (docs/plugin-loader.md, "Isolation", says why);
+ * - `workerLimits`: `{ "heapMb", "callTimeoutMs" }` of each worker-isolated plugin;
  * - `bundledRoot` is overridden by `--bundled`.
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { FileRule } from "./FileErrors.ts"
+import { IsolationMode } from "./Isolation.ts"
+
+/**
+ * Where plugins run: one mode for every plugin, or a mode per plugin name (a name not listed
+ * keeps its manifest's choice, else the default, `"none"`).
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema.String, value: IsolationMode }))
+
+/**
+ * The limits of each worker-isolated plugin; a limit not given keeps its default.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WorkerLimits = Schema.Struct({
+  heapMb: Schema.optionalWith(Schema.Int.pipe(Schema.between(16, 65536)), { exact: true }),
+  callTimeoutMs: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 86_400_000)), { exact: true })
+})
 
 /**
  * @since 0.1.0
@@ -37,7 +60,9 @@ export const LoaderSettings = Schema.Struct({
   config: Schema.optionalWith(
     Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
     { exact: true }
-  )
+  ),
+  isolation: Schema.optionalWith(Isolation, { exact: true }),
+  workerLimits: Schema.optionalWith(WorkerLimits, { exact: true })
 }).annotations({ identifier: "LoaderSettings" })
 
 /**

@@ -26,6 +26,8 @@
  *   `requiresSharedApi`, `userConfigLabel` keep the reference's types;
  * - every other key is accepted and kept (real manifests carry some, such as `requires`);
  * - `skills` (an array of skill objects) is our extension: the plugin's initial skill set;
+ * - `isolation` (`"worker"` or `"none"`) is our extension: where the plugin asks to run
+ *   (docs/plugin-loader.md, "Isolation"); `plugins.json` overrides it;
  * - `dependsOn` (plugin names, or `{ "name", "optional": true }`) is our extension too, named so
  *   that it never meets the reference's `requires`: the plugins this one needs (docs/library.md,
  *   "Plugin dependencies"; docs/plugin-loader.md).
@@ -36,6 +38,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import { choice, ConfigSchema, dropUnknownTypes, fieldWarnings, UserConfigSchema } from "./ConfigField.ts"
+import { IsolationMode } from "./Isolation.ts"
 import { Skill } from "./PluginChange.ts"
 import { PluginName } from "./PluginName.ts"
 import { printable } from "./Printable.ts"
@@ -210,6 +213,9 @@ export const Manifest = Schema.Struct(
     )),
     web: optional(Web),
     skills: optional(Schema.Array(Skill).annotations({ description: "The plugin's initial skill set (an effect-city extension)." })),
+    isolation: optional(IsolationMode.annotations({
+      description: "Where the plugin asks to run (an effect-city extension): \"worker\", a worker thread of its own, or \"none\", the host's thread; plugins.json's isolation overrides it."
+    })),
     dependsOn: optional(
       Schema.Array(Schema.Union(PluginName, Schema.Struct({ name: PluginName, optional: optional(Schema.Boolean) }))).annotations({
         description:

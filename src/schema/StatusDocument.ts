@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { IsolationMode } from "./Isolation.ts"
 import { RootKind, SkippedPlugin } from "./LoadReport.ts"
 import { Occasion } from "./Occasion.ts"
 import { ProvisionState } from "./Outcome.ts"
@@ -29,6 +30,10 @@ export const StatusPlugin = Schema.Struct({
   root: Schema.NullOr(RootKind),
   /** The plugin folder, absolute, when the loader loaded it. */
   folder: Schema.NullOr(Schema.String),
+  /** Where it runs: the host's thread, or a worker thread of its own. */
+  isolation: IsolationMode,
+  /** Its worker's heap in use, in bytes, as last read; `null` when it runs in the host's thread or did not answer. */
+  heap_used_bytes: Schema.NullOr(Schema.Number),
   attempts: Schema.Number,
   /** ISO-8601 time of the last status change. */
   updated_at: Schema.String

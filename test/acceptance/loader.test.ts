@@ -861,8 +861,8 @@ describe("city plugins", () => {
       expect(listed.code).toBe(0)
       const out = json(listed)
       expect(out["loaded"]).toEqual([
-        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready", dropped: [], warnings: [], config_unset: [] },
-        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", dropped: [], warnings: [], config_unset: [] }
+        { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready", isolation: "none", heap_used_bytes: null, dropped: [], warnings: [], config_unset: [] },
+        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", isolation: "none", heap_used_bytes: null, dropped: [], warnings: [], config_unset: [] }
       ])
       expect(out["skipped"]).toEqual([expect.objectContaining({ name: "wrong", root: "instance", kind: "ManifestInvalid" })])
       expect(out["missing"]).toEqual(["gone"])
@@ -872,7 +872,7 @@ describe("city plugins", () => {
       const table = yield* cityProcess(["plugins", "list", "--bundled", bundled], { root })
       expect(table.code).toBe(0)
       expect(table.stderr).toContain("city: warning: plugin skipped: wrong: ")
-      expect(table.stdout).toMatch(/NAME\s+ROOT\s+VERSION\s+STATUS\s+FOLDER\nbase\s+bundled\s+1\.0\.0\s+ready/)
+      expect(table.stdout).toMatch(/NAME\s+ROOT\s+VERSION\s+STATUS\s+ISOLATION\s+HEAP\s+FOLDER\nbase\s+bundled\s+1\.0\.0\s+ready\s+none/)
       expect(table.stdout).toMatch(/SKIPPED\s+ROOT\s+REASON\nwrong\s+instance\s+.*apiVersion: unsupported plugin API version/)
       expect(table.stdout).toContain("enabled but provided by no root: gone")
     }))))

@@ -31,9 +31,9 @@ describe("plugins.json", () => {
     })))
 
   it.scoped.each([
-    [{ licenced: ["notes"] }, "licenced: is not a known key (did you mean \"licensed\"? the keys are bundledRoot, enabled, licensed, config)"],
-    [{ Enabled: [] }, "Enabled: is not a known key (did you mean \"enabled\"? the keys are bundledRoot, enabled, licensed, config)"],
-    [{ plugins: [] }, "plugins: is not a known key (the keys are bundledRoot, enabled, licensed, config)"],
+    [{ licenced: ["notes"] }, "licenced: is not a known key (did you mean \"licensed\"? the keys are bundledRoot, enabled, licensed, config, isolation, workerLimits)"],
+    [{ Enabled: [] }, "Enabled: is not a known key (did you mean \"enabled\"? the keys are bundledRoot, enabled, licensed, config, isolation, workerLimits)"],
+    [{ plugins: [] }, "plugins: is not a known key (the keys are bundledRoot, enabled, licensed, config, isolation, workerLimits)"],
     [{ licensed: "notes" }, "licensed: Expected ReadonlyArray<string>, actual \"notes\""],
     [{ config: { notes: 5 } }, "config.notes: Expected { readonly [x: string]: unknown }, actual 5"]
   ])("%j is refused naming the file, the field and the rule", ([json, rule]) =>

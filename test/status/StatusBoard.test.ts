@@ -18,6 +18,7 @@ import type { LoadReport } from "../../src/schema/LoadReport.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../src/schema/PluginSnapshot.ts"
 import { StatusDocument, StatusEvent } from "../../src/schema/StatusDocument.ts"
 import type { CapabilityListing } from "../../src/services/capabilities/Listings.ts"
+import type { WorkerHeap } from "../../src/services/isolation/Workers.ts"
 import * as StatusBoard from "../../src/services/status/StatusBoard.ts"
 
 const at = "2026-12-01T10:00:00.000Z"
@@ -31,7 +32,7 @@ const snapshot = (name: string, status: PluginSnapshot["status"] = "ready"): Plu
 })
 const report = (generation: number): LoadReport => ({
   generation,
-  loaded: [{ name: "clock", version: "1.0.0", root: "instance", folder: "/srv/plugins/clock", dropped: [], warnings: [], configUnset: [] }],
+  loaded: [{ name: "clock", version: "1.0.0", root: "instance", folder: "/srv/plugins/clock", dropped: [], warnings: [], configUnset: [], isolation: "none" }],
   skipped: [{ name: "broken", root: "bundled", folder: "/srv/bundled/broken", kind: "ManifestInvalid", reason: "apiVersion: <\"9\">" }],
   missing: ["ghost"],
   notEnabled: [],
@@ -50,6 +51,7 @@ const world = Effect.gen(function*() {
   const changes = yield* PubSub.unbounded<SnapshotChange>()
   const generation = yield* Ref.make(1)
   const owed = yield* Ref.make<ReadonlyArray<OwedRecord>>([])
+  const heaps = yield* Ref.make<ReadonlyArray<WorkerHeap>>([])
   const board = yield* StatusBoard.make(
     { version: "0.1.0", pollInterval: "1 hour", sessions: Effect.succeed({ count: 2, busy: 1 }) },
     {
@@ -57,10 +59,11 @@ const world = Effect.gen(function*() {
       changes: Stream.fromPubSub(changes),
       report: Effect.map(Ref.get(generation), report),
       capabilities: Effect.succeed(listing),
-      owed: Ref.get(owed)
+      owed: Ref.get(owed),
+      heaps: Ref.get(heaps)
     }
   )
-  return { board, changes, generation, owed }
+  return { board, changes, generation, heaps, owed }
 })
 
 const decodeDocument = Schema.decodeUnknownSync(StatusDocument)
@@ -138,6 +141,25 @@ describe("StatusBoard", () => {
         const decoded = Schema.decodeUnknownSync(StatusEvent)(JSON.parse(e.json))
         expect(decoded._tag).toBe(e.tag)
       }
+    }))
+
+  it.scoped("an isolated plugin's worker heap, read at each refresh: a changed figure is a plugin event and in the served JSON", () =>
+    Effect.gen(function*() {
+      const { board, heaps } = yield* world
+      const heapOf = Effect.map(board.current, (d) => d.plugins.find((p) => p.name === "clock")?.heap_used_bytes)
+      expect(yield* heapOf).toBeNull()
+      const events = yield* subscribed(board.events, (seen) => seen.filter((e) => e._tag === "plugin").length === 2)
+      yield* Ref.set(heaps, [{ plugin: "clock", heap: Option.some({ used: 7 * 2 ** 20, limit: 300 * 2 ** 20 }) }])
+      yield* board.refresh
+      yield* board.refresh // the same figure again: no event
+      yield* Ref.set(heaps, [{ plugin: "clock", heap: Option.none() }])
+      yield* board.refresh
+      const plugins = (yield* events).flatMap((e) => (e._tag === "plugin" ? [e.plugin.heap_used_bytes] : []))
+      expect(plugins).toEqual([7 * 2 ** 20, null])
+      yield* Ref.set(heaps, [{ plugin: "clock", heap: Option.some({ used: 9 * 2 ** 20, limit: 300 * 2 ** 20 }) }])
+      yield* board.refresh
+      expect(yield* heapOf).toBe(9 * 2 ** 20)
+      expect(decodeDocument(JSON.parse(yield* board.encoded)).plugins.find((p) => p.name === "clock")?.heap_used_bytes).toBe(9 * 2 ** 20)
     }))
 
   it.scoped("a new generation sends the whole document again", () =>

@@ -35,6 +35,8 @@ const document = Schema.decodeUnknownSync(StatusDocument)({
       source: "instance",
       root: "instance",
       folder: `/srv/plugins/${evil.nonAscii}`,
+      isolation: "worker",
+      heap_used_bytes: 7 * 1048576,
       attempts: 3,
       updated_at: "2025-03-01T10:00:01.000Z"
     },
@@ -46,6 +48,8 @@ const document = Schema.decodeUnknownSync(StatusDocument)({
       source: "code",
       root: null,
       folder: null,
+      isolation: "none",
+      heap_used_bytes: null,
       attempts: 1,
       updated_at: "2025-03-01T10:00:02Z"
     },
@@ -57,6 +61,8 @@ const document = Schema.decodeUnknownSync(StatusDocument)({
       source: "bundled",
       root: "bundled",
       folder: "/opt/city/bundled/emoji",
+      isolation: "worker",
+      heap_used_bytes: null,
       attempts: 0,
       updated_at: "2025-03-01T10:00:03Z"
     }
@@ -204,6 +210,8 @@ describe("page", () => {
     expect(html).toContain("<span class=\"badge status-error\">error</span>")
     expect(html).toContain("<span class=\"badge status-ready\">ready</span>")
     expect(html).toContain("<span class=\"badge status-initializing\">initializing</span>")
+    // Where each runs, and a worker's heap in MiB.
+    expect(html).toContain("<td class=\"text\">worker</td><td class=\"bytes\">7.0 MiB</td>")
 
     const skipped = [...html.matchAll(/<tr data-skipped="([^"]*)">/g)].map((m) => m[1])
     expect(skipped).toEqual(document.skipped.map((s) => escapeHtml(s.name)))
@@ -231,7 +239,7 @@ describe("page", () => {
   it("shows `none` in every empty table and list", () => {
     const none = page(empty)
     expect(none).toContain("<table id=\"plugins\">")
-    expect(inside(none, "<table id=\"plugins\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"9\">none</td></tr></tbody>")
+    expect(inside(none, "<table id=\"plugins\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"11\">none</td></tr></tbody>")
     expect(inside(none, "<table id=\"skipped\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"5\">none</td></tr></tbody>")
     expect(inside(none, "<table id=\"endpoints\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"6\">none</td></tr></tbody>")
     expect(none).toContain("<ul id=\"missing\" aria-labelledby=\"missing-title\"><li class=\"none\">none</li></ul>")
@@ -446,6 +454,8 @@ const plugin = (name: string, status = "ready") => ({
   source: "code",
   root: null,
   folder: null,
+  isolation: "none",
+  heap_used_bytes: null,
   attempts: 0,
   updated_at: "2025-01-01T00:00:00Z"
 })

@@ -50,6 +50,7 @@ import * as DaemonLock from "../../services/live/DaemonLock.ts"
 import { discover as discoverRoots } from "../../services/loader/Discovery.ts"
 import { Generations } from "../../services/loader/Generations.ts"
 import { PluginLoader } from "../../services/loader/PluginLoader.ts"
+import { Workers } from "../../services/isolation/Workers.ts"
 import type { RunningGeneration } from "../../schema/PluginGeneration.ts"
 import * as RestartRequests from "../../services/loader/RestartRequests.ts"
 import * as Settings from "../../services/loader/Settings.ts"
@@ -160,15 +161,25 @@ export const discover = (o: LoaderInput) =>
     })
   )
 
+/**
+ * A loaded plugin as listed: its status, and for a worker-isolated one its worker's heap (known in
+ * the City this verb runs; a daemon's published generation carries none: `city status --url` and
+ * the status page show the daemon's, live).
+ */
+type Listed = LoadReport["loaded"][number] & { readonly status: string; readonly heapUsed?: number | undefined }
+
+/** A heap in MiB, one decimal; empty when unknown or not isolated. */
+const heapText = (bytes: number | undefined) => (bytes === undefined ? "" : `${(bytes / 2 ** 20).toFixed(1)} MiB`)
+
 /** The tables of a generation's report: loaded (with what provides dropped), skipped, not enabled, missing, notices. */
-const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status?: string } & LoadReport["loaded"][number]>) =>
+const printReport = (report: LoadReport, loaded: ReadonlyArray<Listed>) =>
   Effect.gen(function*() {
     yield* Console.log(
       loaded.length === 0
         ? "no plugins loaded"
         : Out.table(
-          ["NAME", "ROOT", "VERSION", "STATUS", "FOLDER"],
-          loaded.map((p) => [p.name, p.root, p.version, p.status ?? "", p.folder])
+          ["NAME", "ROOT", "VERSION", "STATUS", "ISOLATION", "HEAP", "FOLDER"],
+          loaded.map((p) => [p.name, p.root, p.version, p.status, p.isolation, heapText(p.heapUsed), p.folder])
         )
     )
     const dropped = report.loaded.flatMap((p) => p.dropped.map((d) => [p.name, d.kind, d.name, `provides.${d.key}`]))
@@ -196,13 +207,15 @@ const printReport = (report: LoadReport, loaded: ReadonlyArray<{ readonly status
  * The plugin set of a `plugins list` document in the glossary's words; `invalid` holds the
  * folders skipped for their manifest (the report keeps its reason, not its field).
  */
-const setJson = (report: LoadReport, loaded: ReadonlyArray<LoadReport["loaded"][number] & { readonly status: string }>) => ({
+const setJson = (report: LoadReport, loaded: ReadonlyArray<Listed>) => ({
   loaded: loaded.map((p) => ({
     name: p.name,
     version: p.version,
     root: p.root,
     folder: p.folder,
     status: p.status,
+    isolation: p.isolation,
+    heap_used_bytes: p.heapUsed ?? null,
     dropped: p.dropped,
     warnings: p.warnings,
     config_unset: p.configUnset
@@ -264,7 +277,10 @@ export const list = (o: LoaderInput) =>
       const snapshots = yield* Context.get(context, PluginRegistry).snapshots
       const alerts = yield* Context.get(context, PluginLoader).alerts
       const statusOf = (name: string) => snapshots.find((s) => s.name === name)?.status ?? "gone"
-      const loaded = report.loaded.map((p) => ({ ...p, status: statusOf(p.name) }))
+      const heaps = yield* Context.get(context, Workers).heaps
+      const heapOf = (name: string) =>
+        Option.getOrUndefined(Option.map(Option.flatten(Option.fromNullable(heaps.find((h) => h.plugin === name)?.heap)), (h) => h.used))
+      const loaded = report.loaded.map((p) => ({ ...p, status: statusOf(p.name), heapUsed: heapOf(p.name) }))
       if (o.json) {
         return yield* Out.printDocument("plugins list", {
           ok: true,

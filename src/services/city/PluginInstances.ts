@@ -36,6 +36,7 @@ import { unsafeLifecycleDuration } from "../internal/counters.ts"
 import type { Contributions } from "../Contributions.ts"
 import type { Plugin } from "../Plugin.ts"
 import * as LifecycleContext from "../PluginLifecycleContext.ts"
+import { PluginLiveness } from "./PluginLiveness.ts"
 import { SiblingViews, type SiblingViewsShape } from "../Siblings.ts"
 import { LeaseTable } from "./LeaseTable.ts"
 import { providerIn } from "./ExecutionView.ts"
@@ -52,6 +53,8 @@ import { closeScope, type PluginLife, make as makePluginLife } from "./PluginLif
 export interface StartOptions {
   readonly requestReload?: LifecycleContext.PluginLifecycleContextShape["requestReload"] | undefined
   readonly config?: LifecycleContext.PluginConfig | undefined
+  /** What the plugin's PluginLiveness does when it is lost (the registry's `crashed`). */
+  readonly lost?: ((reason: string) => Effect.Effect<void>) | undefined
 }
 
 /**
@@ -169,6 +172,7 @@ export const make = Effect.gen(function*() {
           Effect.provideService(Scope.Scope, scope),
           Effect.provideService(LifecycleContext.PluginLifecycleContext, lifecycle),
           Effect.provideService(SiblingViews, siblingViews),
+          Effect.provideService(PluginLiveness, { lost: options?.lost ?? (() => Effect.void) }),
           // Its logs carry the plugin's name. This is the first step of the fiber `FiberMap.run`
           // gives it, whose refs no one inherits: set, with nothing to restore.
           (initialize) =>

@@ -122,6 +122,13 @@ export interface PluginRegistryShape {
    * plugin whose dependency failed): an error snapshot with `reason`. Internal to the City.
    */
   readonly unstarted: (plugin: Plugin<unknown, unknown>, reason: string, source?: string) => Effect.Effect<void>
+  /**
+   * Records that a ready plugin failed on its own (its worker thread ended): it leaves the next
+   * view at once, is disposed after the last lease on it, and then keeps an error snapshot with
+   * `reason`, so a later `add` is a retry. Nothing happens when it is not ready (being added,
+   * removed or gone) or when the City is closing (the close disposes it). Internal to the City.
+   */
+  readonly crashed: (name: string, reason: string) => Effect.Effect<void>
 }
 
 /**
@@ -202,7 +209,7 @@ export const make = Effect.gen(function*() {
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       return snapshots.initializing(name, plugin.version, options?.source ?? "code").pipe(
-        Effect.zipRight(instances.start(plugin, options, restore)),
+        Effect.zipRight(instances.start(plugin, { ...options, lost: (reason) => crashed(name, reason) }, restore)),
         Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
           Either.isLeft(started)
             ? Effect.zipRight(snapshots.failed(name, lastError(started.left)), Effect.fail(started.left))
@@ -351,6 +358,24 @@ export const make = Effect.gen(function*() {
   const unstarted: PluginRegistryShape["unstarted"] = (plugin, reason, source) =>
     Effect.zipRight(snapshots.initializing(plugin.name, plugin.version, source ?? "code"), snapshots.failed(plugin.name, reason))
 
+  const crashed: PluginRegistryShape["crashed"] = (name, reason) =>
+    Effect.suspend(() => {
+      if (state.refuse(`record the crash of plugin ${name}`) !== undefined) return Effect.void
+      const body = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => {
+          const life = lives.get(name)
+          const before = snapshots.current(name)
+          if (life === undefined || before?.status !== "ready") return Effect.void
+          return removeLive(name, life, restore).pipe(
+            Effect.flatMap((removal) => removal.disposal),
+            Effect.ignore,
+            Effect.zipRight(snapshots.initializing(name, before.version, before.source)),
+            Effect.zipRight(snapshots.failed(name, reason))
+          )
+        })
+      return Effect.ignore(mutex.withLock(name, body, state.cancelled(`record the crash of plugin ${name}`)))
+    })
+
   const replaceSkills: PluginRegistryShape["replaceSkills"] = (name, skills) =>
     Effect.suspend(() => {
       const life = lives.get(name)
@@ -383,7 +408,8 @@ export const make = Effect.gen(function*() {
     changes: snapshots.changes,
     replaceSkills,
     explain: snapshots.explain,
-    unstarted
+    unstarted,
+    crashed
   } satisfies PluginRegistryShape
 })
 

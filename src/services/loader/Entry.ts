@@ -25,7 +25,6 @@ import * as Option from "effect/Option"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { EntryImportFailed, EntryNotFound, EntryShapeInvalid, PromptRejected } from "../../schema/LoaderErrors.ts"
-import type { Manifest } from "../../schema/Manifest.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { Siblings } from "../Siblings.ts"
 import * as TextFile from "../files/TextFile.ts"
@@ -129,16 +128,16 @@ const field = (module: unknown, key: string): unknown =>
  * @since 0.1.0
  * @category import
  */
-export const shapeOf = (module: unknown, manifest: Manifest, file: string): Effect.Effect<EntryShape, EntryShapeInvalid> => {
+export const shapeOf = (module: unknown, name: string, file: string): Effect.Effect<EntryShape, EntryShapeInvalid> => {
   const byDefault = field(module, "default")
   const named = field(module, "plugin")
   const plugin = isLoadablePlugin(byDefault) ? byDefault : isLoadablePlugin(named) ? named : undefined
   if (plugin !== undefined) {
-    if (plugin.name !== manifest.name) {
+    if (plugin.name !== name) {
       return Effect.fail(
         new EntryShapeInvalid({
           file,
-          rule: `exports a Plugin named ${JSON.stringify(plugin.name)}; the manifest names ${JSON.stringify(manifest.name)}`
+          rule: `exports a Plugin named ${JSON.stringify(plugin.name)}; the manifest names ${JSON.stringify(name)}`
         })
       )
     }

@@ -58,6 +58,9 @@ import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { Siblings, type SiblingsShape } from "../Siblings.ts"
 import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
 import * as HostModules from "./internal/resolveHook.ts"
+import * as WorkerPlugin from "../isolation/WorkerPlugin.ts"
+import { Workers } from "../isolation/Workers.ts"
+import type { IsolationMode } from "../../schema/Isolation.ts"
 import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "./Entry.ts"
 import * as LoadAlerts from "./LoadAlerts.ts"
 import * as Provides from "./Provides.ts"
@@ -87,6 +90,13 @@ export interface LoaderOptions {
   readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
   /** The settings file the config comes from, for messages. Default: `<city root>/plugins.json`. */
   readonly settingsFile?: string | undefined
+  /**
+   * Where plugins run: one mode for every plugin, or a mode per name; it overrides the
+   * manifest's `isolation`. Default: each manifest's, else `"none"` (docs/plugin-loader.md, "Isolation").
+   */
+  readonly isolation?: IsolationMode | Readonly<Record<string, IsolationMode>> | undefined
+  /** The limits of each worker-isolated plugin; a limit not given keeps `WorkerPlugin.defaultLimits`. */
+  readonly workerLimits?: Partial<WorkerPlugin.Limits> | undefined
 }
 
 /**
@@ -141,6 +151,7 @@ export const make = (options: LoaderOptions) =>
     const registry = yield* PluginRegistry
     const leases = yield* ExecutionLeases
     const config = yield* CityConfig
+    const workers = yield* Workers
     const fs = yield* FileSystem.FileSystem
     const alerts = yield* LoadAlerts.make
     const allEnabled = options.enabled === "all"
@@ -167,6 +178,18 @@ export const make = (options: LoaderOptions) =>
       readonly dropped: Array<Provides.Dropped>
       /** Copies of host-provided packages the folder ships and the host does not use. */
       readonly shadowed: ReadonlyArray<string>
+      readonly isolation: IsolationMode
+    }
+
+    /** Where a plugin runs: plugins.json's choice (for all, or for its name), else its manifest's, else in the host's thread. */
+    const isolationOf = (manifest: Manifest): IsolationMode =>
+      typeof options.isolation === "string"
+        ? options.isolation
+        : options.isolation?.[manifest.name] ?? manifest.isolation ?? "none"
+    const workerLimits: WorkerPlugin.Limits = {
+      ...WorkerPlugin.defaultLimits,
+      disposeTimeout: config.disposeTimeout,
+      ...options.workerLimits
     }
 
     /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
@@ -194,11 +217,8 @@ export const make = (options: LoaderOptions) =>
         const file = path.resolve(folder, manifest.entry)
         const mtime = yield* (files?.mtime ?? statEntry(file))
         const prompt = yield* (files?.prompt ?? readPrompts(folder))
-        // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
-        yield* HostModules.admit(folder)
         const shadowed = yield* HostModules.shadowedCopies(folder)
-        const module = yield* importEntry(file, importUrl(file, manifest.version, mtime))
-        const shape = yield* shapeOf(module, manifest, file)
+        const url = importUrl(file, manifest.version, mtime)
         const extras = { prompt, skills: manifest.skills }
         const dropped: Array<Provides.Dropped> = []
         // The manifest's provides, enforced on what initialize contributes (see Provides.ts).
@@ -213,6 +233,38 @@ export const make = (options: LoaderOptions) =>
             }
             return enforced.contributions
           })
+        const isolation = isolationOf(manifest)
+        if (isolation === "worker") {
+          // The entry is imported in the worker only (docs/plugin-loader.md, "Isolation").
+          const isolated = WorkerPlugin.make({
+            name: manifest.name,
+            version: manifest.version,
+            url,
+            folder,
+            limits: workerLimits,
+            invoke
+          })
+          return {
+            plugin: makePlugin({
+              name: manifest.name,
+              version: manifest.version,
+              requires: manifest.dependsOn,
+              initialize: isolated.initialize.pipe(
+                Effect.provideService(Workers, workers),
+                Effect.map((contributions) => withExtras(contributions, extras)),
+                Effect.flatMap(enforce)
+              )
+            }),
+            settings,
+            dropped,
+            shadowed,
+            isolation
+          }
+        }
+        // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
+        yield* HostModules.admit(folder)
+        const module = yield* importEntry(file, url)
+        const shape = yield* shapeOf(module, manifest.name, file)
         if (shape._tag === "Register") {
           const plugin = fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
           return {
@@ -224,7 +276,8 @@ export const make = (options: LoaderOptions) =>
             }),
             settings,
             dropped,
-            shadowed
+            shadowed,
+            isolation
           }
         }
         const plugin = shape.plugin
@@ -241,7 +294,8 @@ export const make = (options: LoaderOptions) =>
           }),
           settings,
           dropped,
-          shadowed
+          shadowed,
+          isolation
         }
       })
 
@@ -353,7 +407,7 @@ export const make = (options: LoaderOptions) =>
               yield* skip(found, manifest.name, manifest.version, stagedPlugin.left)
               continue
             }
-            const { dropped, plugin, settings, shadowed } = stagedPlugin.right
+            const { dropped, isolation, plugin, settings, shadowed } = stagedPlugin.right
             const added = yield* Effect.either(
               registry.add(plugin, {
                 source: sourceOf(found.root, found.folder),
@@ -384,7 +438,8 @@ export const make = (options: LoaderOptions) =>
               folder: found.folder,
               dropped: [...dropped],
               warnings,
-              configUnset: settings.unset
+              configUnset: settings.unset,
+              isolation
             })
             yield* alerts.clear(manifest.name)
           }

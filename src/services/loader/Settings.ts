@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -120,6 +121,11 @@ export const options = (
       enabled: settings.enabled ?? "all",
       licensed: settings.licensed ?? [],
       config: settings.config ?? {},
+      isolation: settings.isolation,
+      workerLimits: {
+        ...(settings.workerLimits?.heapMb === undefined ? {} : { heapMb: settings.workerLimits.heapMb }),
+        ...(settings.workerLimits?.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(settings.workerLimits.callTimeoutMs) })
+      },
       settingsFile: settingsFile(root),
       settingsExist: settings.exists
     }

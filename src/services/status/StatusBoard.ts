@@ -60,6 +60,7 @@ import {
 import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { type CapabilityListing, Listings } from "../capabilities/Listings.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
+import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
 import { Generations } from "../loader/Generations.ts"
 import { isOwed, Reloads } from "../live/Reloads.ts"
 
@@ -92,6 +93,8 @@ export interface StatusSources {
   readonly report: Effect.Effect<LoadReport>
   readonly capabilities: Effect.Effect<CapabilityListing, RootNotFound | StateError>
   readonly owed: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
+  /** The heaps of the isolated plugins' workers, read at each refresh. */
+  readonly heaps: Effect.Effect<ReadonlyArray<WorkerHeap>>
 }
 
 /**
@@ -99,18 +102,20 @@ export interface StatusSources {
  * @since 0.1.0
  * @category constructors
  */
-export const fromServices: Effect.Effect<StatusSources, never, PluginRegistry | Generations | Listings | Reloads> = Effect.gen(
+export const fromServices: Effect.Effect<StatusSources, never, PluginRegistry | Generations | Listings | Reloads | Workers> = Effect.gen(
   function*() {
     const registry = yield* PluginRegistry
     const generations = yield* Generations
     const listings = yield* Listings
     const reloads = yield* Reloads
+    const workers = yield* Workers
     return {
       snapshots: registry.snapshots,
       changes: registry.changes,
       report: generations.current,
       capabilities: listings.capabilities,
-      owed: reloads.list
+      owed: reloads.list,
+      heaps: workers.heaps
     }
   }
 )
@@ -166,7 +171,7 @@ const published = (event: StatusEvent, json?: () => string): Published => {
   }
 }
 
-const pluginRow = (snapshot: PluginSnapshot, loaded: LoadedPlugin | undefined): StatusPlugin => {
+const pluginRow = (snapshot: PluginSnapshot, loaded: LoadedPlugin | undefined, heapUsed: number | undefined): StatusPlugin => {
   return {
     name: snapshot.name,
     status: snapshot.status,
@@ -175,6 +180,8 @@ const pluginRow = (snapshot: PluginSnapshot, loaded: LoadedPlugin | undefined): 
     source: snapshot.source,
     root: loaded?.root ?? null,
     folder: loaded?.folder ?? null,
+    isolation: loaded?.isolation ?? "none",
+    heap_used_bytes: heapUsed ?? null,
     attempts: snapshot.attempts,
     updated_at: snapshot.updated_at
   }
@@ -245,6 +252,8 @@ export const make = (
     let loadedByName = new Map(report.loaded.map((p) => [p.name, p]))
     let generation = { number: report.generation, started_at: DateTime.formatIso(startedAt) }
     const snapshots = new Map<string, PluginSnapshot>()
+    /** Each isolated plugin's worker heap in use, as last read. */
+    let heaps = new Map<string, number>()
     let endpoints = new Map<string, StatusEndpoint>()
     const log: Array<StatusLogEntry> = []
     let lastPoll: string | null = null
@@ -271,7 +280,7 @@ export const make = (
 
     const pluginRows = () =>
       [...snapshots.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((s) =>
-        pluginRow(s, loadedByName.get(s.name))
+        pluginRow(s, loadedByName.get(s.name), heaps.get(s.name))
       )
     const endpointRows = () => [...endpoints.values()].sort(byKey)
     const rest = (h: Effect.Effect.Success<typeof health>) => ({
@@ -314,7 +323,7 @@ export const make = (
         const s = change.snapshot
         const before = snapshots.get(s.name)
         snapshots.set(s.name, s)
-        const events: Array<StatusEvent> = [{ _tag: "plugin", plugin: pluginRow(s, loadedByName.get(s.name)) }]
+        const events: Array<StatusEvent> = [{ _tag: "plugin", plugin: pluginRow(s, loadedByName.get(s.name), heaps.get(s.name)) }]
         if (before?.status !== s.status) {
           events.push(yield* note("plugin", `${s.name}: ${s.status}` + (s.status === "error" && s.last_error !== undefined ? ` (${s.last_error.slice(0, 300)})` : "")))
         }
@@ -378,6 +387,17 @@ export const make = (
           yield* note("generation", `plugin generation ${current.generation} ready: ${current.loaded.length} loaded, ${current.skipped.length} skipped`)
         )
       }
+      // The workers' heaps: a plugin whose figure changed is a `plugin` event.
+      const read_heaps = new Map(
+        (yield* sources.heaps).flatMap((w) => (Option.isSome(w.heap) ? [[w.plugin, w.heap.value.used] as const] : []))
+      )
+      for (const name of new Set([...heaps.keys(), ...read_heaps.keys()])) {
+        if (heaps.get(name) === read_heaps.get(name)) continue
+        const snapshot = snapshots.get(name)
+        pluginsJson = undefined
+        if (snapshot !== undefined) events.push({ _tag: "plugin", plugin: pluginRow(snapshot, loadedByName.get(name), read_heaps.get(name)) })
+      }
+      heaps = read_heaps
       const read = yield* Effect.either(readEndpoints)
       if (read._tag === "Left") {
         const message = read.left.message

@@ -67,7 +67,7 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 // ---------------------------------------------------------------------------------------------
 
 /** How a cell shows its value; also the cell's class. */
-type CellKind = "text" | "code" | "number" | "time" | "pre" | "badge" | "last" | "owed"
+type CellKind = "text" | "code" | "number" | "bytes" | "time" | "pre" | "badge" | "last" | "owed"
 
 interface Column<F extends string> {
   readonly title: string
@@ -83,6 +83,8 @@ const pluginColumns: ReadonlyArray<Column<keyof StatusPlugin>> = [
   { title: "Version", field: "version", kind: "text" },
   { title: "Source", field: "source", kind: "text" },
   { title: "Root", field: "root", kind: "text" },
+  { title: "Isolation", field: "isolation", kind: "text" },
+  { title: "Heap", field: "heap_used_bytes", kind: "bytes" },
   { title: "Folder", field: "folder", kind: "code" },
   { title: "Attempts", field: "attempts", kind: "number" },
   { title: "Last error", field: "last_error", kind: "pre" }
@@ -206,6 +208,8 @@ const content = (column: Column<string>, value: unknown): ReadonlyArray<Child> =
   switch (column.kind) {
     case "number":
       return [String(value)]
+    case "bytes":
+      return [`${(Number(value) / 1048576).toFixed(1)} MiB`]
     case "time":
       return [time(String(value))]
     case "pre":
@@ -590,6 +594,7 @@ export const script: string = String.raw`(function () {
     if (value === null || value === undefined) return [nil()];
     switch (column.kind) {
       case "number": return [String(value)];
+      case "bytes": return [(Number(value) / 1048576).toFixed(1) + " MiB"];
       case "time": return [time(String(value))];
       case "pre": return [h("pre", {}, [String(value)])];
       case "badge": return [badge(column.field, String(value))];

@@ -1,0 +1,153 @@
+/**
+ * Isolation benchmark (docs/plugin-loader.md, "Isolation"): an action's round trip into a
+ * worker-isolated plugin, the way a host calls it (`calls.invoke` of a City scope over the loader,
+ * the plugin loaded from its folder with `"isolation": "worker"`), against the floor: a bare
+ * `postMessage` round trip of the same payload between this thread and an echoing worker thread.
+ * The same action in-process is printed beside them for reference, and so are the start time
+ * (the loader's `add` of the isolated plugin: the worker's start, its imports and the plugin's
+ * initialize) and the heap of one isolated plugin's worker.
+ * Goal: the isolated round trip ≤ 3x the floor (median of the per-round ratio).
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { performance } from "node:perf_hooks"
+import { Worker } from "node:worker_threads"
+import * as Loader from "../src/layers/Loader.ts"
+import { makeScope } from "../src/services/city/CityService.ts"
+import { ExecutionLeases } from "../src/services/city/ExecutionLeases.ts"
+import { PluginRegistry } from "../src/services/city/PluginRegistry.ts"
+import * as WorkerPlugin from "../src/services/isolation/WorkerPlugin.ts"
+import * as Plugin from "../src/services/Plugin.ts"
+import { Workers } from "../src/services/isolation/Workers.ts"
+import { Generations } from "../src/services/loader/Generations.ts"
+import { compare, finish, goal, line } from "./harness.ts"
+
+const CALLS = 2_000
+const payload = { text: "a note about the garden", n: 42, tags: ["plants", "water", "june"], nested: { done: false, at: 1733230000000 } }
+
+const root = mkdtempSync(join(tmpdir(), "city-bench-isolation-"))
+const plugin = (name: string) => {
+  const folder = join(root, "plugins", name)
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(join(folder, "city-plugin.json"), JSON.stringify({ name, version: "1.0.0", apiVersion: "1", description: "", entry: "index.mjs" }))
+  writeFileSync(join(folder, "index.mjs"), `export async function register(ctx) { ctx.registerAction("echo", { handler: (input) => input }) }\n`)
+}
+plugin("inner")
+plugin("outer")
+
+/** The floor: an echoing worker thread and one `postMessage` round trip at a time. */
+const echo = new Worker(`const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage(m))`, { eval: true })
+const roundTrips = (n: number) =>
+  new Promise<void>((resolve) => {
+    let left = n
+    const next = () => {
+      if (left-- === 0) {
+        echo.off("message", next)
+        return resolve()
+      }
+      echo.postMessage(payload)
+    }
+    echo.on("message", next)
+    next()
+  })
+
+const main = Effect.gen(function*() {
+  const scope = yield* Scope.make()
+  const started = performance.now()
+  const context = yield* Layer.buildWithScope(
+    Loader.withCore({ root }, { enabled: ["inner", "outer"], licensed: ["inner", "outer"], isolation: { outer: "worker" } }),
+    scope
+  )
+  const loadMs = performance.now() - started
+  const report = yield* Context.get(context, Generations).current
+  if (report.loaded.length !== 2) return yield* Effect.dieMessage(`the plugins did not load: ${JSON.stringify(report.skipped)}`)
+  const calls = makeScope(Context.get(context, PluginRegistry), Context.get(context, ExecutionLeases))({
+    agent: { id: "bench" },
+    workspace: { id: "w", path: root }
+  })
+  const workers = Context.get(context, Workers)
+  const runtime = yield* Effect.runtime<never>()
+  const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(Effect.provide(effect, runtime))
+  const invokeMany = (name: string) => () =>
+    run(Effect.repeatN(calls.invoke(name, "echo", payload), CALLS - 1)).then(() => undefined)
+
+  const isolated = yield* Effect.promise(() =>
+    compare({
+      label: `invoke of an isolated plugin's action, ${CALLS} calls`,
+      baseline: "postMessage round trip",
+      ops: CALLS,
+      rounds: 11,
+      warmup: 3,
+      subjectRound: { run: invokeMany("outer") },
+      baselineRound: { run: () => roundTrips(CALLS) }
+    })
+  )
+  const inProcess = yield* Effect.promise(() =>
+    compare({
+      label: `invoke of the same action in-process (reference)`,
+      baseline: "postMessage round trip",
+      ops: CALLS,
+      rounds: 11,
+      warmup: 3,
+      subjectRound: { run: invokeMany("inner") },
+      baselineRound: { run: () => roundTrips(CALLS) }
+    })
+  )
+  console.log(line(isolated))
+  console.log(line(inProcess))
+
+  // One isolated plugin's start: the registry's add of a worker-isolated plugin (its worker's
+  // start, its imports, the plugin's initialize there), then its heap while it runs.
+  const registry = Context.get(context, PluginRegistry)
+  const folder = join(root, "plugins", "outer")
+  const starts: Array<number> = []
+  let heap: Option.Option<{ readonly used: number; readonly limit: number }> = Option.none()
+  for (let i = 0; i < 7; i++) {
+    const name = `probe${i}`
+    const t0 = performance.now()
+    const isolated = WorkerPlugin.make({
+      name,
+      version: "1.0.0",
+      url: pathToFileURL(join(folder, "index.mjs")).href,
+      folder,
+      limits: WorkerPlugin.defaultLimits,
+      invoke: () => Effect.dieMessage("no siblings in this benchmark")
+    })
+    yield* registry.add(Plugin.make({ name, version: "1.0.0", initialize: Effect.provideService(isolated.initialize, Workers, workers) }))
+    starts.push(performance.now() - t0)
+    heap = (yield* workers.heaps).find((h) => h.plugin === name)?.heap ?? Option.none()
+    yield* Effect.flatMap(registry.remove(name), (removal) => (Option.isSome(removal) ? removal.value.disposal : Effect.void))
+  }
+  starts.sort((a, b) => a - b)
+  console.log(
+    `  one isolated plugin: started in ${starts[3]!.toFixed(0)} ms (median of 7 adds; min ${starts[0]!.toFixed(0)} ms), ` +
+      `its worker's heap ${Option.match(heap, { onNone: () => "unknown", onSome: (h) => `${(h.used / 2 ** 20).toFixed(1)} MiB used (limit ${(h.limit / 2 ** 20).toFixed(0)} MiB)` })}; ` +
+      `the first load of both plugins took ${loadMs.toFixed(0)} ms`
+  )
+  goal(
+    "an action's round trip into a worker-isolated plugin ≤ 3x a bare postMessage round trip of the same payload (median)",
+    isolated.median <= 3,
+    `median ${isolated.median.toFixed(2)}x`
+  )
+  yield* Scope.close(scope, Exit.void)
+}).pipe(Effect.provide(NodeContext.layer))
+
+Effect.runPromise(main).then(
+  async () => {
+    await echo.terminate()
+    finish()
+  },
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

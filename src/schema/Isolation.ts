@@ -1,0 +1,318 @@
+/**
+ * What crosses between the host and a worker-isolated plugin (docs/design.md, "Third-party
+ * plugins": "Isolation is a resource"; docs/plugin-loader.md, "Isolation"): the requests of
+ * `@effect/platform`'s serialized worker protocol, each a `Schema.TaggedRequest` whose payload,
+ * success and failure are Schemas, and the errors an isolated plugin fails with on the host.
+ *
+ * The host asks (`Initialize`, the four calls, `Dispose`, `Heap`, `Ping`); the plugin's own
+ * requests to the host (a log line, a reload request, a sibling call) travel as the items of the
+ * one `HostCalls` stream the host opens at start, and each answer goes back as `HostAnswer`. So
+ * both directions are the platform's protocol, with no message format of our own.
+ *
+ * Values cross by structured clone: inputs, results, hook values and config as they are (no JSON
+ * round trip); a value that cannot be cloned (a function, a class instance's methods) fails the
+ * call with `IsolatedFailure`, naming it. A PluginContext crosses as its data (agent, workspace,
+ * session, turn).
+ * @since 0.1.0
+ */
+import { WorkerError } from "@effect/platform/WorkerError"
+import * as Schema from "effect/Schema"
+import { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "./HostModel.ts"
+import { PluginChange, Skill } from "./PluginChange.ts"
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/**
+ * Where a plugin runs: in the host's own thread (`"none"`) or in a worker thread of its own.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const IsolationMode = Schema.Literal("none", "worker").annotations({
+  description: "Where the plugin runs: \"none\" in the host's thread, \"worker\" in a worker thread of its own."
+})
+
+/**
+ * Where a plugin runs.
+ * @since 0.1.0
+ * @category models
+ */
+export type IsolationMode = typeof IsolationMode.Type
+
+/**
+ * A PluginContext as data: the plugin's name and who is calling, from where.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CallContext = Schema.Struct({
+  plugin: Schema.String,
+  agent: AgentInfo,
+  workspace: WorkspaceInfo,
+  session: Schema.optional(SessionInfo),
+  turn: Schema.optional(TurnInfo)
+})
+
+/**
+ * A failure inside an isolated plugin, as it crosses: the plugin, what failed (`initialize`,
+ * `action notes/add`, ...), the error's `_tag` when it has one, its message and its own fields
+ * (the plain-data part).
+ * @since 0.1.0
+ * @category errors
+ */
+export class IsolatedFailure extends Schema.TaggedError<IsolatedFailure>()("IsolatedFailure", {
+  plugin: Schema.String,
+  what: Schema.String,
+  errorTag: optional(Schema.String),
+  reason: Schema.String,
+  fields: optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}) {
+  override get message() {
+    return `Plugin ${this.plugin} (worker): ${this.what} failed: ${this.errorTag === undefined ? "" : `${this.errorTag}: `}${this.reason}`
+  }
+}
+
+/**
+ * What of an error crosses in words: its `_tag` when it has one, and its message (an Error's
+ * message, a string as it is, anything else printed).
+ * @since 0.1.0
+ * @category models
+ */
+export const errorFacts = (error: unknown): { readonly errorTag?: string; readonly reason: string } => {
+  const tag = typeof error === "object" && error !== null ? Reflect.get(error, "_tag") : undefined
+  const reason = error instanceof Error ? error.message : typeof error === "string" ? error : String(error)
+  return typeof tag === "string" ? { errorTag: tag, reason } : { reason }
+}
+
+/**
+ * How a call into the worker can fail: the plugin's failure, or the platform's `WorkerError` when
+ * the thread is gone (the serialized worker decodes every failure with the request's failure
+ * Schema, the platform's own included).
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CallFailure = Schema.Union(IsolatedFailure, WorkerError)
+
+/**
+ * An isolated plugin's worker that ended or stopped answering: the plugin is then out of the
+ * City (its snapshot says why) until a retry starts a fresh worker.
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerEnded extends Schema.TaggedError<WorkerEnded>()("WorkerEnded", {
+  plugin: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Plugin ${this.plugin}: its worker ended: ${this.reason}`
+  }
+}
+
+/**
+ * A call into an isolated plugin that did not end within the per-call timeout.
+ * @since 0.1.0
+ * @category errors
+ */
+export class IsolatedCallTimedOut extends Schema.TaggedError<IsolatedCallTimedOut>()("IsolatedCallTimedOut", {
+  plugin: Schema.String,
+  what: Schema.String,
+  millis: Schema.Number
+}) {
+  override get message() {
+    return `Plugin ${this.plugin} (worker): ${this.what} did not end within ${this.millis} ms`
+  }
+}
+
+/**
+ * What an isolated plugin contributes, as data: the names the host makes proxies for.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContributionShape = Schema.Struct({
+  actions: Schema.Array(Schema.String),
+  /** Handlers per hook point. */
+  hooks: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  system: Schema.Boolean,
+  availability: Schema.Boolean,
+  skills: optional(Schema.Array(Skill))
+})
+
+/**
+ * What an isolated plugin contributes, as data.
+ * @since 0.1.0
+ * @category models
+ */
+export type ContributionShape = typeof ContributionShape.Type
+
+/**
+ * Imports the entry in the worker and runs the plugin's initialize there.
+ * @since 0.1.0
+ * @category requests
+ */
+export class Initialize extends Schema.TaggedRequest<Initialize>()("Initialize", {
+  failure: CallFailure,
+  success: ContributionShape,
+  payload: {
+    /** The entry's import URL (with the loader's cache-busting query). */
+    url: Schema.String,
+    /** The plugin folder (admitted for host-provided modules). */
+    folder: Schema.String,
+    name: Schema.String,
+    version: Schema.String,
+    storagePath: Schema.String,
+    config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    configUnset: Schema.Array(Schema.String)
+  }
+}) {}
+
+/**
+ * Runs an action with its raw input (decoded in the worker by the action's Schema).
+ * @since 0.1.0
+ * @category requests
+ */
+export class CallAction extends Schema.TaggedRequest<CallAction>()("CallAction", {
+  failure: CallFailure,
+  success: Schema.Unknown,
+  payload: { action: Schema.String, input: Schema.Unknown, context: CallContext }
+}) {}
+
+/**
+ * Runs the `index`-th handler of a hook point.
+ * @since 0.1.0
+ * @category requests
+ */
+export class CallHook extends Schema.TaggedRequest<CallHook>()("CallHook", {
+  failure: CallFailure,
+  success: Schema.Unknown,
+  payload: { point: Schema.String, index: Schema.Number, value: Schema.Unknown, context: CallContext }
+}) {}
+
+/**
+ * The plugin's system text for a call.
+ * @since 0.1.0
+ * @category requests
+ */
+export class CallSystem extends Schema.TaggedRequest<CallSystem>()("CallSystem", {
+  failure: CallFailure,
+  success: Schema.NullOr(Schema.String),
+  payload: { context: CallContext }
+}) {}
+
+/**
+ * The plugin's availability for a call.
+ * @since 0.1.0
+ * @category requests
+ */
+export class CallAvailability extends Schema.TaggedRequest<CallAvailability>()("CallAvailability", {
+  failure: CallFailure,
+  success: Schema.Struct({ available: Schema.Boolean, reasons: Schema.Array(Schema.String) }),
+  payload: { context: CallContext }
+}) {}
+
+/**
+ * Closes the plugin's Scope in the worker (its dispose); the host then ends the worker.
+ * @since 0.1.0
+ * @category requests
+ */
+export class Dispose extends Schema.TaggedRequest<Dispose>()("Dispose", {
+  failure: CallFailure,
+  success: Schema.Void,
+  payload: {}
+}) {}
+
+/**
+ * The worker's heap: used bytes and its limit.
+ * @since 0.1.0
+ * @category requests
+ */
+export class Heap extends Schema.TaggedRequest<Heap>()("Heap", {
+  failure: WorkerError,
+  success: Schema.Struct({ used: Schema.Number, limit: Schema.Number }),
+  payload: {}
+}) {}
+
+/**
+ * Answers at once: whether the worker's event loop still turns.
+ * @since 0.1.0
+ * @category requests
+ */
+export class Ping extends Schema.TaggedRequest<Ping>()("Ping", {
+  failure: WorkerError,
+  success: Schema.Void,
+  payload: {}
+}) {}
+
+/**
+ * One request of the plugin to the host.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HostCall = Schema.Union(
+  Schema.TaggedStruct("Log", { level: Schema.Literal("debug", "info", "warn", "error"), message: Schema.String }),
+  Schema.TaggedStruct("RequestReload", { id: Schema.Number, change: PluginChange, context: optional(CallContext) }),
+  Schema.TaggedStruct("Invoke", {
+    id: Schema.Number,
+    context: CallContext,
+    plugin: Schema.String,
+    action: Schema.String,
+    input: Schema.Unknown
+  })
+)
+
+/**
+ * One request of the plugin to the host.
+ * @since 0.1.0
+ * @category models
+ */
+export type HostCall = typeof HostCall.Type
+
+/**
+ * The stream of the plugin's requests to the host, opened once by the host at start.
+ * @since 0.1.0
+ * @category requests
+ */
+export class HostCalls extends Schema.TaggedRequest<HostCalls>()("HostCalls", {
+  failure: WorkerError,
+  success: HostCall,
+  payload: {}
+}) {}
+
+/**
+ * The host's answer to the plugin's request `id`: a value, or why it failed.
+ * @since 0.1.0
+ * @category requests
+ */
+export class HostAnswer extends Schema.TaggedRequest<HostAnswer>()("HostAnswer", {
+  failure: WorkerError,
+  success: Schema.Void,
+  payload: {
+    id: Schema.Number,
+    outcome: Schema.Union(
+      Schema.TaggedStruct("Succeeded", { value: Schema.Unknown }),
+      Schema.TaggedStruct("Failed", { errorTag: optional(Schema.String), reason: Schema.String })
+    )
+  }
+}) {}
+
+/**
+ * Every request of the protocol.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Request = Schema.Union(
+  Initialize,
+  CallAction,
+  CallHook,
+  CallSystem,
+  CallAvailability,
+  Dispose,
+  Heap,
+  Ping,
+  HostCalls,
+  HostAnswer
+)
+
+/**
+ * Every request of the protocol.
+ * @since 0.1.0
+ * @category models
+ */
+export type Request = typeof Request.Type

@@ -1,0 +1,79 @@
+/**
+ * The running workers of isolated plugins, for what operators look at (docs/plugin-loader.md,
+ * "Isolation": `city plugins list`, `city status` and the status page show each plugin's isolation
+ * and its worker's heap). A worker is listed from its plugin's start to its dispose; `heaps` asks
+ * each one for its heap, at most a second each, concurrently (a worker that does not answer, one
+ * whose event loop is stuck, reads as `None`).
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+
+/**
+ * A worker's heap: V8's used bytes and its limit (the cap, plus what V8 keeps beside it).
+ * @since 0.1.0
+ * @category models
+ */
+export interface Heap {
+  /** Bytes in use. */
+  readonly used: number
+  /** The most V8 lets the heap grow to, in bytes. */
+  readonly limit: number
+}
+
+/**
+ * One plugin's worker, as listed.
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerHeap {
+  /** The plugin whose worker it is. */
+  readonly plugin: string
+  /** `None` when the worker did not answer within a second. */
+  readonly heap: Option.Option<Heap>
+}
+
+/**
+ * The running workers of isolated plugins.
+ * @since 0.1.0
+ * @category services
+ */
+export class Workers extends Context.Tag("effect-city/Workers")<Workers, {
+  /** Lists `plugin`'s worker until the caller's Scope closes. */
+  readonly add: (plugin: string, heap: Effect.Effect<Heap, unknown>) => Effect.Effect<void, never, Scope.Scope>
+  /** The heap of each listed worker, in plugin name order. */
+  readonly heaps: Effect.Effect<ReadonlyArray<WorkerHeap>>
+}>() {}
+
+/**
+ * Makes the list.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Workers["Type"]> = Effect.sync(() => {
+  const listed = new Map<string, Effect.Effect<Heap, unknown>>()
+  return {
+    add: (plugin, heap) =>
+      Effect.acquireRelease(Effect.sync(() => listed.set(plugin, heap)), () =>
+        Effect.sync(() => {
+          if (listed.get(plugin) === heap) listed.delete(plugin)
+        })).pipe(Effect.asVoid),
+    heaps: Effect.suspend(() =>
+      Effect.forEach(
+        [...listed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ([plugin, heap]) => Effect.map(Effect.option(Effect.timeout(heap, "1 second")), (read): WorkerHeap => ({ plugin, heap: read })),
+        { concurrency: "unbounded" }
+      )
+    )
+  }
+})
+
+/**
+ * The list as a Layer.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Workers> = Layer.effect(Workers, make)

@@ -1,0 +1,377 @@
+/**
+ * Worker-isolated plugins (docs/plugin-loader.md, "Isolation"; docs/design.md, "Third-party
+ * plugins"): real plugin folders loaded by the loader into worker threads of their own, through
+ * `@effect/platform`'s serialized Worker; the worker is the plugin's resource, its contributions
+ * cross with their Schemas, and whatever the plugin does in its thread (a spin, a leak,
+ * `process.exit()`, an uncaught throw) ends that thread only. The test process is the host: that
+ * it is still here to assert is part of each containment test.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import * as WorkerPlugin from "../../src/services/isolation/WorkerPlugin.ts"
+import { eventually, provideNode } from "../fixtures.ts"
+import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
+import { startPluginDaemon, within } from "../live/pluginDaemon.ts"
+import { makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
+
+/** A Session of a fresh agent on a workspace at `root`. */
+const sessionOn = (loaded: Effect.Effect.Success<ReturnType<typeof startLoader>>, root: string) =>
+  Effect.gen(function*() {
+    const agent = yield* loaded.sessions.agents.add({ id: "ada" })
+    return yield* agent.sessions.create({ workspace: yield* loaded.workspaces.add({ id: "w", path: root }) })
+  })
+
+/** The status and last error of `name`'s snapshot. */
+const snapshotOf = (loaded: Effect.Effect.Success<ReturnType<typeof startLoader>>, name: string) =>
+  Effect.map(loaded.registry.get(name), Option.map((s) => ({ status: s.status, last_error: s.last_error })))
+
+/**
+ * Whether a thread of this process still spins: the process's CPU time over half a second of
+ * wall time (a spinning thread adds about as much as the wall time; an idle process next to none).
+ */
+const nothingSpins = Effect.gen(function*() {
+  const before = process.cpuUsage()
+  yield* Effect.sleep(Duration.millis(500))
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / 1000 < 250
+})
+
+const errorOf = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "(it succeeded)"
+
+describe("worker-isolated plugins", () => {
+  it.scopedLive("both entry styles run in workers: actions with their Schemas, hooks, system, availability, skills, config and the call's context cross", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "notes", {
+          manifest: manifest("notes", { isolation: "worker", configSchema: [{ key: "prefix", label: "Prefix", type: "string", default: "n" }] }),
+          files: {
+            "index.mjs": registerEntry(unique("notes"), [
+              `const { threadId, isMainThread } = await import("node:worker_threads")`,
+              `ctx.log.info("notes starts in thread " + threadId)`,
+              `ctx.registerSkills([{ name: "jot" }])`,
+              `ctx.registerSystem((call) => "notes for " + call.agent.id + " in " + call.workspace.id)`,
+              `ctx.registerAvailability((call) => ({ available: call.session !== undefined, reasons: call.session ? [] : ["needs a session"] }))`,
+              `ctx.registerHook("beforeTurn", (value, call) => ({ ...value, seenBy: "notes", turn: call.turn?.number ?? null }))`,
+              `ctx.registerAction("where", { handler: async (_input, call) => ({ main: isMainThread, thread: threadId, config: ctx.config.prefix, session: call.session?.id ?? null, turn: call.turn?.number ?? null }) })`
+            ].join("\n"))
+          }
+        })
+        writePlugin(instance, "typed", {
+          manifest: manifest("typed"),
+          files: {
+            "index.mjs": [
+              `import * as Effect from "effect/Effect"`,
+              `import * as Schema from "effect/Schema"`,
+              `import { Contributions, Plugin } from "effect-city/plugin"`,
+              `class UnknownUser extends Schema.TaggedError()("UnknownUser", { user: Schema.String }) {}`,
+              `export default Plugin.make({ name: "typed", initialize: Effect.succeed({ actions: {`,
+              `  double: Contributions.action({ input: Schema.Struct({ n: Schema.Number }), handler: ({ n }) => Effect.succeed(n * 2) }),`,
+              `  find: Contributions.action({ input: Schema.String, handler: (user) => Effect.fail(new UnknownUser({ user })) })`,
+              `} }) })`,
+              ``
+            ].join("\n")
+          }
+        })
+        const names = ["notes", "typed"]
+        const loaded = yield* startLoader(root, { enabled: names, licensed: names, isolation: { typed: "worker" } })
+        const report = yield* loaded.generations.current
+        expect(report.loaded.map((p) => [p.name, p.isolation])).toEqual([["notes", "worker"], ["typed", "worker"]])
+        const session = yield* sessionOn(loaded, root)
+        const where = yield* session.turn((turn) => turn.step((view) => view.invoke("notes", "where", null)))
+        expect(where).toMatchObject({ main: false, config: "n", session: session.id, turn: 1 })
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("typed", "double", { n: 21 })))).toBe(42)
+        const refused = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("typed", "double", { n: "x" }))))
+        expect(errorOf(refused)).toContain("ParseError")
+        const failed = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("typed", "find", "grace"))))
+        expect(errorOf(failed)).toContain("UnknownUser")
+        const skills = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.view.get("notes")?.contributions.skills)))
+        expect(skills).toEqual([{ name: "jot" }])
+        const hooked = yield* session.turn((turn) =>
+          Effect.map(turn.step((calls) => calls.runHooks("beforeTurn", { text: "hi" })), (value) => ({ value, turn: turn.number })))
+        expect(hooked.value).toEqual({ text: "hi", seenBy: "notes", turn: hooked.turn })
+        const systems = yield* session.turn((turn) => turn.step((calls) => calls.system()))
+        expect(systems).toContainEqual({ name: "notes", content: "notes for ada in w" })
+        expect(logs.some((l) => l.message.startsWith("notes starts in thread "))).toBe(true)
+      })
+    )))
+
+  it.scopedLive("a plugin whose services siblings would use cannot be isolated: skipped at load, saying why", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "store", {
+          manifest: manifest("store", { isolation: "worker" }),
+          files: {
+            "index.mjs": [
+              `import * as Context from "effect/Context"`,
+              `import * as Effect from "effect/Effect"`,
+              `import { Plugin } from "effect-city/plugin"`,
+              `class Store extends Context.Tag("Store")() {}`,
+              `export default Plugin.make({ name: "store", provides: [Store], initialize: Effect.succeed({ services: Context.make(Store, { get: () => 1 }) }) })`,
+              ``
+            ].join("\n")
+          }
+        })
+        const loaded = yield* startLoader(root, { enabled: ["store"], licensed: ["store"] })
+        const report = yield* loaded.generations.current
+        expect(report.loaded).toEqual([])
+        expect(report.skipped.map((s) => s.reason).join("\n")).toContain("a service cannot leave its worker thread")
+      })
+    )))
+})
+
+describe("the City's semantics hold for a plugin in a worker", () => {
+  it.scopedLive("removal under a lease: the Step keeps calling the removed plugin; its dispose runs in the worker after the lease, then the thread ends", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const disposed = path.join(root, "disposed.txt")
+        writePlugin(instance, "notes", {
+          manifest: manifest("notes", { isolation: "worker" }),
+          files: {
+            "index.mjs": registerEntry(unique("notes"), [
+              `const { writeFileSync } = await import("node:fs")`,
+              `ctx.registerAction("hello", { handler: () => "hello" })`,
+              `ctx.onDispose(() => writeFileSync(${JSON.stringify(disposed)}, "disposed in the worker"))`
+            ].join("\n"))
+          }
+        })
+        const loaded = yield* startLoader(root, { enabled: ["notes"], licensed: ["notes"] })
+        const session = yield* sessionOn(loaded, root)
+        const removal = yield* session.turn((turn) =>
+          turn.step((calls) =>
+            Effect.gen(function*() {
+              const removing = yield* Effect.fork(loaded.registry.remove("notes"))
+              yield* eventually(Effect.map(snapshotOf(loaded, "notes"), (s) => Option.isSome(s) && s.value.status === "disposing"))
+              // Still this Step's: its lease holds the plugin, and its worker answers.
+              expect(yield* calls.invoke("notes", "hello", null)).toBe("hello")
+              expect(fs.existsSync(disposed)).toBe(false)
+              return removing
+            })
+          )
+        )
+        // Issued under its own lease, the removal was pending; its disposal runs once the Step let go.
+        const removed = yield* Fiber.join(removal)
+        expect(Option.map(removed, (r) => r.status)).toEqual(Option.some("pending"))
+        if (Option.isSome(removed)) yield* removed.value.disposal
+        expect(fs.readFileSync(disposed, "utf8")).toBe("disposed in the worker")
+        const names = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.names)))
+        expect(names).toEqual([])
+      })
+    )))
+
+  it.scopedLive("a skills reload asked from the worker is seen by the next Turn", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "skilled", {
+          manifest: manifest("skilled", { isolation: "worker" }),
+          files: {
+            "index.mjs": registerEntry(unique("skilled"), [
+              `ctx.registerSkills([{ name: "old" }])`,
+              `ctx.registerAction("learn", { handler: async () => { await ctx.requestReload({ mode: "reload", skills: [{ name: "fresh" }] }); return "asked" } })`
+            ].join("\n"))
+          }
+        })
+        const loaded = yield* startLoader(root, { enabled: ["skilled"], licensed: ["skilled"] })
+        const session = yield* sessionOn(loaded, root)
+        const skills = session.turn((turn) => turn.step((calls) => Effect.succeed(calls.view.get("skilled")?.contributions.skills)))
+        expect(yield* skills).toEqual([{ name: "old" }])
+        expect(yield* session.turn((turn) => turn.step((calls) => calls.invoke("skilled", "learn", null)))).toBe("asked")
+        expect(yield* skills).toEqual([{ name: "fresh" }])
+      })
+    )))
+})
+
+describe("containment: a plugin in a worker cannot freeze or end the host", () => {
+  it.scopedLive("an initialize that spins is ended at its timeout by ending the worker, and the host answers a Step of another plugin meanwhile", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": registerEntry(unique("steady"), `ctx.registerAction("ping", { handler: () => "pong" })`) } })
+        const spin = path.join(instance, "spin")
+        writePlugin(instance, "spin", { manifest: manifest("spin"), files: { "index.mjs": registerEntry(unique("spin"), `while (true) {}`) } })
+        const loaded = yield* startLoader(root, { enabled: ["steady"], licensed: ["steady"] }, { initializeTimeout: "1 second" })
+        const session = yield* sessionOn(loaded, root)
+        const plugin = WorkerPlugin.make({
+          name: "spin",
+          version: "1.0.0",
+          url: pathToFileURL(path.join(spin, "index.mjs")).href,
+          folder: spin,
+          limits: WorkerPlugin.defaultLimits,
+          invoke: () => Effect.die("no siblings here")
+        })
+        const started = Date.now()
+        const adding = yield* Effect.fork(Effect.exit(loaded.registry.add(plugin)))
+        yield* Effect.sleep(Duration.millis(300))
+        // Mid-spin: the host's thread is free, another plugin's Step is answered.
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
+        expect(Option.isNone(yield* Fiber.poll(adding))).toBe(true)
+        const added = yield* Fiber.join(adding)
+        expect(Exit.isFailure(added)).toBe(true)
+        expect(Date.now() - started).toBeLessThan(8_000)
+        expect(yield* snapshotOf(loaded, "spin")).toEqual(Option.some({
+          status: "error",
+          last_error: "TimeoutException: initialize of spin did not complete within 1s"
+        }))
+        // The spinning thread was ended, not left behind.
+        yield* eventually(nothingSpins)
+      })
+    )))
+
+  it.scopedLive("a call that spins fails typed at the per-call timeout; the stuck worker is ended, the plugin's snapshot says why, and a restart starts a fresh worker", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "busy", {
+          manifest: manifest("busy", { isolation: "worker" }),
+          files: { "index.mjs": registerEntry(unique("busy"), `ctx.registerAction("spin", { handler: () => { while (true) {} } }); ctx.registerAction("ok", { handler: () => "fine" })`) }
+        })
+        writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": registerEntry(unique("steady"), `ctx.registerAction("ping", { handler: () => "pong" })`) } })
+        const names = ["busy", "steady"]
+        const loaded = yield* startLoader(root, { enabled: names, licensed: names, workerLimits: { callTimeout: "500 millis" } })
+        const session = yield* sessionOn(loaded, root)
+        const spun = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("busy", "spin", null))))
+        expect(errorOf(spun)).toContain("IsolatedCallTimedOut")
+        expect(errorOf(spun)).toContain("did not end within 500 ms")
+        yield* eventually(Effect.map(snapshotOf(loaded, "busy"), (s) => Option.isSome(s) && s.value.status === "error"))
+        expect(yield* snapshotOf(loaded, "busy")).toEqual(Option.some({
+          status: "error",
+          last_error: expect.stringContaining("its worker ended: it stopped answering: action spin ran over 500 ms")
+        }))
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
+        yield* eventually(nothingSpins)
+        yield* loaded.generations.restart("retry busy")
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("busy", "ok", null)))).toBe("fine")
+      })
+    )))
+
+  it.scopedLive("a leak meets the worker's heap cap: the plugin's error snapshot, not the host's death", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "leaky", {
+          manifest: manifest("leaky", { isolation: "worker" }),
+          files: {
+            "index.mjs": registerEntry(unique("leaky"), `const hoard = []; ctx.registerAction("grow", { handler: () => { for (;;) hoard.push(new Array(100000).fill(hoard.length)) } })`)
+          }
+        })
+        const loaded = yield* startLoader(root, { enabled: ["leaky"], licensed: ["leaky"], workerLimits: { heapMb: 32 } })
+        const session = yield* sessionOn(loaded, root)
+        const grown = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("leaky", "grow", null))))
+        expect(errorOf(grown)).toContain("WorkerEnded")
+        yield* eventually(Effect.map(snapshotOf(loaded, "leaky"), (s) => Option.isSome(s) && s.value.status === "error"))
+        expect(yield* snapshotOf(loaded, "leaky")).toEqual(Option.some({
+          status: "error",
+          last_error: "its worker ended: it ran out of memory (heap cap 32 MiB)"
+        }))
+      })
+    )))
+
+  it.scopedLive("process.exit() and an uncaught throw in a timer end only the plugin's worker; its leases end and its snapshot says why", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "quitter", {
+          manifest: manifest("quitter", { isolation: "worker" }),
+          files: { "index.mjs": registerEntry(unique("quitter"), `ctx.registerAction("quit", { handler: () => process.exit(7) })`) }
+        })
+        writePlugin(instance, "thrower", {
+          manifest: manifest("thrower", { isolation: "worker" }),
+          files: { "index.mjs": registerEntry(unique("thrower"), `ctx.registerAction("arm", { handler: () => { setTimeout(() => { throw new Error("boom in a timer") }, 10); return "armed" } })`) }
+        })
+        writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": registerEntry(unique("steady"), `ctx.registerAction("ping", { handler: () => "pong" })`) } })
+        const names = ["quitter", "steady", "thrower"]
+        const loaded = yield* startLoader(root, { enabled: names, licensed: names })
+        const session = yield* sessionOn(loaded, root)
+        // One Step holds its lease across the crash: its call fails typed, and the Step ends.
+        const quit = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("quitter", "quit", null))))
+        expect(errorOf(quit)).toContain("WorkerEnded")
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("thrower", "arm", null)))).toBe("armed")
+        yield* eventually(Effect.map(snapshotOf(loaded, "thrower"), (s) => Option.isSome(s) && s.value.status === "error"))
+        yield* eventually(Effect.map(snapshotOf(loaded, "quitter"), (s) => Option.isSome(s) && s.value.status === "error"))
+        expect(yield* snapshotOf(loaded, "quitter")).toEqual(Option.some({ status: "error", last_error: "its worker ended: it exited with code 7" }))
+        expect(yield* snapshotOf(loaded, "thrower")).toEqual(Option.some({ status: "error", last_error: "its worker ended: uncaught Error: boom in a timer" }))
+        // Out of the next view; the host and the other plugins go on.
+        const inView = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.names)))
+        expect(inView).toEqual(["steady"])
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
+      })
+    )))
+
+  it.scopedLive("a dispose that spins is ended at the dispose timeout by ending the worker", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "stuck", {
+          manifest: manifest("stuck", { isolation: "worker" }),
+          files: { "index.mjs": registerEntry(unique("stuck"), `ctx.onDispose(() => { while (true) {} })`) }
+        })
+        const loaded = yield* startLoader(root, { enabled: ["stuck"], licensed: ["stuck"] }, { disposeTimeout: "500 millis" })
+        const started = Date.now()
+        const removed = yield* Effect.exit(loaded.registry.remove("stuck"))
+        expect(Date.now() - started).toBeLessThan(5_000)
+        expect(errorOf(removed)).toContain("stuck")
+        expect(yield* snapshotOf(loaded, "stuck")).toEqual(Option.none())
+        yield* eventually(nothingSpins)
+      })
+    )))
+})
+
+describe("isolation as the operator sees it", () => {
+  it.scopedLive("plugins.json isolates a plugin: `city plugins list` shows where each runs and the worker's heap, and the daemon hosts it so", () =>
+    Effect.gen(function*() {
+      const base = yield* tempDir
+      const root = path.join(base, "root")
+      const folder = (name: string) => {
+        const dir = path.join(root, "plugins", name)
+        fs.mkdirSync(dir, { recursive: true })
+        fs.writeFileSync(path.join(dir, "city-plugin.json"), JSON.stringify({ name, version: "1.0.0", apiVersion: "1", description: "", entry: "index.mjs" }))
+        fs.writeFileSync(path.join(dir, "index.mjs"), `export async function register(ctx) { ctx.registerSystem("${name}") }\n`)
+      }
+      folder("inside")
+      folder("outside")
+      fs.writeFileSync(
+        path.join(root, "plugins.json"),
+        JSON.stringify({ enabled: ["inside", "outside"], licensed: ["inside", "outside"], isolation: { outside: "worker" }, workerLimits: { heapMb: 64 } })
+      )
+      const listed = yield* cityProcess(["plugins", "list", "--json"], { root })
+      expect(listed.code, listed.stderr).toBe(0)
+      const loaded = json(listed)["loaded"] as ReadonlyArray<{ name: string; status: string; isolation: string; heap_used_bytes: number | null }>
+      expect(loaded.map((p) => [p.name, p.status, p.isolation])).toEqual([["inside", "ready", "none"], ["outside", "ready", "worker"]])
+      expect(loaded[0]?.heap_used_bytes).toBeNull()
+      expect(loaded[1]?.heap_used_bytes).toBeGreaterThan(0)
+      const table = yield* cityProcess(["plugins", "list"], { root })
+      expect(table.stdout).toMatch(/outside\s+instance\s+1\.0\.0\s+ready\s+worker\s+\d+\.\d MiB/)
+      yield* startPluginDaemon(root, base, "isolation", ["--http", "127.0.0.1:0"])
+      const running = json(yield* cityProcess(["plugins", "list", "--json"], { root }))
+      expect(running["source"]).toBe("daemon")
+      expect((running["loaded"] as ReadonlyArray<{ name: string; isolation: string }>).map((p) => [p.name, p.isolation])).toEqual([
+        ["inside", "none"],
+        ["outside", "worker"]
+      ])
+      const status = yield* cityProcess(["status"], { root })
+      expect(status.stdout).toContain("in worker threads of their own: outside")
+      // The status page: each plugin's isolation, and the worker's heap as the daemon last read it.
+      const page = path.join(root, "state", "status-page.json")
+      yield* within("the daemon publishes its page's address", Effect.sync(() => fs.existsSync(page)))
+      const url = String((JSON.parse(fs.readFileSync(page, "utf8")) as { url: string }).url)
+      const rows = Effect.promise(async () => {
+        const document = (await (await fetch(new URL("/api/status", url))).json()) as { plugins: ReadonlyArray<{ name: string; isolation: string; heap_used_bytes: number | null }> }
+        return document.plugins
+      })
+      yield* within("the page shows the worker's heap", Effect.map(rows, (plugins) => (plugins.find((p) => p.name === "outside")?.heap_used_bytes ?? 0) > 0))
+      expect((yield* rows).map((p) => [p.name, p.isolation, p.heap_used_bytes === null])).toEqual([["inside", "none", true], ["outside", "worker", false]])
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
+})
