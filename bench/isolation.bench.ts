@@ -6,7 +6,10 @@
  * The same action in-process is printed beside them for reference, and so are the start time
  * (the loader's `add` of the isolated plugin: the worker's start, its imports and the plugin's
  * initialize) and the heap of one isolated plugin's worker.
- * Goal: the isolated round trip ≤ 3x the floor (median of the per-round ratio).
+ * Goal: the isolated round trip ≤ 3x the floor (median of the per-round ratio). The floor of the
+ * public API is printed too: a `Ping` round trip through `@effect/platform`'s serialized Worker (the
+ * protocol the isolation is built on, a request with no payload and no plugin code), against the
+ * same bare postMessage round trip.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Context from "effect/Context"
@@ -21,6 +24,10 @@ import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { performance } from "node:perf_hooks"
 import { Worker } from "node:worker_threads"
+import * as NodeWorker from "@effect/platform-node/NodeWorker"
+import * as PlatformWorker from "@effect/platform/Worker"
+import * as Isolation from "../src/schema/Isolation.ts"
+import { WorkerScript } from "../src/services/isolation/WorkerScript.ts"
 import * as Loader from "../src/layers/Loader.ts"
 import { makeScope } from "../src/services/city/CityService.ts"
 import { ExecutionLeases } from "../src/services/city/ExecutionLeases.ts"
@@ -102,7 +109,25 @@ const main = Effect.gen(function*() {
       baselineRound: { run: () => roundTrips(CALLS) }
     })
   )
+  // The public API's floor: the platform's serialized Worker alone, with the same worker script.
+  const script = yield* WorkerScript
+  const pinged = yield* PlatformWorker.makeSerialized<Isolation.Request>({}).pipe(
+    Effect.provide(NodeWorker.layer(() => new Worker(new URL(script.url)))),
+    Scope.extend(scope)
+  )
+  const platform = yield* Effect.promise(() =>
+    compare({
+      label: `the platform's serialized Worker: a Ping round trip (floor)`,
+      baseline: "postMessage round trip",
+      ops: CALLS,
+      rounds: 11,
+      warmup: 3,
+      subjectRound: { run: () => run(Effect.repeatN(pinged.executeEffect(new Isolation.Ping()), CALLS - 1)).then(() => undefined) },
+      baselineRound: { run: () => roundTrips(CALLS) }
+    })
+  )
   console.log(line(isolated))
+  console.log(line(platform))
   console.log(line(inProcess))
 
   // One isolated plugin's start: the registry's add of a worker-isolated plugin (its worker's

@@ -9,9 +9,10 @@
  * Containment (what the host's own thread cannot do for a plugin in it):
  * - **A spin at initialize or dispose** is ended at the registry's timeout: closing the plugin's
  *   Scope terminates the thread, whether or not its event loop turns.
- * - **A spinning call** fails with `IsolatedCallTimedOut` at the per-call timeout; when the worker
- *   then does not answer a ping within a second, its event loop is stuck and the thread is ended
- *   (the plugin leaves the City as below).
+ * - **A spinning call** fails with `IsolatedCallTimedOut` at the per-call timeout: once a call has
+ *   run over it and the worker does not answer a ping within a second, its event loop is stuck and
+ *   the thread is ended (the plugin leaves the City as below). A call that waits while its worker
+ *   answers is not cut, as a call in the host's thread is not.
  * - **A heap cap** (`resourceLimits.maxOldGenerationSizeMb`, {@link defaultLimits}): a leak ends
  *   the worker with Node's out-of-memory error, never the host.
  * - **`process.exit()` or an uncaught throw** in the plugin ends its worker thread only.
@@ -24,12 +25,14 @@ import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as Worker from "@effect/platform/Worker"
 import type { WorkerError } from "@effect/platform/WorkerError"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -223,25 +226,42 @@ export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isola
         Effect.forkScoped
       )
 
-      /** One call's request, bounded by the per-call timeout; a worker that then does not answer a ping is ended. */
+      // The per-call timeout, kept by one watchdog rather than a timer per call (a timeout per call
+      // cost more than the rest of the call's host side): the calls in flight are listed with their
+      // start, and when the oldest has run over the timeout and the worker does not answer a ping,
+      // its event loop is stuck and the thread is ended; the calls it cut fail with
+      // IsolatedCallTimedOut. A call that waits (for the network, say) while the worker answers is
+      // not cut, as a call in the host's own thread is not.
+      const inFlight = new Set<{ readonly at: number; readonly what: string }>()
+      let stuck = false
+      const callMillis = Duration.toMillis(callTimeout)
       const call = <A>(request: Effect.Effect<A, Isolation.IsolatedFailure | WorkerError | ParseResult.ParseError>, what: string) =>
-        request.pipe(
-          Effect.timeoutOption(callTimeout),
-          Effect.catchTags({ WorkerError: (e) => failed(e, what), ParseError: (e) => failed(e, what) }),
-          Effect.flatMap(Option.match({
-            onSome: Effect.succeed,
-            onNone: () =>
-              Effect.gen(function*() {
-                const answers = yield* worker.executeEffect(new Isolation.Ping()).pipe(Effect.timeout(pingTimeout), Effect.isSuccess)
-                if (!answers) {
-                  yield* stop(
-                    `it stopped answering: ${what} ran over ${Duration.toMillis(callTimeout)} ms and the worker did not answer within ${Duration.toMillis(pingTimeout)} ms more`
-                  )
-                }
-                return yield* Effect.fail(new Isolation.IsolatedCallTimedOut({ plugin: name, what, millis: Duration.toMillis(callTimeout) }))
-              })
-          }))
+        Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          const entry = { at, what }
+          inFlight.add(entry)
+          return request.pipe(
+            Effect.ensuring(Effect.sync(() => inFlight.delete(entry))),
+            Effect.catchTags({
+              WorkerError: (e) =>
+                stuck ? Effect.fail(new Isolation.IsolatedCallTimedOut({ plugin: name, what, millis: callMillis })) : failed(e, what),
+              ParseError: (e) => failed(e, what)
+            })
+          )
+        })
+      const watchdog = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        let oldest: { readonly at: number; readonly what: string } | undefined
+        for (const entry of inFlight) {
+          if (now - entry.at >= callMillis && (oldest === undefined || entry.at < oldest.at)) oldest = entry
+        }
+        if (oldest === undefined || stuck) return
+        const answers = yield* worker.executeEffect(new Isolation.Ping()).pipe(Effect.timeout(pingTimeout), Effect.isSuccess)
+        if (answers) return
+        stuck = true
+        yield* stop(
+          `it stopped answering: ${oldest.what} ran over ${callMillis} ms and the worker did not answer within ${Duration.toMillis(pingTimeout)} ms more`
         )
+      })
 
       const shape = yield* worker.executeEffect(
         new Isolation.Initialize({
@@ -255,6 +275,7 @@ export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isola
         })
       ).pipe(Effect.catchTags({ WorkerError: (e) => failed(e, "initialize"), ParseError: (e) => failed(e, "initialize") }))
       initialized = true
+      yield* Effect.forkScoped(Effect.repeat(watchdog, Schedule.spaced(Duration.millis(Math.max(10, Math.min(1000, callMillis / 2))))))
       const workers = yield* Effect.serviceOption(Workers)
       if (Option.isSome(workers)) yield* workers.value.add(name, worker.executeEffect(new Isolation.Heap()))
 
