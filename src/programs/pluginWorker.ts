@@ -3,7 +3,7 @@
  * `dist/city-worker.mjs` by scripts/bundle.mjs as one ES module whose `effect` and `@effect/*`
  * imports stay imports: the worker's runtime is then the very `effect` its plugin gets as a
  * host-provided module, one copy in the thread. It serves the protocol of src/schema/Isolation.ts
- * (services/isolation/PluginWorker.ts) until the host closes it or ends the thread.
+ * (services/loader/internal/pluginWorker.ts) until the host closes it or ends the thread.
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -11,7 +11,7 @@ import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as PluginWorker from "../services/isolation/PluginWorker.ts"
+import * as PluginWorker from "../services/loader/internal/pluginWorker.ts"
 
 Effect.runFork(
   WorkerRunner.launch(PluginWorker.layer.pipe(Layer.provide(Layer.merge(NodeWorkerRunner.layer, NodeFileSystem.layer))))

@@ -1,5 +1,6 @@
 /**
- * The worker side of an isolated plugin (docs/plugin-loader.md, "Isolation"): in its own worker
+ * The worker side of an isolated folder plugin (docs/plugin-loader.md, "Isolation"; the host side
+ * is services/isolation/WorkerPlugin.ts): in its own worker
  * thread, it admits the plugin folder for host-provided modules, imports the entry, runs the
  * plugin's initialize in a Scope it keeps until `Dispose`, and answers the host's calls with the
  * plugin's contributions. The plugin's own requests to the host (a log line, a reload request, a
@@ -28,16 +29,16 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
-import { ReloadRejected } from "../../schema/Errors.ts"
-import * as Isolation from "../../schema/Isolation.ts"
-import type { AnyAction, Contributions, Hook } from "../Contributions.ts"
-import { PluginContext, type PluginContextShape } from "../PluginContext.ts"
-import * as PluginLifecycleContext from "../PluginLifecycleContext.ts"
-import { Siblings, SiblingViews } from "../Siblings.ts"
-import { shapeOf } from "../loader/Entry.ts"
-import { HostModules } from "../loader/HostModules.ts"
-import * as ResolveHook from "../loader/internal/resolveHook.ts"
-import { fromRegister } from "../loader/Staging.ts"
+import { ReloadRejected } from "../../../schema/Errors.ts"
+import * as Isolation from "../../../schema/Isolation.ts"
+import type { AnyAction, Contributions, Hook } from "../../Contributions.ts"
+import { PluginContext, type PluginContextShape } from "../../PluginContext.ts"
+import * as PluginLifecycleContext from "../../PluginLifecycleContext.ts"
+import { Siblings, SiblingViews } from "../../Siblings.ts"
+import { shapeOf } from "../Entry.ts"
+import { HostModules } from "../HostModules.ts"
+import * as ResolveHook from "./resolveHook.ts"
+import { fromRegister } from "../Staging.ts"
 
 type CallContext = typeof Isolation.CallContext.Type
 
