@@ -318,9 +318,11 @@ describe("city daemon hosting City Sessions", () => {
       const t3 = yield* resultOf("t3")
       expect(t3).toMatchObject({ ok: true, tools: ["hand"], results: [{ output: "stamp:by hand" }] })
       expect(t3["generation"]).toBeGreaterThanOrEqual(4)
+      // The daemon's log reaches its file through a pipe, after the Turn's result file: wait for it.
+      const applied = Effect.map(fs.readFileString(d.log), (log) => log.match(/message="reload applied"/g)?.length ?? 0)
+      yield* until(Effect.map(applied, (n) => n >= 3), 60_000) // register, unregister, the hand edit
       const log = yield* fs.readFileString(d.log)
       expect(log).toMatch(/message="surfaces changed: reload owed".*endpoint=claude-alice/)
-      expect(log.match(/message="reload applied"/g)?.length).toBeGreaterThanOrEqual(3) // register, unregister, the hand edit
       yield* d.kill("SIGTERM")
       expect((yield* Deferred.await(d.exited)).code).toBe(0)
     }))
