@@ -239,6 +239,9 @@ export const documents = {
       description: Schema.NullOr(Schema.String),
       status: Schema.Literal("valid", "invalid"),
       enabled: Schema.Boolean,
+      /** In `plugins.json`'s `licensed`; `null` for the bundled root, which is never gated. */
+      licensed: Schema.NullOr(Schema.Boolean),
+      /** Why `plugins list` would not load it: the manifest's reason, else `not included in this licence`; else `null`. */
       reason: Schema.NullOr(Schema.String)
     })),
     invalid: Schema.Array(Invalid)

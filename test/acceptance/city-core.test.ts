@@ -198,7 +198,7 @@ describe("City core", () => {
       expect(yield* calls.invoke("alpha", "echo", { text: "hi" })).toMatchObject({ text: "hi" })
     })))
 
-  it.scoped("remove answers false for an unknown name, clears an error snapshot, disposes a live plugin", () =>
+  it.scoped("remove answers None for an unknown name, clears an error snapshot, disposes a live plugin", () =>
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const { city } = yield* setup

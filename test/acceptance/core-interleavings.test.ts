@@ -186,7 +186,7 @@ describe("4. remove from inside a leased call never deadlocks", () => {
       expect(journal.count("dispose:target")).toBe(1)
     })))
 
-  it.scoped("remove answers `disposed` when nothing holds the plugin, and false for an unknown name", () =>
+  it.scoped("remove answers `disposed` when nothing holds the plugin, and None for an unknown name", () =>
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const { city } = yield* host

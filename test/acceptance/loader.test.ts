@@ -876,4 +876,35 @@ describe("city plugins", () => {
       expect(table.stdout).toMatch(/SKIPPED\s+ROOT\s+REASON\nwrong\s+instance\s+.*apiVersion: unsupported plugin API version/)
       expect(table.stdout).toContain("enabled but provided by no root: gone")
     }))))
+
+  it.live("discover shows each folder's licence: an enabled instance plugin outside the licence set is not licensed, with list's reason; the bundled root is not gated", () =>
+    provideNode(Effect.scoped(Effect.gen(function*() {
+      const { bundled, instance, root } = yield* makeRoots
+      writePlugin(bundled, "base", { manifest: manifest("base"), files: { "index.mjs": "export function register(ctx) {}\n" } })
+      writePlugin(instance, "extra", { manifest: manifest("extra"), files: { "index.mjs": "export function register(ctx) {}\n" } })
+      writePlugin(instance, "stray", { manifest: manifest("stray", { version: "2.0.0" }), files: { "index.mjs": "export function register(ctx) {}\n" } })
+      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ bundledRoot: bundled, enabled: ["base", "extra", "stray"], licensed: ["extra"] }))
+
+      const discovered = yield* city(["plugins", "discover", "--json"], { root })
+      expect(discovered.code).toBe(0)
+      expect(json(discovered)["plugins"]).toEqual([
+        expect.objectContaining({ name: "base", root: "bundled", status: "valid", enabled: true, licensed: null, reason: null }),
+        expect.objectContaining({ name: "extra", root: "instance", status: "valid", enabled: true, licensed: true, reason: null }),
+        expect.objectContaining({ name: "stray", root: "instance", status: "valid", enabled: true, licensed: false, reason: "not included in this licence" })
+      ])
+
+      // What list then does with it: the same words.
+      const listed = yield* city(["plugins", "list", "--json"], { root })
+      expect(json(listed)["skipped"]).toEqual([
+        expect.objectContaining({ name: "stray", root: "instance", kind: "NotLicensed", reason: "not included in this licence" })
+      ])
+
+      // The real binary's table (an empty cell prints as `-`).
+      const table = yield* cityProcess(["plugins", "discover"], { root })
+      expect(table.code).toBe(0)
+      expect(table.stdout).toMatch(/NAME\s+ROOT\s+VERSION\s+MANIFEST\s+ENABLED\s+LICENSED\s+REASON\n/)
+      expect(table.stdout).toMatch(/\nbase\s+bundled\s+1\.0\.0\s+valid\s+yes\s+not gated\s+-\n/)
+      expect(table.stdout).toMatch(/\nextra\s+instance\s+1\.0\.0\s+valid\s+yes\s+yes\s+-\n/)
+      expect(table.stdout).toMatch(/\nstray\s+instance\s+2\.0\.0\s+valid\s+yes\s+no\s+unlicensed: not included in this licence\s*(\n|$)/)
+    }))))
 })

@@ -4,7 +4,9 @@
  * change is applied by restarting, never by swapping the plugin in place").
  *
  * - `discover` reads the manifests of both roots and prints every plugin folder with its root,
- *   version and whether its manifest is valid (with the reason when not). It imports nothing.
+ *   version, whether its manifest is valid, whether it is enabled and licensed (the bundled root is
+ *   never gated), and the reason `list` would not load it (an invalid manifest, else no licence).
+ *   It imports nothing.
  * - `list`, when a `city daemon` runs on the root, shows the generation it serves, as it
  *   published it (`state/plugins/generation.json`: generation number, start, what loaded from
  *   which root, what was skipped and why); it runs no plugin code then, and `--bundled` and
@@ -42,7 +44,7 @@ import type { RootLockBusy, RootNotFound, StateError } from "../../schema/Capabi
 import type { CityClosed } from "../../schema/Errors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { manifestFile } from "../../schema/Manifest.ts"
-import type { PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
+import { NotLicensed, type PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import type { InvalidLoaderSettings } from "../../schema/LoaderSettings.ts"
 import * as StateRoot from "../../services/capabilities/StateRoot.ts"
 import { PluginRegistry } from "../../services/city/PluginRegistry.ts"
@@ -122,16 +124,28 @@ export const discover = (o: LoaderInput) =>
       const { options } = yield* setUp(o.root, o.bundled)
       const found = yield* discoverRoots(options.roots)
       const enabled = { has: (name: string) => options.enabled === "all" || new Set(options.enabled).has(name) }
-      const rows = found.map((d) => ({
-        name: d.name,
-        root: d.root,
-        folder: d.folder,
-        version: d._tag === "Valid" ? d.manifest.version : null,
-        description: d._tag === "Valid" ? d.manifest.description : null,
-        status: d._tag === "Valid" ? "valid" as const : "invalid" as const,
-        enabled: enabled.has(d.name),
-        reason: d._tag === "Invalid" ? d.error.message : null
-      }))
+      const licence = new Set(options.licensed)
+      const rows = found.map((d) => {
+        // The licence gate as the loader applies it: instance root only (docs/plugin-loader.md,
+        // "`plugins.json`, the licence gate and the enabled set"); `null` for the bundled root.
+        const licensed = d.root === "bundled" ? null : licence.has(d.name)
+        return {
+          name: d.name,
+          root: d.root,
+          folder: d.folder,
+          version: d._tag === "Valid" ? d.manifest.version : null,
+          description: d._tag === "Valid" ? d.manifest.description : null,
+          status: d._tag === "Valid" ? "valid" as const : "invalid" as const,
+          enabled: enabled.has(d.name),
+          licensed,
+          // Why `list` would not load it: the manifest's reason, else the licence's (its skip's words).
+          reason: d._tag === "Invalid"
+            ? d.error.message
+            : licensed === false
+            ? new NotLicensed({ name: d.name }).message
+            : null
+        }
+      })
       if (o.json) {
         return yield* Out.printDocument("plugins discover", {
           ok: true,
@@ -154,8 +168,16 @@ export const discover = (o: LoaderInput) =>
         rows.length === 0
           ? "no plugin folders"
           : Out.table(
-            ["NAME", "ROOT", "VERSION", "MANIFEST", "ENABLED", "REASON"],
-            rows.map((r) => [r.name, r.root, r.version ?? "", r.status, r.enabled ? "yes" : "no", r.reason ?? ""])
+            ["NAME", "ROOT", "VERSION", "MANIFEST", "ENABLED", "LICENSED", "REASON"],
+            rows.map((r) => [
+              r.name,
+              r.root,
+              r.version ?? "",
+              r.status,
+              r.enabled ? "yes" : "no",
+              r.licensed === null ? "not gated" : r.licensed ? "yes" : "no",
+              r.status === "valid" && r.licensed === false ? `unlicensed: ${r.reason}` : r.reason ?? ""
+            ])
           )
       )
     })

@@ -60,9 +60,9 @@ export interface CityShape {
   readonly scope: (base: CallBase) => CityScope
   /**
    * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,
-   * releases Workspaces. Fails with CityCloseError listing every cleanup failure. Concurrent calls
-   * share one result; after a success it returns at once; after a failure the next call attempts
-   * again the cleanups that failed and can be retried.
+   * releases Workspaces. Fails with CityCloseError listing every cleanup failure. It runs once:
+   * concurrent calls share that run, and a later call returns the same result (the same failures)
+   * and runs nothing again (docs/library.md, "Close runs once").
    */
   readonly close: Effect.Effect<void, CityCloseError>
 }

@@ -10,7 +10,7 @@
  *   disposed in the call: `disposed`. If the caller itself runs under a lease that covers it (an
  *   action removing another plugin, a host Step), it returns `pending` at once and the disposal
  *   follows when the last lease lets go; the caller may wait with `disposal`. Leases held by other
- *   fibers are waited for. An unknown name is `false`.
+ *   fibers are waited for. An unknown name is `Option.none()`.
  * - The registry's finalizer is the plugin part of close: queued adds and removes fail with
  *   CityClosed, initializations in flight are interrupted (reported when they do not end in time),
  *   then every plugin is disposed in reverse name order (`disposeConcurrency` at once), each after
