@@ -34,6 +34,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
@@ -54,8 +55,8 @@ import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { make as makePlugin, type Plugin, requirements } from "../Plugin.ts"
 import * as Dependencies from "../city/Dependencies.ts"
 import { PluginContext } from "../PluginContext.ts"
-import type { PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
-import { Siblings, type SiblingsShape } from "../Siblings.ts"
+import type { PluginLifecycleContext, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
+import { Siblings, type SiblingsShape, type SiblingViews } from "../Siblings.ts"
 import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
 import * as HostModules from "./internal/resolveHook.ts"
 import * as WorkerPlugin from "../isolation/WorkerPlugin.ts"
@@ -234,6 +235,14 @@ export const make = (options: LoaderOptions) =>
             return enforced.contributions
           })
         const isolation = isolationOf(manifest)
+        /** The folder's Plugin, under the manifest's name, version and dependencies, with what staging found. */
+        const staged = <E>(initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | SiblingViews>): Staged => ({
+          plugin: makePlugin({ name: manifest.name, version: manifest.version, requires: manifest.dependsOn, initialize }),
+          settings,
+          dropped,
+          shadowed,
+          isolation
+        })
         if (isolation === "worker") {
           // The entry is imported in the worker only (docs/plugin-loader.md, "Isolation").
           const isolated = WorkerPlugin.make({
@@ -244,22 +253,11 @@ export const make = (options: LoaderOptions) =>
             limits: workerLimits,
             invoke
           })
-          return {
-            plugin: makePlugin({
-              name: manifest.name,
-              version: manifest.version,
-              requires: manifest.dependsOn,
-              initialize: isolated.initialize.pipe(
-                Effect.provideService(Workers, workers),
-                Effect.map((contributions) => withExtras(contributions, extras)),
-                Effect.flatMap(enforce)
-              )
-            }),
-            settings,
-            dropped,
-            shadowed,
-            isolation
-          }
+          return staged(isolated.initialize.pipe(
+            Effect.provideService(Workers, workers),
+            Effect.map((contributions) => withExtras(contributions, extras)),
+            Effect.flatMap(enforce)
+          ))
         }
         // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
         yield* HostModules.admit(folder)
@@ -267,36 +265,13 @@ export const make = (options: LoaderOptions) =>
         const shape = yield* shapeOf(module, manifest.name, file)
         if (shape._tag === "Register") {
           const plugin = fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
-          return {
-            plugin: makePlugin({
-              name: plugin.name,
-              version: plugin.version,
-              requires: manifest.dependsOn,
-              initialize: Effect.flatMap(plugin.initialize, enforce)
-            }),
-            settings,
-            dropped,
-            shadowed,
-            isolation
-          }
+          return staged(Effect.flatMap(plugin.initialize, enforce))
         }
-        const plugin = shape.plugin
-        return {
-          plugin: makePlugin({
-            name: manifest.name,
-            version: manifest.version,
-            requires: manifest.dependsOn,
-            initialize: plugin.initialize.pipe(
-              Effect.map((contributions) => withExtras(contributions, extras)),
-              Effect.flatMap(enforce),
-              Effect.provideService(Siblings, siblings)
-            )
-          }),
-          settings,
-          dropped,
-          shadowed,
-          isolation
-        }
+        return staged(shape.plugin.initialize.pipe(
+          Effect.map((contributions) => withExtras(contributions, extras)),
+          Effect.flatMap(enforce),
+          Effect.provideService(Siblings, siblings)
+        ))
       })
 
     /** A skills reload is held to the manifest's `provides.skills` too; what it drops is logged. */
