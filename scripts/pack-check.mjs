@@ -16,9 +16,10 @@
  * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
  *    example declaration and provisioner (peer create, capability register, list, unregister).
  * 5. Third-party plugins in a folder outside any `node_modules` tree, one Effect style (importing
- *    `effect` and `effect-city/plugin`) and one `register(ctx)` style, load through `city plugins
- *    list` of the project's install and of a global install (`npm install -g` under a temporary
- *    prefix): the host provides the modules (docs/plugin-loader.md, "Host-provided modules").
+ *    `effect` and `effect-city/plugin`, isolated in a worker thread) and one `register(ctx)` style,
+ *    load through `city plugins list` of the project's install and of a global install (`npm
+ *    install -g` under a temporary prefix): the host provides the modules (docs/plugin-loader.md,
+ *    "Host-provided modules", "Isolation").
  *
  * Exits 1 with the failing step's output on the first failure; prints the time each step took.
  */
@@ -51,7 +52,7 @@ try {
   const packed = JSON.parse(step("npm pack", "npm", ["pack", "--json", "--pack-destination", work, ...npmFlags], repo))
   const tarball = join(work, packed[0].filename)
   const shipped = packed[0].files.map((f) => f.path)
-  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/city.cjs", "dist/city-plugin.mjs", "schemas/capability-declaration.schema.json"]) {
+  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/city.cjs", "dist/city-plugin.mjs", "dist/city-worker.mjs", "schemas/capability-declaration.schema.json"]) {
     if (!shipped.includes(required)) {
       console.error(`pack-check: FAILED: the tarball lacks ${required}`)
       process.exit(1)
@@ -166,11 +167,18 @@ try {
       ""
     ].join("\n"))
     plugin("hello", "export async function register(ctx) { ctx.registerSystem(\"hello\") }\n")
-    writeFileSync(join(pluginRoot, "plugins.json"), JSON.stringify({ enabled: ["hello", "notes"], licensed: ["hello", "notes"] }))
+    // `notes` runs in a worker thread of its own (docs/plugin-loader.md, "Isolation"): the shipped
+    // dist/city-worker.mjs, with the installed effect and dist/city-plugin.mjs in that thread.
+    writeFileSync(
+      join(pluginRoot, "plugins.json"),
+      JSON.stringify({ enabled: ["hello", "notes"], licensed: ["hello", "notes"], isolation: { notes: "worker" } })
+    )
     const pluginEnv = { ...process.env, CITY_ROOT: pluginRoot }
     const expectLoaded = (what, printed) => {
-      const loaded = JSON.parse(printed).loaded.map((p) => `${p.name}:${p.status}`)
-      if (loaded.join(" ") !== "hello:ready notes:ready") {
+      const loaded = JSON.parse(printed).loaded.map((p) =>
+        `${p.name}:${p.status}:${p.isolation}${p.heap_used_bytes === null ? "" : p.heap_used_bytes > 0 ? ":heap" : ":no-heap"}`
+      )
+      if (loaded.join(" ") !== "hello:ready:none notes:ready:worker:heap") {
         console.error(`pack-check: FAILED: ${what} loaded ${loaded.join(" ") || "nothing"}\n${printed}`)
         process.exit(1)
       }
