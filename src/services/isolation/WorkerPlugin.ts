@@ -62,7 +62,7 @@ export interface Limits {
 }
 
 /**
- * The default limits: a 256 MiB heap (a worker at rest uses about 33 MiB, Effect and the platform
+ * The default limits: a 256 MiB heap (a worker at rest uses about 30 MiB, Effect and the platform
  * loaded in it: the rest is the plugin's), calls of at most 30 seconds, a dispose of at most 10
  * seconds (the registry's default).
  * @since 0.1.0
