@@ -5,6 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as City from "../src/City.ts"
+import * as Plugin from "../src/services/Plugin.ts"
 import * as Errors from "../src/schema/Errors.ts"
 import * as LoaderErrors from "../src/schema/LoaderErrors.ts"
 import * as CapabilityErrors from "../src/schema/CapabilityErrors.ts"
@@ -92,4 +95,18 @@ describe("errors print as their tag", () => {
     expect(pretty.startsWith("PluginInitializeFailed: Plugin flaky failed to initialize (failed)")).toBe(true)
     expect(pretty).not.toMatch(/^flaky: /m)
   })
+
+  it.scoped("a close whose plugin failed to dispose prints the failure by its tag, not the plugin's name", () =>
+    Effect.gen(function*() {
+      const city = yield* City.make()
+      yield* city.plugins.add(Plugin.fromPromise({
+        name: "bad-promise",
+        version: "1.0.0",
+        dispose: () => Promise.reject(new Error("disk gone"))
+      }))
+      const error = yield* Effect.flip(city.close)
+      const line = error.message.split("\n")[1] ?? ""
+      expect(line.startsWith("  - plugin bad-promise: PluginDisposeFailed: Plugin bad-promise failed to dispose (failed): ")).toBe(true)
+      expect(line).not.toContain("bad-promise: bad-promise")
+    }))
 })
