@@ -87,9 +87,7 @@ export const errorJson = (error: { readonly _tag: string; readonly message: stri
   const fields: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(error)) {
     if (key === "cause" || key === "_tag" || key === "message") continue
-    // `UnknownCapability` names the capability by `name`.
-    const name = key === "name" && error._tag === "UnknownCapability" ? "capability" : errorFieldNames[key] ?? key
-    fields[name] = value
+    fields[errorFieldNames[key] ?? key] = value
   }
   return { ...fields, _tag: error._tag, message: error.message }
 }

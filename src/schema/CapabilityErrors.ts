@@ -91,14 +91,14 @@ export class InvalidName extends Schema.TaggedError<InvalidName>()("InvalidName"
  * @category errors
  */
 export class UnknownCapability extends Schema.TaggedError<UnknownCapability>()("UnknownCapability", {
-  name: Schema.String,
+  capability: Schema.String,
   file: Schema.String
 }) {
   get refused(): true {
     return true
   }
   override get message() {
-    return `unknown capability ${this.name}: no declaration at ${this.file}`
+    return `unknown capability ${this.capability}: no declaration at ${this.file}`
   }
 }
 

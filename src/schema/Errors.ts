@@ -36,11 +36,11 @@ export const describeCause = firstLine
  * @category errors
  */
 export class InvalidPluginName extends Schema.TaggedError<InvalidPluginName>()("InvalidPluginName", {
-  name: Schema.String,
+  plugin: Schema.String,
   reason: Schema.String
 }) {
   override get message() {
-    return `Invalid plugin name ${JSON.stringify(this.name)}: ${this.reason}`
+    return `Invalid plugin name ${JSON.stringify(this.plugin)}: ${this.reason}`
   }
 }
 
@@ -54,10 +54,10 @@ export class InvalidPluginName extends Schema.TaggedError<InvalidPluginName>()("
  */
 export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyRegistered>()(
   "PluginAlreadyRegistered",
-  { name: Schema.String }
+  { plugin: Schema.String }
 ) {
   override get message() {
-    return `Plugin already exists in City: ${this.name}`
+    return `Plugin already exists in City: ${this.plugin}`
   }
 }
 
@@ -73,7 +73,7 @@ export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyReg
 export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeFailed>()(
   "PluginInitializeFailed",
   {
-    name: Schema.String,
+    plugin: Schema.String,
     reason: Schema.Literal("failed", "died", "timed-out", "interrupted"),
     cause: AnyCause,
     /** Releasing what the failed initialize had acquired failed too. */
@@ -89,7 +89,7 @@ export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeF
   }
   override get message() {
     const release = this.release === undefined ? "" : `; releasing what it acquired failed too: ${firstLine(this.release)}`
-    return `Plugin ${this.name} failed to initialize (${this.reason}): ${firstLine(this.cause)}${release}`
+    return `Plugin ${this.plugin} failed to initialize (${this.reason}): ${firstLine(this.cause)}${release}`
   }
 }
 
@@ -110,12 +110,12 @@ export type PluginInitializeFailedWith<E> = Omit<PluginInitializeFailed, "failur
  * @category errors
  */
 export class PluginDependencyMissing extends Schema.TaggedError<PluginDependencyMissing>()("PluginDependencyMissing", {
-  name: Schema.String,
+  plugin: Schema.String,
   missing: Schema.Array(Schema.String)
 }) {
   override get message() {
     const [first, ...rest] = this.missing
-    return `Plugin ${this.name} requires ${this.missing.join(", ")}, which ${rest.length === 0 && first !== undefined ? "is" : "are"} not ready`
+    return `Plugin ${this.plugin} requires ${this.missing.join(", ")}, which ${rest.length === 0 && first !== undefined ? "is" : "are"} not ready`
   }
 }
 
@@ -128,11 +128,11 @@ export class PluginDependencyMissing extends Schema.TaggedError<PluginDependency
  * @category errors
  */
 export class PluginHasDependents extends Schema.TaggedError<PluginHasDependents>()("PluginHasDependents", {
-  name: Schema.String,
+  plugin: Schema.String,
   dependents: Schema.Array(Schema.String)
 }) {
   override get message() {
-    return `Plugin ${this.name} is required by ${this.dependents.join(", ")}: remove them first, or remove with cascade`
+    return `Plugin ${this.plugin} is required by ${this.dependents.join(", ")}: remove them first, or remove with cascade`
   }
 }
 
@@ -179,12 +179,12 @@ export class SiblingUnavailable extends Schema.TaggedError<SiblingUnavailable>()
  * @category errors
  */
 export class PluginDisposeFailed extends Schema.TaggedError<PluginDisposeFailed>()("PluginDisposeFailed", {
-  name: Schema.String,
+  plugin: Schema.String,
   reason: Schema.Literal("failed", "timed-out", "still-leased"),
   cause: AnyCause
 }) {
   override get message() {
-    return `Plugin ${this.name} failed to dispose (${this.reason}): ${firstLine(this.cause)}`
+    return `Plugin ${this.plugin} failed to dispose (${this.reason}): ${firstLine(this.cause)}`
   }
 }
 
@@ -215,10 +215,10 @@ export class PluginCallbackFailed extends Schema.TaggedError<PluginCallbackFaile
  * @category errors
  */
 export class PluginNotFound extends Schema.TaggedError<PluginNotFound>()("PluginNotFound", {
-  name: Schema.String
+  plugin: Schema.String
 }) {
   override get message() {
-    return `Unknown plugin: ${this.name}`
+    return `Unknown plugin: ${this.plugin}`
   }
 }
 
@@ -231,13 +231,13 @@ export class PluginNotFound extends Schema.TaggedError<PluginNotFound>()("Plugin
  * @category errors
  */
 export class PluginNotReady extends Schema.TaggedError<PluginNotReady>()("PluginNotReady", {
-  name: Schema.String,
+  plugin: Schema.String,
   status: Schema.String,
   last_error: Schema.optional(Schema.String)
 }) {
   override get message() {
     const last = this.last_error === undefined ? "" : ` (last error: ${this.last_error})`
-    return `Plugin ${this.name} is not ready: ${this.status}${last}`
+    return `Plugin ${this.plugin} is not ready: ${this.status}${last}`
   }
 }
 

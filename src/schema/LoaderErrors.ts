@@ -32,7 +32,7 @@ export class ManifestInvalid extends Schema.TaggedError<ManifestInvalid>()("Mani
  * @since 0.1.0
  * @category errors
  */
-export class NotLicensed extends Schema.TaggedError<NotLicensed>()("NotLicensed", { name: Schema.String }) {
+export class NotLicensed extends Schema.TaggedError<NotLicensed>()("NotLicensed", { plugin: Schema.String }) {
   override get message() {
     return "not included in this licence"
   }
@@ -105,7 +105,7 @@ export class EntryShapeInvalid extends Schema.TaggedError<EntryShapeInvalid>()("
  * @category errors
  */
 export class RegistrationFailed extends Schema.TaggedError<RegistrationFailed>()("RegistrationFailed", {
-  name: Schema.String,
+  plugin: Schema.String,
   cause: AnyCause
 }) {
   override get message() {

@@ -46,5 +46,5 @@ export const check = (name: unknown): InvalidPluginName | undefined => {
   const valid = Schema.decodeUnknownEither(PluginName)(name)
   return Either.isRight(valid)
     ? undefined
-    : new InvalidPluginName({ name: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
+    : new InvalidPluginName({ plugin: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
 }

@@ -142,7 +142,7 @@ export const discover = (o: LoaderInput) =>
           reason: d._tag === "Invalid"
             ? d.error.message
             : licensed === false
-            ? new NotLicensed({ name: d.name }).message
+            ? new NotLicensed({ plugin: d.name }).message
             : null
         }
       })

@@ -145,7 +145,7 @@ export const make: Effect.Effect<Capabilities["Type"], never, Runtimes | StateRo
     const get = (name: string) =>
       Effect.flatMap(store.read(name), (found) =>
         Option.match(found, {
-          onNone: () => Effect.fail(new UnknownCapability({ name, file: store.file(name) })),
+          onNone: () => Effect.fail(new UnknownCapability({ capability: name, file: store.file(name) })),
           onSome: Effect.succeed
         }))
 

@@ -115,7 +115,7 @@ export const disposeAll = (options: {
               `plugin ${item.name}`,
               Cause.fail(
                 new PluginDisposeFailed({
-                  name: item.name,
+                  plugin: item.name,
                   reason: "still-leased",
                   cause: Cause.fail(new Cause.TimeoutException(`the last lease on ${item.name} was not released in time`))
                 })

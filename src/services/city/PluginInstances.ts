@@ -133,7 +133,7 @@ export const make = Effect.gen(function*() {
   let attempts = 0
 
   const failed = (name: string, cause: Cause.Cause<unknown>, reason: PluginInitializeFailed["reason"], release?: Cause.Cause<unknown>) =>
-    Either.left(new PluginInitializeFailed({ name, reason, cause, ...(release === undefined ? {} : { release }) }))
+    Either.left(new PluginInitializeFailed({ plugin: name, reason, cause, ...(release === undefined ? {} : { release }) }))
 
   /** A settled initialize: the life, or the failure (after releasing what it acquired). */
   const settle = (

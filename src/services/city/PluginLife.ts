@@ -59,7 +59,7 @@ export interface PluginLife {
  */
 export const disposeTimedOut = (name: string, timeout?: Duration.Duration) =>
   new PluginDisposeFailed({
-    name,
+    plugin: name,
     reason: "timed-out",
     cause: Cause.fail(new Cause.TimeoutException(`dispose of ${name} did not complete${timeout === undefined ? " in time" : ` within ${Duration.format(timeout)}`}`))
   })
@@ -71,7 +71,7 @@ export const disposeTimedOut = (name: string, timeout?: Duration.Duration) =>
  */
 export const closeScope = (name: string, scope: Scope.CloseableScope, exit: Exit.Exit<unknown, unknown>) =>
   Effect.flatMap(Effect.exit(Scope.close(scope, exit)), (closed) =>
-    Exit.isSuccess(closed) ? Effect.void : Effect.fail(new PluginDisposeFailed({ name, reason: "failed", cause: closed.cause })))
+    Exit.isSuccess(closed) ? Effect.void : Effect.fail(new PluginDisposeFailed({ plugin: name, reason: "failed", cause: closed.cause })))
 
 /**
  * Makes the life of an instance whose initialize succeeded, over the Scope it acquired into.

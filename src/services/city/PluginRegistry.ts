@@ -253,13 +253,13 @@ export const make = Effect.gen(function*() {
       if (refused !== undefined) return Effect.fail(refused)
       const status = snapshots.statusOf(name)
       if (adding.has(name) || status === "initializing" || status === "ready") {
-        return Effect.fail(new PluginAlreadyRegistered({ name }))
+        return Effect.fail(new PluginAlreadyRegistered({ plugin: name }))
       }
       // Its required plugins are ready, and none is being removed: they stay until it is gone.
       const requires = plugin.requires ?? []
       if (requires.length > 0) {
         const missing = requires.filter((r) => !r.optional && (!lives.isReady(r.name) || leaving.has(r.name))).map((r) => r.name)
-        if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ name, missing: [...new Set(missing)].sort() }))
+        if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: name, missing: [...new Set(missing)].sort() }))
         admitDependent(name, requires)
       }
       adding.add(name)
@@ -344,7 +344,7 @@ export const make = Effect.gen(function*() {
         Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed> => {
           const required = dependentsOf(name)
           if (required.length > 0 && options?.cascade !== true) {
-            return Effect.fail(new PluginHasDependents({ name, dependents: required }))
+            return Effect.fail(new PluginHasDependents({ plugin: name, dependents: required }))
           }
           // From here on no new dependent is admitted on it.
           leaving.add(name)
@@ -380,7 +380,7 @@ export const make = Effect.gen(function*() {
     Effect.suspend(() => {
       const life = lives.get(name)
       if (life === undefined || snapshots.statusOf(name) !== "ready") {
-        return Effect.fail(new PluginNotFound({ name }))
+        return Effect.fail(new PluginNotFound({ plugin: name }))
       }
       lives.replaceSkills(life, skills)
       return Effect.void

@@ -92,9 +92,9 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
     explain: (name) => {
       const snapshot = current(name)
       return snapshot === undefined || snapshot.status === "ready"
-        ? new PluginNotFound({ name })
+        ? new PluginNotFound({ plugin: name })
         : new PluginNotReady({
-          name,
+          plugin: name,
           status: snapshot.status,
           ...(snapshot.last_error === undefined ? {} : { last_error: snapshot.last_error })
         })

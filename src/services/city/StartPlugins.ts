@@ -74,13 +74,13 @@ export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
       const name = startPluginOf(start).plugin.name
       const invalid = PluginName.check(name)
       if (invalid !== undefined) return Effect.fail(invalid)
-      if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ name }))
+      if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ plugin: name }))
       seen.add(name)
     }
     for (const start of plugins) {
       const { plugin } = startPluginOf(start)
       const missing = (plugin.requires ?? []).filter((r) => !r.optional && !seen.has(r.name)).map((r) => r.name)
-      if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ name: plugin.name, missing: [...new Set(missing)].sort() }))
+      if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: plugin.name, missing: [...new Set(missing)].sort() }))
     }
     const cycle = Dependencies.findCycle(graphOf(plugins))
     return cycle === undefined ? Effect.void : Effect.fail(new PluginDependencyCycle({ cycle }))
@@ -122,7 +122,7 @@ export const start = <R>(
           return Effect.zipRight(
             registry.unstarted(plugin, reason),
             required
-              ? Effect.fail(new PluginDependencyMissing({ name, missing: [broken.name] }))
+              ? Effect.fail(new PluginDependencyMissing({ plugin: name, missing: [broken.name] }))
               : Effect.logWarning(`optional plugin isolated: ${name}: ${reason}`)
           )
         }

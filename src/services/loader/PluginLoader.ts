@@ -207,7 +207,7 @@ export const make = (options: LoaderOptions) =>
       Effect.gen(function*() {
         const { folder, manifest } = found
         if (found.root === "instance" && !licensed.has(manifest.name)) {
-          return yield* Effect.fail(new NotLicensed({ name: manifest.name }))
+          return yield* Effect.fail(new NotLicensed({ plugin: manifest.name }))
         }
         const settings = decodeSettings(manifest.configSchema, options.config?.[manifest.name])
         if ("rule" in settings) {
@@ -394,7 +394,7 @@ export const make = (options: LoaderOptions) =>
               const error = added.left
               if (error._tag === "CityClosed") return yield* Effect.fail(error)
               const reason = error._tag === "PluginInitializeFailed"
-                ? new RegistrationFailed({ name: manifest.name, cause: error.cause })
+                ? new RegistrationFailed({ plugin: manifest.name, cause: error.cause })
                 : error
               yield* skip(found, manifest.name, manifest.version, reason)
               continue

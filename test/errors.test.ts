@@ -1,0 +1,112 @@
+/**
+ * Every error prints as its tag, naming its subject once (docs/design.md "Errors and output"): a
+ * field called `name` on a `Schema.TaggedError` would replace `Error.name`, so the stack's first
+ * line and `Cause.pretty` would print the plugin's name where the tag belongs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as City from "../src/City.ts"
+import * as Plugin from "../src/services/Plugin.ts"
+import * as Errors from "../src/schema/Errors.ts"
+import * as LoaderErrors from "../src/schema/LoaderErrors.ts"
+import * as CapabilityErrors from "../src/schema/CapabilityErrors.ts"
+
+const failed = Cause.fail("boom")
+
+// Built from plain objects so that the test compiles whatever the subject field is called.
+const build = <A>(Class: new(props: never) => A, props: Record<string, unknown>): A => new Class(props as never)
+
+const cases: ReadonlyArray<{ readonly tag: string; readonly subject: string; readonly once?: false; readonly make: () => Error }> = [
+  { tag: "InvalidPluginName", subject: "Bad_Name", make: () => build(Errors.InvalidPluginName, { plugin: "Bad_Name", reason: "lower case only" }) },
+  { tag: "PluginAlreadyRegistered", subject: "notes", make: () => build(Errors.PluginAlreadyRegistered, { plugin: "notes" }) },
+  {
+    tag: "PluginInitializeFailed",
+    subject: "flaky",
+    make: () => build(Errors.PluginInitializeFailed, { plugin: "flaky", reason: "failed", cause: failed })
+  },
+  {
+    tag: "PluginDependencyMissing",
+    subject: "notes",
+    make: () => build(Errors.PluginDependencyMissing, { plugin: "notes", missing: ["store"] })
+  },
+  {
+    tag: "PluginHasDependents",
+    subject: "store",
+    make: () => build(Errors.PluginHasDependents, { plugin: "store", dependents: ["notes"] })
+  },
+  {
+    tag: "PluginDisposeFailed",
+    subject: "bad-promise",
+    make: () => build(Errors.PluginDisposeFailed, { plugin: "bad-promise", reason: "failed", cause: failed })
+  },
+  { tag: "PluginNotFound", subject: "ghost", make: () => build(Errors.PluginNotFound, { plugin: "ghost" }) },
+  {
+    tag: "PluginNotReady",
+    subject: "notes",
+    make: () => build(Errors.PluginNotReady, { plugin: "notes", status: "initializing" })
+  },
+  { tag: "NotLicensed", subject: "premium", once: false, make: () => build(LoaderErrors.NotLicensed, { plugin: "premium" }) },
+  {
+    tag: "RegistrationFailed",
+    subject: "broken",
+    once: false,
+    make: () => build(LoaderErrors.RegistrationFailed, { plugin: "broken", cause: failed })
+  },
+  {
+    tag: "UnknownCapability",
+    subject: "search",
+    make: () => build(CapabilityErrors.UnknownCapability, { capability: "search", file: "/root/capabilities/decl.json" })
+  }
+]
+
+const firstLine = (text: string): string => text.split("\n")[0] ?? ""
+const count = (text: string, word: string): number => text.split(word).length - 1
+
+describe("errors print as their tag", () => {
+  for (const { make, once, subject, tag } of cases) {
+    it(`${tag}: name is the tag, the subject is printed once`, () => {
+      const error = make()
+      expect(error.name).toBe(tag)
+      expect(error).toHaveProperty("_tag", tag)
+      expect(Object.prototype.hasOwnProperty.call(error, "name")).toBe(false)
+
+      const printed = firstLine(String(error))
+      expect(printed.startsWith(`${tag}: `)).toBe(true)
+      expect(printed).toBe(`${tag}: ${error.message}`)
+
+      const pretty = firstLine(Cause.pretty(Cause.fail(error)))
+      expect(pretty.startsWith(`${tag}: `)).toBe(true)
+      // NotLicensed's and RegistrationFailed's messages are the `<reason>` of a line that names
+      // the plugin already (docs/plugin-loader.md), so they do not name it.
+      expect(count(pretty, subject)).toBe(once === false ? 0 : 1)
+    })
+  }
+
+  it("a failed dispose prints the plugin's name once, after its tag", () => {
+    const error = build(Errors.PluginDisposeFailed, { plugin: "bad-promise", reason: "failed", cause: failed })
+    expect(firstLine(String(error))).toBe("PluginDisposeFailed: Plugin bad-promise failed to dispose (failed): Error: boom")
+    expect(count(error.message, "bad-promise")).toBe(1)
+  })
+
+  it("an unhandled PluginInitializeFailed prints its tag, not the plugin's name", () => {
+    const error = build(Errors.PluginInitializeFailed, { plugin: "flaky", reason: "failed", cause: failed })
+    const pretty = Cause.pretty(Cause.fail(error))
+    expect(pretty.startsWith("PluginInitializeFailed: Plugin flaky failed to initialize (failed)")).toBe(true)
+    expect(pretty).not.toMatch(/^flaky: /m)
+  })
+
+  it.scoped("a close whose plugin failed to dispose prints the failure by its tag, not the plugin's name", () =>
+    Effect.gen(function*() {
+      const city = yield* City.make()
+      yield* city.plugins.add(Plugin.fromPromise({
+        name: "bad-promise",
+        version: "1.0.0",
+        dispose: () => Promise.reject(new Error("disk gone"))
+      }))
+      const error = yield* Effect.flip(city.close)
+      const line = error.message.split("\n")[1] ?? ""
+      expect(line.startsWith("  - plugin bad-promise: PluginDisposeFailed: Plugin bad-promise failed to dispose (failed): ")).toBe(true)
+      expect(line).not.toContain("bad-promise: bad-promise")
+    }))
+})
