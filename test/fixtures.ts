@@ -91,17 +91,19 @@ export const advanceUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>, step: Duration.
   })
 
 /**
- * Re-checks `condition` until it holds, failing the test after `timeoutMs` of real time. Between
- * checks it yields, and every 50 checks it also waits 1 ms of real time (a timer, whatever clock
- * the test has), so work that waits on the file system (the thread pool) gets to finish.
+ * Re-checks `condition` until it holds, failing the test after `timeoutMs` of real time: the one
+ * bounded wait of the suite, for in-process fibers and for real files and processes alike. The
+ * first 50 checks only yield (a fiber's next step is usually all it takes); then it waits on a real
+ * timer between checks (whatever clock the test has), 1 ms more each time up to 10 ms, so work that
+ * waits on the file system or another process gets to finish without a busy loop.
  */
-export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, timeoutMs = 10_000) =>
+export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, timeoutMs = 30_000) =>
   Effect.gen(function*() {
     const deadline = Date.now() + timeoutMs
     for (let i = 1; ; i++) {
       if (yield* condition) return
       if (Date.now() > deadline) return yield* Effect.dieMessage(`condition not reached within ${timeoutMs} ms`)
-      yield* i % 50 === 0 ? Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1))) : Effect.yieldNow()
+      yield* i <= 50 ? Effect.yieldNow() : Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, Math.min(10, i - 50))))
     }
   })
 

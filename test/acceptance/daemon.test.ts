@@ -17,9 +17,9 @@ import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { join } from "node:path"
-import { isAlive, recordedEndpoints } from "../fixtures.ts"
+import { isAlive, recordedEndpoints, eventually } from "../fixtures.ts"
 import { city, json, seedPeer, sh, writeJson } from "./cityCli.ts"
-import { capability, until, world, type World } from "../live/world.ts"
+import { capability, world, type World } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
 
 const crash = (
@@ -45,7 +45,7 @@ const releaseStuck = (w: World) =>
     const fs = yield* FileSystem.FileSystem
     const pid = Number((yield* fs.readFileString(join(w.base, "started"))).trim())
     yield* fs.writeFileString(join(w.base, "never"), "")
-    yield* until(Effect.sync(() => !isAlive(pid)), 60_000)
+    yield* eventually(Effect.sync(() => !isAlive(pid)), 60_000)
   })
 
 /** A Commands-host world: claude endpoints report `<base>/status`, reload journals to `<base>/reloads`. */
@@ -101,8 +101,8 @@ describe("city daemon", () => {
       const { fs, journal, owedFile, setStatus, w } = yield* commandsWorld
       yield* registerBusy(w, setStatus)
       const first = yield* startDaemon(w.root, w.base, "first")
-      yield* until(fs.exists(join(w.root, "daemon.pid")), 60_000)
-      yield* until(Effect.map(fs.readFileString(first.log), (l) => l.includes("city daemon started")), 60_000)
+      yield* eventually(fs.exists(join(w.root, "daemon.pid")), 60_000)
+      yield* eventually(Effect.map(fs.readFileString(first.log), (l) => l.includes("city daemon started")), 60_000)
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       expect(yield* journal).toEqual([]) // busy all along: nothing applied, still owed
@@ -110,7 +110,7 @@ describe("city daemon", () => {
 
       yield* setStatus("idle")
       const second = yield* startDaemon(w.root, w.base, "second")
-      yield* until(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
+      yield* eventually(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
       expect(yield* journal).toEqual(["reload start", "reload done"])
       yield* second.kill("SIGTERM")
       expect((yield* Deferred.await(second.exited)).code).toBe(0)
@@ -124,9 +124,9 @@ describe("city daemon", () => {
       yield* fs.writeFileString(join(w.base, "hold"), "")
       const first = yield* startDaemon(w.root, w.base, "first")
       yield* setStatus("idle")
-      yield* until(fs.exists(join(w.base, "reload.pid")), 60_000) // the reload is running
+      yield* eventually(fs.exists(join(w.base, "reload.pid")), 60_000) // the reload is running
       // and recorded (right after its spawn: ProcessRecords.ts)
-      yield* until(Effect.map(recordedEndpoints(w.root), (running) => running.includes("host claude-alice")), 60_000)
+      yield* eventually(Effect.map(recordedEndpoints(w.root), (running) => running.includes("host claude-alice")), 60_000)
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       // The crash left the reload command running (it waits for `release`, which never comes).
@@ -138,7 +138,7 @@ describe("city daemon", () => {
 
       yield* fs.remove(join(w.base, "hold"))
       const second = yield* startDaemon(w.root, w.base, "second")
-      yield* until(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
+      yield* eventually(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
       // The second daemon ended the orphan before anything else, then reloaded once.
       expect(isAlive(orphan)).toBe(false)
       expect(yield* journal).toEqual(["reload start", "reload start", "reload done"])
@@ -151,7 +151,7 @@ describe("city daemon", () => {
     Effect.gen(function*() {
       const { fs, w } = yield* commandsWorld
       const first = yield* startDaemon(w.root, w.base, "first")
-      yield* until(fs.exists(join(w.root, "daemon.pid")), 60_000)
+      yield* eventually(fs.exists(join(w.root, "daemon.pid")), 60_000)
       const second = yield* city(["daemon"], { root: w.root })
       expect(second.code).toBe(1)
       expect(second.stderr).toContain(`a city daemon (pid ${first.pid}) is already running on ${w.root}`)
@@ -177,7 +177,7 @@ describe("city daemon", () => {
       const status = yield* city(["status", "--json"], { root: w.root })
       expect(json(status)["daemon"]).toEqual({ running: false, pid: null })
       const daemon = yield* startDaemon(w.root, w.base, "daemon")
-      yield* until(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("city daemon started")), 60_000)
+      yield* eventually(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("city daemon started")), 60_000)
       const record = JSON.parse(yield* fs.readFileString(join(w.root, "daemon.pid")))
       expect(record.pid).toBe(daemon.pid)
       expect(json(yield* city(["status", "--json"], { root: w.root }))["daemon"]).toEqual({ running: true, pid: daemon.pid })
@@ -219,7 +219,7 @@ const cityWorld = Effect.gen(function*() {
   const resultOf = (id: string) =>
     Effect.gen(function*() {
       const file = join(turnsDir, `${id}.result.json`)
-      yield* until(fs.exists(file), 60_000)
+      yield* eventually(fs.exists(file), 60_000)
       return JSON.parse(yield* fs.readFileString(file)) as Record<string, unknown>
     })
   return { w, fs, hostedFile, requestTurn, resultOf }
@@ -242,7 +242,7 @@ describe("remove-runtime and explicit reloads through the CLI", () => {
       const d = yield* startDaemon(w.root, w.base, "daemon")
       yield* setStatus("idle")
       const owedFile = join(w.root, "state", "reloads", "codex-alice.json")
-      yield* until(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
+      yield* eventually(Effect.map(fs.exists(owedFile), (e) => !e), 60_000)
       expect(yield* journal).toEqual(["retire start", "retire done"])
       const peers = json(yield* city(["peer", "list", "--json"], { root: w.root }))
       expect(peers["peers"]).toMatchObject([{ peer: "alice", runtimes: ["claude"] }])
@@ -293,7 +293,7 @@ describe("city daemon hosting City Sessions", () => {
       const { fs, hostedFile, requestTurn, resultOf, w } = yield* cityWorld
       const decl = yield* capability(w, "stamp", ["claude"])
       const d = yield* startDaemon(w.root, w.base, "daemon")
-      yield* until(fs.exists(hostedFile), 60_000)
+      yield* eventually(fs.exists(hostedFile), 60_000)
       const registered = yield* city(["capability", "register", decl, "--json"], { root: w.root })
       expect(registered.code).toBe(0)
       expect(json(registered)["outcomes"]).toMatchObject([{ peer: "alice", runtime: "claude", state: "ok", application: "applied" }])
@@ -311,7 +311,7 @@ describe("city daemon hosting City Sessions", () => {
       yield* fs.writeFileString(join(w.work, ".mcp.json"), edited)
       const hash = createHash("sha256").update(edited).digest("hex")
       const fingerprint = join(w.root, "state", "fingerprints", "claude-alice.json")
-      yield* until(Effect.map(fs.readFileString(fingerprint), (t) => t.includes(hash)), 60_000)
+      yield* eventually(Effect.map(fs.readFileString(fingerprint), (t) => t.includes(hash)), 60_000)
       yield* requestTurn("t3", [{ tool: "hand", input: "by hand" }])
       // At least one reload more than before the edit (a watcher pass that falls between a verb's
       // surface writes and its converge may owe one extra, never one less).
@@ -320,7 +320,7 @@ describe("city daemon hosting City Sessions", () => {
       expect(t3["generation"]).toBeGreaterThanOrEqual(4)
       // The daemon's log reaches its file through a pipe, after the Turn's result file: wait for it.
       const applied = Effect.map(fs.readFileString(d.log), (log) => log.match(/message="reload applied"/g)?.length ?? 0)
-      yield* until(Effect.map(applied, (n) => n >= 3), 60_000) // register, unregister, the hand edit
+      yield* eventually(Effect.map(applied, (n) => n >= 3), 60_000) // register, unregister, the hand edit
       const log = yield* fs.readFileString(d.log)
       expect(log).toMatch(/message="surfaces changed: reload owed".*endpoint=claude-alice/)
       yield* d.kill("SIGTERM")
@@ -338,13 +338,13 @@ describe("city daemon hosting City Sessions", () => {
       ])
       yield* fs.writeFileString(join(w.work, ".mcp.json"), JSON.stringify({ mcpServers: { slow: { command: slow } } }))
       const d = yield* startDaemon(w.root, w.base, "daemon", ["--log-format", "json"])
-      yield* until(fs.exists(hostedFile), 60_000)
+      yield* eventually(fs.exists(hostedFile), 60_000)
       yield* requestTurn("t1", [{ tool: "slow" }])
-      yield* until(fs.exists(join(w.base, "started")), 60_000)
+      yield* eventually(fs.exists(join(w.base, "started")), 60_000)
       const signalled = Date.now()
       yield* d.kill("SIGTERM")
       // The daemon is draining: it waits for the Turn rather than cutting it short.
-      yield* until(Effect.map(fs.readFileString(d.log), (l) => l.includes("waiting for 1 running Turn(s)")), 60_000)
+      yield* eventually(Effect.map(fs.readFileString(d.log), (l) => l.includes("waiting for 1 running Turn(s)")), 60_000)
       expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(true)
       // A second SIGTERM while it drains does not cut the stop short (docs/cli.md, "Commands and
       // signals"): no library's exit hook may turn it into a kill by the signal.
@@ -372,16 +372,16 @@ describe("city daemon hosting City Sessions", () => {
       const stuck = yield* stuckTool(w)
       yield* fs.writeFileString(join(w.work, ".mcp.json"), JSON.stringify({ mcpServers: { stuck: { command: stuck } } }))
       const d = yield* startDaemon(w.root, w.base, "daemon", ["--deadline-ms", "1500"])
-      yield* until(fs.exists(hostedFile), 60_000)
+      yield* eventually(fs.exists(hostedFile), 60_000)
       yield* requestTurn("t1", [{ tool: "stuck" }])
-      yield* until(fs.exists(join(w.base, "started")), 60_000)
+      yield* eventually(fs.exists(join(w.base, "started")), 60_000)
       yield* d.kill("SIGTERM")
       const exit = yield* Deferred.await(d.exited)
       expect(exit.code).toBe(130)
       expect(yield* fs.readFileString(d.log)).toContain("cleanup did not finish within 1500 ms; exiting; abandoned: turn claude-alice/t1.json")
       // What it abandoned does not outlive it: the tool got SIGKILL at the exit (a zombie until reaped).
       const tool = Number((yield* fs.readFileString(join(w.base, "started"))).trim())
-      yield* until(Effect.sync(() => !isAlive(tool)), 10_000)
+      yield* eventually(Effect.sync(() => !isAlive(tool)), 10_000)
       expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(false)
     }))
 
@@ -399,16 +399,16 @@ describe("city daemon hosting City Sessions", () => {
       yield* fs.makeDirectory(join(w.work, ".codex"), { recursive: true })
       yield* fs.writeFileString(join(w.work, ".codex", "config.toml"), `[mcp_servers.stuck]\ncommand = "${stuck}"\n`)
       const d = yield* startDaemon(w.root, w.base, "daemon")
-      yield* until(fs.exists(join(w.root, "state", "hosted", "codex-alice.json")), 60_000)
+      yield* eventually(fs.exists(join(w.root, "state", "hosted", "codex-alice.json")), 60_000)
       const turns = join(w.root, "state", "turns", "codex-alice")
       yield* fs.makeDirectory(turns, { recursive: true })
       yield* writeJson(turns, "t1.tmp", { schema: 1, calls: [{ tool: "stuck" }] })
       yield* fs.rename(join(turns, "t1.tmp"), join(turns, "t1.json")) // atomically: never read half-written
-      yield* until(fs.exists(join(w.base, "started")), 60_000)
+      yield* eventually(fs.exists(join(w.base, "started")), 60_000)
       const run = yield* city(["peer", "remove-runtime", "alice", "codex", "--force", "--json"], { root: w.root })
       expect(run.code).toBe(0)
       expect(json(run)).toMatchObject({ removal: "removed", peer: "alice", runtimes: ["claude"] })
-      yield* until(fs.exists(join(turns, "t1.result.json")), 60_000)
+      yield* eventually(fs.exists(join(turns, "t1.result.json")), 60_000)
       expect(JSON.parse(yield* fs.readFileString(join(turns, "t1.result.json")))).toEqual({
         ok: false,
         error: "interrupted: the endpoint was killed"

@@ -14,8 +14,9 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
 import { startDaemon } from "../live/daemonProcess.ts"
-import { capability, until, world } from "../live/world.ts"
+import { capability, world } from "../live/world.ts"
 import { city, sh, writeJson } from "./cityCli.ts"
+import { eventually } from "../fixtures.ts"
 
 
 it.scopedLive("the daemon retries a failing owed reload on its backoff, not at every poll, logging once per attempt", () =>
@@ -48,7 +49,7 @@ it.scopedLive("the daemon retries a failing owed reload on its backoff, not at e
       fs.readFileString(d.log),
       (log) => log.split("\n").filter((l) => l.includes("owed reload of claude-alice failed"))
     )
-    yield* until(Effect.map(failures, (f) => f.length >= 3), 60_000) // attempts 2, 3 and 4 by the daemon
+    yield* eventually(Effect.map(failures, (f) => f.length >= 3), 60_000) // attempts 2, 3 and 4 by the daemon
     yield* d.kill("SIGTERM")
     yield* Deferred.await(d.exited)
 

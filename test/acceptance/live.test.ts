@@ -26,7 +26,8 @@ import { Reloads } from "../../src/services/live/Reloads.ts"
 import * as ScriptedHost from "../../src/services/live/ScriptedHost.ts"
 import * as FingerprintPoll from "../../src/services/live/FingerprintPoll.ts"
 import { seedPeer } from "./cityCli.ts"
-import { capability, cityLayer, scriptedLayer, until, world } from "../live/world.ts"
+import { capability, cityLayer, scriptedLayer, world } from "../live/world.ts"
+import { eventually } from "../fixtures.ts"
 
 const live = (name: string, body: () => Effect.Effect<void, unknown, FileSystem.FileSystem | Scope.Scope>) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 120_000)
@@ -107,7 +108,7 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           expect(sessions.generation(ref)).toBe(1) // not before the Turn ends
           yield* first.release
           expect(yield* Fiber.join(first.fiber)).toEqual([]) // the running Turn kept its tools
-          yield* until(Effect.sync(() => sessions.generation(ref) === 2))
+          yield* eventually(Effect.sync(() => sessions.generation(ref) === 2))
           expect(yield* sessions.turn(ref, (t) => t.call("stamp", "next"))).toBe("stamp:next")
 
           const second = yield* heldTurn((tools, call) => Effect.map(call("stamp"), (result) => ({ tools, result })))
@@ -116,11 +117,11 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           yield* second.release
           // Unregister is not a revocation: the running Turn still had and could call the tool.
           expect(yield* Fiber.join(second.fiber)).toEqual({ tools: ["stamp"], result: "stamp:in-turn" })
-          yield* until(Effect.sync(() => sessions.generation(ref) === 3))
+          yield* eventually(Effect.sync(() => sessions.generation(ref) === 3))
           const gone = yield* sessions.turn(ref, (t) => Effect.map(Effect.flip(t.call("stamp", "z")), (e) => ({ e, tools: t.tools })))
           expect(gone.tools).toEqual([])
           expect(gone.e._tag).toBe("ToolNotAvailable")
-          yield* until(Effect.map((yield* Reloads).get(ref), Option.isNone))
+          yield* eventually(Effect.map((yield* Reloads).get(ref), Option.isNone))
         }).pipe(Effect.provide(cityLayer(w)))
       }))
   }
@@ -172,7 +173,7 @@ describe("Scripted host: scheduling", () => {
         expect(Option.map(yield* (yield* Reloads).get(ref), (r) => [r.requested, r.applied])).toEqual(Option.some([2, 0]))
         expect(s.reloads("claude-alice")).toBe(0)
         yield* s.endTurn("claude-alice")
-        yield* until(Effect.map((yield* Reloads).get(ref), Option.isNone))
+        yield* eventually(Effect.map((yield* Reloads).get(ref), Option.isNone))
         expect(s.reloads("claude-alice")).toBe(1)
         expect(s.reloads("codex-alice")).toBe(0)
       })))
@@ -188,7 +189,7 @@ describe("Scripted host: scheduling", () => {
         yield* Deferred.await(hold.started)
         const second = yield* Effect.fork(joints.sync("stamp"))
         const ref = yield* refOf("claude")
-        yield* until(Effect.map((yield* Reloads).get(ref), (r) => Option.isSome(r) && r.value.requested === 2))
+        yield* eventually(Effect.map((yield* Reloads).get(ref), (r) => Option.isSome(r) && r.value.requested === 2))
         yield* Deferred.succeed(hold.release, undefined)
         const a = yield* Fiber.join(first)
         const b = yield* Fiber.join(second)
@@ -284,7 +285,7 @@ describe("Scripted host: remove-runtime on a live endpoint", () => {
         yield* (yield* Applier).start("50 millis")
         expect(s.journal).toEqual([])
         yield* s.endTurn("codex-alice")
-        yield* until(Effect.map((yield* Reloads).get(ref), Option.isNone))
+        yield* eventually(Effect.map((yield* Reloads).get(ref), Option.isNone))
         expect(s.journal).toEqual(["retire codex-alice"])
         expect((yield* (yield* Peers).get("alice")).runtimes).toEqual(["claude"])
       })))

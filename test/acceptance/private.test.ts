@@ -18,9 +18,9 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { lstat, readdir } from "node:fs/promises"
 import { join, relative } from "node:path"
-import { until } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
 import { cityProcess, declaration, json, sh, world, writeJson } from "./cityCli.ts"
+import { eventually } from "../fixtures.ts"
 
 
 /**
@@ -121,7 +121,7 @@ const scenario = (umask: string) =>
     // A sync held open in its opencode call: the root lock's folder exists meanwhile.
     yield* fs.writeFileString(join(w.base, "hold"), "")
     const sync = yield* Effect.fork(run(["capability", "sync", "stamp"]))
-    yield* until(fs.exists(join(w.base, "held")), 60_000)
+    yield* eventually(fs.exists(join(w.base, "held")), 60_000)
     expect(yield* modes(w.root)).toEqual([])
     expect(yield* fs.exists(join(w.root, ".lock"))).toBe(true)
     yield* fs.writeFileString(join(w.base, "release"), "")
@@ -130,7 +130,7 @@ const scenario = (umask: string) =>
     expect(yield* fs.readFileString(owed)).toContain("password=hunter2")
 
     const daemon = yield* startDaemon(w.root, w.base, "daemon", [], { umask })
-    yield* until(fs.exists(join(w.root, "state", "hosted", "codex-alice.json")), 60_000)
+    yield* eventually(fs.exists(join(w.root, "state", "hosted", "codex-alice.json")), 60_000)
     // A Turn, requested as an operator does: the folder and the request are the operator's (0755,
     // 0644), the daemon takes the request and writes the result into that folder.
     const turns = join(w.root, "state", "turns", "codex-alice")
@@ -141,12 +141,12 @@ const scenario = (umask: string) =>
     yield* fs.chmod(join(turns, "t1.tmp"), 0o644)
     yield* fs.rename(join(turns, "t1.tmp"), join(turns, "t1.json"))
     const result = join(turns, "t1.result.json")
-    yield* until(fs.exists(result), 60_000)
+    yield* eventually(fs.exists(result), 60_000)
     expect(yield* modes(w.root)).toEqual([]) // daemon.pid, hosted records, the Turn's files
     expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(true)
     expect((yield* run(["plugins", "reload"])).code).toBe(0)
     expect((yield* run(["status"])).code).toBe(0)
-    yield* until(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("password=hunter2")), 60_000)
+    yield* eventually(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("password=hunter2")), 60_000)
     yield* daemon.kill("SIGTERM")
     expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
 

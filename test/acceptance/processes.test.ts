@@ -17,9 +17,8 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { isAlive, recordedEndpoints } from "../fixtures.ts"
+import { isAlive, recordedEndpoints, eventually } from "../fixtures.ts"
 import { startCity as start } from "../live/daemonProcess.ts"
-import { until } from "../live/world.ts"
 import { cityProcess, declaration, seedPeer, world, writeJson } from "./cityCli.ts"
 
 const real = (
@@ -83,7 +82,7 @@ describe("commands and signals", () => {
       yield* seedPeer(w.root, "alice", w.work, ["claude"])
       const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command, runtimes: ["claude"] }))
       const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
-      yield* until(pidWritten(w.base, "alice"), 60_000)
+      yield* eventually(pidWritten(w.base, "alice"), 60_000)
       const command_ = pidOf(w.base, "alice")
       expect(isAlive(command_)).toBe(true)
       // How timeout(1) and supervisors stop a job: SIGTERM to its whole process group.
@@ -100,10 +99,10 @@ describe("commands and signals", () => {
       const fs = yield* FileSystem.FileSystem
       const { file, w } = yield* twoPeers
       const cli = yield* startCity(w.root, w.base, ["capability", "register", file, "--timeout-ms", "60000"])
-      yield* until(Effect.zipWith(pidWritten(w.base, "alice"), pidWritten(w.base, "bob"), (a, b) => a && b), 60_000)
+      yield* eventually(Effect.zipWith(pidWritten(w.base, "alice"), pidWritten(w.base, "bob"), (a, b) => a && b), 60_000)
       const orphans = [pidOf(w.base, "alice"), pidOf(w.base, "bob")]
       // The records are appended right after each spawn (ProcessRecords.ts); the kill comes after them.
-      yield* until(Effect.map(recordedEndpoints(w.root), (running) => { return running.length === 2 }), 60_000)
+      yield* eventually(Effect.map(recordedEndpoints(w.root), (running) => { return running.length === 2 }), 60_000)
       process.kill(cli.pid, "SIGKILL")
       yield* Deferred.await(cli.exited)
       // The crash left both commands running, and their records say so.
@@ -140,7 +139,7 @@ describe("commands and signals", () => {
         "--timeout-ms",
         "60000"
       ])
-      yield* until(pidWritten(w.base, "bob"), 60_000)
+      yield* eventually(pidWritten(w.base, "bob"), 60_000)
       // alice's call is recorded shortly after it ends (EndpointCalls.ts: within 200 ms), while
       // bob's runs; the kill comes then, as a crash between two calls would. Were the records
       // written only at the end of the sweep, this wait would never end.
@@ -148,8 +147,8 @@ describe("commands and signals", () => {
       const logFile = join(w.root, "logs", "lifecycle.log")
       const has = (file: string, text: string) => Effect.orElseSucceed(Effect.map(fs.readFileString(file), (t) => t.includes(text)), () => false)
       // The record is written first, its log line right after (EndpointCalls.ts).
-      yield* until(has(records, '"alice"'), 60_000)
-      yield* until(has(logFile, "identity=claude-alice"), 60_000)
+      yield* eventually(has(records, '"alice"'), 60_000)
+      yield* eventually(has(logFile, "identity=claude-alice"), 60_000)
       process.kill(cli.pid, "SIGKILL")
       yield* Deferred.await(cli.exited)
       process.kill(pidOf(w.base, "bob"), "SIGKILL")

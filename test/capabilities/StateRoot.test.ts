@@ -94,9 +94,15 @@ describe("StateRoot", () => {
         const fs = yield* FileSystem.FileSystem
         const warnings: Array<string> = []
         const logger = Logger.make(({ message }) => void warnings.push(String(message)))
-        const state = yield* StateRoot.make({ root })
+        // The refresh is proper-lockfile's `utimes` of the lock directory, on its own 2 s timer.
+        let refreshes = 0
+        const counting: FileSystem.FileSystem = {
+          ...fs,
+          utimes: (path, atime, mtime) => Effect.zipLeft(fs.utimes(path, atime, mtime), Effect.sync(() => void refreshes++))
+        }
+        const state = yield* Effect.provideService(StateRoot.make({ root }), FileSystem.FileSystem, counting)
         yield* state.ensure
-        yield* Effect.scoped(Effect.zipRight(state.lock, Effect.sleep("2500 millis"))).pipe(
+        yield* Effect.scoped(Effect.zipRight(state.lock, eventually(Effect.sync(() => refreshes >= 1)))).pipe(
           Effect.provide(Logger.replace(Logger.defaultLogger, logger))
         )
         expect(warnings).toEqual([])

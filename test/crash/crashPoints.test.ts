@@ -65,6 +65,7 @@ import * as ScriptedHost from "../../src/services/live/ScriptedHost.ts"
 import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { type FaultPlan, make as makeFaulty } from "./FaultyFileSystem.ts"
+import { eventually } from "../fixtures.ts"
 
 type Services =
   | StateRoot.StateRoot
@@ -713,19 +714,26 @@ describe("defects the crash points found: the root lock", () => {
       process.on("uncaughtException", onThrow)
       process.on("unhandledRejection", onThrow)
       let armed = false
+      let inFlight = false
+      let answered = false
       const failingStat: FileSystem.FileSystem = {
         ...realFs,
         stat: (path) =>
           armed && path === lock
-            ? Effect.delay(Effect.fail(new PlatformError.SystemError({ reason: "Unknown", module: "FileSystem", method: "stat", pathOrDescriptor: path, description: "EIO: i/o error" })), "300 millis")
+            ? Effect.suspend(() => {
+              inFlight = true
+              return Effect.delay(Effect.fail(new PlatformError.SystemError({ reason: "Unknown", module: "FileSystem", method: "stat", pathOrDescriptor: path, description: "EIO: i/o error" })), "300 millis")
+            }).pipe(Effect.ensuring(Effect.sync(() => void (answered = true))))
             : realFs.stat(path)
       }
       const held = yield* Scope.make()
       yield* Effect.provideService(Scope.extend(RootLock.hold(root, lock, Duration.seconds(1)), held), FileSystem.FileSystem, failingStat)
       armed = true
-      yield* Effect.sleep("2100 millis") // the refresh's stat is in flight
+      yield* eventually(Effect.sync(() => inFlight)) // the refresh's stat is in flight
       yield* Scope.close(held, Exit.void)
-      yield* Effect.sleep("1500 millis") // its failure answered, and the next refresh's time passed
+      yield* eventually(Effect.sync(() => answered)) // its failure is answered
+      // proper-lockfile's callback runs on the answer's next turn: a few macrotasks see what it throws.
+      yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
       process.off("uncaughtException", onThrow)
       process.off("unhandledRejection", onThrow)
       expect(thrown).toEqual([])

@@ -18,7 +18,7 @@ import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import * as CommandsHost from "../../src/services/live/CommandsHost.ts"
 import type { EndpointRef } from "../../src/services/live/EndpointHost.ts"
 import { tempDir } from "../acceptance/cityCli.ts"
-import { until } from "./world.ts"
+import { eventually } from "../fixtures.ts"
 
 const ref = (cwd: string, runtime = "claude"): EndpointRef => ({
   personality: "alice",
@@ -97,7 +97,7 @@ describe("Commands host", () => {
     let claims = 0
     const fiber = yield* Effect.fork(host.reload(ref(dir), Effect.sync(() => Option.some(++claims))))
     // Let it poll status a few times while busy: it must neither claim nor reload.
-    yield* until(Effect.map(statusCalls, (n) => n >= 3))
+    yield* eventually(Effect.map(statusCalls, (n) => n >= 3))
     expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
     expect(claims).toBe(0)
     expect(yield* lines).toEqual([])

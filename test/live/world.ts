@@ -96,12 +96,3 @@ export const cityLayer = (w: World) =>
     Layer.provideMerge(NodeContext.layer)
   )
 
-/** Re-checks `condition` every 10 ms until it holds, failing after `timeoutMs` (real time, real files). */
-export const until = <E, R>(condition: Effect.Effect<boolean, E, R>, timeoutMs = 30_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (!(yield* condition)) {
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition not reached within ${timeoutMs} ms`)
-      yield* Effect.sleep(Duration.millis(10))
-    }
-  })

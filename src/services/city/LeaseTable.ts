@@ -20,6 +20,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+import { globalValue } from "effect/GlobalValue"
 import { contains, emptyPlugins, ExecutionView, type PluginInstance, type Plugins } from "./ExecutionView.ts"
 import { unsafeLeases } from "../internal/counters.ts"
 
@@ -105,7 +106,7 @@ export const make = (): LeaseTableShape => {
     acquire: () => {
       const state = current
       state.leases++
-      // unsafe: see Observability.unsafeLeases.
+      // unsafe: see services/internal/counters.ts, unsafeLeases.
       unsafeLeases(1)
       let released = false
       return {
@@ -183,12 +184,15 @@ export class HeldViews {
 /**
  * The holder of the views the running fiber holds, if any; inherited by the fibers it forks.
  *
- * unsafe: a module-level FiberRef, made once as Effect makes its own (the safe `FiberRef.make` is scoped).
+ * Made once per process under a global key (`globalValue`), as Effect makes its own FiberRefs, so
+ * loading this module again never makes a second one.
  * @since 0.1.0
  * @category internals
  */
-export const heldViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsafeMake<HeldViews | undefined>(
-  undefined
+export const heldViews: FiberRef.FiberRef<HeldViews | undefined> = globalValue(
+  Symbol.for("effect-city/LeaseTable/heldViews"),
+  // unsafe: a module-level FiberRef, made once as Effect makes its own (the safe `FiberRef.make` is scoped).
+  () => FiberRef.unsafeMake<HeldViews | undefined>(undefined)
 )
 
 /**
@@ -196,13 +200,14 @@ export const heldViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsa
  * inherited by the fibers it forks: a fiber forked to remove a plugin waits for a lease its parent
  * holds, while the fiber that holds it does not wait for itself.
  *
- * unsafe: a module-level FiberRef, made once as Effect makes its own (the safe `FiberRef.make` is scoped).
+ * One per process, as {@link heldViews}.
  * @since 0.1.0
  * @category internals
  */
-export const acquiredViews: FiberRef.FiberRef<HeldViews | undefined> = FiberRef.unsafeMake<HeldViews | undefined>(
-  undefined,
-  { fork: () => undefined, join: (parent) => parent }
+export const acquiredViews: FiberRef.FiberRef<HeldViews | undefined> = globalValue(
+  Symbol.for("effect-city/LeaseTable/acquiredViews"),
+  // unsafe: a module-level FiberRef, made once as Effect makes its own (the safe `FiberRef.make` is scoped).
+  () => FiberRef.unsafeMake<HeldViews | undefined>(undefined, { fork: () => undefined, join: (parent) => parent })
 )
 
 /**

@@ -22,6 +22,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
@@ -88,8 +89,8 @@ export const make = (options: {
 }): PluginLife => {
   const { clock, disposeTimeout, name } = options
   let fiber: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
-  let ended = false
-  let waiters: Deferred.Deferred<void> | undefined
+  // unsafe: `make` is synchronous (the registry publishes a life in the step its initialize ends).
+  const ended = Deferred.unsafeMake<void>(FiberId.none)
   const run = Effect.suspend(() => {
     // unsafe: read in this step, as the registry's Snapshots read their clock (a close's cost).
     const started = clock.unsafeCurrentTimeNanos()
@@ -102,8 +103,7 @@ export const make = (options: {
       Effect.ensuring(Effect.suspend(() => {
         // unsafe: recorded in the step that ends every disposal (internal/counters.ts says why).
         unsafeLifecycleDuration("dispose", clock.unsafeCurrentTimeNanos() - started)
-        ended = true
-        return waiters === undefined ? Effect.void : Deferred.succeed(waiters, undefined)
+        return Deferred.succeed(ended, undefined)
       }))
     )
   })
@@ -120,10 +120,6 @@ export const make = (options: {
           Effect.catchTag("TimeoutException", () => Effect.fail(disposeTimedOut(name, disposeTimeout))),
           Effect.flatten
         )))
-  const disposed = Effect.suspend(() =>
-    ended
-      ? Effect.void
-      : Effect.flatMap(Deferred.make<void>(), (made) => Deferred.await(waiters ??= made))
-  )
+  const disposed = Deferred.await(ended)
   return { instance: options.instance, beginIn, dispose, disposed }
 }

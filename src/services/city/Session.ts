@@ -192,7 +192,7 @@ export const make = (options: {
           // The next view is held before the previous Step's lease goes: no gap.
           letGo()
           const view = new StepCalls(lease.view, base, options.explain, ++steps)
-          // unsafe: see Observability.unsafeStep.
+          // unsafe: see services/internal/counters.ts, unsafeStep.
           unsafeStep()
           const run = leases.runUnder(lease, stepBody(view), (exit) => {
             if (Exit.isSuccess(exit) && !ended && closed === undefined) held = lease

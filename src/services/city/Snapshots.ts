@@ -58,7 +58,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
   const put = (snapshot: PluginSnapshot) => {
-    // unsafe: see Observability.unsafeStatusChanged.
+    // unsafe: see services/internal/counters.ts, unsafeStatusChanged.
     unsafeStatusChanged(current(snapshot.name)?.status, snapshot.status)
     map.set(snapshot.name, snapshot)
     return Effect.as(PubSub.publish(pubsub, { _tag: "Updated", snapshot }), snapshot)

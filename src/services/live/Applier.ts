@@ -54,6 +54,7 @@ import { makeRefs } from "./Endpoints.ts"
 import { Fingerprints } from "./Fingerprints.ts"
 import { makeOwedWork } from "./OwedWork.ts"
 import { type EndpointKey, isDue, isOwed, Reloads } from "./Reloads.ts"
+import * as KeyedMutex from "../city/KeyedMutex.ts"
 
 /**
  * The runtime application of one endpoint.
@@ -129,16 +130,11 @@ export const make: Effect.Effect<
   const fingerprints = yield* Fingerprints
   const provisioner = yield* Provisioner
   const refs = makeRefs(yield* Runtimes, yield* Peers, yield* StateRoot)
-  const locks = new Map<string, Effect.Semaphore>()
-  const serialized = (identity: string) => {
-    let lock = locks.get(identity)
-    if (lock === undefined) {
-      // unsafe: an endpoint's lock is made on its first use, inside this synchronous lookup.
-      lock = Effect.unsafeMakeSemaphore(1)
-      locks.set(identity, lock)
-    }
-    return lock.withPermits(1)
-  }
+  // One endpoint's work at a time; the table holds only the endpoints in use (docs/design.md,
+  // "Uniqueness and ordering").
+  const locks = KeyedMutex.make<string>()
+  const serialized = (identity: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    locks.withLock(identity, (restore) => restore(effect), Effect.never)
   let worker: { readonly fibers: FiberMap.FiberMap<string>; readonly signal: Queue.Queue<void> } | undefined
 
   const { failed, finishRemoval, reloadOwed } = makeOwedWork({ host, reloads, fingerprints, provisioner })
