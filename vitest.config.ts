@@ -1,11 +1,18 @@
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
+const source = (entry: string) => fileURLToPath(new URL(`./src/${entry}.ts`, import.meta.url))
+
 export default defineConfig({
   resolve: {
-    // Plugin folders written by the tests import the plugin-author entry point by its package
-    // name, as real plugins do; in a checkout it resolves to the sources (tsx: tsconfig `paths`).
-    alias: { "effect-city/plugin": fileURLToPath(new URL("./src/plugin.ts", import.meta.url)) }
+    // The package's own names resolve to the sources in a checkout (no build needed; tsc and tsx:
+    // tsconfig `paths`): the shipped examples import `effect-city` as a user's code does, and
+    // plugin folders written by the tests import `effect-city/plugin` as real plugins do.
+    alias: [
+      { find: /^effect-city$/, replacement: source("index") },
+      { find: /^effect-city\/plugin$/, replacement: source("plugin") },
+      { find: /^effect-city\/testing$/, replacement: source("testing") }
+    ]
   },
   test: {
     include: ["test/**/*.test.ts"],

@@ -1,12 +1,12 @@
 /**
  * Two plugins sharing a typed service (docs/library.md, "Plugin dependencies"; the part between
- * the region markers is the guide's snippet, checked by test/examples.test.ts): `store` provides a
+ * the region markers is the guide's snippet, which the tests check): `store` provides a
  * `Store` service under its Tag, `greeter` requires `store` and reaches the service through a
  * typed handle resolved at each call.
  */
 // #region readme
 import { Context, Effect, Schema } from "effect"
-import { City, Contributions, Plugin, Siblings } from "../src/index.ts"
+import { City, Contributions, Plugin, Siblings } from "effect-city"
 
 export class Store extends Context.Tag("example/Store")<Store, {
   readonly nameOf: (id: string) => Effect.Effect<string>

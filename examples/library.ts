@@ -1,11 +1,11 @@
 /**
  * The README's library example (the part between the region markers is the README's snippet,
- * checked by test/examples.test.ts): a plugin with a resource, an action and system text, started
+ * which the tests check): a plugin with a resource, an action and system text, started
  * with `City.layer`, used from a Session's Turn, and closed with the layer's Scope.
  */
 // #region readme
 import { Effect, Schema } from "effect"
-import { City, Contributions, Plugin, PluginContext } from "../src/index.ts"
+import { City, Contributions, Plugin, PluginContext } from "effect-city"
 
 // A plugin: what initialize acquires is released at dispose.
 export const greeter = Plugin.make({

@@ -1,11 +1,11 @@
 /**
- * The README's loader snippet (the region below; test/examples.test.ts checks that the README shows
+ * The README's loader snippet (the region below; the tests check that the README shows
  * exactly this, and the type-check of the tests compiles it). Not run by the tests: the loader's own
  * acceptance tests load the example plugin folders.
  */
 // #region readme
 import { Effect } from "effect"
-import { Generations, Loader } from "../src/index.ts"
+import { Generations, Loader } from "effect-city"
 
 // The loader over the City core; generation 1 loads while the Layer builds.
 export const services = (root: string, bundledRoot: string) =>

@@ -1,6 +1,6 @@
 /**
  * Tracing the library example with OpenTelemetry (the README's snippet is the region below, checked
- * by test/examples.test.ts; test/observability.test.ts runs it with an in-memory exporter).
+ * by the tests, which also run it with an in-memory exporter).
  * `@effect/opentelemetry` turns Effect's spans into OpenTelemetry spans: City's `city.turn`,
  * `city.step`, `city.invoke`, `city.plugin.initialize`, ... with their attributes.
  */

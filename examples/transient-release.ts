@@ -4,7 +4,7 @@
  */
 // #region readme
 import { Effect, Schedule } from "effect"
-import { Plugin } from "../src/index.ts"
+import { Plugin } from "effect-city"
 
 interface Connection {
   readonly close: Effect.Effect<void, "busy">

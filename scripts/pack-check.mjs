@@ -8,11 +8,13 @@
  *    condition), so the `node10` and `node16-cjs` resolutions are not targets.
  * 2. A fresh temporary project installs the tarball with the peer dependencies at the versions this
  *    checkout pins (from the npm cache: `--prefer-offline`, no audit, no fund).
- * 3. The consumer is `examples/library.ts` with its imports turned into `effect-city` and
- *    `effect-city/plugin`, plus a file that runs it. It is type-checked under `moduleResolution`
- *    `nodenext` with `skipLibCheck: false`, so our shipped `.d.ts` files are checked too (and
- *    emitted and run with `node`), and under `bundler` (there with `skipLibCheck: true`: the
- *    `.d.ts` files were just checked, and checking them again would double the cost).
+ * 3. The consumer is `examples/library.ts` (it imports `effect-city`, as a user's copy does), plus
+ *    a file that runs it. It is type-checked under `moduleResolution` `nodenext` with
+ *    `skipLibCheck: false`, so our shipped `.d.ts` files are checked too (and emitted and run with
+ *    `node`), and under `bundler` (there with `skipLibCheck: true`: the `.d.ts` files were just
+ *    checked, and checking them again would double the cost). Then every shipped `examples/*.ts`,
+ *    copied from the installed package, is type-checked against it (`noEmit`; the OpenTelemetry
+ *    example's packages installed at the versions this checkout pins).
  * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
  *    example declaration and provisioner (peer create, capability register, list, unregister).
  * 5. Third-party plugins in a folder outside any `node_modules` tree, one Effect style (importing
@@ -24,7 +26,7 @@
  * Exits 1 with the failing step's output on the first failure; prints the time each step took.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -84,10 +86,7 @@ try {
   }
 
   mkdirSync(join(work, "src"))
-  const example = readFileSync(join(repo, "examples", "library.ts"), "utf8")
-    .replaceAll("\"../src/index.ts\"", "\"effect-city\"")
-    .replaceAll("\"../src/plugin.ts\"", "\"effect-city/plugin\"")
-  writeFileSync(join(work, "src", "library.ts"), example)
+  copyFileSync(join(installed, "examples", "library.ts"), join(work, "src", "library.ts"))
   writeFileSync(
     join(work, "src", "main.ts"),
     [
@@ -131,6 +130,43 @@ try {
     console.error(`pack-check: FAILED: the consumer printed ${output}`)
     process.exit(1)
   }
+
+  // The shipped examples as a user copies them, compiled against the installed package. The
+  // OpenTelemetry example needs its packages: at the versions this checkout pins, with the peers
+  // of @effect/opentelemetry at the versions installed here (so the npm cache serves them).
+  const shippedExamples = shipped.filter((f) => /^examples\/[^/]+\.ts$/.test(f))
+  if (shippedExamples.length === 0) {
+    console.error("pack-check: FAILED: the tarball ships no examples/*.ts")
+    process.exit(1)
+  }
+  const installedVersion = (name) => `${name}@${JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8")).version}`
+  const otelPeers = Object.keys(JSON.parse(readFileSync(join(repo, "node_modules", "@effect", "opentelemetry", "package.json"), "utf8")).peerDependencies)
+    .filter((name) => name.startsWith("@opentelemetry/"))
+  step("npm install (the examples' OpenTelemetry packages)", "npm", [
+    "install",
+    pinned("@effect/opentelemetry"),
+    ...otelPeers.map(installedVersion),
+    ...npmFlags
+  ])
+  mkdirSync(join(work, "examples"))
+  for (const file of shippedExamples) copyFileSync(join(installed, file), join(work, file))
+  writeFileSync(
+    join(work, "tsconfig.examples.json"),
+    JSON.stringify({
+      compilerOptions: {
+        ...compilerOptions,
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        noEmit: true,
+        allowImportingTsExtensions: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: true
+      },
+      include: ["examples"]
+    })
+  )
+  step(`tsc: the ${shippedExamples.length} shipped examples against the installed package`, bin("tsc"), ["-p", "tsconfig.examples.json"])
+
   const help = step("npx city --help", "npx", ["--no-install", "city", "--help"])
   if (!help.includes("capability") || !help.includes("peer")) {
     console.error(`pack-check: FAILED: city --help printed\n${help}`)

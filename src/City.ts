@@ -5,6 +5,7 @@
  */
 export { City, type CityScope, type CityShape } from "./services/city/CityService.ts"
 export type { CityOptions } from "./services/city/CityConfig.ts"
+export type { ClosedPlugin, CloseReport } from "./schema/Errors.ts"
 export {
   type CityBuildError,
   type CityLayerOptions,

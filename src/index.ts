@@ -18,6 +18,13 @@
 export * as City from "./City.ts"
 
 /**
+ * Running a program as a Node process: `NodeRuntime.runMain` plus a deadline on the finalizers a
+ * SIGINT/SIGTERM starts (a stuck cleanup cannot keep the process alive).
+ * @since 0.1.0
+ */
+export { runMain, type RunMainOptions } from "./layers/RunMain.ts"
+
+/**
  * What plugin code writes against, as `effect-city/plugin` exports it: Plugin, Contributions,
  * PluginContext, PluginLifecycleContext, KeyedResources and the host model.
  * @since 0.1.0

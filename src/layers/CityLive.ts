@@ -27,7 +27,7 @@ import { City, type CityShape, makeScope } from "../services/city/CityService.ts
 import * as CityConfig from "../services/city/CityConfig.ts"
 import * as ClosingPhase from "../services/city/ClosingPhase.ts"
 import * as CityClose from "../services/city/CityClose.ts"
-import * as CloseReport from "../services/city/CloseReport.ts"
+import * as CloseRecorder from "../services/city/CloseRecorder.ts"
 import * as ExecutionLeases from "../services/city/ExecutionLeases.ts"
 import * as LeaseTable from "../services/city/LeaseTable.ts"
 import * as PluginInstances from "../services/city/PluginInstances.ts"
@@ -84,7 +84,7 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
     Layer.provideMerge(PluginRegistry.layer),
     Layer.provideMerge(PluginInstances.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
     Layer.provideMerge(Workspaces.layer),
-    Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseReport.layer, config))
+    Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseRecorder.layer, config))
   )
 
 const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
@@ -96,8 +96,8 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
     const context = yield* Layer.buildWithScope(core(config), inner)
     const registry = Context.get(context, PluginRegistry.PluginRegistry)
     const leases = Context.get(context, ExecutionLeases.ExecutionLeases)
-    const close = yield* CityClose.make(inner, Context.get(context, CloseReport.CloseReport))
-    yield* Scope.addFinalizer(outer, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
+    const { close, teardown } = yield* CityClose.make(inner, Context.get(context, CloseRecorder.CloseRecorder))
+    yield* Scope.addFinalizer(outer, teardown)
 
     const city: CityShape = {
       plugins: registry,
@@ -118,7 +118,8 @@ const startOptions = <P extends ReadonlyArray<StartPlugin<unknown>>>(options: Ci
   options as CityLayerOptions<StartRequirements<P>>
 
 /**
- * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failures.
+ * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failure,
+ * unless a caller of `city.close` already received it.
  * @since 0.1.0
  * @category constructors
  */

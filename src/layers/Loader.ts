@@ -17,7 +17,7 @@ import * as Scope from "effect/Scope"
 import { City, type CityShape, makeScope } from "../services/city/CityService.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import * as CityClose from "../services/city/CityClose.ts"
-import { CloseReport } from "../services/city/CloseReport.ts"
+import { CloseRecorder } from "../services/city/CloseRecorder.ts"
 import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
 import { Sessions } from "../services/city/Sessions.ts"
@@ -49,8 +49,10 @@ export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.Loa
  * `city.scope` and Turns of its Sessions see the loader's current generation. Generation 1 loads
  * while the Layer builds.
  *
- * `city.close` closes it all once (the loader, Sessions, plugins, Workspaces) and fails with
- * CityCloseError listing every cleanup failure; concurrent and later calls share that one result.
+ * `city.close` closes it all once (the loader, Sessions, plugins, Workspaces) and returns its
+ * `CloseReport`, or fails with CityCloseError carrying that report with every cleanup failure;
+ * concurrent and later calls share that one result. Closing the Layer's Scope logs the failure
+ * unless a caller of `city.close` received it.
  * @since 0.1.0
  * @category layers
  */
@@ -61,9 +63,8 @@ export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoader.
     const context = yield* Layer.buildWithScope(withCore(cityOptions, options), inner)
     const registry = Context.get(context, PluginRegistry)
     const leases = Context.get(context, ExecutionLeases)
-    const report = Context.get(context, CloseReport)
-    const close = yield* CityClose.make(inner, report)
-    yield* Scope.addFinalizer(outer, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
+    const { close, teardown } = yield* CityClose.make(inner, Context.get(context, CloseRecorder))
+    yield* Scope.addFinalizer(outer, teardown)
     const shape: CityShape = {
       plugins: registry,
       workspaces: Context.get(context, Workspaces),

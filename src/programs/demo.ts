@@ -84,7 +84,7 @@ const table = (snapshots: ReadonlyArray<PluginSnapshot>) =>
   snapshots.map((s) => `    ${s.name.padEnd(8)} ${s.status.padEnd(12)} attempts=${s.attempts}${s.last_error ? ` last_error=${s.last_error}` : ""}`)
     .join("\n")
 
-/** The demo as one Effect (run by demoMain.ts, and traced by examples/demo-traced.ts). */
+/** The demo as one Effect (run by demoMain.ts, and traced by scripts/demo-traced.ts). */
 export const program = Effect.gen(function*() {
   const root = path.resolve(process.env["CITY_DEMO_ROOT"] ?? ".city-demo")
   yield* say(`effect-city demo — state root ${root}`)

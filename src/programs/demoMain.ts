@@ -1,6 +1,6 @@
 /**
  * `npm start`: the demo program (src/programs/demo.ts) on Node, through `runMain` (the finalizer
- * deadline). `npm run demo:traced` runs the same program with OpenTelemetry (examples/demo-traced.ts).
+ * deadline). `npm run demo:traced` runs the same program with OpenTelemetry (scripts/demo-traced.ts).
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"

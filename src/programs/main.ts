@@ -1,17 +1,17 @@
 /**
- * Running a program as a process: `NodeRuntime.runMain` plus the finalizer deadline it lacks.
- * On SIGINT/SIGTERM the main fiber is interrupted and its finalizers run (the City closes); if
- * they have not finished within `finalizerDeadline` (default 30 s), the process exits with code
- * 130 instead of hanging on a stuck cleanup.
+ * The programs' `runMain`: the public one (layers/RunMain.ts: `NodeRuntime.runMain` plus the
+ * finalizer deadline it lacks, docs/library.md "Process exit") with what a long-running program,
+ * the daemon, sets while it runs: what the deadline abandons, its own deadline, its last words at
+ * the deadline, and whether its stop on a signal was graceful.
  * @since 0.1.0
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import type * as Runtime from "@effect/platform/Runtime"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import * as RunMain from "../layers/RunMain.ts"
 
 let describeAbandoned: () => string = () => ""
-let deadlineOverride: number | undefined
+let deadlineOverride: Duration.DurationInput | undefined
 let lastWords: () => void = () => {}
 
 /**
@@ -23,7 +23,7 @@ let lastWords: () => void = () => {}
  */
 export const onDeadline = (describe: () => string, deadline?: Duration.DurationInput, atDeadline?: () => void): void => {
   describeAbandoned = describe
-  if (deadline !== undefined) deadlineOverride = Duration.toMillis(Duration.decode(deadline))
+  if (deadline !== undefined) deadlineOverride = deadline
   if (atDeadline !== undefined) lastWords = atDeadline
 }
 
@@ -40,31 +40,24 @@ export const markGracefulStop = (): void => {
 /** Whether the program marked its interruption as a graceful stop. */
 export const stoppedGracefully = (): boolean => graceful
 
+/** `RunMain.runMain`, with the deadline, the abandoned work and the last words `onDeadline` set. */
 export const runMain = <A, E>(
   program: Effect.Effect<A, E>,
   options: {
     readonly finalizerDeadline?: Duration.DurationInput
     readonly teardown?: Runtime.Teardown
   } = {}
-): void => {
-  const configured = Duration.toMillis(Duration.decode(options.finalizerDeadline ?? "30 seconds"))
-  const arm = () => {
-    const deadline = deadlineOverride ?? configured
-    const timer = setTimeout(() => {
+): void =>
+  RunMain.runMain(program, {
+    finalizerDeadline: () => deadlineOverride ?? options.finalizerDeadline ?? "30 seconds",
+    teardown: options.teardown,
+    atDeadline: () => {
       const abandoned = describeAbandoned()
-      process.stderr.write(
-        `cleanup did not finish within ${deadline} ms; exiting${abandoned === "" ? "" : `; abandoned: ${abandoned}`}\n`
-      )
       try {
         lastWords()
       } catch {
         // Best effort: the exit must happen whatever the last words do.
       }
-      process.exit(130)
-    }, deadline)
-    timer.unref()
-  }
-  process.once("SIGINT", arm)
-  process.once("SIGTERM", arm)
-  NodeRuntime.runMain(program, options.teardown === undefined ? {} : { teardown: options.teardown })
-}
+      return abandoned
+    }
+  })

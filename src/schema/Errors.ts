@@ -346,16 +346,74 @@ export const CloseFailure = Schema.Struct({ subject: Schema.String, cause: AnyCa
 export type CloseFailure = typeof CloseFailure.Type
 
 /**
- * Every cleanup failure of one close.
+ * A plugin that close disposed: how its dispose ended and how long it took.
+ * @since 0.1.0
+ * @category models
+ */
+export const ClosedPlugin = Schema.Struct({
+  plugin: Schema.String,
+  /**
+   * `disposed`; `failed` when a finalizer failed; `timed-out` when it was still running after
+   * `disposeTimeout` (it goes on in the background). The failure is in the report's `failures`.
+   */
+  outcome: Schema.Literal("disposed", "failed", "timed-out"),
+  /** From the start of its dispose to its end (`timed-out`: to when close stopped waiting for it). */
+  duration: Schema.DurationFromSelf
+})
+/**
+ * A plugin that close disposed: how its dispose ended and how long it took.
+ * @since 0.1.0
+ * @category models
+ */
+export type ClosedPlugin = typeof ClosedPlugin.Type
+
+/**
+ * What one close of a City did (docs/library.md, "Close runs once"): `city.close` succeeds with it,
+ * and `CityCloseError` carries it when cleanups failed. A later close returns the same report.
+ * @since 0.1.0
+ * @category models
+ */
+export const CloseReport = Schema.Struct({
+  /** The Sessions close stopped (those still open when it began), by id. */
+  sessions: Schema.Array(Schema.String),
+  /** How many Steps and `city.scope` calls were still running after `drainTimeout`, and interrupted. */
+  interrupted: Schema.Number,
+  /** How long close waited for running Steps and calls to finish (at most `drainTimeout`). */
+  drain: Schema.DurationFromSelf,
+  /** The plugins close disposed, wave by wave (dependents first), in the order each was handled. */
+  plugins: Schema.Array(ClosedPlugin),
+  /** The Workspaces close released, by id, in release order. */
+  workspaces: Schema.Array(Schema.String),
+  /** Every cleanup failure, in report order: empty when close succeeded. */
+  failures: Schema.Array(CloseFailure),
+  /** The whole close, from its start to its end. */
+  duration: Schema.DurationFromSelf
+})
+/**
+ * What one close of a City did.
+ * @since 0.1.0
+ * @category models
+ */
+export type CloseReport = typeof CloseReport.Type
+
+/**
+ * Every cleanup failure of one close, with the report of that close.
  *
- * Raised by `city.close` when cleanups failed: every failure of the close, none skipped (closing
- * the City layer's Scope logs it). A later `close` attempts again the cleanups that can be retried.
+ * Raised by `city.close` when cleanups failed: `report` is what the close did, the report a
+ * successful close returns, and `failures` (its `report.failures`) every failure, none skipped.
+ * Closing the City layer's Scope logs it unless a caller of `city.close` already received it. A
+ * later `close` returns the same error and runs nothing again.
  * @since 0.1.0
  * @category errors
  */
 export class CityCloseError extends Schema.TaggedError<CityCloseError>()("CityCloseError", {
-  failures: Schema.Array(CloseFailure)
+  report: CloseReport
 }) {
+  /** Every cleanup failure of the close: `report.failures`. */
+  get failures(): ReadonlyArray<CloseFailure> {
+    return this.report.failures
+  }
+
   override get message() {
     const lines = this.failures.map((f) => `  - ${f.subject}: ${firstLine(f.cause)}`)
     return [`City close had ${this.failures.length} cleanup failure(s):`, ...lines].join("\n")

@@ -277,7 +277,9 @@ describe("7. a failed close runs once: a later close returns that failure again"
           Effect.orDie
         )
       }))
-      expect(yield* Effect.exit(city.close)).toEqual(Exit.void)
+      const report = yield* city.close
+      expect(report.failures).toEqual([])
+      expect(report.plugins.map((p) => [p.plugin, p.outcome])).toEqual([["patient", "disposed"]])
       expect(attempts).toBe(3)
     })))
 

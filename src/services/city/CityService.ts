@@ -13,6 +13,7 @@ import type {
   ActionNotFound,
   CityClosed,
   CityCloseError,
+  CloseReport,
   HookFailed,
   PluginNotFound,
   PluginNotReady
@@ -60,11 +61,14 @@ export interface CityShape {
   readonly scope: (base: CallBase) => CityScope
   /**
    * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,
-   * releases Workspaces. Fails with CityCloseError listing every cleanup failure. It runs once:
-   * concurrent calls share that run, and a later call returns the same result (the same failures)
-   * and runs nothing again (docs/library.md, "Close runs once").
+   * releases Workspaces, and returns what it did: the `CloseReport` (the Sessions stopped, the
+   * plugins disposed, the Workspaces released, the durations). Fails with CityCloseError, which
+   * carries that same report, when a cleanup failed. It runs once: concurrent calls share that
+   * run, and a later call returns the same result (the same report or failure) and runs nothing
+   * again (docs/library.md, "Close runs once"). A caller that received the failure has handled
+   * it: the City layer's Scope does not log it again.
    */
-  readonly close: Effect.Effect<void, CityCloseError>
+  readonly close: Effect.Effect<CloseReport, CityCloseError>
 }
 
 /**

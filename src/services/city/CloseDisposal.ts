@@ -25,7 +25,7 @@ import type { Requirement } from "../Plugin.ts"
 import type { CityConfigShape } from "./CityConfig.ts"
 import { disposeWaves } from "./Dependencies.ts"
 import type { ClosingPhaseShape } from "./ClosingPhase.ts"
-import type { CloseReportShape } from "./CloseReport.ts"
+import type { CloseRecorderShape } from "./CloseRecorder.ts"
 import type { LeaseTableShape } from "./LeaseTable.ts"
 import { disposeTimedOut, type PluginLife } from "./PluginLife.ts"
 import type { PluginInstancesShape } from "./PluginInstances.ts"
@@ -93,13 +93,16 @@ export const disposeAll = (options: {
   readonly closing: ReadonlyArray<Closing>
   readonly config: CityConfigShape
   readonly views: LeaseTableShape
-  readonly report: CloseReportShape
+  readonly report: CloseRecorderShape
   readonly left: (closing: Closing) => Effect.Effect<void>
 }): Effect.Effect<void> => {
   const { config, report, views } = options
 
   const reportExit = (item: Closing, exit: Exit.Exit<void, PluginDisposeFailed>) => {
-    if (Exit.isSuccess(exit)) return
+    const duration = item.life.elapsed()
+    if (Exit.isSuccess(exit)) return report.disposed({ plugin: item.name, outcome: "disposed", duration })
+    const timedOut = Option.exists(Cause.failureOption(exit.cause), (failure) => failure.reason === "timed-out")
+    report.disposed({ plugin: item.name, outcome: timedOut ? "timed-out" : "failed", duration })
     report.report(`plugin ${item.name}`, exit.cause)
   }
 

@@ -19,6 +19,7 @@ import * as Scope from "effect/Scope"
 import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
+import { CloseRecorder } from "./CloseRecorder.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
 import { acquiredViews, LeaseTable, HeldViews, type Lease, underLease } from "./LeaseTable.ts"
 import * as Running from "./Running.ts"
@@ -73,6 +74,7 @@ export class ExecutionLeases extends Context.Tag("effect-city/ExecutionLeases")<
  */
 export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
+  const closed = yield* CloseRecorder
   const config = yield* CityConfig
   const views = yield* LeaseTable
   /** The bodies running under a lease (a Step may make calls: nested bodies of one fiber). */
@@ -125,7 +127,8 @@ export const make = Effect.gen(function*() {
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
       state.close()
-      const interrupted = yield* running.drain(config.drainTimeout)
+      const [waited, interrupted] = yield* Effect.timed(running.drain(config.drainTimeout))
+      closed.drained(waited, interrupted)
       if (interrupted > 0) {
         yield* Effect.logWarning(`close: interrupted ${interrupted} Step(s) or call(s) still running after drainTimeout`)
       }

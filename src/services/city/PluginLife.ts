@@ -51,6 +51,8 @@ export interface PluginLife {
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
   /** Completes when the disposal has ended, whoever started it; starts nothing. */
   readonly disposed: Effect.Effect<void>
+  /** How long the disposal took, or has taken so far if it is still running (zero before it starts). */
+  readonly elapsed: () => Duration.Duration
 }
 
 /**
@@ -89,11 +91,14 @@ export const make = (options: {
 }): PluginLife => {
   const { clock, disposeTimeout, name } = options
   let fiber: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
+  let started: bigint | undefined
+  let endedAt: bigint | undefined
   // unsafe: `make` is synchronous (the registry publishes a life in the step its initialize ends).
   const ended = Deferred.unsafeMake<void>(FiberId.none)
   const run = Effect.suspend(() => {
     // unsafe: read in this step, as the registry's Snapshots read their clock (a close's cost).
-    const started = clock.unsafeCurrentTimeNanos()
+    const begun = clock.unsafeCurrentTimeNanos()
+    started = begun
     return closeScope(name, options.scope, Exit.void).pipe(
       (close) => traceLifecycle(close, spans.dispose, { plugin: name }),
       // The disposal's logs carry the plugin's name. This runs as the first step of its own root
@@ -101,8 +106,10 @@ export const make = (options: {
       // (`Effect.annotateLogs` would restore them, a third of a close's cost).
       (close) => Effect.zipRight(FiberRef.update(FiberRef.currentLogAnnotations, (annotations) => HashMap.set(annotations, "plugin", name)), close),
       Effect.ensuring(Effect.suspend(() => {
-        // unsafe: recorded in the step that ends every disposal (internal/counters.ts says why).
-        unsafeLifecycleDuration("dispose", clock.unsafeCurrentTimeNanos() - started)
+        // unsafe: read in the step that ends every disposal (internal/counters.ts says why).
+        endedAt = clock.unsafeCurrentTimeNanos()
+        // unsafe: recorded in that same step.
+        unsafeLifecycleDuration("dispose", endedAt - begun)
         return Deferred.succeed(ended, undefined)
       }))
     )
@@ -121,5 +128,11 @@ export const make = (options: {
           Effect.flatten
         )))
   const disposed = Deferred.await(ended)
-  return { instance: options.instance, beginIn, dispose, disposed }
+  const elapsed = () => {
+    if (started === undefined) return Duration.zero
+    if (endedAt !== undefined) return Duration.nanos(endedAt - started)
+    // unsafe: a synchronous read for close's report, of a disposal still running.
+    return Duration.nanos(clock.unsafeCurrentTimeNanos() - started)
+  }
+  return { instance: options.instance, beginIn, dispose, disposed, elapsed }
 }

@@ -45,7 +45,7 @@ import * as Dependencies from "./Dependencies.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
-import { CloseReport } from "./CloseReport.ts"
+import { CloseRecorder } from "./CloseRecorder.ts"
 import { LeaseTable } from "./LeaseTable.ts"
 import { disposeAfterLeases, disposed, Removal } from "./LeasedDisposal.ts"
 import * as KeyedMutex from "./KeyedMutex.ts"
@@ -145,7 +145,7 @@ export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<Pl
  */
 export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
-  const report = yield* CloseReport
+  const report = yield* CloseRecorder
   const config = yield* CityConfig
   const views = yield* LeaseTable
   const instances = yield* PluginInstances

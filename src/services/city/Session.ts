@@ -124,7 +124,8 @@ type ClosedReason = SessionClosed["reason"]
  */
 export interface SessionHandle {
   readonly session: Session
-  readonly shut: (reason: ClosedReason) => void
+  /** Shuts the Session for new Turns and Steps; `true` if it was open. */
+  readonly shut: (reason: ClosedReason) => boolean
 }
 
 const skillsOf = (view: ExecutionView): ReadonlyArray<TurnSkills> =>
@@ -249,15 +250,18 @@ export const make = (options: {
         refuse,
         kick: () => (busy ? Effect.void : semaphore.withPermits(1)(boundary.drain))
       }),
-    close: Effect.sync(() => shut("closed"))
+    close: Effect.sync(() => {
+      shut("closed")
+    })
   }
 
   const shut = (reason: ClosedReason) => {
-    if (closed !== undefined) return
+    if (closed !== undefined) return false
     closed = reason
     // No further Step will come: the view held for the handoff to the next Step goes now.
     releaseHeld()
     boundary.cancelAll(new Closed({ session: id, reason }))
+    return true
   }
 
   return { session, shut }

@@ -8,7 +8,7 @@
  *   Turns finish within `drainTimeout` (then their fibers are interrupted), `effect` runs, and
  *   Turns resume. Sessions, Agents and Workspaces survive it. Pauses run one at a time.
  * - The Sessions finalizer is the first part of close: every Session stops admitting Turns and
- *   Steps. Running Steps are then drained by ExecutionLeases, before the registry disposes plugins.
+ *   Steps (the close report lists those it stopped). Running Steps are then drained by ExecutionLeases, before the registry disposes plugins.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
+import { CloseRecorder } from "./CloseRecorder.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
 import { LeaseTable } from "./LeaseTable.ts"
 import * as Running from "./Running.ts"
@@ -84,6 +85,7 @@ export class Sessions extends Context.Tag("effect-city/Sessions")<Sessions, Sess
  */
 export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
+  const closed = yield* CloseRecorder
   const config = yield* CityConfig
   const leases = yield* ExecutionLeases
   const views = yield* LeaseTable
@@ -165,7 +167,9 @@ export const make = Effect.gen(function*() {
     Effect.suspend(() => {
       state.close()
       for (const { sessions } of agents.values()) {
-        for (const handle of sessions.values()) handle.shut("city-closed")
+        for (const handle of sessions.values()) {
+          if (handle.shut("city-closed")) closed.stopped(handle.session.id)
+        }
       }
       return latch.open
     })

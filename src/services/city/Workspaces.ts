@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
-import { CloseReport } from "./CloseReport.ts"
+import { CloseRecorder } from "./CloseRecorder.ts"
 
 /**
  * A Workspace of the City: its id, its path on disk, and its Scope.
@@ -75,15 +75,17 @@ const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
  */
 export const make = Effect.gen(function*() {
   const state = yield* ClosingPhase
-  const report = yield* CloseReport
+  const report = yield* CloseRecorder
   const entries = new Map<string, Entry>()
 
-  // Released last in the City's close: every workspace, each failure reported, none skipped.
+  // Released last in the City's close: every workspace (recorded, a failed one too), each failure
+  // reported, none skipped.
   yield* Effect.addFinalizer(() =>
     Effect.forEach(
       Array.from(entries.values()).reverse(),
       (entry) => {
         entries.delete(entry.workspace.id)
+        report.released(entry.workspace.id)
         return Effect.catchAll(release(entry), (error) =>
           Effect.sync(() =>
             report.report(`workspace ${entry.workspace.id}`, Cause.fail(error))
