@@ -83,8 +83,11 @@ declare const ActionRefTypeId: unique symbol
  * result and the failure.
  *
  * At run time the input is decoded by the Schema as for every call. With an `output` Schema the
- * result is checked too (`ActionOutputRejected` when it does not match); without one it is the
- * handler's, which `implement` ties to the declared type. With an `error` Schema a failure of the
+ * result is checked too (`ActionOutputRejected` when it does not match): in the host's thread it
+ * is validated against the Schema's Type side (`Schema.validate`: the handler returns the Type, a
+ * `Date` for `Schema.DateFromString`, with no encode and decode round trip to pay), from a worker
+ * it is encoded there and decoded here. Without one it is the handler's, which `implement` ties to
+ * the declared type. With an `error` Schema a failure of the
  * handler that the Schema accepts reaches the caller as itself (`E`, so `Effect.catchTag` works);
  * any other failure, a defect or an interruption stays `ActionFailed`. Both Schemas are what lets
  * a result and a failure cross from a plugin that runs in a worker (docs/plugin-loader.md,
@@ -180,9 +183,19 @@ const makeRef = <A, I, O, E>(spec: ReferenceSpec<A, I, O, unknown, E, unknown>):
 export function reference<A, I, O = unknown, OI = O, E = never, EI = E>(
   spec: ReferenceSpec<A, I, O, OI, E, EI>
 ): ActionRef<A, I, O, E>
+/**
+ * Declares a plugin's action by reference, its result's type `O` given (not checked at run time).
+ * @since 0.1.0
+ * @category constructors
+ */
 export function reference<O>(): <A, I, E = never, EI = E>(
   spec: ReferenceSpec<A, I, O, any, E, EI>
 ) => ActionRef<A, I, O, E>
+/**
+ * Both forms: called with a declaration, the reference; called with nothing, the curried form.
+ * @since 0.1.0
+ * @category constructors
+ */
 export function reference(spec?: ReferenceSpec<unknown, unknown, unknown, unknown, unknown, unknown>) {
   return spec === undefined ? makeRef : makeRef(spec)
 }

@@ -34,7 +34,7 @@ import type { WorkspacesShape } from "./Workspaces.ts"
 export interface CityScope {
   /**
    * Calls a plugin's action, by reference (typed: the input, the result and the action's own error,
-   * see `Contributions.reference`) or by name (checked at run time only): see `Calls.Invoke`.
+   * see `Contributions.reference`) or by name (checked at run time only): see `City.Invoke`.
    */
   readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
