@@ -13,8 +13,8 @@
  * round trip); a value that cannot be cloned (a function, a class instance's methods) fails the
  * call with `IsolatedFailure`, naming it. An action with `output` / `error` Schemas (implemented
  * from a reference that declares them) is the exception: its result and its declared failure
- * cross encoded with them, and the caller's reference decodes them on the host. A PluginContext crosses as its data (agent, workspace,
- * session, turn).
+ * cross encoded with them, and the caller's reference decodes them on the host. A PluginContext
+ * crosses as its data (agent, workspace, session, turn).
  * @since 0.1.0
  */
 import { WorkerError } from "@effect/platform/WorkerError"

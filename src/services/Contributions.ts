@@ -87,11 +87,10 @@ declare const ActionRefTypeId: unique symbol
  * is validated against the Schema's Type side (`Schema.validate`: the handler returns the Type, a
  * `Date` for `Schema.DateFromString`, with no encode and decode round trip to pay), from a worker
  * it is encoded there and decoded here. Without one it is the handler's, which `implement` ties to
- * the declared type. With an `error` Schema a failure of the
- * handler that the Schema accepts reaches the caller as itself (`E`, so `Effect.catchTag` works);
- * any other failure, a defect or an interruption stays `ActionFailed`. Both Schemas are what lets
- * a result and a failure cross from a plugin that runs in a worker (docs/plugin-loader.md,
- * "Isolation").
+ * the declared type. With an `error` Schema a failure of the handler that the Schema accepts
+ * reaches the caller as itself (`E`, so `Effect.catchTag` works); any other failure and a defect
+ * stay `ActionFailed`, an interruption an interruption. Both Schemas are what lets a result and a
+ * failure cross from a plugin that runs in a worker (docs/plugin-loader.md, "Isolation").
  * @since 0.1.0
  * @category models
  */

@@ -11,7 +11,10 @@
  * whether it has system text or an availability check, its skills). An action's input is decoded
  * here with the action's own Schema, so the host's proxy takes any input. What cannot cross is
  * refused at initialize (services provided to siblings: a Context cannot leave its thread) or
- * fails the call that tried (a result that cannot be cloned), each with `IsolatedFailure`.
+ * fails the call that tried (a result that cannot be cloned), each with `IsolatedFailure`. An
+ * action implemented from a reference with `output` / `error` Schemas answers encoded with them
+ * (its result, and a failure its `error` Schema accepts), for the host to decode with the caller's
+ * reference; a result its `output` Schema refuses fails the call with `ActionOutputRejected` here.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
