@@ -18,7 +18,7 @@ export {
 } from "./layers/CityLive.ts"
 export type { AddOptions } from "./services/city/PluginRegistry.ts"
 export type { Removal } from "./services/city/LeasedDisposal.ts"
-export type { SystemBlock, Calls } from "./services/city/Calls.ts"
+export type { SystemBlock, Calls, Invoke } from "./services/city/Calls.ts"
 export type { Agent, AgentsShape } from "./services/city/Sessions.ts"
 export type { Session, SessionStatus, StepView, Turn, TurnSkills } from "./services/city/Session.ts"
 export type { Workspace, WorkspacesShape } from "./services/city/Workspaces.ts"

@@ -60,6 +60,7 @@ export {
   ActionFailed,
   ActionInputRejected,
   ActionNotFound,
+  ActionOutputRejected,
   HookFailed,
   PluginCallbackFailed,
   PluginNotFound,

@@ -2,13 +2,27 @@
  * The plugin author's types: a handler may require `PluginContext` and nothing else (one that
  * requires another service does not compile, and the error names the rule: a property called
  * "a handler may require only PluginContext; …" carrying the extra services), and a plugin's own
- * typed initialize error comes back typed from `add`.
+ * typed initialize error comes back typed from `add`. An action reference's `error` and `output`
+ * Schemas type what `invoke(ref, input)` fails and succeeds with, and bind the handler `implement`
+ * takes.
  */
-import { expect, expectTypeOf, it } from "@effect/vitest"
+import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type {
+  ActionFailed,
+  ActionInputRejected,
+  ActionNotFound,
+  ActionOutputRejected,
+  CityClosed,
+  PluginNotFound,
+  PluginNotReady
+} from "../src/schema/Errors.ts"
+import type { CityScope } from "../src/services/city/CityService.ts"
+import type { StepView } from "../src/services/city/Session.ts"
+import * as Contributions from "../src/services/Contributions.ts"
 import { action, type AnyAction, type HandlerRequiresOnlyPluginContext } from "../src/services/Contributions.ts"
 import * as Plugin from "../src/services/Plugin.ts"
 import { PluginContext } from "../src/services/PluginContext.ts"
@@ -49,3 +63,61 @@ it.scoped("a plugin's own typed initialize error is reachable, typed, from add's
     const died = yield* Effect.flip(city.plugins.add(dying))
     expect(died._tag === "PluginInitializeFailed" && Option.isNone(died.failure)).toBe(true)
   }).pipe(provideNode))
+
+describe("an action reference's error and output Schemas", () => {
+  class UnknownUser extends Schema.TaggedError<UnknownUser>()("UnknownUser", { user: Schema.String }) {}
+  class Other extends Schema.TaggedError<Other>()("Other", {}) {}
+  const User = Schema.Struct({ name: Schema.String, since: Schema.DateFromString })
+  const Find = Contributions.reference({ plugin: "users", action: "find", input: Schema.String, output: User, error: UnknownUser })
+  type CallErrors = PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed
+
+  it("invoke's result is the output Schema's Type, its failure the action's own error beside the call's", () => {
+    expectTypeOf(Find).toEqualTypeOf<Contributions.ActionRef<string, string, typeof User.Type, UnknownUser>>()
+    const call = (scope: CityScope) => scope.invoke(Find, "ada")
+    expectTypeOf<Effect.Effect.Success<ReturnType<typeof call>>>().toEqualTypeOf<{ readonly name: string; readonly since: Date }>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof call>>>().toEqualTypeOf<
+      UnknownUser | ActionOutputRejected | CallErrors | CityClosed
+    >()
+    // In a Step, the same.
+    const inStep = (view: StepView) => view.invoke(Find, "ada")
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof inStep>>>().toEqualTypeOf<UnknownUser | ActionOutputRejected | CallErrors>()
+    // The input is the input Schema's encoded form.
+    // @ts-expect-error the input is a string
+    const wrong = (scope: CityScope) => scope.invoke(Find, 42)
+    expect(typeof wrong).toBe("function")
+  })
+
+  it("Effect.catchTag on the action's own error compiles and takes it off the failure channel", () => {
+    const caught = (scope: CityScope) =>
+      scope.invoke(Find, "ada").pipe(Effect.catchTag("UnknownUser", (e) => Effect.succeed({ name: e.user, since: new Date(0) })))
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof caught>>>().toEqualTypeOf<ActionOutputRejected | CallErrors | CityClosed>()
+    // A tag the action does not declare is not on the channel.
+    const stranger = (scope: CityScope) =>
+      // @ts-expect-error "Other" is not a failure of this call
+      scope.invoke(Find, "ada").pipe(Effect.catchTag("Other", () => Effect.void))
+    expect([typeof caught, typeof stranger]).toEqual(["function", "function"])
+  })
+
+  it("implement takes a handler failing with the declared error only; without one, any error as before", () => {
+    const ok = Contributions.implement(Find, (user) => Effect.fail(new UnknownUser({ user })))
+    expectTypeOf(ok).toEqualTypeOf<AnyAction>()
+    // @ts-expect-error the handler may fail only with UnknownUser, the reference's error
+    Contributions.implement(Find, () => Effect.fail(new Other()))
+    // @ts-expect-error the handler must return the output Schema's Type (a Date, not its encoded string)
+    Contributions.implement(Find, () => Effect.succeed({ name: "Grace", since: "1970-01-01" }))
+    const Say = Contributions.reference<string>()({ plugin: "greeter", action: "say", input: Schema.String })
+    expectTypeOf(Say).toEqualTypeOf<Contributions.ActionRef<string, string, string, never>>()
+    const anyError = Contributions.implement(Say, () => Effect.fail(new Other()))
+    expect([ok.error, ok.output, anyError.error]).toEqual([UnknownUser, User, undefined])
+  })
+
+  it("the curried form takes an error Schema too, and a reference without output types its result unknown", () => {
+    const Say = Contributions.reference<string>()({ plugin: "greeter", action: "say", input: Schema.String, error: UnknownUser })
+    expectTypeOf(Say).toEqualTypeOf<Contributions.ActionRef<string, string, string, UnknownUser>>()
+    const Untyped = Contributions.reference({ plugin: "greeter", action: "say", input: Schema.String })
+    expectTypeOf(Untyped).toEqualTypeOf<Contributions.ActionRef<string, string, unknown, never>>()
+    // @ts-expect-error in the curried form, an output Schema must have the given result type
+    Contributions.reference<string>()({ plugin: "greeter", action: "say", input: Schema.String, output: Schema.Number })
+    expect(Contributions.isActionRef(Say) && Contributions.isActionRef(Untyped)).toBe(true)
+  })
+})

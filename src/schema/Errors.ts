@@ -276,10 +276,31 @@ export class ActionInputRejected extends Schema.TaggedError<ActionInputRejected>
 }
 
 /**
+ * An action result that does not match the action's output Schema.
+ *
+ * Raised by `invoke(ref, input)` when the reference declares an `output` Schema
+ * (`Contributions.reference`) and the handler's result does not match it: in the host's thread the
+ * result is validated against the Schema's Type side; from a worker it is encoded there and decoded
+ * here. `issue` is the first problem on one line (`field: rule`). The caller gets no result.
+ * @since 0.1.0
+ * @category errors
+ */
+export class ActionOutputRejected extends Schema.TaggedError<ActionOutputRejected>()("ActionOutputRejected", {
+  plugin: Schema.String,
+  action: Schema.String,
+  issue: Schema.String
+}) {
+  override get message() {
+    return `Output of ${this.plugin}/${this.action} rejected by its output Schema: ${this.issue}`
+  }
+}
+
+/**
  * An action whose handler failed.
  *
  * Raised by `invoke` when the action's handler fails or dies; `cause` is its Cause (an interruption
- * stays an interruption).
+ * stays an interruption). Called by a reference that declares an `error` Schema, a failure that
+ * Schema accepts reaches the caller as itself instead (`Contributions.reference`).
  * @since 0.1.0
  * @category errors
  */

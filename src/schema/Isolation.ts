@@ -11,12 +11,15 @@
  *
  * Values cross by structured clone: inputs, results, hook values and config as they are (no JSON
  * round trip); a value that cannot be cloned (a function, a class instance's methods) fails the
- * call with `IsolatedFailure`, naming it. A PluginContext crosses as its data (agent, workspace,
- * session, turn).
+ * call with `IsolatedFailure`, naming it. An action with `output` / `error` Schemas (implemented
+ * from a reference that declares them) is the exception: its result and its declared failure
+ * cross encoded with them, and the caller's reference decodes them on the host. A PluginContext
+ * crosses as its data (agent, workspace, session, turn).
  * @since 0.1.0
  */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
+import { ActionOutputRejected } from "./Errors.ts"
 import { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "./HostModel.ts"
 import { PluginChange, Skill } from "./PluginChange.ts"
 
@@ -164,13 +167,43 @@ export class Initialize extends Schema.TaggedRequest<Initialize>()("Initialize",
 }) {}
 
 /**
- * Runs an action with its raw input (decoded in the worker by the action's Schema).
+ * An action's result as it crosses: as the handler returned it (`Returned`), or encoded with the
+ * action's `output` Schema (`Encoded`, for the caller's reference to decode).
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ActionResult = Schema.Union(
+  Schema.TaggedStruct("Returned", { value: Schema.Unknown }),
+  Schema.TaggedStruct("Encoded", { value: Schema.Unknown })
+)
+
+/**
+ * An action's own failure, encoded with the action's `error` Schema in the worker (the failure
+ * that Schema accepts), for the caller's reference to decode on the host.
+ * @since 0.1.0
+ * @category errors
+ */
+export class ActionError extends Schema.TaggedError<ActionError>()("IsolatedActionError", {
+  plugin: Schema.String,
+  action: Schema.String,
+  error: Schema.Unknown
+}) {
+  override get message() {
+    return `Plugin ${this.plugin} (worker): action ${this.action} failed with its declared error`
+  }
+}
+
+/**
+ * Runs an action with its raw input (decoded in the worker by the action's Schema). An action
+ * with `output` / `error` Schemas (`Contributions.implement` of a reference that declares them)
+ * answers encoded: its result as `Encoded`, a failure its `error` Schema accepts as
+ * {@link ActionError}, and a result its `output` Schema refuses as `ActionOutputRejected`.
  * @since 0.1.0
  * @category requests
  */
 export class CallAction extends Schema.TaggedRequest<CallAction>()("CallAction", {
-  failure: CallFailure,
-  success: Schema.Unknown,
+  failure: Schema.Union(IsolatedFailure, WorkerError, ActionError, ActionOutputRejected),
+  success: ActionResult,
   payload: { action: Schema.String, input: Schema.Unknown, context: CallContext }
 }) {}
 

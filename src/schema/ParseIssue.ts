@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as ParseResult from "effect/ParseResult"
+import { oneLine } from "./OneLine.ts"
 
 /**
  * A refused document's first problem: the field (empty for the document itself) and the rule it breaks.
@@ -47,4 +48,15 @@ export const documentIssue = (error: ParseResult.ParseError): FieldRule => {
     if (issue._tag === "Type" && issue.message.startsWith("Expected {")) return { field: "", rule: "must be a JSON object" }
   }
   return firstIssue(error)
+}
+
+/**
+ * The first issue of a parse error on one line, `field: rule` (the rule alone for the value
+ * itself), cut to 300 characters.
+ * @since 0.1.0
+ * @category utils
+ */
+export const issueLine = (error: ParseResult.ParseError): string => {
+  const { field, rule } = firstIssue(error)
+  return oneLine(field === "" ? rule : `${field}: ${rule}`, 300)
 }

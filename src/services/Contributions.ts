@@ -32,6 +32,17 @@ export interface AnyAction {
   readonly input: Schema.Schema.AnyNoContext
   /** The handler, its input type erased. */
   readonly handler: (input: never) => Effect.Effect<unknown, unknown, PluginContext>
+  /**
+   * The result's Schema, when the action implements a reference that declares one
+   * (`Contributions.implement`): where the action runs in a worker, its result crosses encoded
+   * with it.
+   */
+  readonly output?: Schema.Schema.AnyNoContext | undefined
+  /**
+   * The typed failure's Schema, when the action implements a reference that declares one: where
+   * the action runs in a worker, a failure it accepts crosses encoded with it.
+   */
+  readonly error?: Schema.Schema.AnyNoContext | undefined
 }
 
 /**
@@ -60,21 +71,30 @@ export const action = <A, I, O, E, R = never>(
   // `Action` then, which the cast states.
   definition as unknown as Action<A, I, O, E>
 
-/** The brand of an action reference's output type (a type only). */
+/** The brand of an action reference's result and failure types (types only). */
 declare const ActionRefTypeId: unique symbol
 
 /**
  * A reference to one plugin's action, typed on both ends (docs/library.md, "Plugin
- * dependencies"): its plugin, its name, its input Schema and the type of its result. Declared
- * beside the plugin (`Contributions.reference`), exported by its module, implemented in its
- * initialize (`Contributions.implement`), and called with `invoke(ref, input)`: the compiler
- * checks the input (the Schema's encoded form, as a caller passes it) and types the result. At
- * run time the input is decoded by the Schema as for every call; the result is the handler's,
- * which `implement` ties to the declared type (a plugin loaded from a folder is called by name).
+ * dependencies"): its plugin, its name, its input Schema, the type of its result `O` and of its
+ * own failure `E`. Declared beside the plugin (`Contributions.reference`), exported by its module,
+ * implemented in its initialize (`Contributions.implement`), and called with `invoke(ref, input)`:
+ * the compiler checks the input (the Schema's encoded form, as a caller passes it) and types the
+ * result and the failure.
+ *
+ * At run time the input is decoded by the Schema as for every call. With an `output` Schema the
+ * result is checked too (`ActionOutputRejected` when it does not match): in the host's thread it
+ * is validated against the Schema's Type side (`Schema.validate`: the handler returns the Type, a
+ * `Date` for `Schema.DateFromString`, with no encode and decode round trip to pay), from a worker
+ * it is encoded there and decoded here. Without one it is the handler's, which `implement` ties to
+ * the declared type. With an `error` Schema a failure of the handler that the Schema accepts
+ * reaches the caller as itself (`E`, so `Effect.catchTag` works); any other failure and a defect
+ * stay `ActionFailed`, an interruption an interruption. Both Schemas are what lets a result and a
+ * failure cross from a plugin that runs in a worker (docs/plugin-loader.md, "Isolation").
  * @since 0.1.0
  * @category models
  */
-export interface ActionRef<A, I, O> {
+export interface ActionRef<A, I, O, E = never> {
   /** Tells a reference apart (see `isActionRef`). */
   readonly _tag: "ActionRef"
   /** The plugin that contributes the action. */
@@ -83,51 +103,134 @@ export interface ActionRef<A, I, O> {
   readonly action: string
   /** The Schema the input is decoded with. */
   readonly input: Schema.Schema<A, I, never>
-  /** The result's type (a type only). */
-  readonly [ActionRefTypeId]?: () => O
+  /** The result's Schema, when declared: the result is checked with it (and crosses a worker encoded). */
+  // Its encoded side is free: a caller never sees it.
+  readonly output?: Schema.Schema<O, any, never> | undefined
+  /** The typed failure's Schema, when declared: a failure it accepts reaches the caller as itself. */
+  readonly error?: Schema.Schema<E, any, never> | undefined
+  /** The result's and the failure's types (types only). */
+  readonly [ActionRefTypeId]?: { readonly output: () => O; readonly error: () => E }
 }
 
 /**
- * Declares a plugin's action by reference: `O` is the type of its result.
+ * What `Contributions.reference` takes: the plugin, the action's name, its input Schema and,
+ * optionally, its result's and its failure's Schemas.
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReferenceSpec<A, I, O, OI, E, EI> {
+  /** The plugin that contributes the action. */
+  readonly plugin: string
+  /** The action's name among its plugin's actions. */
+  readonly action: string
+  /** The Schema the input is decoded with. */
+  readonly input: Schema.Schema<A, I, never>
+  /** The result's Schema: the result is checked with it; `O` is its Type. */
+  readonly output?: Schema.Schema<O, OI, never> | undefined
+  /** The failure's Schema: a failure it accepts reaches the caller as itself; `E` is its Type. */
+  readonly error?: Schema.Schema<E, EI, never> | undefined
+}
+
+const makeRef = <A, I, O, E>(spec: ReferenceSpec<A, I, O, unknown, E, unknown>): ActionRef<A, I, O, E> => ({
+  _tag: "ActionRef",
+  plugin: spec.plugin,
+  action: spec.action,
+  input: spec.input,
+  ...(spec.output === undefined ? {} : { output: spec.output }),
+  ...(spec.error === undefined ? {} : { error: spec.error })
+})
+
+/**
+ * Declares a plugin's action by reference, in one of two forms:
+ *
+ * - `reference({ plugin, action, input, output?, error? })`: the result's type is the `output`
+ *   Schema's Type (`unknown` without one) and the failure's the `error` Schema's (`never`, nothing
+ *   typed, without one). With Schemas the result is checked at run time and the typed failure
+ *   reaches the caller as itself; this is the form for a plugin that may run in a worker.
+ * - `reference<O>()({ plugin, action, input, error? })`: the result's type is given, not checked at
+ *   run time (an `output` Schema, if given, must have the Type `O`).
  *
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { Contributions } from "effect-city/plugin"
  *
+ * class UnknownUser extends Schema.TaggedError<UnknownUser>()("UnknownUser", { user: Schema.String }) {}
+ *
+ * export const Find = Contributions.reference({
+ *   plugin: "users",
+ *   action: "find",
+ *   input: Schema.String,
+ *   output: Schema.Struct({ name: Schema.String, since: Schema.DateFromString }),
+ *   error: UnknownUser
+ * })
+ * // in users' initialize:
+ * const actions = {
+ *   [Find.action]: Contributions.implement(Find, (user) =>
+ *     user === "grace"
+ *       ? Effect.succeed({ name: "Grace", since: new Date(0) })
+ *       : Effect.fail(new UnknownUser({ user })))
+ * }
+ * // a caller: view.invoke(Find, "ada").pipe(Effect.catchTag("UnknownUser", ...))
+ *
+ * // The result's type alone, unchecked at run time:
  * export const Say = Contributions.reference<string>()({ plugin: "greeter", action: "say", input: Schema.Struct({ name: Schema.String }) })
- * // in greeter's initialize:
- * const actions = { [Say.action]: Contributions.implement(Say, ({ name }) => Effect.succeed(`Hello ${name}`)) }
- * // a caller: view.invoke(Say, { name: "Grace" }) is an Effect of a string
  * ```
  * @since 0.1.0
  * @category constructors
  */
-export const reference = <O>() =>
-<A, I>(spec: { readonly plugin: string; readonly action: string; readonly input: Schema.Schema<A, I, never> }): ActionRef<A, I, O> => ({
-  _tag: "ActionRef",
-  plugin: spec.plugin,
-  action: spec.action,
-  input: spec.input
-})
+export function reference<A, I, O = unknown, OI = O, E = never, EI = E>(
+  spec: ReferenceSpec<A, I, O, OI, E, EI>
+): ActionRef<A, I, O, E>
+/**
+ * Declares a plugin's action by reference, its result's type `O` given (not checked at run time).
+ * @since 0.1.0
+ * @category constructors
+ */
+export function reference<O>(): <A, I, E = never, EI = E>(
+  spec: ReferenceSpec<A, I, O, any, E, EI>
+) => ActionRef<A, I, O, E>
+/**
+ * Both forms: called with a declaration, the reference; called with nothing, the curried form.
+ * @since 0.1.0
+ * @category constructors
+ */
+export function reference(spec?: ReferenceSpec<unknown, unknown, unknown, unknown, unknown, unknown>) {
+  return spec === undefined ? makeRef : makeRef(spec)
+}
 
 /**
- * The action a reference declares, with its handler: the handler gets the decoded input and must
- * return the declared result type.
+ * The error type a handler of `ref` may fail with: the reference's `E` when it declares an `error`
+ * Schema, anything when it does not.
+ * @since 0.1.0
+ * @category models
+ */
+export type HandlerError<E> = [E] extends [never] ? unknown : E
+
+/**
+ * The action a reference declares, with its handler: the handler gets the decoded input, must
+ * return the declared result type and, when the reference declares an `error` Schema, may fail
+ * only with its Type. The action carries the reference's `output` and `error` Schemas, so that
+ * code running it elsewhere (a worker) can encode what crosses.
  * @since 0.1.0
  * @category constructors
  */
 export const implement = <A, I, O, E, R = never>(
-  ref: ActionRef<A, I, O>,
-  handler: ((input: A) => Effect.Effect<O, E, R>) & HandlerRequiresOnlyPluginContext<R>
-): AnyAction => action<A, I, O, E, R>({ input: ref.input, handler } as Parameters<typeof action<A, I, O, E, R>>[0])
+  ref: ActionRef<A, I, O, E>,
+  handler: ((input: A) => Effect.Effect<O, NoInfer<HandlerError<E>>, R>) & HandlerRequiresOnlyPluginContext<R>
+): AnyAction => {
+  const implemented = action<A, I, O, unknown, R>({ input: ref.input, handler } as Parameters<typeof action<A, I, O, unknown, R>>[0])
+  return ref.output === undefined && ref.error === undefined
+    ? implemented
+    : { ...implemented, output: ref.output, error: ref.error }
+}
 
 /**
  * Whether a value is an {@link ActionRef}.
  * @since 0.1.0
  * @category guards
  */
-export const isActionRef = (u: unknown): u is ActionRef<unknown, unknown, unknown> =>
+export const isActionRef = (u: unknown): u is ActionRef<unknown, unknown, unknown, unknown> =>
   typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "ActionRef"
 
 /**

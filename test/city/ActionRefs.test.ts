@@ -1,12 +1,16 @@
 /**
  * Typed actions (docs/library.md, "Plugin dependencies"; Contributions.reference): an action
  * declared by reference is implemented by its plugin and called through the reference, the input
- * and the result typed; the string form stays for plugins called by name.
+ * and the result typed; the string form stays for plugins called by name. A reference with an
+ * `error` Schema hands the action's own failure to the caller as itself, and one with an `output`
+ * Schema checks the result (ActionOutputRejected).
  * (tsc checks this file with the tests: the `@ts-expect-error` lines are assertions too.)
  */
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Contributions from "../../src/services/Contributions.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
@@ -63,5 +67,101 @@ describe("typed actions", () => {
     Contributions.implement(Say, () => Effect.succeed(42))
     expect(Contributions.isActionRef(Say)).toBe(true)
     expect(Contributions.isActionRef({ plugin: "greeter", action: "say" })).toBe(false)
+  })
+
+  describe("a reference with error and output Schemas", () => {
+    class UnknownUser extends Schema.TaggedError<UnknownUser>()("UnknownUser", { user: Schema.String }) {}
+    const User = Schema.Struct({ name: Schema.NonEmptyString, since: Schema.DateFromString })
+    // The plain form: the result's type is the output Schema's Type, the failure's the error Schema's.
+    const Find = Contributions.reference({ plugin: "users", action: "find", input: Schema.String, output: User, error: UnknownUser })
+
+    const users = Plugin.make({
+      name: "users",
+      initialize: Effect.succeed({
+        actions: {
+          [Find.action]: Contributions.implement(Find, (user) => {
+            switch (user) {
+              case "grace":
+                return Effect.succeed({ name: "Grace", since: new Date(0) })
+              case "nameless":
+                // The Type says string; the Schema says non-empty.
+                return Effect.succeed({ name: "", since: new Date(0) })
+              case "broken":
+                // A failure the error Schema does not accept (past the compiler), and a defect.
+                return Effect.fail(new Error("disk on fire") as unknown as UnknownUser)
+              case "dying":
+                return Effect.die("boom")
+              default:
+                return Effect.fail(new UnknownUser({ user }))
+            }
+          })
+        }
+      })
+    })
+
+    it.scoped("the handler's declared failure reaches the caller as itself: Effect.catchTag catches it", () =>
+      provideNode(Effect.gen(function*() {
+        const city = yield* makeCity({ plugins: [users] })
+        const scope = city.scope(caller)
+        const failure = yield* Effect.flip(scope.invoke(Find, "ada"))
+        expect(failure).toBeInstanceOf(UnknownUser)
+        expect(failure).toMatchObject({ _tag: "UnknownUser", user: "ada" })
+        const caught = yield* scope.invoke(Find, "ada").pipe(
+          Effect.map((user) => user.name),
+          Effect.catchTag("UnknownUser", (e) => Effect.succeed(`no user ${e.user}`))
+        )
+        expect(caught).toBe("no user ada")
+        // Inside a Step too.
+        const agent = yield* city.agents.add({ id: "ada" })
+        const workspace = yield* city.workspaces.add({ id: "notes", path: "/tmp" })
+        const session = yield* agent.sessions.create({ workspace })
+        const inStep = yield* session.turn((turn) =>
+          turn.step((view) => view.invoke(Find, "lin").pipe(Effect.catchTag("UnknownUser", (e) => Effect.succeed(e.user))))
+        )
+        expect(inStep).toBe("lin")
+        // By name the action's failure stays ActionFailed, as it always was.
+        const byName = yield* Effect.flip(scope.invoke("users", "find", "ada"))
+        expect(byName._tag).toBe("ActionFailed")
+      })))
+
+    it.scoped("a failure the error Schema does not accept, and a defect, stay ActionFailed", () =>
+      provideNode(Effect.gen(function*() {
+        const city = yield* makeCity({ plugins: [users] })
+        const scope = city.scope(caller)
+        const broken = yield* Effect.flip(scope.invoke(Find, "broken"))
+        if (broken._tag !== "ActionFailed") return expect.unreachable(broken._tag)
+        expect(Option.map(Cause.failureOption(broken.cause), (e) => (e as Error).message)).toEqual(Option.some("disk on fire"))
+        const dying = yield* Effect.flip(scope.invoke(Find, "dying"))
+        if (dying._tag !== "ActionFailed") return expect.unreachable(dying._tag)
+        expect(Cause.isDie(dying.cause)).toBe(true)
+      })))
+
+    it.scoped("a result the output Schema refuses fails with ActionOutputRejected, naming the field and the rule", () =>
+      provideNode(Effect.gen(function*() {
+        const city = yield* makeCity({ plugins: [users] })
+        const rejected = yield* Effect.flip(city.scope(caller).invoke(Find, "nameless"))
+        if (rejected._tag !== "ActionOutputRejected") return expect.unreachable(rejected._tag)
+        expect(rejected.plugin).toBe("users")
+        expect(rejected.action).toBe("find")
+        expect(rejected.issue).toMatch(/^name: /)
+        expect(rejected.message).toMatch(/^Output of users\/find rejected by its output Schema: name: .*\S/)
+        expect(rejected.message).not.toContain("\n")
+      })))
+
+    it.scoped("a result that matches is the output Schema's Type: the handler's Date arrives as a Date", () =>
+      provideNode(Effect.gen(function*() {
+        const city = yield* makeCity({ plugins: [users] })
+        const grace = yield* city.scope(caller).invoke(Find, "grace")
+        expect(grace).toEqual({ name: "Grace", since: new Date(0) })
+        expect(grace.since).toBeInstanceOf(Date)
+      })))
+
+    it.scoped("a reference without an error Schema keeps every failure ActionFailed", () =>
+      provideNode(Effect.gen(function*() {
+        const Loose = Contributions.reference<string>()({ plugin: "users", action: "find", input: Schema.String })
+        const city = yield* makeCity({ plugins: [users] })
+        const failed = yield* Effect.flip(city.scope(caller).invoke(Loose, "ada"))
+        expect(failed._tag).toBe("ActionFailed")
+      })))
   })
 })

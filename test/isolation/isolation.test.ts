@@ -2,7 +2,8 @@
  * Worker-isolated plugins (docs/plugin-loader.md, "Isolation"; docs/design.md, "Third-party
  * plugins"): real plugin folders loaded by the loader into worker threads of their own, through
  * `@effect/platform`'s serialized Worker; the worker is the plugin's resource, its contributions
- * cross with their Schemas, and whatever the plugin does in its thread (a spin, a leak,
+ * cross with their Schemas (an action reference's output and error Schemas too: encoded in the
+ * worker, decoded by the caller's reference), and whatever the plugin does in its thread (a spin, a leak,
  * `process.exit()`, an uncaught throw) ends that thread only. The test process is the host: that
  * it is still here to assert is part of each containment test.
  */
@@ -13,10 +14,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import type { StepView } from "../../src/services/city/Session.ts"
+import * as Contributions from "../../src/services/Contributions.ts"
 import * as WorkerPlugin from "../../src/services/isolation/WorkerPlugin.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
@@ -168,6 +172,72 @@ describe("the City's semantics hold for a plugin in a worker", () => {
         expect(fs.readFileSync(disposed, "utf8")).toBe("disposed in the worker")
         const names = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.names)))
         expect(names).toEqual([])
+      })
+    )))
+
+  it.scopedLive("a reference's error and output Schemas cross: the declared failure is caught by its tag, the result arrives decoded (a Date, an Option)", () =>
+    provideNode(withLogs(() =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        // The plugin's module declares the reference; the host's copy below is the same declaration.
+        const declaration = [
+          `class UnknownUser extends Schema.TaggedError()("UnknownUser", { user: Schema.String }) {}`,
+          `const User = Schema.Struct({ name: Schema.NonEmptyString, since: Schema.DateFromString, nick: Schema.Option(Schema.String) })`,
+          `export const Find = Contributions.reference({ plugin: "users", action: "find", input: Schema.String, output: User, error: UnknownUser })`
+        ]
+        writePlugin(instance, "users", {
+          manifest: manifest("users", { isolation: "worker" }),
+          files: {
+            "index.mjs": [
+              `import * as Effect from "effect/Effect"`,
+              `import * as Option from "effect/Option"`,
+              `import * as Schema from "effect/Schema"`,
+              `import { Contributions, Plugin } from "effect-city/plugin"`,
+              ...declaration,
+              `const find = (user) =>`,
+              `  user === "grace" ? Effect.succeed({ name: "Grace", since: new Date(0), nick: Option.some("g") })`,
+              `  : user === "nameless" ? Effect.succeed({ name: "", since: new Date(0), nick: Option.none() })`,
+              `  : user === "dying" ? Effect.dieMessage("boom")`,
+              `  : Effect.fail(new UnknownUser({ user }))`,
+              `export default Plugin.make({ name: "users", initialize: Effect.succeed({ actions: { [Find.action]: Contributions.implement(Find, find) } }) })`,
+              ``
+            ].join("\n")
+          }
+        })
+        class UnknownUser extends Schema.TaggedError<UnknownUser>()("UnknownUser", { user: Schema.String }) {}
+        const User = Schema.Struct({ name: Schema.NonEmptyString, since: Schema.DateFromString, nick: Schema.Option(Schema.String) })
+        const Find = Contributions.reference({ plugin: "users", action: "find", input: Schema.String, output: User, error: UnknownUser })
+
+        const loaded = yield* startLoader(root, { enabled: ["users"], licensed: ["users"] })
+        expect((yield* loaded.generations.current).loaded.map((p) => [p.name, p.isolation])).toEqual([["users", "worker"]])
+        const session = yield* sessionOn(loaded, root)
+        const step = <A, E>(f: (view: StepView) => Effect.Effect<A, E>) => session.turn((turn) => turn.step(f))
+
+        // Encoded in the worker with the output Schema, decoded here with the reference's.
+        const grace = yield* step((view) => view.invoke(Find, "grace"))
+        expect(grace.since).toBeInstanceOf(Date)
+        expect(grace.since.getTime()).toBe(0)
+        expect(Option.isOption(grace.nick) && Option.getOrNull(grace.nick)).toBe("g")
+        // By name, what crossed is the encoded form: the caller has no Schema to decode it with.
+        expect(yield* step((view) => view.invoke("users", "find", "grace"))).toEqual({
+          name: "Grace",
+          since: "1970-01-01T00:00:00.000Z",
+          nick: { _tag: "Some", value: "g" }
+        })
+
+        // The declared failure: encoded in the worker, decoded here into the host's own class.
+        const caught = yield* step((view) => view.invoke(Find, "ada").pipe(Effect.catchTag("UnknownUser", (e) => Effect.succeed(e))))
+        expect(caught).toBeInstanceOf(UnknownUser)
+        expect(caught).toMatchObject({ user: "ada" })
+        // By name it stays ActionFailed; a defect stays ActionFailed by reference too.
+        expect((yield* Effect.flip(step((view) => view.invoke("users", "find", "ada"))))._tag).toBe("ActionFailed")
+        expect((yield* Effect.flip(step((view) => view.invoke(Find, "dying"))))._tag).toBe("ActionFailed")
+
+        // A result the output Schema refuses is refused in the worker, named as in the host's thread.
+        const rejected = yield* Effect.flip(step((view) => view.invoke(Find, "nameless")))
+        if (rejected._tag !== "ActionOutputRejected") return expect.unreachable(rejected._tag)
+        expect(rejected).toMatchObject({ plugin: "users", action: "find" })
+        expect(rejected.issue).toMatch(/^name: /)
       })
     )))
 

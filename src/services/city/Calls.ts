@@ -14,13 +14,16 @@ import {
   ActionFailed,
   ActionInputRejected,
   ActionNotFound,
+  ActionOutputRejected,
   describeCause,
   HookFailed,
   type PluginNotFound,
   type PluginNotReady
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
+import { issueLine } from "../../schema/ParseIssue.ts"
 import type { ActionRef, Availability } from "../Contributions.ts"
+import { Encoded, Refused, unwrap, unwrapCause } from "../internal/encoded.ts"
 import { spans } from "../Observability.ts"
 import { PluginContext, project } from "../PluginContext.ts"
 import { type ExecutionView, instanceIn, type PluginInstance, ExecutionView as View } from "./ExecutionView.ts"
@@ -39,11 +42,21 @@ export interface SystemBlock {
 
 /**
  * `invoke`, by reference (typed) or by name, failing with `E`.
+ *
+ * By reference (`invoke(ref, input)`, see `Contributions.reference`) the compiler checks the input
+ * (the input Schema's encoded form) and types the result (`O`) and the failure: `E`, the action's
+ * own error (a failure its `error` Schema accepts, as itself), and `ActionOutputRejected` (a result
+ * its `output` Schema refuses). By name (`invoke(plugin, action, input)`) nothing is checked before
+ * run time: a wrong input is `ActionInputRejected` when the call runs, the result is `unknown`
+ * and every failure of the handler is `ActionFailed`. Prefer a reference where the plugin exports
+ * one; the string form is for plugins called by name (those loaded from folders).
  * @since 0.1.0
  * @category models
  */
 export interface Invoke<E> {
-  <A, I, O>(action: ActionRef<A, I, O>, input: I): Effect.Effect<O, E>
+  /** By reference: the input, the result and the action's own error typed. */
+  <A, I, O, AE>(action: ActionRef<A, I, O, AE>, input: I): Effect.Effect<O, AE | ActionOutputRejected | E>
+  /** By name: checked at run time only (`ActionInputRejected`); the result is `unknown`. */
   (plugin: string, action: string, input: unknown): Effect.Effect<unknown, E>
 }
 
@@ -53,7 +66,7 @@ export interface Invoke<E> {
  * @category constructors
  */
 export const invokeArguments = (
-  target: string | ActionRef<unknown, unknown, unknown>,
+  target: string | ActionRef<unknown, unknown, unknown, unknown>,
   second: unknown,
   third?: unknown
 ): readonly [plugin: string, action: string, input: unknown] =>
@@ -72,7 +85,9 @@ export interface Calls {
   /**
    * Calls a plugin's action: the input is decoded with the action's Schema, then the handler runs
    * with a fresh PluginContext. By reference (`invoke(ref, input)`, see `Contributions.reference`)
-   * the input and the result are typed; by name (`invoke(plugin, action, input)`) they are not.
+   * the input, the result and the action's own error are typed, and the result is checked when the
+   * reference has an `output` Schema; by name (`invoke(plugin, action, input)`) nothing is typed and
+   * a wrong input fails only at run time, with `ActionInputRejected` (see {@link Invoke}).
    */
   readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
@@ -94,6 +109,53 @@ const alwaysAvailable: Availability = { available: true, reasons: [] }
 
 const passInterrupts = <E>(cause: Cause.Cause<unknown>, otherwise: () => Effect.Effect<never, E>) =>
   Cause.isInterruptedOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : otherwise()
+
+/** By name: the result as the handler gave it; every failure of the handler is `ActionFailed`. */
+const byName = (run: Effect.Effect<unknown, unknown>, plugin: string, action: string) =>
+  run.pipe(
+    Effect.map(unwrap),
+    Effect.catchAllCause((cause) => passInterrupts(cause, () => Effect.fail(new ActionFailed({ plugin, action, cause: unwrapCause(cause) }))))
+  )
+
+/**
+ * By reference: the result checked with the reference's `output` Schema (validated when the
+ * handler ran here, decoded when it crossed from a worker encoded), and a failure the `error`
+ * Schema accepts passed on as itself. The reference's Schemas decide, not the action's: they are
+ * the caller's contract, and a worker's action never reaches the host's thread.
+ */
+const byReference = (
+  run: Effect.Effect<unknown, unknown>,
+  ref: ActionRef<unknown, unknown, unknown, unknown>,
+  plugin: string,
+  action: string
+) =>
+  Effect.matchCauseEffect(run, {
+    onFailure: (cause) =>
+      passInterrupts(cause, () => {
+        const typed = typedFailure(cause, ref)
+        return Effect.fail(Option.isSome(typed) ? typed.value : new ActionFailed({ plugin, action, cause: unwrapCause(cause) }))
+      }),
+    onSuccess: (value) => {
+      const output = ref.output
+      if (output === undefined) return Effect.succeed(unwrap(value))
+      const checked = value instanceof Encoded ? Schema.decodeUnknown(output)(value.value) : Schema.validate(output)(value)
+      return Effect.mapError(checked, (error) => new ActionOutputRejected({ plugin, action, issue: issueLine(error) }))
+    }
+  })
+
+/**
+ * The failure a caller by reference gets as itself: the output refusal of a worker, or a failure
+ * the reference's `error` Schema accepts (a Cause with a defect or an interruption is not one).
+ */
+const typedFailure = (cause: Cause.Cause<unknown>, ref: ActionRef<unknown, unknown, unknown, unknown>): Option.Option<unknown> => {
+  if (Cause.isDie(cause) || Cause.isInterrupted(cause)) return Option.none()
+  return Option.flatMap(Cause.failureOption(cause), (failure): Option.Option<unknown> => {
+    if (failure instanceof Refused) return Option.some(failure.error)
+    if (ref.error === undefined) return Option.none()
+    if (failure instanceof Encoded) return Schema.decodeUnknownOption(ref.error)(failure.value)
+    return Schema.is(ref.error)(failure) ? Option.some(failure) : Option.none()
+  })
+}
 
 /**
  * Calls bound to a view and a call base.
@@ -140,20 +202,20 @@ export class BoundCalls implements Calls {
     )
   }
 
-  invoke<A, I, O>(action: ActionRef<A, I, O>, input: I): Effect.Effect<O, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  invoke<A, I, O, AE>(
+    action: ActionRef<A, I, O, AE>,
+    input: I
+  ): Effect.Effect<O, AE | ActionOutputRejected | PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
   invoke(plugin: string, action: string, input: unknown): Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
-  invoke(target: string | ActionRef<unknown, unknown, unknown>, second: unknown, third?: unknown) {
+  invoke(target: string | ActionRef<unknown, unknown, unknown, unknown>, second: unknown, third?: unknown) {
     const [plugin, actionName, input] = invokeArguments(target, second, third)
-    return Effect.withSpan(this.invokeUntraced(plugin, actionName, input), spans.invoke, {
+    return Effect.withSpan(this.invokeUntraced(plugin, actionName, input, typeof target === "string" ? undefined : target), spans.invoke, {
       attributes: this.attributes({ plugin, action: actionName })
     })
   }
 
-  private invokeUntraced(plugin: string, actionName: string, input: unknown) {
-    return Effect.flatMap(this.lookup(plugin), (instance): Effect.Effect<
-      unknown,
-      ActionNotFound | ActionInputRejected | ActionFailed
-    > => {
+  private invokeUntraced(plugin: string, actionName: string, input: unknown, ref: ActionRef<unknown, unknown, unknown, unknown> | undefined) {
+    return Effect.flatMap(this.lookup(plugin), (instance): Effect.Effect<unknown, unknown> => {
       const action = instance.contributions.actions?.[actionName]
       if (action === undefined) return Effect.fail(new ActionNotFound({ plugin, action: actionName }))
       return Schema.decodeUnknown(action.input)(input).pipe(
@@ -164,13 +226,10 @@ export class BoundCalls implements Calls {
             issues: ParseResult.TreeFormatter.formatErrorSync(error)
           })
         ),
-        Effect.flatMap((decoded) =>
-          this.inContext(plugin, Effect.suspend(() => action.handler(decoded as never))).pipe(
-            Effect.catchAllCause((cause) =>
-              passInterrupts(cause, () => Effect.fail(new ActionFailed({ plugin, action: actionName, cause })))
-            )
-          )
-        )
+        Effect.flatMap((decoded) => {
+          const run = this.inContext(plugin, Effect.suspend(() => action.handler(decoded as never)))
+          return ref === undefined ? byName(run, plugin, actionName) : byReference(run, ref, plugin, actionName)
+        })
       )
     })
   }

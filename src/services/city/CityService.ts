@@ -33,7 +33,10 @@ import type { WorkspacesShape } from "./Workspaces.ts"
  * @category models
  */
 export interface CityScope {
-  /** Calls a plugin's action, by reference (typed, see `Contributions.reference`) or by name: see `Calls.invoke`. */
+  /**
+   * Calls a plugin's action, by reference (typed: the input, the result and the action's own error,
+   * see `Contributions.reference`) or by name (checked at run time only): see `City.Invoke`.
+   */
   readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed | CityClosed>
@@ -91,9 +94,11 @@ export const makeScope = (
   const calls = <A, E>(operation: string, f: (calls: BoundCalls) => Effect.Effect<A, E>) =>
     leases.run(operation, (view) => f(new BoundCalls(view, base, registry.explain)))
   return {
-    invoke: ((target: string | ActionRef<unknown, unknown, unknown>, second: unknown, third?: unknown) => {
-      const [plugin, action, input] = invokeArguments(target, second, third)
-      return calls(`invoke ${plugin}/${action}`, (c) => c.invoke(plugin, action, input))
+    invoke: ((target: string | ActionRef<unknown, unknown, unknown, unknown>, second: unknown, third?: unknown) => {
+      const [plugin, action] = invokeArguments(target, second, third)
+      // The reference itself goes on: its Schemas decide the result and the typed failure.
+      return calls(`invoke ${plugin}/${action}`, (c) =>
+        typeof target === "string" ? c.invoke(target, second as string, third) : c.invoke(target, second))
     }) as CityScope["invoke"],
     runHooks: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),
     system: () => calls("system", (c) => c.system()),

@@ -37,9 +37,11 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Worker as Thread } from "node:worker_threads"
+import type { ActionOutputRejected } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
 import * as Isolation from "../../schema/Isolation.ts"
 import type { AnyAction, Contributions, Hook } from "../Contributions.ts"
+import { Encoded, Refused } from "../internal/encoded.ts"
 import { make as makePlugin, type Plugin, type RequirementInput } from "../Plugin.ts"
 import { PluginContext, type PluginContextShape } from "../PluginContext.ts"
 import { PluginLifecycleContext } from "../PluginLifecycleContext.ts"
@@ -236,16 +238,21 @@ export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isola
       const inFlight = new Set<{ readonly at: number; readonly what: string }>()
       let stuck = false
       const callMillis = Duration.toMillis(callTimeout)
-      const call = <A>(request: Effect.Effect<A, Isolation.IsolatedFailure | WorkerError | ParseResult.ParseError>, what: string) =>
+      /** A request to the worker, in flight until it ends; the platform's failures become the plugin's. */
+      const call = <A, E extends Isolation.IsolatedFailure | Isolation.ActionError | ActionOutputRejected>(
+        request: Effect.Effect<A, E | WorkerError | ParseResult.ParseError>,
+        what: string
+      ): Effect.Effect<A, E | Isolation.IsolatedFailure | Isolation.WorkerEnded | Isolation.IsolatedCallTimedOut> =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => {
           const entry = { at, what }
           inFlight.add(entry)
           return request.pipe(
             Effect.ensuring(Effect.sync(() => inFlight.delete(entry))),
-            Effect.catchTags({
-              WorkerError: (e) =>
-                stuck ? Effect.fail(new Isolation.IsolatedCallTimedOut({ plugin: name, what, millis: callMillis })) : failed(e, what),
-              ParseError: (e) => failed(e, what)
+            Effect.catchAll((e): Effect.Effect<never, E | Isolation.IsolatedFailure | Isolation.WorkerEnded | Isolation.IsolatedCallTimedOut> => {
+              if (e._tag === "WorkerError") {
+                return stuck ? Effect.fail(new Isolation.IsolatedCallTimedOut({ plugin: name, what, millis: callMillis })) : failed(e as WorkerError, what)
+              }
+              return e._tag === "ParseError" ? failed(e as ParseResult.ParseError, what) : Effect.fail(e as E)
             })
           )
         })
@@ -298,7 +305,14 @@ export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isola
         actions[action] = {
           input: Schema.Unknown,
           handler: (input: never) =>
-            Effect.flatMap(context, (ctx) => call(worker.executeEffect(new Isolation.CallAction({ action, input, context: ctx })), `action ${action}`))
+            Effect.flatMap(context, (ctx) => call(worker.executeEffect(new Isolation.CallAction({ action, input, context: ctx })), `action ${action}`)).pipe(
+              // What crossed encoded is marked so, for the caller's reference to decode (Calls.ts).
+              Effect.map((result) => result._tag === "Encoded" ? new Encoded(result.value) : result.value),
+              Effect.catchTags({
+                IsolatedActionError: (e) => Effect.fail(new Encoded(e.error)),
+                ActionOutputRejected: (e) => Effect.fail(new Refused(e))
+              })
+            )
         }
       }
       const hooks: Record<string, ReadonlyArray<Hook>> = {}

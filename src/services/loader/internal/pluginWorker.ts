@@ -11,7 +11,10 @@
  * whether it has system text or an availability check, its skills). An action's input is decoded
  * here with the action's own Schema, so the host's proxy takes any input. What cannot cross is
  * refused at initialize (services provided to siblings: a Context cannot leave its thread) or
- * fails the call that tried (a result that cannot be cloned), each with `IsolatedFailure`.
+ * fails the call that tried (a result that cannot be cloned), each with `IsolatedFailure`. An
+ * action implemented from a reference with `output` / `error` Schemas answers encoded with them
+ * (its result, and a failure its `error` Schema accepts), for the host to decode with the caller's
+ * reference; a result its `output` Schema refuses fails the call with `ActionOutputRejected` here.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -20,6 +23,7 @@ import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -29,8 +33,9 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
-import { ReloadRejected } from "../../../schema/Errors.ts"
+import { ActionOutputRejected, ReloadRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
+import { issueLine } from "../../../schema/ParseIssue.ts"
 import type { AnyAction, Contributions, Hook } from "../../Contributions.ts"
 import { PluginContext, type PluginContextShape } from "../../PluginContext.ts"
 import * as PluginLifecycleContext from "../../PluginLifecycleContext.ts"
@@ -41,6 +46,7 @@ import * as ResolveHook from "./resolveHook.ts"
 import { fromRegister } from "../Staging.ts"
 
 type CallContext = typeof Isolation.CallContext.Type
+type ActionResult = typeof Isolation.ActionResult.Type
 
 /** A failure of the plugin, as data that crosses (its tag, message and own plain fields). */
 const toFailure = (plugin: string, what: string, cause: Cause.Cause<unknown>): Isolation.IsolatedFailure => {
@@ -230,10 +236,36 @@ export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner 
         )
         return yield* action.handler(input as never).pipe(
           Effect.provideService(PluginContext, contextOf(request.context)),
-          Effect.catchAllCause((cause) => Effect.fail(toFailure(name, what, cause))),
-          Effect.flatMap(crossable(name, what))
+          Effect.matchCauseEffect({
+            onFailure: (cause): Effect.Effect<never, Isolation.ActionError | Isolation.IsolatedFailure> =>
+              Effect.fail(declaredFailure(action, request.action, cause) ?? toFailure(name, what, cause)),
+            onSuccess: (value) => resultOf(action, request.action, value)
+          }),
+          Effect.flatMap(({ _tag, value }) => Effect.map(crossable(name, what)(value), (value) => ({ _tag, value })))
         )
       })
+
+    /**
+     * A failure the action's `error` Schema accepts, encoded with it (a Cause with a defect or an
+     * interruption is not one, nor a failure the Schema would not encode).
+     */
+    const declaredFailure = (action: AnyAction, actionName: string, cause: Cause.Cause<unknown>): Isolation.ActionError | undefined => {
+      const schema = action.error
+      if (schema === undefined || Cause.isDie(cause) || Cause.isInterrupted(cause)) return undefined
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure) || !Schema.is(schema)(failure.value)) return undefined
+      const encoded = Schema.encodeEither(schema)(failure.value)
+      return Either.isRight(encoded) ? new Isolation.ActionError({ plugin: name, action: actionName, error: encoded.right }) : undefined
+    }
+
+    /** The handler's result as it crosses: encoded with the action's `output` Schema when it has one. */
+    const resultOf = (action: AnyAction, actionName: string, value: unknown): Effect.Effect<ActionResult, ActionOutputRejected> =>
+      action.output === undefined
+        ? Effect.succeed({ _tag: "Returned", value })
+        : Schema.encode(action.output)(value).pipe(
+          Effect.map((encoded): ActionResult => ({ _tag: "Encoded", value: encoded })),
+          Effect.mapError((error) => new ActionOutputRejected({ plugin: name, action: actionName, issue: issueLine(error) }))
+        )
 
     const callHook = (request: Isolation.CallHook) =>
       Effect.gen(function*() {
