@@ -18,3 +18,8 @@
  * @since 0.1.0
  */
 export * as ScriptedHost from "./services/live/ScriptedHost.ts"
+/**
+ * A platform `FileSystem` held in memory: a state root, or a plugin's files, that never touch a disk.
+ * @since 0.1.0
+ */
+export * as MemoryFileSystem from "./services/files/MemoryFileSystem.ts"
