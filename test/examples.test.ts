@@ -3,9 +3,10 @@
  * (`CONTRIBUTING.md`, `docs/*.md`) (```ts,
  * ```typescript, ```tsx) follows an `<!-- example: <file> -->` marker, and equals the
  * `#region readme` part of that file (with the package name in place of the relative import to
- * `src/`); the examples compile (they are typechecked with the tests) and run (here and in
- * test/observability.test.ts). A TypeScript block without a marker fails: the rule has no
- * exceptions.
+ * `src/`, and no other import of `src/`: a user has only the entry points); the examples compile
+ * (they are typechecked with the tests) and run (here, in test/observability.test.ts, and
+ * examples/testing.test.ts, the README's test example, as a test file of its own). A TypeScript
+ * block without a marker fails: the rule has no exceptions.
  */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -33,9 +34,21 @@ it("every README and guide snippet marked with an example file is that file's re
     const source = readFileSync(new URL(`../${file}`, import.meta.url), "utf8")
     const region = /\/\/ #region readme\n([\s\S]*?)\/\/ #endregion readme/.exec(source)
     expect(region, `${file} has a readme region`).not.toBeNull()
-    const expected = region![1]!.replaceAll("\"../src/index.ts\"", "\"effect-city\"").replaceAll("\"../src/plugin.ts\"", "\"effect-city/plugin\"")
+    const expected = region![1]!
+      .replaceAll("\"../src/index.ts\"", "\"effect-city\"")
+      .replaceAll("\"../src/plugin.ts\"", "\"effect-city/plugin\"")
+      .replaceAll("\"../src/testing.ts\"", "\"effect-city/testing\"")
     expect(snippet, `the README snippet of ${file}`).toBe(expected)
+    // Only the package's entry points: a user cannot import anything else.
+    expect(expected, `${file} imports a module that is not an entry point`).not.toMatch(/from "\.\.?\/src\//)
   }
+})
+
+it("the README shows a library example and a test example, both on the package's entry points only", () => {
+  const own = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+  expect(own).toContain("<!-- example: examples/library.ts -->")
+  expect(own).toContain("<!-- example: examples/testing.test.ts -->")
+  expect(own).toMatch(/from "effect-city\/testing"/)
 })
 
 it.effect("the README library example runs a Turn of two Steps", () =>
