@@ -4,9 +4,11 @@
  * ```typescript, ```tsx) follows an `<!-- example: <file> -->` marker, and equals the
  * `#region readme` part of that file, exactly: the shipped examples import the package by its name
  * (`effect-city`, resolved to the sources in a checkout: tsconfig `paths`, the vitest alias), as a
- * user's copy of them does. The examples compile (they are typechecked with the tests, and against
- * the installed package by scripts/pack-check.mjs) and run (here and in test/observability.test.ts). A TypeScript block without a marker fails: the rule has no
- * exceptions.
+ * user's copy of them does, and no other module (a user has only the entry points). The examples
+ * compile (they are typechecked with the tests, and against the installed package by
+ * scripts/pack-check.mjs) and run (here, in test/observability.test.ts, and examples/testing.test.ts,
+ * the README's test example, as a test file of its own). A TypeScript block without a marker fails:
+ * the rule has no exceptions.
  */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -35,7 +37,16 @@ it("every README and guide snippet marked with an example file is that file's re
     const region = /\/\/ #region readme\n([\s\S]*?)\/\/ #endregion readme/.exec(source)
     expect(region, `${file} has a readme region`).not.toBeNull()
     expect(snippet, `the README snippet of ${file}`).toBe(region![1])
+    // Only the package's entry points: a user cannot import anything else.
+    expect(region![1], `${file} imports a module that is not an entry point`).not.toMatch(/from "\.\.?\/src\//)
   }
+})
+
+it("the README shows a library example and a test example, both on the package's entry points only", () => {
+  const own = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+  expect(own).toContain("<!-- example: examples/library.ts -->")
+  expect(own).toContain("<!-- example: examples/testing.test.ts -->")
+  expect(own).toMatch(/from "effect-city\/testing"/)
 })
 
 it.effect("the README library example runs a Turn of two Steps", () =>

@@ -13,6 +13,8 @@ it("the committed list of the public API is what the entry points export now (np
 
 it("the testing entry point holds the test doubles, and the main one does not", () => {
   const lines = readFileSync(listFile, "utf8").split("\n")
-  expect(lines).toContain("effect-city/testing ScriptedHost namespace")
-  expect(lines.some((l) => l.startsWith("effect-city ScriptedHost "))).toBe(false)
+  for (const kit of ["ScriptedHost", "CityTest", "PluginHarness", "MemoryFileSystem"]) {
+    expect(lines).toContain(`effect-city/testing ${kit} namespace`)
+    expect(lines.some((l) => l.startsWith(`effect-city ${kit} `) || l.startsWith(`effect-city ${kit}.`))).toBe(false)
+  }
 })
