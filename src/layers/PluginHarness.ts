@@ -45,6 +45,7 @@ import {
   type ActionFailed,
   type ActionInputRejected,
   type ActionNotFound,
+  type ActionOutputRejected,
   type CityClosed,
   type HookFailed,
   type InvalidPluginName,
@@ -67,7 +68,7 @@ import type { SiblingNeed } from "../services/Siblings.ts"
 import { BoundCalls } from "../services/city/Calls.ts"
 import * as CityClose from "../services/city/CityClose.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
-import { CloseReport } from "../services/city/CloseReport.ts"
+import { CloseRecorder } from "../services/city/CloseRecorder.ts"
 import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
 import { emptyPlugins, ExecutionView, instanceIn, withInstance } from "../services/city/ExecutionView.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
@@ -143,7 +144,9 @@ export type HarnessError<E> =
  * @category models
  */
 export interface HarnessInvoke {
-  <A, I, O>(action: ActionRef<A, I, O>, input: I): Effect.Effect<O, InvokeError>
+  /** By reference: the input, the result and the action's own error typed, as `City.Invoke`. */
+  <A, I, O, AE>(action: ActionRef<A, I, O, AE>, input: I): Effect.Effect<O, AE | ActionOutputRejected | InvokeError>
+  /** By name: checked at run time only (`ActionInputRejected`); the result is `unknown`. */
   (action: string, input: unknown): Effect.Effect<unknown, InvokeError>
 }
 
@@ -258,8 +261,8 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
     const context = yield* Layer.buildWithScope(core(Layer.succeed(CityConfig.CityConfig, config)), inner)
     const registry = Context.get(context, PluginRegistry)
     const leases = Context.get(context, ExecutionLeases)
-    const close = yield* CityClose.make(inner, Context.get(context, CloseReport))
-    yield* Scope.addFinalizer(own, close.pipe(Effect.catchAll((error) => Effect.logError(error.message))))
+    const { teardown } = yield* CityClose.make(inner, Context.get(context, CloseRecorder))
+    yield* Scope.addFinalizer(own, teardown)
 
     // A SiblingNeed is types only (nothing reads it from a context), as for a City's start plugins.
     const siblings = (options.siblings ?? []) as ReadonlyArray<Plugin<unknown, Exclude<RS, SiblingNeed<any>>>>
@@ -294,12 +297,11 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
         })
       return {
         context: base,
-        invoke: ((target: string | ActionRef<unknown, unknown, unknown>, input: unknown) => {
-          const action = typeof target === "string" ? target : target.action
-          // A reference to another plugin's action names a plugin this harness does not hold.
-          const owner = typeof target === "string" ? name : target.plugin
-          return calls(`invoke ${owner}/${action}`, (c) => c.invoke(owner, action, input))
-        }) as HarnessInvoke,
+        invoke: ((target: string | ActionRef<unknown, unknown, unknown, unknown>, input: unknown) =>
+          typeof target === "string"
+            ? calls(`invoke ${name}/${target}`, (c) => c.invoke(name, target, input))
+            // A reference to another plugin's action names a plugin this harness does not hold.
+            : calls(`invoke ${target.plugin}/${target.action}`, (c) => c.invoke(target, input))) as HarnessInvoke,
         hook: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),
         system: () =>
           calls("system", (c) => Effect.map(c.system(), (blocks) => Option.fromNullable(blocks.find((b) => b.name === name)?.content))),
