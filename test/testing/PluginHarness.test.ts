@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { existsSync } from "node:fs"
-import { Contributions, Plugin, PluginContext, PluginLifecycleContext, Siblings } from "../../src/index.ts"
+import { Contributions, Errors, Plugin, PluginContext, PluginLifecycleContext, Siblings } from "../../src/index.ts"
 import { PluginHarness } from "../../src/testing.ts"
 
 const Greet = Contributions.reference<string>()({ plugin: "greeter", action: "greet", input: Schema.Struct({ name: Schema.String }) })
@@ -60,7 +60,7 @@ describe("PluginHarness", () => {
       expect(existsSync(harness.context.workspace.path)).toBe(true)
       expect(yield* harness.invoke("greet", { name: "Grace" })).toBe("Hello Grace, from test-agent in test-workspace")
       const typed = harness.invoke(Greet, { name: "Lin" })
-      expectTypeOf(typed).toMatchTypeOf<Effect.Effect<string, PluginHarness.InvokeError>>()
+      expectTypeOf(typed).toEqualTypeOf<Effect.Effect<string, PluginHarness.InvokeError | Errors.ActionOutputRejected>>()
       expect(yield* typed).toBe("Hello Lin, from test-agent in test-workspace")
       expect(yield* Effect.flip(harness.invoke("greet", { name: 1 }))).toMatchObject({ _tag: "ActionInputRejected", action: "greet" })
       expect(yield* Effect.flip(harness.invoke("nope", {}))).toMatchObject({ _tag: "ActionNotFound", plugin: "greeter" })
