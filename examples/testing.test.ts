@@ -1,6 +1,6 @@
 /**
  * The README's test example (the part between the region markers is the README's snippet,
- * checked by test/examples.test.ts; vitest runs this file with the tests): the greeter of
+ * checked against the README by the repository's tests, which also run this file): the greeter of
  * examples/library.ts tested alone with `PluginHarness`, and the program with a `CityTest` City.
  */
 // #region readme

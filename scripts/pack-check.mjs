@@ -142,10 +142,13 @@ try {
   const installedVersion = (name) => `${name}@${JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8")).version}`
   const otelPeers = Object.keys(JSON.parse(readFileSync(join(repo, "node_modules", "@effect", "opentelemetry", "package.json"), "utf8")).peerDependencies)
     .filter((name) => name.startsWith("@opentelemetry/"))
-  step("npm install (the examples' OpenTelemetry packages)", "npm", [
+  // The README's test example (examples/testing.test.ts) is a vitest file: a user's project has both.
+  step("npm install (the examples' OpenTelemetry packages, @effect/vitest and vitest)", "npm", [
     "install",
     pinned("@effect/opentelemetry"),
     ...otelPeers.map(installedVersion),
+    installedVersion("@effect/vitest"),
+    installedVersion("vitest"),
     ...npmFlags
   ])
   mkdirSync(join(work, "examples"))
