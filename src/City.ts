@@ -13,6 +13,7 @@ export {
   layer,
   layerConfig,
   make,
+  type RequiredStartFailure,
   type StartPlugin,
   type StartRequirements
 } from "./layers/CityLive.ts"

@@ -11,7 +11,8 @@
  *   starts.
  * - Then every plugin is added, in dependency order, independent ones concurrently. One that fails
  *   is isolated: its error snapshot stays and a warning is logged, and so are its dependents; one
- *   marked `required` fails the start with its `PluginInitializeFailed`.
+ *   marked `required` fails the start with its `PluginInitializeFailed`, which `City.layer`
+ *   unwraps into the plugin's own typed failure when it has one (InitializeFailure.ts).
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -56,6 +57,22 @@ export type StartNeeds<P> = P extends ReadonlyArray<infer S> ? S extends StartPl
 export type StartProvides<P> = P extends ReadonlyArray<infer S>
   ? S extends Plugin<any, any, infer Provided> | { readonly plugin: Plugin<any, any, infer Provided> } ? unknown extends Provided ? never : Provided
   : never
+  : never
+
+/**
+ * The typed failures of the start plugins marked `required` in `P`: the initialize errors `E` that
+ * fail `City.make` / `City.layer` unwrapped, as a Layer fails with its own error. With the `const`
+ * type parameter of `City.layer`, `required: true` written in the list infers as the literal
+ * `true`; a start plugin whose `required` is only known as a `boolean` counts as required (the
+ * type may then name a failure that cannot happen), one without `required` or with `false` does not.
+ * A wrapper generic in `P` keeps it: it is not assignable to `CityBuildError` alone.
+ * @since 0.1.0
+ * @category models
+ */
+export type RequiredStartFailure<P extends ReadonlyArray<unknown>> = RequiredFailureOf<P[number]>
+
+type RequiredFailureOf<S> = S extends { readonly plugin: Plugin<infer E, any, any> }
+  ? S extends { readonly required?: false | undefined } ? never : E
   : never
 
 const startPluginOf = <R>(start: StartPlugin<R>) =>
@@ -126,7 +143,7 @@ export const start = <R>(
               : Effect.logWarning(`optional plugin isolated: ${name}: ${reason}`)
           )
         }
-        return registry.add(plugin).pipe(
+        return registry.addWrapped(plugin).pipe(
           Effect.asVoid,
           Effect.catchTags({
             // Nobody can close the City before it is returned.
