@@ -13,6 +13,8 @@ export {
   layer,
   layerConfig,
   make,
+  type CheckedStartPlugins,
+  type NoStartPluginProvides,
   type RequiredStartFailure,
   type StartPlugin,
   type StartRequirements

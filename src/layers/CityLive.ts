@@ -34,11 +34,13 @@ import * as PluginInstances from "../services/city/PluginInstances.ts"
 import * as PluginRegistry from "../services/city/PluginRegistry.ts"
 import * as Sessions from "../services/city/Sessions.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
-import type { RequiredStartFailure, StartNeeds, StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
+import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
 import * as InitializeFailure from "../services/city/InitializeFailure.ts"
 import * as Workspaces from "../services/city/Workspaces.ts"
 
 export type {
+  CheckedStartPlugins,
+  NoStartPluginProvides,
   RequiredStartFailure,
   StartNeeds,
   StartPlugin,
@@ -47,13 +49,15 @@ export type {
 } from "../services/city/StartPlugins.ts"
 
 /**
- * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins `P`.
+ * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins
+ * `P`: a start plugin that needs a sibling service no plugin of `P` provides does not compile
+ * ({@link CheckedStartPlugins}).
  * @since 0.1.0
  * @category models
  */
 export type CityLayerOptionsFor<P extends ReadonlyArray<StartPlugin<unknown>>> =
-  & CityLayerOptions<StartNeeds<P>>
-  & { readonly plugins?: P | undefined }
+  & CityConfig.CityOptions
+  & { readonly plugins?: CheckedStartPlugins<P> | undefined }
 
 /**
  * The options of `City.layer` and `City.make`: the City's options and the plugins to start with it.
@@ -124,8 +128,8 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
  * Builds on the options as written: the plugins' requirements named, and a required start
  * plugin's own typed failure unwrapped (services/city/InitializeFailure.ts): it is one of `P`'s.
  */
-// A start plugin's SiblingNeeds met by another start plugin are types only (nothing reads them from
-// a context): the options' requirements are named without them.
+// A start plugin's SiblingNeeds are types only (nothing reads them from a context), each met by
+// another start plugin (CheckedStartPlugins): the options' requirements are named without them.
 const buildFor = <P extends ReadonlyArray<StartPlugin<unknown>>>(
   config: Layer.Layer<CityConfig.CityConfig>,
   options: CityLayerOptionsFor<P>
@@ -154,7 +158,8 @@ export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = reado
  * It fails with {@link CityBuildError}, and with the own typed failure `E` of a start plugin
  * marked `required: true` whose initialize failed with it, unwrapped as a Layer's own error is
  * (docs/library.md): `Effect.catchTag` reaches it ({@link RequiredStartFailure} is the `E`s of
- * the required ones).
+ * the required ones). A start plugin that needs a sibling service no start plugin provides does
+ * not compile ({@link CheckedStartPlugins}).
  *
  * @example
  * ```ts
