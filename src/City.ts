@@ -13,6 +13,9 @@ export {
   layer,
   layerConfig,
   make,
+  type CheckedStartPlugins,
+  type NoStartPluginProvides,
+  type RequiredStartFailure,
   type StartPlugin,
   type StartRequirements
 } from "./layers/CityLive.ts"

@@ -2,7 +2,7 @@
  * The plugin author's types: a handler may require `PluginContext` and nothing else (one that
  * requires another service does not compile, and the error names the rule: a property called
  * "a handler may require only PluginContext; …" carrying the extra services), and a plugin's own
- * typed initialize error comes back typed from `add`. An action reference's `error` and `output`
+ * typed initialize error is what `add` fails with. An action reference's `error` and `output`
  * Schemas type what `invoke(ref, input)` fails and succeeds with, and bind the handler `implement`
  * takes.
  */
@@ -17,6 +17,10 @@ import type {
   ActionNotFound,
   ActionOutputRejected,
   CityClosed,
+  InvalidPluginName,
+  PluginAlreadyRegistered,
+  PluginDependencyMissing,
+  PluginInitializeFailed,
   PluginNotFound,
   PluginNotReady
 } from "../src/schema/Errors.ts"
@@ -49,19 +53,31 @@ it("a handler requiring another service does not compile, and the rule is in the
   expect(typeof broken).toBe("function")
 })
 
-it.scoped("a plugin's own typed initialize error is reachable, typed, from add's PluginInitializeFailed", () =>
+it.scoped("add fails with a plugin's own typed initialize error itself, so catchTag reaches it", () =>
   Effect.gen(function*() {
     class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { limit: Schema.Number }) {}
     const city = yield* makeCity()
     const quota = Plugin.make({ name: "quota", initialize: Effect.fail(new QuotaExceeded({ limit: 3 })) })
-    const error = yield* Effect.flip(city.plugins.add(quota))
-    if (error._tag !== "PluginInitializeFailed") return expect.unreachable(error._tag)
-    expectTypeOf(error.failure).toEqualTypeOf<Option.Option<QuotaExceeded>>()
-    expect(Option.map(error.failure, (f) => f.limit)).toEqual(Option.some(3))
-    // A timeout or a defect carries no typed failure.
+    const added = city.plugins.add(quota)
+    expectTypeOf<Effect.Effect.Error<typeof added>>().toEqualTypeOf<
+      QuotaExceeded | PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed
+    >()
+    const limit = yield* added.pipe(
+      Effect.as(0),
+      Effect.catchTag("QuotaExceeded", (error) => Effect.succeed(error.limit))
+    )
+    expect(limit).toBe(3)
+    const snapshot = Option.getOrThrow(yield* city.plugins.get("quota"))
+    expect(snapshot.status).toBe("error")
+    expect(snapshot.last_error).toContain("QuotaExceeded")
+    // A plugin that cannot fail adds as before; a defect (or a timeout) carries no typed failure.
     const dying = Plugin.make({ name: "dying", initialize: Effect.dieMessage("boom") })
-    const died = yield* Effect.flip(city.plugins.add(dying))
-    expect(died._tag === "PluginInitializeFailed" && Option.isNone(died.failure)).toBe(true)
+    const adding = city.plugins.add(dying)
+    expectTypeOf<Effect.Effect.Error<typeof adding>>().toEqualTypeOf<
+      PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed
+    >()
+    const died = yield* Effect.flip(adding)
+    expect(died._tag === "PluginInitializeFailed" && died.reason).toBe("died")
   }).pipe(provideNode))
 
 describe("an action reference's error and output Schemas", () => {

@@ -3,6 +3,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
+import type { PlatformError } from "@effect/platform/Error"
 import type * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -25,7 +26,11 @@ import { PluginContext } from "../src/services/PluginContext.ts"
 /** A City on a fresh temp root, closed with the test's Scope. */
 export const makeCity = <const P extends ReadonlyArray<City.StartPlugin<unknown>> = readonly []>(
   options: City.CityLayerOptionsFor<P> = {}
-) =>
+): Effect.Effect<
+  City.CityShape,
+  City.CityBuildError | City.RequiredStartFailure<P> | PlatformError,
+  Scope.Scope | FileSystem.FileSystem | City.StartRequirements<P>
+> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = yield* fs.makeTempDirectoryScoped({ prefix: "city-test-" })
@@ -41,10 +46,10 @@ export class Journal {
   count = (event: string) => this.events.filter((e) => e === event).length
 }
 
-export interface ProbeOptions {
+export interface ProbeOptions<E = never> {
   readonly journal: Journal
-  /** What initialize does after acquiring its resource. */
-  readonly initialize?: Effect.Effect<void, string, Scope.Scope> | undefined
+  /** What initialize does after acquiring its resource; its failure is the plugin's error type. */
+  readonly initialize?: Effect.Effect<void, E, Scope.Scope> | undefined
   readonly dispose?: Effect.Effect<void> | undefined
   readonly contributions?: Contributions | undefined
   readonly version?: string | undefined
@@ -54,7 +59,7 @@ export interface ProbeOptions {
  * A plugin that journals `init:<name>` and `dispose:<name>`, acquires a resource whose release
  * journals `release:<name>`, and offers an `echo` action returning its PluginContext.
  */
-export const probe = (name: string, options: ProbeOptions) =>
+export const probe = <E = never>(name: string, options: ProbeOptions<E>) =>
   Plugin.make({
     name,
     version: options.version,

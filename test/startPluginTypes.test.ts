@@ -1,14 +1,22 @@
 /**
  * Start plugins with different requirements infer together: `City.layer({ plugins: [a, b] })`
  * requires what `a` and `b` require, and a program that provides only one of them does not
- * compile. (tsc checks this file with the tests; the assertions are types.)
+ * compile. The layer fails with the typed failures of its `required` start plugins, unwrapped. A
+ * start plugin that needs a sibling service no start plugin provides does not compile, and the
+ * compiler's message names the service in its first line. (tsc checks this file with the tests;
+ * most assertions are types.)
  */
-import { expectTypeOf, it } from "@effect/vitest"
+import { expect, expectTypeOf, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as path from "node:path"
+import ts from "typescript"
 import * as City from "../src/City.ts"
+import type { ConfigError } from "effect/ConfigError"
 import * as Plugin from "../src/services/Plugin.ts"
+import * as Siblings from "../src/services/Siblings.ts"
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, { readonly hello: string }>() {}
 class Ticker extends Context.Tag("test/Ticker")<Ticker, { readonly now: number }>() {}
@@ -33,3 +41,94 @@ it("a program providing only one plugin's requirement does not compile", () => {
   const runnable: Effect.Effect<City.CityShape, unknown, never> = onlyGreeting
   expectTypeOf(runnable).not.toBeNever()
 })
+
+class ApiKeyMissing extends Schema.TaggedError<ApiKeyMissing>()("ApiKeyMissing", { key: Schema.String }) {}
+class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", { limit: Schema.Number }) {}
+const weather = Plugin.make({ name: "weather", initialize: Effect.fail(new ApiKeyMissing({ key: "WEATHER_KEY" })) })
+const quota = Plugin.make({ name: "quota", initialize: Effect.fail(new QuotaExceeded({ limit: 3 })) })
+
+type ErrorOf<L> = L extends Layer.Layer<infer _A, infer E, infer _R> ? E : never
+
+it("the layer fails with the typed failures of its required start plugins, not of its optional ones", () => {
+  const layer = City.layer({ plugins: [{ plugin: weather, required: true }, quota] })
+  expectTypeOf<ErrorOf<typeof layer>>().toEqualTypeOf<City.CityBuildError | ApiKeyMissing>()
+  const made = City.make({ plugins: [quota, { plugin: weather, required: true }, { plugin: quota, required: false }] })
+  expectTypeOf<Effect.Effect.Error<typeof made>>().toEqualTypeOf<City.CityBuildError | ApiKeyMissing>()
+  const configured = City.layerConfig({ plugins: [{ plugin: quota, required: true }] })
+  expectTypeOf<ErrorOf<typeof configured>>().toEqualTypeOf<City.CityBuildError | QuotaExceeded | ConfigError>()
+  // `required` known only as a boolean counts as required.
+  const maybe: boolean = Math.random() > 2
+  const dynamic = City.layer({ plugins: [{ plugin: quota, required: maybe }] })
+  expectTypeOf<ErrorOf<typeof dynamic>>().toEqualTypeOf<City.CityBuildError | QuotaExceeded>()
+  // So `catchTag` reaches a required plugin's failure through the layer.
+  const program = Effect.provide(City.City, layer).pipe(
+    Effect.catchTag("ApiKeyMissing", (error) => Effect.fail(`set ${error.key}`))
+  )
+  expectTypeOf<Effect.Effect.Error<typeof program>>().toEqualTypeOf<City.CityBuildError | string>()
+})
+
+class Users extends Context.Tag("test/Users")<Users, { readonly find: (id: string) => Effect.Effect<string> }>() {}
+const usersClient = Plugin.make({
+  name: "users-client",
+  initialize: Effect.map(Siblings.service(Users), () => ({}))
+})
+
+const usersProvider = Plugin.make({
+  name: "users",
+  provides: [Users],
+  initialize: Effect.succeed({ services: Context.make(Users, { find: (id) => Effect.succeed(id) }) })
+})
+
+it("a start plugin needing a sibling service that no start plugin provides does not compile", () => {
+  // @ts-expect-error no start plugin provides this sibling service: Users
+  const unmet = City.layer({ root: "/tmp/city", plugins: [usersClient] })
+  expectTypeOf<City.CheckedStartPlugins<readonly [typeof usersClient]>>().toEqualTypeOf<
+    readonly [City.NoStartPluginProvides<Users>]
+  >()
+  // Among several needs and other requirements, only the unmet one is named; `any` names none.
+  class Store extends Context.Tag("test/Store")<Store, { readonly get: Effect.Effect<string> }>() {}
+  const store = Plugin.make({ name: "store", provides: [Store], initialize: Effect.succeed({ services: Context.make(Store, { get: Effect.succeed("") }) }) })
+  const both = Plugin.make({
+    name: "both",
+    initialize: Effect.zipRight(Effect.zip(Siblings.service(Users), Siblings.service(Store)), Effect.map(Greeting, () => ({})))
+  })
+  expectTypeOf<City.CheckedStartPlugins<readonly [typeof both, typeof store]>>().toEqualTypeOf<
+    readonly [City.NoStartPluginProvides<Users>, typeof store]
+  >()
+  expectTypeOf<City.CheckedStartPlugins<readonly [Plugin.Plugin<never, any>]>>().toEqualTypeOf<readonly [Plugin.Plugin<never, any>]>()
+  const met = City.layer({ plugins: [{ plugin: both, required: true }, store, usersProvider] })
+  expectTypeOf<RequirementsOf<typeof met>>().toEqualTypeOf<Greeting>()
+  expect(unmet).toBeDefined()
+})
+
+it("the compiler's message for a missing sibling provider names the service in its first line, briefly", () => {
+  // One small program, in memory, beside this file so that its import resolves as here.
+  const file = path.join(import.meta.dirname, "missing-provider.virtual.ts")
+  const text = [
+    `import { Context, Effect } from "effect"`,
+    `import * as City from "../src/City.ts"`,
+    `import * as Plugin from "../src/services/Plugin.ts"`,
+    `import * as Siblings from "../src/services/Siblings.ts"`,
+    `class Users extends Context.Tag("app/Users")<Users, { readonly find: (id: string) => Effect.Effect<string> }>() {}`,
+    `const greeter = Plugin.make({ name: "greeter", initialize: Effect.map(Siblings.service(Users), () => ({})) })`,
+    `const program = Effect.flatMap(City.City, (city) => city.plugins.snapshots)`,
+    `export const run = () => Effect.runPromise(program.pipe(Effect.provide(City.layer({ root: "/tmp/x", plugins: [greeter] }))))`
+  ].join("\n")
+  const root = path.join(import.meta.dirname, "..")
+  const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile)
+  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
+  const host = ts.createCompilerHost(options)
+  const getSourceFile = host.getSourceFile.bind(host)
+  host.getSourceFile = (name, language, ...rest) =>
+    name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language, ...rest)
+  const fileExists = host.fileExists.bind(host)
+  host.fileExists = (name) => name === file || fileExists(name)
+  const program = ts.createProgram({ rootNames: [file], options, host })
+  const diagnostics = program.getSemanticDiagnostics(program.getSourceFile(file))
+  const messages = diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+  expect(messages).toHaveLength(1)
+  const first = messages[0]!.split("\n")[0]!
+  expect(first).toContain("no start plugin provides this sibling service")
+  expect(first).toContain("NoStartPluginProvides<Users>")
+  expect(first.length).toBeLessThan(200)
+}, 120_000)

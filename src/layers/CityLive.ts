@@ -34,19 +34,30 @@ import * as PluginInstances from "../services/city/PluginInstances.ts"
 import * as PluginRegistry from "../services/city/PluginRegistry.ts"
 import * as Sessions from "../services/city/Sessions.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
-import type { StartNeeds, StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
+import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
+import * as InitializeFailure from "../services/city/InitializeFailure.ts"
 import * as Workspaces from "../services/city/Workspaces.ts"
 
-export type { StartNeeds, StartPlugin, StartProvides, StartRequirements } from "../services/city/StartPlugins.ts"
+export type {
+  CheckedStartPlugins,
+  NoStartPluginProvides,
+  RequiredStartFailure,
+  StartNeeds,
+  StartPlugin,
+  StartProvides,
+  StartRequirements
+} from "../services/city/StartPlugins.ts"
 
 /**
- * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins `P`.
+ * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins
+ * `P`: a start plugin that needs a sibling service no plugin of `P` provides does not compile
+ * ({@link CheckedStartPlugins}).
  * @since 0.1.0
  * @category models
  */
 export type CityLayerOptionsFor<P extends ReadonlyArray<StartPlugin<unknown>>> =
-  & CityLayerOptions<StartNeeds<P>>
-  & { readonly plugins?: P | undefined }
+  & CityConfig.CityOptions
+  & { readonly plugins?: CheckedStartPlugins<P> | undefined }
 
 /**
  * The options of `City.layer` and `City.make`: the City's options and the plugins to start with it.
@@ -60,8 +71,10 @@ export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
 
 /**
  * Why building a City failed: a start plugin with a bad name, a name given twice, a required
- * dependency missing from the list or a cycle, or a required plugin whose initialize failed (or
- * whose dependency did: `PluginDependencyMissing`).
+ * dependency missing from the list or a cycle, or a required plugin whose initialize died, timed
+ * out or was interrupted (or whose dependency failed: `PluginDependencyMissing`). A required
+ * plugin's own typed failure is not wrapped: `City.layer` fails with it
+ * ({@link RequiredStartFailure}).
  * @since 0.1.0
  * @category errors
  */
@@ -111,28 +124,42 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
     return city
   })
 
-/** The options with the plugins' requirements named: each element of `P` requires part of `StartRequirements<P>`. */
-// A start plugin's SiblingNeeds met by another start plugin are types only (nothing reads them from
-// a context): the options' requirements are named without them.
-const startOptions = <P extends ReadonlyArray<StartPlugin<unknown>>>(options: CityLayerOptionsFor<P>) =>
-  options as CityLayerOptions<StartRequirements<P>>
+/**
+ * Builds on the options as written: the plugins' requirements named, and a required start
+ * plugin's own typed failure unwrapped (services/city/InitializeFailure.ts): it is one of `P`'s.
+ */
+// A start plugin's SiblingNeeds are types only (nothing reads them from a context), each met by
+// another start plugin (CheckedStartPlugins): the options' requirements are named without them.
+const buildFor = <P extends ReadonlyArray<StartPlugin<unknown>>>(
+  config: Layer.Layer<CityConfig.CityConfig>,
+  options: CityLayerOptionsFor<P>
+): Effect.Effect<CityShape, CityBuildError | RequiredStartFailure<P>, Scope.Scope | StartRequirements<P>> =>
+  build(config, options as CityLayerOptions<StartRequirements<P>>).pipe(
+    Effect.catchTag("PluginInitializeFailed", (error) => InitializeFailure.unwrap<RequiredStartFailure<P>>(error))
+  )
 
 /**
  * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failure,
- * unless a caller of `city.close` already received it.
+ * unless a caller of `city.close` already received it. Fails as `City.layer` does.
  * @since 0.1.0
  * @category constructors
  */
 export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
   options: CityLayerOptionsFor<P> = {}
-): Effect.Effect<CityShape, CityBuildError, Scope.Scope | StartRequirements<P>> =>
-  build(CityConfig.layer(options), startOptions(options))
+): Effect.Effect<CityShape, CityBuildError | RequiredStartFailure<P>, Scope.Scope | StartRequirements<P>> =>
+  buildFor(CityConfig.layer(options), options)
 
 /**
  * The City as a Layer, on the given options: the City and nothing else. It reads no file of the
  * state root: an application that embeds a City and never provisions needs no `host.json`. One
  * that provisions composes the capability services beside it on the same root:
  * `Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root }))`.
+ *
+ * It fails with {@link CityBuildError}, and with the own typed failure `E` of a start plugin
+ * marked `required: true` whose initialize failed with it, unwrapped as a Layer's own error is
+ * (docs/library.md): `Effect.catchTag` reaches it ({@link RequiredStartFailure} is the `E`s of
+ * the required ones). A start plugin that needs a sibling service no start plugin provides does
+ * not compile ({@link CheckedStartPlugins}).
  *
  * @example
  * ```ts
@@ -160,7 +187,7 @@ export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = reado
  */
 export const layer = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
   options: CityLayerOptionsFor<P> = {}
-): Layer.Layer<City, CityBuildError, StartRequirements<P>> => Layer.scoped(City, make(options))
+): Layer.Layer<City, CityBuildError | RequiredStartFailure<P>, StartRequirements<P>> => Layer.scoped(City, make(options))
 
 /**
  * The City as a Layer, configured from the environment (`CITY_ROOT`, `CITY_INITIALIZE_TIMEOUT`,
@@ -171,10 +198,10 @@ export const layer = <const P extends ReadonlyArray<StartPlugin<unknown>> = read
  */
 export const layerConfig = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
   options: CityLayerOptionsFor<P> = {}
-): Layer.Layer<City, CityBuildError | ConfigError.ConfigError, StartRequirements<P>> =>
+): Layer.Layer<City, CityBuildError | RequiredStartFailure<P> | ConfigError.ConfigError, StartRequirements<P>> =>
   Layer.unwrapEffect(
     Effect.map(CityConfig.config, (fromEnv) => {
       const config = CityConfig.resolve({ ...fromEnv, ...options })
-      return Layer.scoped(City, build(Layer.succeed(CityConfig.CityConfig, config), startOptions(options)))
+      return Layer.scoped(City, buildFor(Layer.succeed(CityConfig.CityConfig, config), options))
     })
   )

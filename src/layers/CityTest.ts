@@ -73,7 +73,7 @@ export const make = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>
   options: CityLive.CityLayerOptionsFor<P> = {}
 ): Effect.Effect<
   CityShape,
-  CityLive.CityBuildError | PlatformError.PlatformError,
+  CityLive.CityBuildError | CityLive.RequiredStartFailure<P> | PlatformError.PlatformError,
   Scope.Scope | CityLive.StartRequirements<P>
 > =>
   Effect.flatMap(
@@ -103,5 +103,9 @@ export const make = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>
  */
 export const layer = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>> = readonly []>(
   options: CityLive.CityLayerOptionsFor<P> = {}
-): Layer.Layer<City, CityLive.CityBuildError | PlatformError.PlatformError, CityLive.StartRequirements<P>> =>
+): Layer.Layer<
+  City,
+  CityLive.CityBuildError | CityLive.RequiredStartFailure<P> | PlatformError.PlatformError,
+  CityLive.StartRequirements<P>
+> =>
   Layer.scoped(City, make(options))

@@ -6,8 +6,8 @@
  * - **The City's own paths, not a copy of them.** `make` builds the City core on a test root
  *   (`CityTest.tempRoot`, removed when the Scope closes; `CityTest.defaults` deadlines) and adds the
  *   plugin with `city.plugins.add`: initialize is bounded, runs in the plugin's own Scope with its
- *   `PluginLifecycleContext`, and a failure is `add`'s typed `PluginInitializeFailed` (its
- *   `failure` typed as the plugin's error), which `make` fails with. Each call leases the City's
+ *   `PluginLifecycleContext`, and a failure is `add`'s: the plugin's own typed failure itself,
+ *   else `PluginInitializeFailed`, which `make` fails with. Each call leases the City's
  *   view and runs the City's call code (`Calls.ts`): the input decoded with the action's Schema, a
  *   fresh `PluginContext`, `ActionFailed` / `HookFailed` for a failing handler, availability
  *   checked before system text. Only the view is narrowed to the plugin: `hook` runs its handlers
@@ -53,7 +53,7 @@ import {
   type PluginDependencyCycle,
   type PluginDependencyMissing,
   type PluginDisposeFailed,
-  type PluginInitializeFailedWith,
+  type PluginInitializeFailed,
   type PluginNotFound,
   type PluginNotReady,
   ReloadRejected
@@ -123,14 +123,16 @@ export interface HarnessOptions<RS = never> extends CityConfig.CityOptions {
 export type InvokeError = PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed
 
 /**
- * Why `make` failed: the plugin's initialize (`PluginInitializeFailed`, its `failure` typed as
- * the plugin's `E`), a required plugin missing from `siblings` (or siblings that require each
- * other in a cycle), a bad or repeated name, or the test root that could not be made.
+ * Why `make` failed: the plugin's initialize (its own typed failure `E` itself, as `add` fails;
+ * `PluginInitializeFailed` when it died or timed out), a required plugin missing from `siblings`
+ * (or siblings that require each other in a cycle), a bad or repeated name, or the test root
+ * that could not be made.
  * @since 0.1.0
  * @category errors
  */
 export type HarnessError<E> =
-  | PluginInitializeFailedWith<E>
+  | E
+  | PluginInitializeFailed
   | PluginDependencyMissing
   | PluginDependencyCycle
   | InvalidPluginName

@@ -4,7 +4,6 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
@@ -62,11 +61,14 @@ export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyReg
 }
 
 /**
- * A plugin whose initialize did not succeed.
+ * A plugin whose initialize did not succeed, and gave no typed failure of its own.
  *
  * Raised by `city.plugins.add` (and by `City.make` / `City.layer` for a `required` start plugin) when
- * initialize fails, dies, outlives `initializeTimeout` or is interrupted. What it acquired has been
- * released; `release` is set when that release failed too.
+ * initialize dies, outlives `initializeTimeout` or is interrupted. What it acquired has been
+ * released; `release` is set when that release failed too. An initialize that fails with the
+ * plugin's own typed failure `E` fails `add` and `City.layer` with that `E` itself, as a Layer
+ * fails with its own error (docs/library.md, "Decisions where the specification is silent"):
+ * reason `failed` is the City's internal form of it (the loader reports it as `RegistrationFailed`).
  * @since 0.1.0
  * @category errors
  */
@@ -80,25 +82,11 @@ export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeF
     release: Schema.optional(AnyCause)
   }
 ) {
-  /**
-   * The plugin's own typed failure, when its initialize failed with one (reason `failed`); `add`
-   * types it as the plugin's error (`PluginInitializeFailedWith<E>`).
-   */
-  get failure(): Option.Option<unknown> {
-    return this.reason === "failed" ? Cause.failureOption(this.cause) : Option.none()
-  }
   override get message() {
     const release = this.release === undefined ? "" : `; releasing what it acquired failed too: ${firstLine(this.release)}`
     return `Plugin ${this.plugin} failed to initialize (${this.reason}): ${firstLine(this.cause)}${release}`
   }
 }
-
-/**
- * `PluginInitializeFailed` of a plugin whose error type is `E`: its `failure` is that error.
- * @since 0.1.0
- * @category errors
- */
-export type PluginInitializeFailedWith<E> = Omit<PluginInitializeFailed, "failure"> & { readonly failure: Option.Option<E> }
 
 /**
  * A plugin whose required dependencies are not ready (docs/library.md, "Plugin dependencies").

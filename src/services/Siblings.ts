@@ -71,9 +71,9 @@ declare const SiblingNeedTypeId: unique symbol
 
 /**
  * A plugin's need of the sibling service `I`: a requirement of its initialize in types only,
- * which nothing ever reads from a context. `City.make` / `City.layer` take it off for every
- * service a start plugin `provides`, so a missing provider among start plugins is a compile-time
- * error (the layer still requires `SiblingNeed<I>`); `city.plugins.add` takes every one off (its
+ * which nothing ever reads from a context. `City.make` / `City.layer` refuse, at compile time, a
+ * start plugin whose need no start plugin `provides` (the error names `I`: `CheckedStartPlugins`),
+ * and take the needs off what the layer requires; `city.plugins.add` takes every one off (its
  * provider is checked at the call: declare it in `requires`).
  * @since 0.1.0
  * @category models
@@ -82,13 +82,6 @@ export interface SiblingNeed<in out I> {
   /** The service identifier needed (a type only: no value has it). */
   readonly [SiblingNeedTypeId]: (_: I) => I
 }
-
-/**
- * The needs a union of service identifiers meets: `SiblingNeed<A> | SiblingNeed<B>` for `A | B`.
- * @since 0.1.0
- * @category models
- */
-export type NeedsMet<I> = I extends unknown ? SiblingNeed<I> : never
 
 /**
  * A typed handle on a sibling's service (see the module doc).

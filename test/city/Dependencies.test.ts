@@ -4,6 +4,7 @@
  * isolates the dependents of a start plugin that failed.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -16,6 +17,13 @@ import * as Dependencies from "../../src/services/city/Dependencies.ts"
 import { Journal, makeCity, provideNode } from "../fixtures.ts"
 
 /** A plugin that journals its initialize and dispose; `fails` makes its initialize fail. */
+/** A probe's own typed initialize failure. */
+class Refused extends Data.TaggedError("Refused")<{ readonly plugin: string }> {
+  override get message() {
+    return `${this.plugin} refused`
+  }
+}
+
 const probe = (journal: Journal, name: string, requires: ReadonlyArray<Plugin.RequirementInput> = [], fails = false) =>
   Plugin.make({
     name,
@@ -23,7 +31,7 @@ const probe = (journal: Journal, name: string, requires: ReadonlyArray<Plugin.Re
     initialize: Effect.gen(function*() {
       yield* journal.push(`init ${name}`)
       yield* Effect.addFinalizer(() => journal.push(`dispose ${name}`))
-      if (fails) return yield* Effect.fail(`${name} refused`)
+      if (fails) return yield* Effect.fail(new Refused({ plugin: name }))
       return {}
     })
   })

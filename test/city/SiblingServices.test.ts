@@ -115,17 +115,21 @@ describe("typed sibling services", () => {
     })
   })
 
-  it("among start plugins, a missing provider is a compile-time error; a present one meets the need", () => {
+  it("among start plugins, a missing provider is a compile-time error at the plugin, naming the service; a present one meets the need", () => {
     const journal = new Journal()
     type RequirementsOf<L> = L extends Layer.Layer<infer _A, infer _E, infer R> ? R : never
     const met = City.layer({ plugins: [user(() => {}), store(journal, "1")] })
     expectTypeOf<RequirementsOf<typeof met>>().toEqualTypeOf<never>()
+    // @ts-expect-error no start plugin provides this sibling service: Store
     const unmet = City.layer({ plugins: [user(() => {})] })
-    expectTypeOf<RequirementsOf<typeof unmet>>().toEqualTypeOf<Siblings.SiblingNeed<Store>>()
-    // @ts-expect-error no start plugin provides Store: the program still requires SiblingNeed<Store>
-    const program: Effect.Effect<unknown, unknown, never> = Effect.provide(City.City, unmet)
+    expectTypeOf<City.CheckedStartPlugins<readonly [ReturnType<typeof user>]>>().toEqualTypeOf<
+      readonly [City.NoStartPluginProvides<Store>]
+    >()
+    expectTypeOf<City.CheckedStartPlugins<readonly [ReturnType<typeof user>, ReturnType<typeof store>]>>().toEqualTypeOf<
+      readonly [ReturnType<typeof user>, ReturnType<typeof store>]
+    >()
     expectTypeOf(Effect.provide(City.City, met)).toEqualTypeOf<Effect.Effect<City.CityShape, City.CityBuildError>>()
-    void program
+    void unmet
   })
 
   it.scoped("city.plugins.add takes a plugin with sibling needs: its provider is checked at the call, by requires", () =>

@@ -95,7 +95,7 @@ it.scoped.prop(
                 if (holders().includes(id)) violations.push(`${id} disposed while leased`)
               })
             )
-            if (fails) return yield* Effect.fail("refused")
+            if (fails) return yield* Effect.fail({ _tag: "Refused" } as const)
             return { skills: [{ name: id }] }
           })
         })

@@ -153,7 +153,7 @@ describe("PluginHarness", () => {
       expect(error.message).toContain("socket stuck")
     }))
 
-  it.scoped("a failing initialize fails make with PluginInitializeFailed, the plugin's own error typed", () =>
+  it.scoped("a failing initialize fails make with the plugin's own typed error, as add does", () =>
     Effect.gen(function*() {
       class NoDatabase extends Data.TaggedError("NoDatabase")<{ readonly url: string }> {}
       const released: Array<string> = []
@@ -164,12 +164,10 @@ describe("PluginHarness", () => {
           return yield* Effect.fail(new NoDatabase({ url: "db://x" }))
         })
       })
-      const error = yield* Effect.flip(PluginHarness.make(broken))
-      expect(error._tag).toBe("PluginInitializeFailed")
-      if (error._tag !== "PluginInitializeFailed") return
-      expectTypeOf(error.failure).toEqualTypeOf<Option.Option<NoDatabase>>()
-      expect(error.reason).toBe("failed")
-      expect(Option.map(error.failure, (e) => e.url)).toEqual(Option.some("db://x"))
+      const made = PluginHarness.make(broken)
+      expectTypeOf<Effect.Effect.Error<typeof made>>().toEqualTypeOf<PluginHarness.HarnessError<NoDatabase>>()
+      const url = yield* made.pipe(Effect.as("made"), Effect.catchTag("NoDatabase", (error) => Effect.succeed(error.url)))
+      expect(url).toBe("db://x")
       expect(released).toEqual(["half-open connection"])
     }))
 
@@ -191,8 +189,8 @@ describe("PluginHarness", () => {
         }
       })
       const error = yield* Effect.flip(PluginHarness.make(thrower))
-      if (error._tag !== "PluginInitializeFailed") return expect.fail(error.message)
-      expect(Option.map(error.failure, (e) => [e._tag, e.callback])).toEqual(Option.some(["PluginCallbackFailed", "initialize"]))
+      if (error._tag !== "PluginCallbackFailed") return expect.fail(error.message)
+      expect(error.callback).toBe("initialize")
     }))
 
   it.scoped("a plugin that needs a sibling gets it from `siblings`; without it, PluginDependencyMissing", () =>

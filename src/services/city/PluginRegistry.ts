@@ -32,7 +32,6 @@ import {
   PluginDisposeFailed,
   PluginHasDependents,
   type PluginInitializeFailed,
-  type PluginInitializeFailedWith,
   PluginNotFound,
   PluginNotReady
 } from "../../schema/Errors.ts"
@@ -42,6 +41,7 @@ import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot
 import type { Plugin, Requirement } from "../Plugin.ts"
 import type { SiblingNeed } from "../Siblings.ts"
 import * as Dependencies from "./Dependencies.ts"
+import * as InitializeFailure from "./InitializeFailure.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
@@ -89,12 +89,33 @@ export interface RemoveOptions {
  * @category models
  */
 export interface PluginRegistryShape {
+  /**
+   * Adds and initializes a plugin. An initialize that fails with the plugin's own typed failure
+   * fails `add` with that failure itself, `E`, as a Layer fails with its own error (so
+   * `Effect.catchTag` reaches it); when releasing what it had acquired failed too, that release
+   * failure follows it in the Cause. One that dies, outlives `initializeTimeout` or is
+   * interrupted fails with `PluginInitializeFailed`. Either way the plugin keeps an error
+   * snapshot with both (docs/library.md, "Decisions where the specification is silent").
+   */
   readonly add: <E, R>(
     plugin: Plugin<E, R>,
     options?: AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
-    PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
+    E | PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed,
+    Exclude<R, SiblingNeed<any>>
+  >
+  /**
+   * `add`, with every failed initialize a `PluginInitializeFailed` (reason `failed` carries the
+   * plugin's own failure in its `cause`): for plugins whose error type is `unknown` (the loader's)
+   * and the City's start. Internal to the City (not part of `city.plugins`).
+   */
+  readonly addWrapped: <E, R>(
+    plugin: Plugin<E, R>,
+    options?: AddOptions
+  ) => Effect.Effect<
+    PluginSnapshot,
+    PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed,
     Exclude<R, SiblingNeed<any>>
   >
   /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
@@ -230,20 +251,21 @@ export const make = Effect.gen(function*() {
       return snapshots.ready(name)
     })
 
-  // A PluginInitializeFailed of this plugin: its `failure` (reason `failed`) is the plugin's own E.
-  const typed = <E>(error: PluginInitializeFailed) => error as PluginInitializeFailedWith<E>
   // A plugin's SiblingNeeds are types only (nothing reads them from a context): at `add` its
   // provider is checked by `requires`, so they are taken off what the call requires.
-  const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
+  const addWrapped: PluginRegistryShape["addWrapped"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     addAny(plugin, options) as Effect.Effect<
       PluginSnapshot,
-      PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
+      PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed,
       Exclude<R, SiblingNeed<any>>
     >
+  // The public form: the plugin's own typed failure unwrapped (InitializeFailure.ts).
+  const add: PluginRegistryShape["add"] = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
+    Effect.catchTag(addWrapped(plugin, options), "PluginInitializeFailed", (error) => InitializeFailure.unwrap<E>(error))
   const addAny = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     Effect.suspend((): Effect.Effect<
       PluginSnapshot,
-      PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailedWith<E> | InvalidPluginName | CityClosed,
+      PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed,
       R
     > => {
       const name = plugin.name
@@ -264,7 +286,6 @@ export const make = Effect.gen(function*() {
       }
       adding.add(name)
       return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
-        Effect.mapError((error) => (error._tag === "PluginInitializeFailed" ? typed<E>(error) : error)),
         Effect.onExit((exit) =>
           Effect.sync(() => {
             adding.delete(name)
@@ -402,6 +423,7 @@ export const make = Effect.gen(function*() {
 
   return {
     add,
+    addWrapped,
     remove,
     get: snapshots.get,
     snapshots: snapshots.list,

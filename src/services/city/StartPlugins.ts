@@ -11,7 +11,12 @@
  *   starts.
  * - Then every plugin is added, in dependency order, independent ones concurrently. One that fails
  *   is isolated: its error snapshot stays and a warning is logged, and so are its dependents; one
- *   marked `required` fails the start with its `PluginInitializeFailed`.
+ *   marked `required` fails the start with its `PluginInitializeFailed`, which `City.layer`
+ *   unwraps into the plugin's own typed failure when it has one (InitializeFailure.ts).
+ * - In types, a start plugin that needs a sibling service no plugin of the list provides does not
+ *   compile: `CheckedStartPlugins` turns it into `NoStartPluginProvides<Service>`, so that the
+ *   compiler's message names the service (as `Contributions.HandlerRequiresOnlyPluginContext` names
+ *   a handler's extra services).
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -21,7 +26,7 @@ import { PluginAlreadyRegistered, PluginDependencyCycle, PluginDependencyMissing
 import { oneLine } from "../../schema/OneLine.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
-import type { NeedsMet } from "../Siblings.ts"
+import type { SiblingNeed } from "../Siblings.ts"
 import * as Dependencies from "./Dependencies.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 
@@ -35,11 +40,12 @@ export type StartPlugin<R> = Plugin<unknown, R> | { readonly plugin: Plugin<unkn
 /**
  * What a list of start plugins requires: the union of what each plugin's initialize requires, so
  * that plugins with different requirements start together (`plugins: [a, b]`) and the layer asks
- * for both; but the sibling services one of them provides (`SiblingNeed`s met in the list).
+ * for both; but no `SiblingNeed` (types only: a need that no plugin of the list meets is refused
+ * at the call by {@link CheckedStartPlugins}, with a message naming the service).
  * @since 0.1.0
  * @category models
  */
-export type StartRequirements<P> = Exclude<StartNeeds<P>, NeedsMet<StartProvides<P>>>
+export type StartRequirements<P> = Exclude<StartNeeds<P>, SiblingNeed<any>>
 
 /**
  * What the initializes of a list of start plugins require, sibling needs included.
@@ -57,6 +63,52 @@ export type StartProvides<P> = P extends ReadonlyArray<infer S>
   ? S extends Plugin<any, any, infer Provided> | { readonly plugin: Plugin<any, any, infer Provided> } ? unknown extends Provided ? never : Provided
   : never
   : never
+
+/**
+ * The typed failures of the start plugins marked `required` in `P`: the initialize errors `E` that
+ * fail `City.make` / `City.layer` unwrapped, as a Layer fails with its own error. With the `const`
+ * type parameter of `City.layer`, `required: true` written in the list infers as the literal
+ * `true`; a start plugin whose `required` is only known as a `boolean` counts as required (the
+ * type may then name a failure that cannot happen), one without `required` or with `false` does not.
+ * A wrapper generic in `P` keeps it: it is not assignable to `CityBuildError` alone.
+ * @since 0.1.0
+ * @category models
+ */
+export type RequiredStartFailure<P extends ReadonlyArray<unknown>> = RequiredFailureOf<P[number]>
+
+type RequiredFailureOf<S> = S extends { readonly plugin: Plugin<infer E, any, any> }
+  ? S extends { readonly required?: false | undefined } ? never : E
+  : never
+
+/**
+ * The compile error of a start plugin that needs a sibling service (`Siblings.service(Tag)`) that
+ * no plugin of the list provides: a property named by the rule, carrying the missing service's
+ * identifier `I`, so that the message's first line names it (docs/library.md, "Plugin dependencies").
+ * @since 0.1.0
+ * @category models
+ */
+export interface NoStartPluginProvides<I> {
+  /** The missing service's identifier (a type only: no value has it). */
+  readonly "no start plugin provides this sibling service": I
+}
+
+/** The identifiers of the sibling services a start plugin needs that `Provided` does not hold. */
+type UnmetNeeds<S, Provided> = Exclude<S extends StartPlugin<infer R> ? NeedsOf<R> : never, Provided>
+
+/** The sibling services a plugin's requirements `R` name (none for `any`: nothing is known). */
+type NeedsOf<R> = 0 extends 1 & R ? never : R extends SiblingNeed<infer I> ? I : never
+
+/**
+ * A list of start plugins as `City.layer` checks it: each plugin as it is, but one that needs a
+ * sibling service no plugin of the list provides, which becomes {@link NoStartPluginProvides} of
+ * that service (a compile error at that plugin).
+ * @since 0.1.0
+ * @category models
+ */
+export type CheckedStartPlugins<P> = {
+  readonly [K in keyof P]: [UnmetNeeds<P[K], StartProvides<P>>] extends [never] ? P[K]
+    : NoStartPluginProvides<UnmetNeeds<P[K], StartProvides<P>>>
+}
 
 const startPluginOf = <R>(start: StartPlugin<R>) =>
   isPlugin(start) ? { plugin: start, required: false } : { plugin: start.plugin, required: start.required === true }
@@ -126,7 +178,7 @@ export const start = <R>(
               : Effect.logWarning(`optional plugin isolated: ${name}: ${reason}`)
           )
         }
-        return registry.add(plugin).pipe(
+        return registry.addWrapped(plugin).pipe(
           Effect.asVoid,
           Effect.catchTags({
             // Nobody can close the City before it is returned.

@@ -384,7 +384,7 @@ export const make = (options: LoaderOptions) =>
             }
             const { dropped, isolation, plugin, settings, shadowed } = stagedPlugin.right
             const added = yield* Effect.either(
-              registry.add(plugin, {
+              registry.addWrapped(plugin, {
                 source: sourceOf(found.root, found.folder),
                 requestReload: guardedReload(manifest.name, manifest.provides, requestReload(manifest.name)),
                 config: { values: settings.values, unset: settings.unset }
