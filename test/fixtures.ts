@@ -97,18 +97,22 @@ export const advanceUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>, step: Duration.
 
 /**
  * Re-checks `condition` until it holds, failing the test after `timeoutMs` of real time: the one
- * bounded wait of the suite, for in-process fibers and for real files and processes alike. The
- * first 50 checks only yield (a fiber's next step is usually all it takes); then it waits on a real
- * timer between checks (whatever clock the test has), 1 ms more each time up to 10 ms, so work that
- * waits on the file system or another process gets to finish without a busy loop.
+ * bounded wait of the suite, for in-process fibers and for real files and processes alike. For its
+ * first 200 ms it checks at every yield, with a 1 ms real timer every 50 checks (an in-process
+ * condition is usually a few fiber steps away, and work on the thread pool gets to finish); after
+ * that it checks every 10 ms of real time (a daemon starting, a file written by another process),
+ * without a busy loop. The timers are real whatever clock the test has.
  */
 export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, timeoutMs = 30_000) =>
   Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
+    const started = Date.now()
+    const deadline = started + timeoutMs
     for (let i = 1; ; i++) {
       if (yield* condition) return
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition not reached within ${timeoutMs} ms`)
-      yield* i <= 50 ? Effect.yieldNow() : Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, Math.min(10, i - 50))))
+      const now = Date.now()
+      if (now > deadline) return yield* Effect.dieMessage(`condition not reached within ${timeoutMs} ms`)
+      const pause = now - started > 200 ? 10 : i % 50 === 0 ? 1 : 0
+      yield* pause === 0 ? Effect.yieldNow() : Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, pause)))
     }
   })
 
