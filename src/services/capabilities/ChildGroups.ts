@@ -1,7 +1,7 @@
 /**
  * The process groups of the children this process is running (docs/cli.md, "Commands and
- * signals"): provisioning and host commands (runChild.ts) and tool calls (live/ToolCall.ts) each
- * lead their own group while they run. If the process exits while some still run (a finalizer
+ * signals"): every child, spawned by the one runner (runChild.ts), leads its own group while it
+ * runs. If the process exits while some still run (a finalizer
  * deadline gave up on them, a defect), the `exit` hook sends each group SIGKILL, so no child
  * outlives its `city`. Node's `exit` listeners run synchronously, and `process.kill` is a
  * synchronous call, so this holds however the exit came.

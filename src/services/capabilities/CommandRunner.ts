@@ -14,10 +14,11 @@
  *   bounded tail (`stderrTailBytes`, default 4 KiB) whatever its size.
  * - The child's environment is this process's environment as it was when the
  *   service was built, plus or minus `CITY_PRIVATE_DIR`.
- * - The per-call logic is `runChild.ts`. Spawning is `node:child_process`
- *   directly (the platform `Command` costs about half the throughput on short
- *   commands and has no SIGKILL fallback). An interrupted call terminates the
- *   group the same way before it returns.
+ * - The per-call logic is `runChild.ts`, the one child runner of this process
+ *   (host `status` commands and tool calls use it too). Spawning is
+ *   `node:child_process` directly (the platform `Command` costs about half the
+ *   throughput on short commands and has no SIGKILL fallback). An interrupted
+ *   call terminates the group the same way before it returns.
  * - The runner bounds nothing itself: a joint runs at most `--concurrency`
  *   calls of `run` at once (`Effect.forEach` in `EndpointCalls`).
  * - The child runs in its own process group. On timeout (or interruption) the

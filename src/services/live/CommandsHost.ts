@@ -8,7 +8,11 @@
  *   commands (`{personality}`, `{runtime}`, `{cwd}`, `{privateDir}`, and `{occasion}` = the
  *   operation name), with the same timeout (default 120 s) and `CITY_PRIVATE_DIR`.
  * - `status` prints one of `idle busy asleep stopped foreign` on its first line; anything else,
- *   a non-zero exit or a timeout is `EndpointHostFailed`.
+ *   a non-zero exit or a timeout is `EndpointHostFailed`. It runs through the one child runner
+ *   (capabilities/runChild.ts) in its own process group, without a process record (it only reads;
+ *   a poll every second must not write): its stdout read until the pipes close (at most 1 MiB),
+ *   its group killed (SIGKILL) at the timeout or when the call is interrupted. `reload`, `retire`
+ *   and `kill` run as provisioning commands do (CommandRunner.ts).
  * - A runtime without a `status` command is not reachable by the core: its endpoints are
  *   `asleep` (nothing the core hosts or can reach is running; the next launch reads current
  *   surfaces). Decision: a wrong guess here would be a false `applied`, never a kill.
@@ -23,10 +27,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { execFile } from "node:child_process"
 import type { CommandSpec } from "../../schema/Declaration.ts"
 import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import type { Outcome } from "../../schema/Outcome.ts"
 import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
+import { makeChildRunner, runChild } from "../capabilities/runChild.ts"
 import { Runtimes } from "../capabilities/Runtimes.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
@@ -42,6 +47,39 @@ export interface CommandsHostConfig {
   /** Interval of status polls while waiting for a Turn boundary (default 1 s). */
   readonly pollInterval?: Duration.DurationInput
 }
+
+/** The most a `status` command may print (stdout and stderr together): 1 MiB. */
+const statusOutputBytes = 1024 * 1024
+
+/**
+ * The runner of `status` commands: stdout is the answer, read until the pipes close; the group
+ * gets SIGKILL at the timeout, at interruption, and when the command leaves something behind.
+ */
+const statusRunner = makeChildRunner({
+  killGraceMs: 0,
+  stderrGraceMs: Infinity,
+  tailBytes: statusOutputBytes,
+  outputBytes: statusOutputBytes
+})
+
+/** The environment of a `status` command: this process's as it is now, `CITY_PRIVATE_DIR` set or removed. */
+const environment = (ref: EndpointRef): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && key !== privateDirVariable) env[key] = value
+  }
+  if (Option.isSome(ref.privateDir)) env[privateDirVariable] = ref.privateDir.value
+  return env
+}
+
+/**
+ * A command that did not end `ok`. The message already says `<operation> failed`: a failed call is
+ * described by its detail alone (its stderr, or `exit N`), other outcomes by their state.
+ */
+const describe = (outcome: Outcome): string =>
+  outcome.state === "failed"
+    ? outcome.detail ?? `exit ${outcome.exit ?? "?"}`
+    : `${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`
 
 const isState = (s: string): s is EndpointState => (EndpointState.literals as ReadonlyArray<string>).includes(s)
 
@@ -81,30 +119,18 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
       const argv = argvOf(ref, "status", spec)
       if (Either.isLeft(argv)) return Effect.fail(fail(ref, "status")(argv.left))
       const [command, ...args] = argv.right
-      return Effect.async<EndpointState, EndpointHostFailed>((resume) => {
-        const env: Record<string, string | undefined> = { ...process.env }
-        if (Option.isSome(ref.privateDir)) env[privateDirVariable] = ref.privateDir.value
-        else delete env[privateDirVariable]
-        const child = execFile(command, args, {
-          cwd: state.root,
-          env,
-          timeout: Duration.toMillis(timeout),
-          killSignal: "SIGKILL",
-          encoding: "utf8"
-        }, (error, stdout, stderr) => {
-          if (error !== null) {
-            return resume(Effect.fail(fail(ref, "status")(stderr.trim() === "" ? error.message : stderr.trim())))
-          }
+      return Effect.flatMap(
+        Effect.suspend(() =>
+          runChild(statusRunner, { command, args, cwd: state.root, env: environment(ref), timeoutMs: Duration.toMillis(timeout) })
+        ),
+        ({ outcome, stdout }): Effect.Effect<EndpointState, EndpointHostFailed> => {
+          if (outcome.state !== "ok") return Effect.fail(fail(ref, "status")(describe(outcome)))
           const first = stdout.split("\n")[0]?.trim() ?? ""
-          resume(
-            isState(first)
-              ? Effect.succeed(first)
-              : Effect.fail(fail(ref, "status")(`printed ${JSON.stringify(first)}; expected one of ${EndpointState.literals.join(" ")}`))
-          )
-        })
-        child.stdin?.end()
-        return Effect.sync(() => void child.kill("SIGKILL"))
-      })
+          return isState(first)
+            ? Effect.succeed(first)
+            : Effect.fail(fail(ref, "status")(`printed ${JSON.stringify(first)}; expected one of ${EndpointState.literals.join(" ")}`))
+        }
+      )
     }
 
     const run = (ref: EndpointRef, operation: "reload" | "retire" | "kill") =>
@@ -124,14 +150,7 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
           timeout,
           endpoint: `host ${ref.identity}`
         })
-        if (outcome.state !== "ok") {
-          // The message already says `<operation> failed`: a failed call is described by its
-          // detail alone (its stderr, or `exit N`), other outcomes by their state.
-          const detail = outcome.state === "failed"
-            ? outcome.detail ?? `exit ${outcome.exit ?? "?"}`
-            : `${outcome.state}${outcome.detail === undefined ? "" : `: ${outcome.detail}`}`
-          return yield* fail(ref, operation)(detail)
-        }
+        if (outcome.state !== "ok") return yield* fail(ref, operation)(describe(outcome))
       })
 
     /** Polls status until the endpoint is not busy; the state it settled in. */
