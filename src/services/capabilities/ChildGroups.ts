@@ -1,6 +1,6 @@
 /**
  * The process groups of the children this process is running (docs/cli.md, "Commands and
- * signals"): every child, spawned by the one runner (runChild.ts), leads its own group while it
+ * signals"): every child, spawned by the one runner (ChildRunner.ts), leads its own group while it
  * runs. If the process exits while some still run (a finalizer
  * deadline gave up on them, a defect), the `exit` hook sends each group SIGKILL, so no child
  * outlives its `city`. Node's `exit` listeners run synchronously, and `process.kill` is a

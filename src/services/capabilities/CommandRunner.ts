@@ -14,7 +14,7 @@
  *   bounded tail (`stderrTailBytes`, default 4 KiB) whatever its size.
  * - The child's environment is this process's environment as it was when the
  *   service was built, plus or minus `CITY_PRIVATE_DIR`.
- * - The per-call logic is `runChild.ts`, the one child runner of this process
+ * - The per-call logic is `ChildRunner.ts`, the one child runner of this process
  *   (host `status` commands and tool calls use it too). Spawning is
  *   `node:child_process` directly (the platform `Command` costs about half the
  *   throughput on short commands and has no SIGKILL fallback). An interrupted
@@ -58,7 +58,7 @@ import type * as Scope from "effect/Scope"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
 import { ProcessRecords } from "./ProcessRecords.ts"
-import { makeChildRunner } from "./runChild.ts"
+import * as ChildRunner from "./ChildRunner.ts"
 
 /**
  * The name of the variable carrying the endpoint's private directory.
@@ -189,7 +189,7 @@ export const make = (
   Effect.gen(function*() {
     const records = yield* ProcessRecords
     const killGrace = Duration.decode(config.killGrace ?? Duration.seconds(2))
-    const children = makeChildRunner({
+    const children = ChildRunner.make({
       killGraceMs: Duration.toMillis(killGrace),
       stderrGraceMs: Duration.toMillis(Duration.decode(config.stderrGrace ?? Duration.millis(250))),
       tailBytes: config.stderrTailBytes ?? 4096

@@ -9,7 +9,7 @@
  *   operation name), with the same timeout (default 120 s) and `CITY_PRIVATE_DIR`.
  * - `status` prints one of `idle busy asleep stopped foreign` on its first line; anything else,
  *   a non-zero exit or a timeout is `EndpointHostFailed`. It runs through the one child runner
- *   (capabilities/runChild.ts) in its own process group, without a process record (it only reads;
+ *   (capabilities/ChildRunner.ts) in its own process group, without a process record (it only reads;
  *   a poll every second must not write): its stdout read until the pipes close (at most 1 MiB),
  *   its group killed (SIGKILL) at the timeout or when the call is interrupted. `reload`, `retire`
  *   and `kill` run as provisioning commands do (CommandRunner.ts).
@@ -31,7 +31,7 @@ import type { CommandSpec } from "../../schema/Declaration.ts"
 import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
 import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
-import { makeChildRunner, runChild } from "../capabilities/runChild.ts"
+import * as ChildRunner from "../capabilities/ChildRunner.ts"
 import { Runtimes } from "../capabilities/Runtimes.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
@@ -55,7 +55,7 @@ const statusOutputBytes = 1024 * 1024
  * The runner of `status` commands: stdout is the answer, read until the pipes close; the group
  * gets SIGKILL at the timeout, at interruption, and when the command leaves something behind.
  */
-const statusRunner = makeChildRunner({
+const statusRunner = ChildRunner.make({
   killGraceMs: 0,
   stderrGraceMs: Infinity,
   tailBytes: statusOutputBytes,
@@ -121,7 +121,7 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
       const [command, ...args] = argv.right
       return Effect.flatMap(
         Effect.suspend(() =>
-          runChild(statusRunner, { command, args, cwd: state.root, env: environment(ref), timeoutMs: Duration.toMillis(timeout) })
+          ChildRunner.run(statusRunner, { command, args, cwd: state.root, env: environment(ref), timeoutMs: Duration.toMillis(timeout) })
         ),
         ({ outcome, stdout }): Effect.Effect<EndpointState, EndpointHostFailed> => {
           if (outcome.state !== "ok") return Effect.fail(fail(ref, "status")(describe(outcome)))

@@ -2,7 +2,7 @@
  * Calling one tool of an endpoint hosted as a City Session: its argv runs without a shell, the
  * call's input in `CITY_TOOL_INPUT`, stdout is the result; a non-zero exit, a signal or the
  * timeout (default 120 s, like provisioning) is `ToolFailed`. The tool runs through the one child
- * runner (capabilities/runChild.ts) and leads its own process group: interrupting the call, its
+ * runner (capabilities/ChildRunner.ts) and leads its own process group: interrupting the call, its
  * timeout, and its end each send the group SIGKILL (nothing it started outlives the call), and so
  * does this process's exit while it runs (ChildGroups.ts). Its output (stdout and stderr together)
  * is read until the pipes close, at most 16 MiB: beyond, the group is killed and the call fails.
@@ -11,14 +11,14 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { ToolFailed } from "../../schema/Live.ts"
-import { makeChildRunner, runChild } from "../capabilities/runChild.ts"
+import * as ChildRunner from "../capabilities/ChildRunner.ts"
 import type { Tool } from "./ToolSurface.ts"
 
 /** The most a tool may print (stdout and stderr together): 16 MiB. */
 const maxOutputBytes = 16 * 1024 * 1024
 
 /** The runner of tool calls: SIGKILL without grace, pipes read until they close. */
-const tools = makeChildRunner({
+const tools = ChildRunner.make({
   killGraceMs: 0,
   stderrGraceMs: Infinity,
   tailBytes: maxOutputBytes,
@@ -49,7 +49,7 @@ export const callTool = (
 ): Effect.Effect<string, ToolFailed> => {
   const timeoutMs = Duration.toMillis(Duration.decode(timeout))
   return Effect.suspend(() =>
-    runChild(tools, { command: tool.command, args: tool.args, cwd, env: environment(input), timeoutMs })
+    ChildRunner.run(tools, { command: tool.command, args: tool.args, cwd, env: environment(input), timeoutMs })
   ).pipe(Effect.flatMap(({ outcome, stdout }) => {
     if (outcome.state === "ok") return Effect.succeed(stdout)
     const detail = outcome.state === "timeout" ? `no exit within ${timeoutMs} ms; killed` : outcome.detail ?? outcome.state

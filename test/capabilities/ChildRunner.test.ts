@@ -10,13 +10,13 @@ import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import { type ChildRequest, makeChildRunner, runChild } from "../../src/services/capabilities/runChild.ts"
+import * as ChildRunner from "../../src/services/capabilities/ChildRunner.ts"
 import { isAlive } from "../fixtures.ts"
 import { script } from "./runnerFixtures.ts"
 
-const collecting = makeChildRunner({ killGraceMs: 0, stderrGraceMs: Infinity, tailBytes: 1024, outputBytes: 1024 })
+const collecting = ChildRunner.make({ killGraceMs: 0, stderrGraceMs: Infinity, tailBytes: 1024, outputBytes: 1024 })
 
-const request = (command: string, timeoutMs = 20_000): ChildRequest => ({
+const request = (command: string, timeoutMs = 20_000): ChildRunner.ChildRequest => ({
   command,
   args: [],
   cwd: "/",
@@ -42,11 +42,11 @@ const allGone = (file: string) =>
       Effect.orElseSucceed(() => pids.filter(isAlive))
     ))
 
-describe("runChild", () => {
+describe("ChildRunner", () => {
   live("stdout is collected and read until the pipes close, even after the command exited", Effect.gen(function*() {
     const dir = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped()
     const late = yield* script(dir, "late", `(sleep 0.3; echo late) &\necho early\nexit 0`)
-    const { outcome, stdout } = yield* runChild(collecting, request(late))
+    const { outcome, stdout } = yield* ChildRunner.run(collecting, request(late))
     expect(outcome).toMatchObject({ state: "ok", exit: 0 })
     expect(stdout).toBe("early\nlate\n")
   }))
@@ -55,7 +55,7 @@ describe("runChild", () => {
     const dir = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped()
     const pids = join(dir, "pids")
     const loud = yield* script(dir, "loud", `sleep 60 &\necho $$ $! > '${pids}'\nwhile :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done`)
-    const { outcome } = yield* runChild(collecting, request(loud))
+    const { outcome } = yield* ChildRunner.run(collecting, request(loud))
     expect(outcome).toMatchObject({ state: "failed", detail: "output over 1024 bytes" })
     expect(yield* allGone(pids)).toEqual([])
   }))
@@ -64,7 +64,7 @@ describe("runChild", () => {
     const dir = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped()
     const pids = join(dir, "pids")
     const stubborn = yield* script(dir, "stubborn", `trap '' TERM\nsleep 60 &\necho $$ $! > '${pids}'\nwait\nwait`)
-    const { outcome } = yield* runChild(collecting, request(stubborn, 300))
+    const { outcome } = yield* ChildRunner.run(collecting, request(stubborn, 300))
     expect(outcome.state).toBe("timeout")
     expect(outcome.ms).toBeLessThan(5_000)
     expect(yield* allGone(pids)).toEqual([])
@@ -75,7 +75,7 @@ describe("runChild", () => {
     const dir = yield* fs.makeTempDirectoryScoped()
     const pids = join(dir, "pids")
     const stubborn = yield* script(dir, "stubborn", `trap '' TERM\nsleep 60 &\necho $$ $! > '${pids}.tmp'\nmv '${pids}.tmp' '${pids}'\nwait\nwait`)
-    const fiber = yield* Effect.fork(runChild(collecting, request(stubborn)))
+    const fiber = yield* Effect.fork(ChildRunner.run(collecting, request(stubborn)))
     yield* fs.exists(pids).pipe(
       Effect.filterOrFail((exists) => exists),
       Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.compose(Schedule.recurs(500))))
@@ -85,7 +85,7 @@ describe("runChild", () => {
   }))
 
   live("a missing executable is not-executable, with the reason", Effect.gen(function*() {
-    const { outcome } = yield* runChild(collecting, request("/nonexistent/tool"))
+    const { outcome } = yield* ChildRunner.run(collecting, request("/nonexistent/tool"))
     expect(outcome.state).toBe("not-executable")
     expect(outcome.detail).toContain("ENOENT")
   }))

@@ -20,9 +20,8 @@
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Outcome } from "../../schema/Outcome.ts"
-import * as ChildGroups from "./ChildGroups.ts"
-
-const { signalGroup } = ChildGroups
+import { makeOutput } from "./internal/childOutput.ts"
+import { makeGroups, makeTerminate } from "./internal/childTermination.ts"
 
 /**
  * One command, with plain values.
@@ -100,52 +99,11 @@ export interface ChildResult {
  * @since 0.1.0
  * @category constructors
  */
-export const runChild = (runner: ChildRunner, request: ChildRequest): Effect.Effect<ChildResult> =>
+export const run = (runner: ChildRunner, request: ChildRequest): Effect.Effect<ChildResult> =>
   Effect.async<ChildResult>((resume) => {
     const running = runner.run(request, (outcome, stdout) => resume(Effect.succeed({ outcome, stdout })))
     return Effect.async<void>((resumeCancel) => running.cancel(() => resumeCancel(Effect.void)))
   })
-
-/** Keeps only the last `max` bytes of what is pushed (whole chunks, cut when read). */
-const makeTail = (max: number) => {
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  return {
-    push: (chunk: Uint8Array) => {
-      chunks.push(chunk)
-      size += chunk.length
-      while (chunks.length > 1 && size - chunks[0]!.length >= max) size -= chunks.shift()!.length
-    },
-    text: () => {
-      const all = Buffer.concat(chunks)
-      return new TextDecoder("utf-8", { fatal: false }).decode(all.subarray(Math.max(0, all.length - max))).trim()
-    }
-  }
-}
-
-/** A child's output: the stderr tail and, when collected, stdout; `onOverflow` once past `outputBytes`. */
-const makeOutput = (child: ChildProcess, settings: ChildSettings, onOverflow: (limit: number) => void) => {
-  const tail = makeTail(settings.tailBytes)
-  const limit = settings.outputBytes
-  const stdout: Array<Buffer> = []
-  let size = 0
-  let over = false
-  const counted = (chunk: Uint8Array) => {
-    if (limit === undefined || over) return !over
-    size += chunk.length
-    if (size <= limit) return true
-    over = true
-    onOverflow(limit)
-    return false
-  }
-  child.stderr?.on("data", (chunk: Buffer) => {
-    if (counted(chunk)) tail.push(chunk)
-  })
-  child.stdout?.on("data", (chunk: Buffer) => {
-    if (counted(chunk)) stdout.push(chunk)
-  })
-  return { stderr: tail.text, stdout: () => Buffer.concat(stdout).toString("utf8") }
-}
 
 const describeSpawnError = (error: unknown): string =>
   error instanceof Error
@@ -161,86 +119,6 @@ const exitOutcome = (code: number | null, signal: NodeJS.Signals | null, ms: num
   return { state: "failed", exit: code, ms, detail: stderr === "" ? `exit ${code}` : stderr }
 }
 
-/**
- * The process groups of a runner's calls: those in flight, and those that exited commands left
- * behind (SIGTERM at once, SIGKILL after the grace if they are still there), until they are gone.
- */
-const makeGroups = (killGraceMs: number) => {
-  const running = new Set<number>()
-  const lingering = new Set<number>()
-  return {
-    add: (pid: number) => {
-      running.add(pid)
-      ChildGroups.track(pid)
-    },
-    remove: (pid: number) => {
-      running.delete(pid)
-      ChildGroups.forget(pid)
-    },
-    reapLeftovers: (pid: number) => {
-      if (pid <= 0 || !signalGroup(pid, 0)) return
-      if (killGraceMs === 0) return void signalGroup(pid, "SIGKILL")
-      signalGroup(pid, "SIGTERM")
-      lingering.add(pid)
-      const timer = setTimeout(() => {
-        lingering.delete(pid)
-        if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
-      }, killGraceMs)
-      // The outcome does not wait for the leftovers; `killLeftovers` covers an earlier exit.
-      timer.unref()
-    },
-    killLeftovers: () => {
-      for (const pid of lingering) signalGroup(pid, "SIGKILL")
-      lingering.clear()
-      for (const pid of running) signalGroup(pid, "SIGKILL")
-    }
-  }
-}
-
-/**
- * Ends a call's group: SIGTERM, then SIGKILL after the grace if anything of it is alive (SIGKILL
- * at once when the grace is 0); `finish` once the group is gone and the pipes closed, or a second
- * grace later (a member that left the group may hold them open). Later requests join the first.
- */
-const makeTerminate = (
-  child: ChildProcess,
-  killGraceMs: number,
-  timers: Array<ReturnType<typeof setTimeout>>,
-  isClosed: () => boolean,
-  finish: () => void
-) => {
-  let waiting: Array<() => void> | undefined
-  const done = () => {
-    const callbacks = waiting ?? []
-    waiting = []
-    finish()
-    for (const f of callbacks) f()
-  }
-  return {
-    terminating: () => waiting !== undefined,
-    terminate: (then: () => void) => {
-      if (waiting !== undefined) return void waiting.push(then)
-      waiting = [then]
-      const pid = child.pid ?? 0
-      if (pid === 0) return done()
-      signalGroup(pid, killGraceMs > 0 ? "SIGTERM" : "SIGKILL")
-      timers.push(setTimeout(() => {
-        // Whatever the leader did, nothing of its group outlives a timeout.
-        if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL")
-        const givenUp = performance.now() + killGraceMs
-        const check = () => {
-          if ((isClosed() && !signalGroup(pid, 0)) || performance.now() >= givenUp) return done()
-          timers.push(setTimeout(check, 10))
-        }
-        check()
-      }, killGraceMs))
-      child.once("close", () => {
-        if (!signalGroup(pid, 0)) done()
-      })
-    }
-  }
-}
-
 /** `setTimeout` fires at once for longer delays than 2^31-1 ms: those mean "never". */
 const maxDelay = 2_147_483_647
 
@@ -249,7 +127,7 @@ const maxDelay = 2_147_483_647
  * @since 0.1.0
  * @category constructors
  */
-export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
+export const make = (settings: ChildSettings): ChildRunner => {
   const groups = makeGroups(settings.killGraceMs)
 
   const run = (request: ChildRequest, onDone: (outcome: Outcome, stdout: string) => void): RunningChild => {
@@ -289,7 +167,7 @@ export const makeChildRunner = (settings: ChildSettings): ChildRunner => {
     let spawned = false
     let closed = false
     const { terminate, terminating } = makeTerminate(child, settings.killGraceMs, timers, () => closed, untrack)
-    const output = makeOutput(child, settings, (limit) =>
+    const output = makeOutput(child, settings.tailBytes, settings.outputBytes, (limit) =>
       terminate(() => settle({ state: "failed", ms: elapsed(), detail: `output over ${limit} bytes` })))
 
     child.once("error", (error) => {
