@@ -166,19 +166,6 @@ export class CommandRunner extends Context.Tag("effect-city/CommandRunner")<
 >() {}
 
 /**
- * The environment of the children: this process's environment as it is now (`NODE_EXTRA_CA_CERTS`
- * and `NODE_OPTIONS` included), without `CITY_PRIVATE_DIR`. Read once per runner: `process.env`
- * is slow to enumerate, and a sweep spawns hundreds of children.
- */
-const baseEnvironment = (): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== privateDirVariable) env[key] = value
-  }
-  return env
-}
-
-/**
  * The runner; groups left behind by a command and still alive when the scope closes get SIGKILL.
  * @since 0.1.0
  * @category constructors
@@ -195,7 +182,9 @@ export const make = (
       tailBytes: config.stderrTailBytes ?? 4096
     })
     yield* Effect.addFinalizer(() => Effect.sync(children.killLeftovers))
-    const baseEnv = baseEnvironment()
+    // The environment of the children, without `CITY_PRIVATE_DIR`: read once per runner, as a
+    // sweep spawns hundreds of children.
+    const baseEnv = ChildRunner.currentEnvironment(privateDirVariable)
     const envFor = (privateDir: Option.Option<string>): Record<string, string> =>
       Option.isSome(privateDir) ? { ...baseEnv, [privateDirVariable]: privateDir.value } : baseEnv
 

@@ -64,10 +64,7 @@ const statusRunner = ChildRunner.make({
 
 /** The environment of a `status` command: this process's as it is now, `CITY_PRIVATE_DIR` set or removed. */
 const environment = (ref: EndpointRef): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== privateDirVariable) env[key] = value
-  }
+  const env = ChildRunner.currentEnvironment(privateDirVariable)
   if (Option.isSome(ref.privateDir)) env[privateDirVariable] = ref.privateDir.value
   return env
 }

@@ -27,10 +27,7 @@ const tools = ChildRunner.make({
 
 /** This process's environment as it is now, with the call's input. */
 const environment = (input: string): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) env[key] = value
-  }
+  const env = ChildRunner.currentEnvironment()
   env.CITY_TOOL_INPUT = input
   return env
 }
