@@ -84,10 +84,6 @@ export const settingsKeys: ReadonlyArray<string> = Object.keys(LoaderSettings.fi
  * @category errors
  */
 export class InvalidLoaderSettings extends Schema.TaggedError<InvalidLoaderSettings>()("InvalidLoaderSettings", FileRule) {
-  /** Refused input: the operator can fix the file (CLI exit 2). */
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `${this.file}: ${this.field === "" ? "" : `${this.field}: `}${this.rule}`
   }

@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
-import { exitCodeOf } from "../../src/schema/CapabilityErrors.ts"
+import { exitCodeOf, refused as isRefused } from "../../src/schema/ExitPolicy.ts"
 import { defaultHostConfig } from "../../src/schema/HostConfig.ts"
 import type { Outcome } from "../../src/schema/Outcome.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
@@ -166,7 +166,7 @@ describe("Provisioner joints", () => {
           "PeerAlreadyExists",
           "UnknownRuntime"
         ])
-        expect(refusals.map((e) => [e.refused, exitCodeOf(e)])).toEqual(refusals.map(() => [true, 2]))
+        expect(refusals.map((e) => [isRefused(e), exitCodeOf(e)])).toEqual(refusals.map(() => [true, 2]))
       })))
 
   scoped("a timeout below 1 ms or a concurrency below 1 is refused before anything runs; unregister keeps the declaration", () => {
@@ -178,7 +178,7 @@ describe("Provisioner joints", () => {
         for (const settings of [{ timeout: 0 }, { timeout: -5 }, { concurrency: 0 }, { concurrency: 1.5 }]) {
           const refused = yield* Effect.flip(provisioner.unregister("stat", settings))
           expect(refused._tag, JSON.stringify(settings)).toBe("InvalidJointSettings")
-          expect(refused.refused).toBe(true)
+          expect(isRefused(refused)).toBe(true)
         }
         expect((yield* Effect.flip(provisioner.sync("stat", { timeout: -5 }))).message).toContain("-5 ms")
         expect(runner.requests).toEqual([])

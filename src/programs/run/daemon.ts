@@ -75,7 +75,7 @@ import * as Settings from "../../services/loader/Settings.ts"
 import { markGracefulStop, onDeadline } from "../main.ts"
 import * as Opt from "../options.ts"
 import { Invocation } from "../invocation.ts"
-import { exitCodeOf } from "../../schema/CapabilityErrors.ts"
+import { exitCodeOf } from "../../schema/ExitPolicy.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
@@ -260,7 +260,7 @@ export const daemon = (o: DaemonInput) =>
     }))
     yield* program.pipe(
       Effect.provide(Layer.provideMerge(RestartRequests.layer, capabilities)),
-      // A refused plugins.json is logged with its code too; its exit policy is its own (refused: 2).
+      // A refused plugins.json is logged with its code too; refused input for the exit policy (exit 2).
       Effect.tapErrorTag("InvalidLoaderSettings", (error) =>
         Effect.logError(error.message).pipe(Effect.annotateLogs({ code: "plugin.settings_invalid" }))),
       // The daemon's log is its only logger.

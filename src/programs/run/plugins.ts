@@ -59,7 +59,7 @@ import * as Settings from "../../services/loader/Settings.ts"
 import { Invocation, type InvocationShape } from "../invocation.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
-import { exitCodeOf } from "../../schema/CapabilityErrors.ts"
+import { exitCodeOf } from "../../schema/ExitPolicy.ts"
 import * as Out from "../output.ts"
 
 /** The bundled root of `--bundled`, relative to the invocation's directory. */
