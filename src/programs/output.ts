@@ -19,8 +19,9 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import type { CapabilityError, InvalidFile } from "../schema/CapabilityErrors.ts"
+import type { CapabilityError } from "../schema/CapabilityErrors.ts"
 import { exitCodeOf } from "../schema/ExitPolicy.ts"
+import type { InvalidFile } from "../schema/FileErrors.ts"
 import type { NoStatusPage } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
@@ -210,7 +211,7 @@ export const renderReport = <V extends JointVerb>(options: {
     const { extra, headline, json, policy, report, verb } = options
     const failed = report.verdict === "failed"
     // A sweep could not attempt the endpoints of a peer file it could not read: a failure too.
-    const unreadable = policy === "sweep" ? report.invalid.filter((e) => e._tag === "InvalidPeerFile") : []
+    const unreadable = policy === "sweep" ? report.invalid.filter((e) => e._tag === "InvalidFile" && e.reason === "PeerFile") : []
     yield* endProgress()
     yield* warnInvalid(report)
     if (policy === "joint") yield* warnFailures(report.outcomes)

@@ -5,53 +5,15 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { FileRule } from "./FileErrors.ts"
-
-const where = (file: string, field: string): string => field === "" ? file : `${file}: field "${field}"`
-
-const withHint = (message: string, hint: string | undefined): string =>
-  hint === undefined ? message : `${message}; ${hint}`
+import type { InvalidFile } from "./FileErrors.ts"
 
 /**
- * A declaration that breaks a rule; `field` is empty when the file as a whole is unusable.
+ * A declaration, peer file, `host.json` or endpoint records file that breaks a rule; its `reason`
+ * says which.
  * @since 0.1.0
  * @category errors
  */
-export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()("InvalidDeclaration", {
-  ...FileRule,
-  /** What the operator can do about it, when a verb refused because of this file. */
-  hint: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    return withHint(`invalid capability declaration ${where(this.file, this.field)}: ${this.rule}`, this.hint)
-  }
-}
-
-/**
- * A peer file on disk that breaks a rule.
- * @since 0.1.0
- * @category errors
- */
-export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("InvalidPeerFile", {
-  ...FileRule,
-  /** What the operator can do about it, when a verb refused because of this file. */
-  hint: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    return withHint(`invalid peer file ${where(this.file, this.field)}: ${this.rule}`, this.hint)
-  }
-}
-
-/**
- * `host.json` breaks a rule.
- * @since 0.1.0
- * @category errors
- */
-export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("InvalidHostConfig", FileRule) {
-  override get message() {
-    return `invalid host configuration ${where(this.file, this.field)}: ${this.rule}`
-  }
-}
+export { InvalidFile } from "./FileErrors.ts"
 
 /**
  * A name given on the command line that breaks the name rule.
@@ -247,26 +209,12 @@ export class InvalidJointSettings extends Schema.TaggedError<InvalidJointSetting
 }
 
 /**
- * `state/endpoints/<capability>.json` that breaks a rule (the last calls of that capability are unknown).
- * @since 0.1.0
- * @category errors
- */
-export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRecords>()("InvalidEndpointRecords", FileRule) {
-  override get message() {
-    return `invalid endpoint records ${where(this.file, this.field)}: ${this.rule} (rewritten by the next call)`
-  }
-}
-
-/**
  * Every failure of the capability part a verb can fail with.
  * @since 0.1.0
  * @category models
  */
 export type CapabilityError =
-  | InvalidDeclaration
-  | InvalidPeerFile
-  | InvalidHostConfig
-  | InvalidEndpointRecords
+  | InvalidFile
   | InvalidName
   | InvalidJointSettings
   | UnknownCapability
@@ -279,10 +227,3 @@ export type CapabilityError =
   | RootNotFound
   | StateError
   | RootLockBusy
-
-/**
- * An invalid file found on disk: reported, never skipped silently.
- * @since 0.1.0
- * @category models
- */
-export type InvalidFile = InvalidDeclaration | InvalidPeerFile | InvalidEndpointRecords

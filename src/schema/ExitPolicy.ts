@@ -13,11 +13,7 @@
  * @category constants
  */
 export const refusedByTag = {
-  InvalidDeclaration: true,
-  InvalidPeerFile: true,
-  InvalidHostConfig: true,
-  InvalidEndpointRecords: true,
-  InvalidLoaderSettings: true,
+  InvalidFile: true,
   InvalidName: true,
   InvalidJointSettings: true,
   InvalidCwd: true,
