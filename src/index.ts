@@ -77,7 +77,7 @@ export * as Observability from "./services/Observability.ts"
  */
 export * as CapabilitiesLive from "./layers/CapabilitiesLive.ts"
 /**
- * Every failure of the capability part a caller can act on; each carries its exit-code policy (`refused`).
+ * Every failure of the capability part a caller can act on.
  * @since 0.1.0
  */
 export * as CapabilityErrors from "./schema/CapabilityErrors.ts"

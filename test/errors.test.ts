@@ -11,6 +11,8 @@ import * as Plugin from "../src/services/Plugin.ts"
 import * as Errors from "../src/schema/Errors.ts"
 import * as LoaderErrors from "../src/schema/LoaderErrors.ts"
 import * as CapabilityErrors from "../src/schema/CapabilityErrors.ts"
+import { InvalidFile } from "../src/schema/FileErrors.ts"
+import { errorJson } from "../src/programs/print.ts"
 
 const failed = Cause.fail("boom")
 
@@ -109,4 +111,31 @@ describe("errors print as their tag", () => {
       expect(line.startsWith("  - plugin bad-promise: PluginDisposeFailed: Plugin bad-promise failed to dispose (failed): ")).toBe(true)
       expect(line).not.toContain("bad-promise: bad-promise")
     }))
+})
+
+describe("an InvalidFile prints as the error of its kind of file", () => {
+  const file = "/root/x.json"
+  const cases = [
+    ["Declaration", "field", `invalid capability declaration ${file}: field "field": rule`],
+    ["PeerFile", "", `invalid peer file ${file}: rule`],
+    ["HostConfig", "field", `invalid host configuration ${file}: field "field": rule`],
+    ["EndpointRecords", "", `invalid endpoint records ${file}: rule (rewritten by the next call)`],
+    ["LoaderSettings", "field", `${file}: field: rule`]
+  ] as const
+  for (const [reason, field, message] of cases) {
+    it(`${reason}: named Invalid${reason}, its own wording, and tagged so in --json`, () => {
+      const error = new InvalidFile({ reason, file, field, rule: "rule" })
+      expect(error.message).toBe(message)
+      expect(firstLine(String(error))).toBe(`Invalid${reason}: ${message}`)
+      expect(firstLine(Cause.pretty(Cause.fail(error)))).toBe(`Invalid${reason}: ${message}`)
+      expect(errorJson(error)).toEqual({ file, field, rule: "rule", _tag: `Invalid${reason}`, message })
+      expect(Object.keys(errorJson(error))).toEqual(["file", "field", "rule", "_tag", "message"])
+    })
+  }
+
+  it("a hint follows the message after a semicolon, and is a field of --json", () => {
+    const error = new InvalidFile({ reason: "PeerFile", file, field: "", rule: "rule", hint: "try --force" })
+    expect(error.message).toBe(`invalid peer file ${file}: rule; try --force`)
+    expect(errorJson(error)).toEqual({ file, field: "", rule: "rule", hint: "try --force", _tag: "InvalidPeerFile", message: error.message })
+  })
 })

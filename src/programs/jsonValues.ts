@@ -5,14 +5,14 @@
  * holds only the functions, so a verb does not build every verb's Schema to print its own.
  * @since 0.1.0
  */
-import type { InvalidFile } from "../schema/CapabilityErrors.ts"
 import type { Declaration } from "../schema/Declaration.ts"
+import type { InvalidFile } from "../schema/FileErrors.ts"
 import { type EndpointOutcome, identityOf } from "../schema/Outcome.ts"
 import type { Peer } from "../schema/Peer.ts"
 import type * as Json from "./jsonOutput.ts"
 
 export const invalidJson = (invalid: ReadonlyArray<InvalidFile>): Array<typeof Json.Invalid.Type> =>
-  invalid.map((e) => ({ kind: e._tag, file: e.file, field: e.field, rule: e.rule, message: e.message }))
+  invalid.map((e) => ({ kind: e.name, file: e.file, field: e.field, rule: e.rule, message: e.message }))
 
 export const outcomeJson = (o: EndpointOutcome): typeof Json.Outcome.Type => {
   const { personality, ...rest } = o

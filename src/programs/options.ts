@@ -133,11 +133,7 @@ export const file = (name: string, description: string) =>
   described(Args.text({ name }), { kind: "argument", usage: `<${name}>`, description })
 
 /** An argument of the command line that cannot be used: refused input (exit 2), like any bad usage. */
-export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {
-  get refused(): true {
-    return true
-  }
-}
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
 
 /** The absolute path of a file argument, or `file not found: <path>` naming it once. */
 export const inputFile = (path: string) =>

@@ -19,7 +19,9 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import { type CapabilityError, exitCodeOf, type InvalidFile } from "../schema/CapabilityErrors.ts"
+import type { CapabilityError } from "../schema/CapabilityErrors.ts"
+import { exitCodeOf } from "../schema/ExitPolicy.ts"
+import type { InvalidFile } from "../schema/FileErrors.ts"
 import type { NoStatusPage } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
@@ -120,7 +122,7 @@ export const printDocument = <V extends Json.DocumentVerb>(verb: V, body: Json.B
 
 export { setExitCode }
 
-/** What a verb can fail with: a capability error, bad usage, no status page; each says whether it is refused input. */
+/** What a verb can fail with: a capability error, bad usage, no status page; each one classified by the exit policy (`ExitPolicy.ts`). */
 export type VerbError = CapabilityError | UsageError | NoStatusPage
 
 /** Prints a failure (stderr, and the envelope on stdout with `--json`) and sets its exit code. */
@@ -134,8 +136,8 @@ export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =
 
 /**
  * Runs a verb: a typed failure is printed as one line on stderr (and as JSON on stdout with
- * `--json`) and sets the exit code its type carries: 2 when it refuses input, else 1. Every error
- * a verb can fail with must say which it is (`VerbError`), so a new one cannot slip through. When
+ * `--json`) and sets the exit code of its tag (`ExitPolicy.ts`): 2 when it refuses input, else 1. Every error
+ * a verb can fail with must be classified there (`VerbError`), so a new one cannot slip through. When
  * the verb is interrupted (Ctrl-C) the progress line is ended first; the services' finalizers
  * release the lock and terminate the running commands.
  */
@@ -209,7 +211,7 @@ export const renderReport = <V extends JointVerb>(options: {
     const { extra, headline, json, policy, report, verb } = options
     const failed = report.verdict === "failed"
     // A sweep could not attempt the endpoints of a peer file it could not read: a failure too.
-    const unreadable = policy === "sweep" ? report.invalid.filter((e) => e._tag === "InvalidPeerFile") : []
+    const unreadable = policy === "sweep" ? report.invalid.filter((e) => e._tag === "InvalidFile" && e.reason === "PeerFile") : []
     yield* endProgress()
     yield* warnInvalid(report)
     if (policy === "joint") yield* warnFailures(report.outcomes)

@@ -12,6 +12,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
+import { InvalidFile } from "../schema/FileErrors.ts"
 import { controlCharacter } from "../schema/Printable.ts"
 import { Invocation, stderrColor } from "./invocation.ts"
 
@@ -82,14 +83,18 @@ export const printJson = (value: unknown, layout: "document" | "line" = "documen
 /** Field names of errors that the glossary words differently. */
 const errorFieldNames: Record<string, string> = { personality: "peer", identity: "endpoint", waitedMs: "waited_ms" }
 
-/** An error's own fields in the glossary's words; `cause` (not data) is left out. */
+/**
+ * An error's own fields in the glossary's words; `cause` (not data) is left out. An InvalidFile
+ * is tagged by its name, one per kind of file (`InvalidDeclaration`, ...), as docs/cli.md documents.
+ */
 export const errorJson = (error: { readonly _tag: string; readonly message: string }): { readonly _tag: string; readonly message: string; readonly [field: string]: unknown } => {
+  const invalidFile = error instanceof InvalidFile
   const fields: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(error)) {
-    if (key === "cause" || key === "_tag" || key === "message") continue
+    if (key === "cause" || key === "_tag" || key === "message" || (invalidFile && key === "reason")) continue
     fields[errorFieldNames[key] ?? key] = value
   }
-  return { ...fields, _tag: error._tag, message: error.message }
+  return { ...fields, _tag: invalidFile ? error.name : error._tag, message: error.message }
 }
 
 /** A failure's document, `{ ok: false, verb, error }`, the error's fields in the glossary's words. */

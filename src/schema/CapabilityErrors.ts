@@ -1,71 +1,19 @@
 /**
  * Every failure of the capability part that a caller can act on. Messages name
- * the file, the field and the rule.
- *
- * The exit-code policy is a property of each error type: every class carries
- * `refused`, `true` for refused input (the operator can fix the command line or
- * the file: CLI exit 2), `false` when the state root or the machine failed us
- * (exit 1). `CapabilityError` is the union of all of them, so a new error that
- * reaches the CLI without saying which it is does not compile.
+ * the file, the field and the rule. Which of them are refused input (CLI exit 2)
+ * is the exit policy's (`ExitPolicy.ts`).
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { FileRule } from "./FileErrors.ts"
-
-const where = (file: string, field: string): string => field === "" ? file : `${file}: field "${field}"`
-
-const withHint = (message: string, hint: string | undefined): string =>
-  hint === undefined ? message : `${message}; ${hint}`
+import type { InvalidFile } from "./FileErrors.ts"
 
 /**
- * A declaration that breaks a rule; `field` is empty when the file as a whole is unusable.
+ * A declaration, peer file, `host.json` or endpoint records file that breaks a rule; its `reason`
+ * says which.
  * @since 0.1.0
  * @category errors
  */
-export class InvalidDeclaration extends Schema.TaggedError<InvalidDeclaration>()("InvalidDeclaration", {
-  ...FileRule,
-  /** What the operator can do about it, when a verb refused because of this file. */
-  hint: Schema.optional(Schema.String)
-}) {
-  get refused(): true {
-    return true
-  }
-  override get message() {
-    return withHint(`invalid capability declaration ${where(this.file, this.field)}: ${this.rule}`, this.hint)
-  }
-}
-
-/**
- * A peer file on disk that breaks a rule.
- * @since 0.1.0
- * @category errors
- */
-export class InvalidPeerFile extends Schema.TaggedError<InvalidPeerFile>()("InvalidPeerFile", {
-  ...FileRule,
-  /** What the operator can do about it, when a verb refused because of this file. */
-  hint: Schema.optional(Schema.String)
-}) {
-  get refused(): true {
-    return true
-  }
-  override get message() {
-    return withHint(`invalid peer file ${where(this.file, this.field)}: ${this.rule}`, this.hint)
-  }
-}
-
-/**
- * `host.json` breaks a rule.
- * @since 0.1.0
- * @category errors
- */
-export class InvalidHostConfig extends Schema.TaggedError<InvalidHostConfig>()("InvalidHostConfig", FileRule) {
-  get refused(): true {
-    return true
-  }
-  override get message() {
-    return `invalid host configuration ${where(this.file, this.field)}: ${this.rule}`
-  }
-}
+export { InvalidFile } from "./FileErrors.ts"
 
 /**
  * A name given on the command line that breaks the name rule.
@@ -77,9 +25,6 @@ export class InvalidName extends Schema.TaggedError<InvalidName>()("InvalidName"
   value: Schema.String,
   rule: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `invalid ${this.kind} ${JSON.stringify(this.value)}: ${this.rule}`
   }
@@ -94,9 +39,6 @@ export class UnknownCapability extends Schema.TaggedError<UnknownCapability>()("
   capability: Schema.String,
   file: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `unknown capability ${this.capability}: no declaration at ${this.file}`
   }
@@ -111,9 +53,6 @@ export class UnknownPeer extends Schema.TaggedError<UnknownPeer>()("UnknownPeer"
   personality: Schema.String,
   file: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `unknown peer ${this.personality}: no peer file at ${this.file}`
   }
@@ -128,9 +67,6 @@ export class PeerAlreadyExists extends Schema.TaggedError<PeerAlreadyExists>()("
   personality: Schema.String,
   file: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `peer ${this.personality} already exists (${this.file})`
   }
@@ -145,9 +81,6 @@ export class UnknownRuntime extends Schema.TaggedError<UnknownRuntime>()("Unknow
   runtime: Schema.String,
   known: Schema.Array(Schema.String)
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `unknown runtime ${this.runtime}: this host knows ${this.known.join(", ")} (host.json)`
   }
@@ -162,9 +95,6 @@ export class RuntimeNotWired extends Schema.TaggedError<RuntimeNotWired>()("Runt
   personality: Schema.String,
   runtime: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `peer ${this.personality} does not declare runtime ${this.runtime}`
   }
@@ -179,9 +109,6 @@ export class DefaultRuntimeRemoval extends Schema.TaggedError<DefaultRuntimeRemo
   personality: Schema.String,
   runtime: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `runtime ${this.runtime} is the default runtime of peer ${this.personality}: ` +
       `make another runtime the default first (city peer default-runtime)`
@@ -197,9 +124,6 @@ export class InvalidCwd extends Schema.TaggedError<InvalidCwd>()("InvalidCwd", {
   path: Schema.String,
   rule: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `invalid --cwd ${this.path}: ${this.rule}`
   }
@@ -216,9 +140,6 @@ export class StateError extends Schema.TaggedError<StateError>()("StateError", {
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `state root: cannot ${this.operation} ${this.path}: ${this.detail}`
   }
@@ -233,9 +154,6 @@ export class RootLockBusy extends Schema.TaggedError<RootLockBusy>()("RootLockBu
   root: Schema.String,
   waitedMs: Schema.Number
 }) {
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `state root ${this.root} is locked by another city process (waited ${this.waitedMs} ms)`
   }
@@ -256,9 +174,6 @@ export class EndpointBusy extends Schema.TaggedError<EndpointBusy>()("EndpointBu
   owner: Schema.Number,
   waitedMs: Schema.Number
 }) {
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `${this.endpoint} is busy: pid ${this.pid}, started by city pid ${this.owner}, was still running after ${this.waitedMs} ms`
   }
@@ -272,9 +187,6 @@ export class EndpointBusy extends Schema.TaggedError<EndpointBusy>()("EndpointBu
 export class RootNotFound extends Schema.TaggedError<RootNotFound>()("RootNotFound", {
   root: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `no state root at ${this.root}: nothing has been created there ` +
       `(check --root or $CITY_ROOT; \`city peer create\` and \`city capability register\` create it)`
@@ -291,38 +203,18 @@ export class InvalidJointSettings extends Schema.TaggedError<InvalidJointSetting
   value: Schema.String,
   rule: Schema.String
 }) {
-  get refused(): true {
-    return true
-  }
   override get message() {
     return `invalid ${this.setting} ${this.value}: ${this.rule}`
   }
 }
 
 /**
- * `state/endpoints/<capability>.json` that breaks a rule (the last calls of that capability are unknown).
- * @since 0.1.0
- * @category errors
- */
-export class InvalidEndpointRecords extends Schema.TaggedError<InvalidEndpointRecords>()("InvalidEndpointRecords", FileRule) {
-  get refused(): true {
-    return true
-  }
-  override get message() {
-    return `invalid endpoint records ${where(this.file, this.field)}: ${this.rule} (rewritten by the next call)`
-  }
-}
-
-/**
- * Refused input: the operator can fix the command line or the file (CLI exit 2).
+ * Every failure of the capability part a verb can fail with.
  * @since 0.1.0
  * @category models
  */
-export type RefusedInput =
-  | InvalidDeclaration
-  | InvalidPeerFile
-  | InvalidHostConfig
-  | InvalidEndpointRecords
+export type CapabilityError =
+  | InvalidFile
   | InvalidName
   | InvalidJointSettings
   | UnknownCapability
@@ -333,31 +225,5 @@ export type RefusedInput =
   | DefaultRuntimeRemoval
   | InvalidCwd
   | RootNotFound
-
-/**
- * The state root or the machine failed us (CLI exit 1).
- * @since 0.1.0
- * @category models
- */
-export type StateFailure = StateError | RootLockBusy
-
-/**
- * Every failure of the capability part. Each one says whether it is refused input.
- * @since 0.1.0
- * @category models
- */
-export type CapabilityError = RefusedInput | StateFailure
-
-/**
- * An invalid file found on disk: reported, never skipped silently.
- * @since 0.1.0
- * @category models
- */
-export type InvalidFile = InvalidDeclaration | InvalidPeerFile | InvalidEndpointRecords
-
-/**
- * The CLI exit code of a failure: 2 for refused input, 1 otherwise.
- * @since 0.1.0
- * @category utils
- */
-export const exitCodeOf = (error: { readonly refused: boolean }): 1 | 2 => error.refused ? 2 : 1
+  | StateError
+  | RootLockBusy

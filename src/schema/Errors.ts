@@ -331,10 +331,6 @@ export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
 export class CityClosed extends Schema.TaggedError<CityClosed>()("CityClosed", {
   operation: Schema.String
 }) {
-  /** Not the operator's input: the City was closing (CLI exit 1). */
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `City is closed: ${this.operation} refused`
   }

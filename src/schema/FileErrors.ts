@@ -1,6 +1,8 @@
 /**
- * The one refusal of the file reader (`services/files/TextFile.ts`; docs/design.md, "State and
- * durability" and "Errors and output": every failure names the file and the rule).
+ * A file refused: by the file reader (`FileRefused`, `services/files/TextFile.ts`), or for a rule
+ * its content breaks (`InvalidFile`, one error whose `reason` says which file, as the platform's
+ * `SystemError.reason` does); docs/design.md, "State and durability" and "Errors and output":
+ * every failure names the file and the rule.
  *
  * `rule` is already one line (`oneLine`), so the message fits a log line whatever the file held:
  * `is a FIFO, not a regular file`, `is 52428800 bytes, over the 1048576-byte cap for a plugin
@@ -41,16 +43,54 @@ export class FileRefused extends Schema.TaggedError<FileRefused>()("FileRefused"
   }
 }
 
+const where = (file: string, field: string): string => field === "" ? file : `${file}: field "${field}"`
+
 /**
- * The fields every "this file breaks this rule" error carries: the file, the field (empty when the
- * file as a whole is unusable) and the rule, in one line. The declaration, peer file, host
- * configuration, endpoint records and loader settings errors are this shape, each with its own
- * tag and wording; a manifest's issues are `{ field, rule }` pairs of one file.
+ * Which file broke a rule: a capability declaration, a peer file, `host.json`, a capability's
+ * endpoint records (`state/endpoints/<capability>.json`, rewritten by the next call) or the
+ * loader's settings (`plugins.json`).
+ * @since 0.1.0
+ * @category models
+ */
+export const InvalidFileReason = Schema.Literal("Declaration", "PeerFile", "HostConfig", "EndpointRecords", "LoaderSettings")
+
+/**
+ * Which file broke a rule.
+ * @since 0.1.0
+ * @category models
+ */
+export type InvalidFileReason = typeof InvalidFileReason.Type
+
+const wording: Record<InvalidFileReason, (file: string, field: string, rule: string) => string> = {
+  Declaration: (file, field, rule) => `invalid capability declaration ${where(file, field)}: ${rule}`,
+  PeerFile: (file, field, rule) => `invalid peer file ${where(file, field)}: ${rule}`,
+  HostConfig: (file, field, rule) => `invalid host configuration ${where(file, field)}: ${rule}`,
+  EndpointRecords: (file, field, rule) => `invalid endpoint records ${where(file, field)}: ${rule} (rewritten by the next call)`,
+  LoaderSettings: (file, field, rule) => `${file}: ${field === "" ? "" : `${field}: `}${rule}`
+}
+
+/**
+ * A file that breaks a rule: the file, the field (empty when the file as a whole is unusable)
+ * and the rule, in one line; refused input (docs/cli.md, "Exit codes"). Its `name` is
+ * `Invalid<reason>` (`InvalidDeclaration`, `InvalidPeerFile`, ...), the name `--json` prints as
+ * the error's `_tag` and an invalid entry's `kind` (docs/cli.md, "`--json` fields").
  * @since 0.1.0
  * @category errors
  */
-export const FileRule = {
+export class InvalidFile extends Schema.TaggedError<InvalidFile>()("InvalidFile", {
+  reason: InvalidFileReason,
   file: Schema.String,
   field: Schema.String,
-  rule: Schema.String
-} as const
+  rule: Schema.String,
+  /** What the operator can do about it, when a verb refused because of this file. */
+  hint: Schema.optional(Schema.String)
+}) {
+  /** `Invalid<reason>`, one name per kind of file. */
+  override get name(): `Invalid${InvalidFileReason}` {
+    return `Invalid${this.reason}`
+  }
+  override get message() {
+    const message = wording[this.reason](this.file, this.field, this.rule)
+    return this.hint === undefined ? message : `${message}; ${this.hint}`
+  }
+}

@@ -229,10 +229,6 @@ export class DaemonAlreadyRunning extends Schema.TaggedError<DaemonAlreadyRunnin
   pid: Schema.Int,
   file: Schema.String
 }) {
-  /** Not refused input: another daemon holds the root (CLI exit 1). */
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `a city daemon (pid ${this.pid}) is already running on ${this.root} (${this.file}); refusing to start a second one`
   }
@@ -247,10 +243,6 @@ export class StatusListenFailed extends Schema.TaggedError<StatusListenFailed>()
   address: Schema.String,
   detail: Schema.String
 }) {
-  /** Not refused input: the address was well-formed (CLI exit 1). */
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `the status page cannot listen on ${this.address}: ${this.detail}`
   }
@@ -265,10 +257,6 @@ export class NoStatusPage extends Schema.TaggedError<NoStatusPage>()("NoStatusPa
   root: Schema.String,
   daemon: Schema.Boolean
 }) {
-  /** Not refused input: the root has no page to show (CLI exit 1). */
-  get refused(): false {
-    return false
-  }
   override get message() {
     return this.daemon
       ? `the city daemon on ${this.root} serves no status page (start it with --http 127.0.0.1:<port>)`

@@ -154,10 +154,6 @@ export class PluginRootUnreadable extends Schema.TaggedError<PluginRootUnreadabl
   root: Schema.String,
   reason: Schema.String
 }) {
-  /** The machine failed us, not the command line (CLI exit 1). */
-  get refused(): false {
-    return false
-  }
   override get message() {
     return `plugin root ${this.root} cannot be read: ${this.reason}`
   }

@@ -28,7 +28,6 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { FileRule } from "./FileErrors.ts"
 import { IsolationMode } from "./Isolation.ts"
 
 /**
@@ -77,18 +76,3 @@ export type LoaderSettings = typeof LoaderSettings.Type
  * @category models
  */
 export const settingsKeys: ReadonlyArray<string> = Object.keys(LoaderSettings.fields)
-
-/**
- * `plugins.json` cannot be read or breaks a rule.
- * @since 0.1.0
- * @category errors
- */
-export class InvalidLoaderSettings extends Schema.TaggedError<InvalidLoaderSettings>()("InvalidLoaderSettings", FileRule) {
-  /** Refused input: the operator can fix the file (CLI exit 2). */
-  get refused(): true {
-    return true
-  }
-  override get message() {
-    return `${this.file}: ${this.field === "" ? "" : `${this.field}: `}${this.rule}`
-  }
-}

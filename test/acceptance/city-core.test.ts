@@ -532,7 +532,7 @@ describe("City core", () => {
         expect(failureOf(yield* Effect.exit(city.plugins.add(probe("beta", { journal }))))._tag).toBe("CityClosed")
         // The capability services on the same root, composed beside it, do read host.json.
         const refused = yield* Effect.exit(Layer.build(Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root }))))
-        expect(failureOf(refused)._tag).toBe("InvalidHostConfig")
+        expect(failureOf(refused)).toMatchObject({ _tag: "InvalidFile", reason: "HostConfig" })
         yield* fs.remove(`${root}/host.json`)
         const both = yield* Layer.build(Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root })))
         expect(yield* Context.get(both, Peers.Peers).exists("nobody")).toBe(false)

@@ -49,7 +49,7 @@ describe("declaration rules", () => {
     it.effect(`refuses: ${rule} (field ${field})`, () =>
       Effect.gen(function*() {
         const error = yield* check(value)
-        expect(error._tag).toBe("InvalidDeclaration")
+        expect(error).toMatchObject({ _tag: "InvalidFile", reason: "Declaration" })
         expect(error.field).toBe(field)
         expect(error.rule).toContain(words)
         expect(error.message).toContain("/decl/statusline-injector.json")

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { join } from "node:path"
-import { InvalidEndpointRecords, InvalidPeerFile } from "../../src/schema/CapabilityErrors.ts"
+import { InvalidFile } from "../../src/schema/FileErrors.ts"
 import { isName } from "../../src/schema/Name.ts"
 import { EndpointRecords } from "../../src/schema/Outcome.ts"
 import * as DocumentStore from "../../src/services/capabilities/DocumentStore.ts"
@@ -17,7 +17,7 @@ const Note = Schema.Struct({ name: Schema.String, size: Schema.Number })
 const store = DocumentStore.make({
   dir: "notes",
   schema: Note,
-  invalid: (file, field, rule) => new InvalidPeerFile({ file, field, rule }),
+  invalid: (file, field, rule) => new InvalidFile({ reason: "PeerFile", file, field, rule }),
   key: { field: "name", of: (note) => note.name },
   isStem: isName,
   namingRule: "is not a note: expected <name>.json",
@@ -194,7 +194,7 @@ describe("document Schemas", () => {
 
   const decodeRecords = DocumentStore.decodeDocument(
     EndpointRecords,
-    (file, field, rule) => new InvalidEndpointRecords({ file, field, rule })
+    (file, field, rule) => new InvalidFile({ reason: "EndpointRecords", file, field, rule })
   )
   const records = (endpoints: unknown, fields: Record<string, unknown> = {}) =>
     JSON.stringify({ schema: 1, capability: "mail", endpoints, ...fields })

@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
-import { exitCodeOf } from "../../src/schema/CapabilityErrors.ts"
+import { exitCodeOf, refused as isRefused } from "../../src/schema/ExitPolicy.ts"
 import { defaultHostConfig } from "../../src/schema/HostConfig.ts"
 import type { Outcome } from "../../src/schema/Outcome.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
@@ -166,7 +166,7 @@ describe("Provisioner joints", () => {
           "PeerAlreadyExists",
           "UnknownRuntime"
         ])
-        expect(refusals.map((e) => [e.refused, exitCodeOf(e)])).toEqual(refusals.map(() => [true, 2]))
+        expect(refusals.map((e) => [isRefused(e), exitCodeOf(e)])).toEqual(refusals.map(() => [true, 2]))
       })))
 
   scoped("a timeout below 1 ms or a concurrency below 1 is refused before anything runs; unregister keeps the declaration", () => {
@@ -178,7 +178,7 @@ describe("Provisioner joints", () => {
         for (const settings of [{ timeout: 0 }, { timeout: -5 }, { concurrency: 0 }, { concurrency: 1.5 }]) {
           const refused = yield* Effect.flip(provisioner.unregister("stat", settings))
           expect(refused._tag, JSON.stringify(settings)).toBe("InvalidJointSettings")
-          expect(refused.refused).toBe(true)
+          expect(isRefused(refused)).toBe(true)
         }
         expect((yield* Effect.flip(provisioner.sync("stat", { timeout: -5 }))).message).toContain("-5 ms")
         expect(runner.requests).toEqual([])
@@ -194,7 +194,7 @@ describe("Provisioner joints", () => {
         const channels = join(root, "..", "chan.json")
         yield* fs.writeFileString(channels, JSON.stringify(declaration("chan", ["telegram", "web"])))
         const refused = yield* Effect.flip(provisioner.register(channels))
-        expect(refused._tag).toBe("InvalidDeclaration")
+        expect(refused).toMatchObject({ _tag: "InvalidFile", reason: "Declaration" })
         expect(refused.message).toContain(`field "runtimes[0]"`)
         expect(refused.message).toContain("telegram is a channel runtime")
         const mixed = join(root, "..", "mixed.json")
@@ -279,9 +279,9 @@ describe("Provisioner joints", () => {
       Effect.gen(function*() {
         const overview = yield* Listings
         const before = yield* overview.capabilities
-        expect(before.invalid.map((e) => [e._tag, e.field])).toEqual([["InvalidEndpointRecords", ""]])
+        expect(before.invalid.map((e) => [e.name, e.field])).toEqual([["InvalidEndpointRecords", ""]])
         const report = yield* (yield* Provisioner.Provisioner).sync("stat")
-        expect(report.invalid.map((e) => e._tag)).toEqual(["InvalidEndpointRecords"])
+        expect(report.invalid.map((e) => e.name)).toEqual(["InvalidEndpointRecords"])
         // Reported, and the sweep itself succeeded: a warning, exit 0.
         expect(report.verdict).toBe("warned")
         const after = yield* overview.capabilities
@@ -346,7 +346,7 @@ describe("forced removal of a broken file", () => {
         yield* provisioner.createPeer({ personality: "alice", cwd: join(root, ".."), runtimes: ["claude", "opencode"] })
         yield* fs.writeFileString(join(root, "peers", "alice.json"), "{ torn")
         const refused = yield* Effect.flip(provisioner.removePeer("alice"))
-        expect(refused._tag).toBe("InvalidPeerFile")
+        expect(refused).toMatchObject({ _tag: "InvalidFile", reason: "PeerFile" })
         expect(refused.message).toContain("city peer remove alice --force")
         const calls = runner.requests.length
         const report = yield* provisioner.removePeer("alice", { force: true })
@@ -373,7 +373,7 @@ describe("forced removal of a broken file", () => {
         yield* provisioner.sync("stat")
         yield* fs.writeFileString(join(root, "capabilities", "stat.json"), JSON.stringify({ schema: 2 }))
         const refused = yield* Effect.flip(provisioner.unregister("stat"))
-        expect(refused._tag).toBe("InvalidDeclaration")
+        expect(refused).toMatchObject({ _tag: "InvalidFile", reason: "Declaration" })
         expect(refused.message).toContain("city capability unregister stat --force")
         const report = yield* provisioner.unregister("stat", { force: true })
         expect(report.outcomes.map((o) => [o.personality, o.runtime, o.occasion, o.state])).toEqual([
@@ -410,7 +410,7 @@ describe("host configuration", () => {
         profiles: { claude: { private_dir: "/abs/{personality}" } }
       }))
       const refused = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
-      expect(refused._tag).toBe("InvalidHostConfig")
+      expect(refused).toMatchObject({ _tag: "InvalidFile", reason: "HostConfig" })
       expect(refused.message).toContain("profiles.claude.private_dir")
       yield* fs.writeFileString(join(root, "host.json"), "[1]")
       const notObject = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)

@@ -514,7 +514,7 @@ const settingsScenarios: ReadonlyArray<Scenario> = [
       const state = yield* StateRoot.StateRoot
       const read = yield* Effect.either(Settings.read(state.root))
       if (read._tag === "Right") return
-      expect(read.left._tag).toBe("InvalidLoaderSettings")
+      expect(read.left).toMatchObject({ _tag: "InvalidFile", reason: "LoaderSettings" })
       expect(read.left.message).toContain(Settings.settingsFile(state.root))
       yield* (yield* FileSystem.FileSystem).writeFileString(Settings.settingsFile(state.root), settingsAfter)
     }),

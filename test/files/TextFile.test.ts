@@ -323,7 +323,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
           return yield* Effect.forEach(["pipe.json", "big.json", "missing.json"], (name) =>
             Effect.flip(capabilities.readFile(join(dir, name))))
         }).pipe(Effect.provide(services(root)))
-        expect(result.map((e) => [e._tag, e.file, e.rule])).toEqual([
+        expect(result.map((e) => [e.name, e.file, e.rule])).toEqual([
           ["InvalidDeclaration", join(dir, "pipe.json"), "is a FIFO, not a regular file"],
           ["InvalidDeclaration", join(dir, "big.json"), "is 52428800 bytes, over the 1048576-byte cap for a capability declaration"],
           ["InvalidDeclaration", join(dir, "missing.json"), "does not exist"]

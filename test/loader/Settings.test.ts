@@ -42,7 +42,7 @@ describe("plugins.json", () => {
       const file = path.join(root, "plugins.json")
       fs.writeFileSync(file, JSON.stringify(json))
       const error = yield* Effect.flip(Settings.read(root))
-      expect(error._tag).toBe("InvalidLoaderSettings")
+      expect(error).toMatchObject({ _tag: "InvalidFile", reason: "LoaderSettings" })
       expect(error.message).toBe(`${file}: ${rule}`)
     })))
 

@@ -17,7 +17,7 @@
  * generation. `city plugins reload` requests a restart durably (RestartRequests.ts), carried out
  * at the next poll; the running generation is published to `state/plugins/generation.json` for
  * `city plugins list` and `city status`. Decision: a `plugins.json` that is refused
- * (InvalidLoaderSettings) is refused input like for the `city plugins` verbs: logged, one
+ * (an InvalidFile of reason `LoaderSettings`) is refused input like for the `city plugins` verbs: logged, one
  * `city: error:` line, exit 2, before any plugin code runs.
  *
  * Endpoints of runtimes whose profile says `"host": "city"` are hosted here as City Sessions
@@ -75,7 +75,7 @@ import * as Settings from "../../services/loader/Settings.ts"
 import { markGracefulStop, onDeadline } from "../main.ts"
 import * as Opt from "../options.ts"
 import { Invocation } from "../invocation.ts"
-import { exitCodeOf } from "../../schema/CapabilityErrors.ts"
+import { exitCodeOf } from "../../schema/ExitPolicy.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
@@ -260,9 +260,11 @@ export const daemon = (o: DaemonInput) =>
     }))
     yield* program.pipe(
       Effect.provide(Layer.provideMerge(RestartRequests.layer, capabilities)),
-      // A refused plugins.json is logged with its code too; its exit policy is its own (refused: 2).
-      Effect.tapErrorTag("InvalidLoaderSettings", (error) =>
-        Effect.logError(error.message).pipe(Effect.annotateLogs({ code: "plugin.settings_invalid" }))),
+      // A refused plugins.json is logged with its code too; refused input for the exit policy (exit 2).
+      Effect.tapErrorTag("InvalidFile", (error) =>
+        error.reason === "LoaderSettings"
+          ? Effect.logError(error.message).pipe(Effect.annotateLogs({ code: "plugin.settings_invalid" }))
+          : Effect.void),
       // The daemon's log is its only logger.
       (self) => Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger)),
       // The daemon's failures: one line, and the exit code each error carries (2 for refused

@@ -42,10 +42,10 @@ import { join } from "node:path"
 import * as Loader from "../../layers/Loader.ts"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import type { CityClosed } from "../../schema/Errors.ts"
+import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { manifestFile } from "../../schema/Manifest.ts"
 import { NotLicensed, type PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
-import type { InvalidLoaderSettings } from "../../schema/LoaderSettings.ts"
 import * as StateRoot from "../../services/capabilities/StateRoot.ts"
 import { PluginRegistry } from "../../services/city/PluginRegistry.ts"
 import * as DaemonLock from "../../services/live/DaemonLock.ts"
@@ -59,7 +59,7 @@ import * as Settings from "../../services/loader/Settings.ts"
 import { Invocation, type InvocationShape } from "../invocation.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
-import { exitCodeOf } from "../../schema/CapabilityErrors.ts"
+import { exitCodeOf } from "../../schema/ExitPolicy.ts"
 import * as Out from "../output.ts"
 
 /** The bundled root of `--bundled`, relative to the invocation's directory. */
@@ -73,7 +73,7 @@ export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<stri
  * The loader's failures a verb reports: the settings file refused (exit 2), a root, the state or
  * the City (exit 1; a state root that does not exist, exit 2).
  */
-type LoaderVerbError = InvalidLoaderSettings | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound
+type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound
 
 /** The state root alone, on Node (what the verbs below read and write there). */
 const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))

@@ -17,7 +17,7 @@
  *
  * The file given to `register` is read through the one file reader with the
  * declaration cap (1 MiB, `files/TextFile.ts`): a FIFO, a device, a folder, a
- * larger file or invalid UTF-8 is an `InvalidDeclaration` naming the file and the
+ * larger file or invalid UTF-8 is an `InvalidFile` (`Declaration`) naming the file and the
  * reader's rule; a missing file is one too ("does not exist").
  * @since 0.1.0
  */
@@ -27,8 +27,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { InvalidDeclaration, type StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
+import { type StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
 import { Declaration } from "../../schema/Declaration.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import { defaultHostConfig, type HostConfig } from "../../schema/HostConfig.ts"
 import { isName } from "../../schema/Name.ts"
 import * as DocumentStore from "./DocumentStore.ts"
@@ -54,22 +55,22 @@ export class Capabilities extends Context.Tag("effect-city/Capabilities")<
   Capabilities,
   {
     /** Reads and validates a declaration file anywhere on disk (the input of `register`). */
-    readonly readFile: (file: string) => Effect.Effect<Declaration, InvalidDeclaration>
+    readonly readFile: (file: string) => Effect.Effect<Declaration, InvalidFile>
     /** Stores a validated declaration, replacing any previous version. Caller holds the root lock. */
     readonly store: (declaration: Declaration) => Effect.Effect<void, StateError>
     /** The stored declaration of `name`. */
-    readonly get: (name: string) => Effect.Effect<Declaration, UnknownCapability | InvalidDeclaration | StateError>
+    readonly get: (name: string) => Effect.Effect<Declaration, UnknownCapability | InvalidFile | StateError>
     /** Deletes the stored declaration. Caller holds the root lock. */
     readonly remove: (name: string) => Effect.Effect<void, StateError>
     /** The absolute path of the stored declaration of `name`. */
     readonly file: (name: string) => string
     /** Every declaration on disk, valid or not, in name order. */
-    readonly scan: Effect.Effect<DocumentStore.Scan<Declaration, InvalidDeclaration>, StateError>
+    readonly scan: Effect.Effect<DocumentStore.Scan<Declaration, InvalidFile>, StateError>
   }
 >() {}
 
-const invalid: DocumentStore.InvalidFileError<InvalidDeclaration> = (file, field, rule) =>
-  new InvalidDeclaration({ file, field, rule })
+const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, field, rule) =>
+  new InvalidFile({ reason: "Declaration", file, field, rule })
 
 /**
  * The host-dependent rule: no runtime this host knows as a channel runtime.
@@ -93,7 +94,7 @@ export const checkRuntimes = (host: HostConfig) => (declaration: Declaration) =>
 export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptions<
   Declaration,
   typeof Declaration.Encoded,
-  InvalidDeclaration
+  InvalidFile
 > => ({
   dir: capabilitiesDir,
   schema: Declaration,
@@ -115,7 +116,7 @@ export const validate = (
   stem: string,
   text: string,
   host: HostConfig = defaultHostConfig
-): Effect.Effect<Declaration, InvalidDeclaration> => DocumentStore.decoder(storeOptions(host))(file, stem, text)
+): Effect.Effect<Declaration, InvalidFile> => DocumentStore.decoder(storeOptions(host))(file, stem, text)
 
 /**
  * Makes the declaration store on the state root.

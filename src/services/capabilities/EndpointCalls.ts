@@ -51,8 +51,9 @@ import * as Layer from "effect/Layer"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import { InvalidJointSettings, type InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
+import { InvalidJointSettings, type StateError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
+import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { commandOf, type Occasion } from "../../schema/Occasion.ts"
 import { type EndpointOutcome, identityOf, type Outcome } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
@@ -148,7 +149,7 @@ export interface Calls {
   /** Each endpoint's outcome, in the order of the endpoints. */
   readonly outcomes: ReadonlyArray<EndpointOutcome>
   /** The invalid records files met while recording the outcomes. */
-  readonly invalid: ReadonlyArray<InvalidEndpointRecords>
+  readonly invalid: ReadonlyArray<InvalidFile>
 }
 
 /**
@@ -302,7 +303,7 @@ export const make: Effect.Effect<
       // When the calls are over, also on an interruption, what is left is written and the log
       // is synced.
       const ended = yield* Queue.unbounded<EndpointOutcome>()
-      const invalid = new Map<string, InvalidEndpointRecords>()
+      const invalid = new Map<string, InvalidFile>()
       const commit = (batch: ReadonlyArray<EndpointOutcome>) =>
         batch.length === 0 ? Effect.void : Effect.uninterruptible(Effect.flatMap(
           Effect.flatMap(DateTime.now, (now) => records.record(batch, DateTime.formatIso(now))),

@@ -17,7 +17,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { InvalidEndpointRecords, type StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateError } from "../../schema/CapabilityErrors.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import { isName } from "../../schema/Name.ts"
 import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
@@ -57,7 +58,7 @@ export interface CapabilityRecords {
   /** Every recorded endpoint, in personality then runtime order. */
   readonly endpoints: ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>
   /** The records file, if it was invalid (then no endpoint has a record). */
-  readonly invalid: Option.Option<InvalidEndpointRecords>
+  readonly invalid: Option.Option<InvalidFile>
 }
 
 /**
@@ -74,9 +75,9 @@ export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
     readonly record: (
       outcomes: ReadonlyArray<EndpointOutcome>,
       at: string
-    ) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
+    ) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
     /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
-    readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidEndpointRecords>, StateError>
+    readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
     /** Every recorded endpoint of one personality, over all capabilities. */
     readonly ofPeer: (personality: string) => Effect.Effect<ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>, StateError>
     /** Deletes the records of a capability. Caller holds the root lock. */
@@ -102,7 +103,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
   const store = yield* DocumentStore.make({
     dir: recordsDir,
     schema: RecordsSchema,
-    invalid: (file, field, rule) => new InvalidEndpointRecords({ file, field, rule }),
+    invalid: (file, field, rule) => new InvalidFile({ reason: "EndpointRecords", file, field, rule }),
     key: { field: "capability", of: (records) => records.capability },
     isStem: isName,
     namingRule: "is not an endpoint records file: expected <capability>.json"
@@ -115,9 +116,9 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
     store.read(capability).pipe(
       Effect.map((found) => ({
         records: Option.getOrElse(found, () => empty(capability)),
-        invalid: Option.none<InvalidEndpointRecords>()
+        invalid: Option.none<InvalidFile>()
       })),
-      Effect.catchTag("InvalidEndpointRecords", (invalid) =>
+      Effect.catchTag("InvalidFile", (invalid) =>
         Effect.succeed({ records: empty(capability), invalid: Option.some(invalid) }))
     )
 

@@ -7,7 +7,7 @@
  * the CLI turns into an exit code.
  * @since 0.1.0
  */
-import type { InvalidFile } from "../../schema/CapabilityErrors.ts"
+import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
 import type { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { Calls } from "./EndpointCalls.ts"
@@ -45,7 +45,7 @@ export interface JointReport {
 export const verdictOf = (policy: "sweep" | "joint", calls: Calls, invalid: ReadonlyArray<InvalidFile>): JointReport => {
   const all = [...invalid, ...calls.invalid]
   const failedCall = calls.outcomes.some((o) => o.state !== "ok")
-  const verdict: Verdict = policy === "sweep" && (failedCall || all.some((e) => e._tag === "InvalidPeerFile"))
+  const verdict: Verdict = policy === "sweep" && (failedCall || all.some((e) => e._tag === "InvalidFile" && e.reason === "PeerFile"))
     ? "failed"
     : failedCall || all.length > 0
     ? "warned"

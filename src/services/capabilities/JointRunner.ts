@@ -14,7 +14,6 @@ import * as Effect from "effect/Effect"
 import {
   InvalidName,
   type InvalidJointSettings,
-  type InvalidPeerFile,
   type RootLockBusy,
   type RootNotFound,
   type StateError,
@@ -22,6 +21,7 @@ import {
   UnknownRuntime
 } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
+import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { isName, nameRule } from "../../schema/Name.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
 import type { Peer } from "../../schema/Peer.ts"
@@ -71,7 +71,7 @@ export type LockErrors = StateError | RootLockBusy | RootNotFound | InvalidJoint
  * @since 0.1.0
  * @category models
  */
-export type PeerErrors = UnknownPeer | InvalidPeerFile | LockErrors
+export type PeerErrors = UnknownPeer | InvalidFile | LockErrors
 
 /**
  * Fails with `InvalidName` unless `value` is a valid name; `kind` says what was named.

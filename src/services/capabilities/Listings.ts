@@ -10,8 +10,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import type { InvalidFile, InvalidPeerFile, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
+import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { EndpointRecord } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { Capabilities } from "./Capabilities.ts"
@@ -68,7 +69,7 @@ export interface PeerListing {
   /** Every valid peer. */
   readonly peers: ReadonlyArray<Peer>
   /** Every invalid peer file found. */
-  readonly invalid: ReadonlyArray<InvalidPeerFile>
+  readonly invalid: ReadonlyArray<InvalidFile>
 }
 
 /**

@@ -12,10 +12,10 @@ import {
   DefaultRuntimeRemoval,
   InvalidCwd,
   InvalidName,
-  InvalidPeerFile,
   PeerAlreadyExists,
   RuntimeNotWired
 } from "../../schema/CapabilityErrors.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { checkSettings, type JointSettings } from "./EndpointCalls.ts"
 import { checkName, type JointRunner, type NewPeer, type RemovalSettings } from "./JointRunner.ts"
@@ -93,7 +93,7 @@ export const peerJoints = (runner: JointRunner) => {
     })
 
   /** `removePeer --force` of an invalid peer file: nothing can run; say what stays provisioned. */
-  const forceRemovePeer = (personality: string, invalid: InvalidPeerFile) =>
+  const forceRemovePeer = (personality: string, invalid: InvalidFile) =>
     Effect.gen(function*() {
       const recorded = yield* records.ofPeer(personality)
       const outcomes = notUnprovisioned(recorded, "remove", `the peer file is invalid (${invalid.rule})`)
@@ -110,9 +110,10 @@ export const peerJoints = (runner: JointRunner) => {
         const peer = yield* Effect.either(peers.get(personality))
         if (peer._tag === "Left") {
           const e = peer.left
-          if (e._tag !== "InvalidPeerFile") return yield* e
+          if (e._tag !== "InvalidFile" || e.reason !== "PeerFile") return yield* e
           if (settings?.force === true) return yield* forceRemovePeer(personality, e)
-          return yield* new InvalidPeerFile({
+          return yield* new InvalidFile({
+            reason: "PeerFile",
             file: e.file,
             field: e.field,
             rule: e.rule,

@@ -16,7 +16,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { InvalidPeerFile, type StateError, UnknownPeer } from "../../schema/CapabilityErrors.ts"
+import { type StateError, UnknownPeer } from "../../schema/CapabilityErrors.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import { isName } from "../../schema/Name.ts"
 import { Peer } from "../../schema/Peer.ts"
 import * as DocumentStore from "./DocumentStore.ts"
@@ -38,7 +39,7 @@ export const peersDir = "peers"
 export class Peers extends Context.Tag("effect-city/Peers")<
   Peers,
   {
-    readonly get: (personality: string) => Effect.Effect<Peer, UnknownPeer | InvalidPeerFile | StateError>
+    readonly get: (personality: string) => Effect.Effect<Peer, UnknownPeer | InvalidFile | StateError>
     readonly exists: (personality: string) => Effect.Effect<boolean, StateError>
     /** Writes the peer file atomically. Caller holds the root lock. */
     readonly put: (peer: Peer) => Effect.Effect<void, StateError>
@@ -48,14 +49,14 @@ export class Peers extends Context.Tag("effect-city/Peers")<
     readonly purgeRuntime: (personality: string, runtime: string) => Effect.Effect<void, StateError>
     /** The absolute path of the peer file of `personality`. */
     readonly file: (personality: string) => string
-    readonly scan: Effect.Effect<DocumentStore.Scan<Peer, InvalidPeerFile>, StateError>
+    readonly scan: Effect.Effect<DocumentStore.Scan<Peer, InvalidFile>, StateError>
   }
 >() {}
 
-const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidPeerFile> = {
+const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidFile> = {
   dir: peersDir,
   schema: Peer,
-  invalid: (file, field, rule) => new InvalidPeerFile({ file, field, rule }),
+  invalid: (file, field, rule) => new InvalidFile({ reason: "PeerFile", file, field, rule }),
   key: { field: "personality", of: (peer) => peer.personality },
   isStem: isName,
   namingRule: "is not a peer file: expected <personality>.json"

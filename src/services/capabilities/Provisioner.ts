@@ -48,7 +48,6 @@ import * as Layer from "effect/Layer"
 import {
   type DefaultRuntimeRemoval,
   type InvalidCwd,
-  InvalidDeclaration,
   type InvalidName,
   type PeerAlreadyExists,
   type RuntimeNotWired,
@@ -56,6 +55,7 @@ import {
   type UnknownRuntime
 } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { checkSettings, type JointSettings } from "./EndpointCalls.ts"
 import {
@@ -86,17 +86,17 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
     readonly register: (
       file: string,
       settings?: JointSettings
-    ) => Effect.Effect<{ readonly declaration: Declaration; readonly report: JointReport }, InvalidDeclaration | LockErrors>
+    ) => Effect.Effect<{ readonly declaration: Declaration; readonly report: JointReport }, InvalidFile | LockErrors>
     /** `sync <name>`, the repair: `sweep-on` again. */
     readonly sync: (
       name: string,
       settings?: JointSettings
-    ) => Effect.Effect<JointReport, UnknownCapability | InvalidDeclaration | InvalidName | LockErrors>
+    ) => Effect.Effect<JointReport, UnknownCapability | InvalidFile | InvalidName | LockErrors>
     /** `unregister <name>`: `off-all`, then delete the declaration and its records. */
     readonly unregister: (
       name: string,
       settings?: RemovalSettings
-    ) => Effect.Effect<JointReport, UnknownCapability | InvalidDeclaration | InvalidName | LockErrors>
+    ) => Effect.Effect<JointReport, UnknownCapability | InvalidFile | InvalidName | LockErrors>
     /** Peer birth: store the peer, then provision each endpoint (`birth`). */
     readonly createPeer: (
       peer: NewPeer,
@@ -165,7 +165,7 @@ export const make: Effect.Effect<Provisioner["Type"], never, JointServices> = Ef
     )
 
   /** `unregister --force` of an invalid declaration: nothing can run; say what stays provisioned. */
-  const forceUnregister = (name: string, invalid: InvalidDeclaration) =>
+  const forceUnregister = (name: string, invalid: InvalidFile) =>
     Effect.gen(function*() {
       const recorded = yield* records.get(name)
       const outcomes = notUnprovisioned(recorded.endpoints, "off-all", `the declaration is invalid (${invalid.rule})`)
@@ -185,9 +185,10 @@ export const make: Effect.Effect<Provisioner["Type"], never, JointServices> = Ef
         const declaration = yield* Effect.either(capabilities.get(name))
         if (declaration._tag === "Left") {
           const e = declaration.left
-          if (e._tag !== "InvalidDeclaration") return yield* e
+          if (e._tag !== "InvalidFile" || e.reason !== "Declaration") return yield* e
           if (settings?.force === true) return yield* forceUnregister(name, e)
-          return yield* new InvalidDeclaration({
+          return yield* new InvalidFile({
+            reason: "Declaration",
             file: e.file,
             field: e.field,
             rule: e.rule,

@@ -4,7 +4,7 @@
  * core" (docs/capability-plugin-lifecycle.md, "Joints (core-owned)") and which
  * runtime has a core-owned private directory ("`{privateDir}` is the core-owned
  * private directory of the endpoint (OpenCode: `<root>/state/opencode/<p>/`)").
- * An invalid `host.json` is refused with `InvalidHostConfig`; it is read with the
+ * An invalid `host.json` is refused with an `InvalidFile` (`HostConfig`); it is read with the
  * host-configuration cap (1 MiB, `files/TextFile.ts`).
  * @since 0.1.0
  */
@@ -12,7 +12,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { InvalidHostConfig, type StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateError } from "../../schema/CapabilityErrors.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { decodeDocument } from "./DocumentStore.ts"
@@ -64,14 +65,14 @@ export const fromConfig = (config: HostConfig): Runtimes["Type"] => {
   })
 }
 
-const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidHostConfig({ file, field, rule }))
+const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidFile({ reason: "HostConfig", file, field, rule }))
 
 /**
  * Reads `host.json` (or takes the defaults when it is absent).
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Runtimes["Type"], InvalidHostConfig | StateError, StateRoot> = Effect.gen(function*() {
+export const make: Effect.Effect<Runtimes["Type"], InvalidFile | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
   const text = yield* state.readText(hostFile, TextFile.kinds.hostConfig)
   const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(hostFile), text.value)

@@ -11,7 +11,8 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
-import { InvalidLoaderSettings, LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
+import { InvalidFile } from "../../schema/FileErrors.ts"
+import { LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import { firstIssue } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
@@ -62,19 +63,19 @@ const decodeSettings = Schema.decodeUnknownEither(LoaderSettings, { onExcessProp
  */
 export const read = (root: string): Effect.Effect<
   LoaderSettings & { readonly exists: boolean },
-  InvalidLoaderSettings,
+  InvalidFile,
   FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
     const file = settingsFile(root)
     const text = yield* TextFile.read(file, TextFile.kinds.settings).pipe(
-      Effect.mapError((refused) => new InvalidLoaderSettings({ file, field: "", rule: refused.rule }))
+      Effect.mapError((refused) => new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: refused.rule }))
     )
     if (Option.isNone(text)) return { exists: false }
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text.value),
       catch: (error) =>
-        new InvalidLoaderSettings({ file, field: "", rule: oneLine(`is not valid JSON: ${String(error)}`, 300) })
+        new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: oneLine(`is not valid JSON: ${String(error)}`, 300) })
     })
     const decoded = decodeSettings(json)
     if (decoded._tag === "Right") return { ...decoded.right, exists: true }
@@ -82,8 +83,8 @@ export const read = (root: string): Effect.Effect<
     const unexpected = issue?._tag === "Unexpected" && issue.path.length === 1 ? String(issue.path[0]) : undefined
     return yield* Effect.fail(
       unexpected !== undefined
-        ? new InvalidLoaderSettings({ file, field: oneLine(unexpected, 80), rule: unknownKeyRule(unexpected) })
-        : new InvalidLoaderSettings({ file, ...mapRule(firstIssue(decoded.left)) })
+        ? new InvalidFile({ reason: "LoaderSettings", file, field: oneLine(unexpected, 80), rule: unknownKeyRule(unexpected) })
+        : new InvalidFile({ reason: "LoaderSettings", file, ...mapRule(firstIssue(decoded.left)) })
     )
   })
 
@@ -104,7 +105,7 @@ export const options = (
   bundled: string | undefined
 ): Effect.Effect<
   LoaderOptions & { readonly roots: ReadonlyArray<PluginRoot>; readonly settingsFile: string; readonly settingsExist: boolean },
-  InvalidLoaderSettings,
+  InvalidFile,
   FileSystem.FileSystem
 > =>
   Effect.gen(function*() {

@@ -1,0 +1,57 @@
+/**
+ * The CLI's exit policy (docs/cli.md, "Exit codes"): every error that can reach the command line,
+ * by tag, is refused input (the operator can fix the command line or the file: exit 2) or not (the
+ * state root, the machine or the City failed us: exit 1). The table is keyed by tag, so an error
+ * whose tag is not listed cannot be given to `exitCodeOf`: a new error that reaches the CLI
+ * without saying which it is does not compile.
+ * @since 0.1.0
+ */
+
+/**
+ * `true` for refused input (exit 2), `false` otherwise (exit 1), by error tag.
+ * @since 0.1.0
+ * @category constants
+ */
+export const refusedByTag = {
+  InvalidFile: true,
+  InvalidName: true,
+  InvalidJointSettings: true,
+  InvalidCwd: true,
+  UnknownCapability: true,
+  UnknownPeer: true,
+  UnknownRuntime: true,
+  PeerAlreadyExists: true,
+  RuntimeNotWired: true,
+  DefaultRuntimeRemoval: true,
+  RootNotFound: true,
+  UsageError: true,
+  StateError: false,
+  RootLockBusy: false,
+  EndpointBusy: false,
+  CityClosed: false,
+  PluginRootUnreadable: false,
+  DaemonAlreadyRunning: false,
+  StatusListenFailed: false,
+  NoStatusPage: false
+} as const
+
+/**
+ * The tag of an error the exit policy classifies.
+ * @since 0.1.0
+ * @category models
+ */
+export type ClassifiedTag = keyof typeof refusedByTag
+
+/**
+ * Is this failure refused input?
+ * @since 0.1.0
+ * @category predicates
+ */
+export const refused = (error: { readonly _tag: ClassifiedTag }): boolean => refusedByTag[error._tag]
+
+/**
+ * The CLI exit code of a failure: 2 for refused input, 1 otherwise.
+ * @since 0.1.0
+ * @category utils
+ */
+export const exitCodeOf = (error: { readonly _tag: ClassifiedTag }): 1 | 2 => refused(error) ? 2 : 1
