@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import { transformSync } from "esbuild"
 import { readFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
+import ts from "typescript"
 import { endpointKey, StatusDocument, type StatusEvent } from "../../src/schema/StatusDocument.ts"
 import * as StatusScript from "../../src/services/status/assets/status.mjs"
 import * as StatusPage from "../../src/services/status/StatusPage.ts"
@@ -302,6 +303,22 @@ describe("script", () => {
     // ASCII only, whatever charset it is served with.
     expect(script).toMatch(/^[\x00-\x7f]*$/)
   })
+
+  it("type-checks as ES2017 against the DOM (its own JSDoc, strict but for untyped parameters)", () => {
+    const program = ts.createProgram([StatusPage.script.file], {
+      allowJs: true,
+      checkJs: true,
+      noEmit: true,
+      strict: true,
+      noImplicitAny: false,
+      target: ts.ScriptTarget.ES2017,
+      module: ts.ModuleKind.ESNext,
+      lib: ["lib.es2017.d.ts", "lib.dom.d.ts"],
+      types: []
+    })
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+    expect(problems).toEqual([])
+  }, 60_000)
 
   it("is the module the server renders with, and listens to every event", async () => {
     const served: typeof StatusScript = await import(pathToFileURL(StatusPage.script.file).href)

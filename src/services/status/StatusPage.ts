@@ -22,7 +22,8 @@
  *
  * Decisions:
  * - **Real asset files**, beside this module: `assets/status.css` and `assets/status.mjs` (plain
- *   ES2017 in an ES module that imports nothing; its types are `assets/status.d.mts`). They reach
+ *   ES2017 in an ES module that imports nothing, type-checked against the DOM by its test; its
+ *   types for the server are `assets/status.d.mts`). They reach
  *   the running program in one way in all three forms: read at request time through `TextFile`,
  *   from `new URL("./assets/…", import.meta.url)`. Under tsx that is `src/services/status/assets/`;
  *   in the compiled package `dist/services/status/assets/`; in the bundle `dist/city.cjs`, whose

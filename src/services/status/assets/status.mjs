@@ -222,6 +222,9 @@ export function sections(doc) {
  * connects to `/api/events` and applies every event to `document`. A browser calls it on load.
  * @since 0.1.0
  * @category rendering
+ * @param {any} window the browser's `window`, or a test's stand-in
+ * @param {Document} document
+ * @param {typeof EventSource | undefined} EventSource
  */
 export function start(window, document, EventSource) {
   var state = null;
@@ -392,6 +395,7 @@ export function start(window, document, EventSource) {
   var retry = null;
 
   function connect() {
+    if (typeof EventSource === "undefined") return;
     var source = new EventSource("/api/events");
     source.onopen = function () { setLive("on", "live"); };
     source.onerror = function () {
