@@ -13,6 +13,7 @@
  *   they connect, per client.
  * Rounds alternate subject and baseline.
  */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -214,7 +215,8 @@ function expect(condition: boolean, what: string) {
   if (!condition) throw new Error(`bench setup: ${what}`)
 }
 
-Effect.runPromise(main).then(finish, (error) => {
+// The page's assets are read from files: the platform's FileSystem.
+Effect.runPromise(Effect.provide(main, NodeFileSystem.layer)).then(finish, (error) => {
   console.error(error)
   process.exit(1)
 })

@@ -19,7 +19,13 @@
 // sources never runs a stale bundle; the vitest global setup calls it before the tests.
 // The bundle is written to a temp file and renamed, so processes starting concurrently never
 // import a half-written file.
-import { existsSync, renameSync, writeFileSync, mkdirSync } from "node:fs"
+//
+// The status page's assets (`src/services/status/assets/`) are files read at run time from beside
+// the module that reads them (src/services/status/StatusPage.ts): they are copied to `dist/assets/`
+// for the bundle (whose `import.meta.url` is `dist/city.cjs`'s) and to
+// `dist/services/status/assets/` for the module `tsc` compiles (`npm run build` runs `tsc`, then
+// this script).
+import { copyFileSync, existsSync, renameSync, writeFileSync, mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import staleCheck from "./stale.cjs"
@@ -32,6 +38,9 @@ export const workerBundlePath = join(packageRoot, "dist", "city-worker.mjs")
 const entry = join(packageRoot, "src", "programs", "binary.ts")
 const pluginEntry = join(packageRoot, "src", "plugin.ts")
 const workerEntry = join(packageRoot, "src", "programs", "pluginWorker.ts")
+const assetFolder = join(packageRoot, "src", "services", "status", "assets")
+const assets = ["status.css", "status.mjs"]
+const assetTargets = [join(packageRoot, "dist", "assets"), join(packageRoot, "dist", "services", "status", "assets")]
 
 /** True when the bundle is missing or older than a source file, package.json or the build scripts. */
 export const isStale = () => staleCheck.isStale(packageRoot)
@@ -74,6 +83,10 @@ export const build = async () => {
   const workerText = await moduleOf(workerEntry, workerBundlePath)
   const file = result.outputFiles?.[0]
   if (file === undefined) throw new Error("esbuild produced no output")
+  for (const target of assetTargets) {
+    mkdirSync(target, { recursive: true })
+    for (const asset of assets) copyFileSync(join(assetFolder, asset), join(target, asset))
+  }
   mkdirSync(dirname(bundlePath), { recursive: true })
   // The binary's bundle last: it is what staleness is judged by.
   for (const [target, text] of [[pluginBundlePath, pluginText], [workerBundlePath, workerText], [bundlePath, file.text]]) {

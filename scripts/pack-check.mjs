@@ -17,7 +17,12 @@
  *    example's packages installed at the versions this checkout pins).
  * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
  *    example declaration and provisioner (peer create, capability register, list, unregister).
- * 5. Third-party plugins in a folder outside any `node_modules` tree, one Effect style (importing
+ * 5. The status page's stylesheet and script, real files beside the module that reads them
+ *    (src/services/status/StatusPage.ts), are found by both shipped forms: the compiled module
+ *    (`dist/services/status/StatusPage.js`, imported and asked for both) and the binary
+ *    (`city daemon --http 127.0.0.1:0`, asked over HTTP for the page and both); each is the
+ *    source file byte for byte.
+ * 6. Third-party plugins in a folder outside any `node_modules` tree, one Effect style (importing
  *    `effect` and `effect-city/plugin`, isolated in a worker thread) and one `register(ctx)` style,
  *    load through `city plugins list` of the project's install and of a global install (`npm
  *    install -g` under a temporary prefix): the host provides the modules (docs/plugin-loader.md,
@@ -25,11 +30,11 @@
  *
  * Exits 1 with the failing step's output on the first failure; prints the time each step took.
  */
-import { execFileSync } from "node:child_process"
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"))
@@ -189,6 +194,56 @@ try {
     process.exit(1)
   }
   step("try it: city capability unregister", "npx", ["--no-install", "city", "capability", "unregister", "demo"], work, env)
+
+  // The status page's assets, as the compiled module and the binary find them.
+  const assets = { "/assets/status.css": "status.css", "/assets/status.js": "status.mjs" }
+  const source = (file) => readFileSync(join(repo, "src", "services", "status", "assets", file), "utf8")
+  const fail = (what) => {
+    console.error(`pack-check: FAILED: ${what}`)
+    process.exit(1)
+  }
+  writeFileSync(
+    join(work, "assets.mjs"),
+    [
+      "import { Effect } from \"effect\"",
+      "import * as NodeFileSystem from \"@effect/platform-node/NodeFileSystem\"",
+      `const StatusPage = await import(${JSON.stringify(pathToFileURL(join(installed, "dist", "services", "status", "StatusPage.js")).href)})`,
+      "const read = (asset) => Effect.runPromise(Effect.provide(StatusPage.read(asset), NodeFileSystem.layer))",
+      "console.log(JSON.stringify({ css: (await read(StatusPage.stylesheet)).value, js: (await read(StatusPage.script)).value }))",
+      ""
+    ].join("\n")
+  )
+  const compiled = JSON.parse(step("status page: the compiled module reads its assets", "node", ["assets.mjs"]))
+  if (compiled.css !== source("status.css") || compiled.js !== source("status.mjs")) fail("the compiled module's assets are not the source files")
+  const t0 = Date.now()
+  const daemon = spawn(join(work, "node_modules", ".bin", "city"), ["daemon", "--http", "127.0.0.1:0"], { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] })
+  let daemonOutput = ""
+  daemon.stdout.on("data", (d) => (daemonOutput += d))
+  daemon.stderr.on("data", (d) => (daemonOutput += d))
+  const exited = new Promise((resolve) => daemon.once("exit", resolve))
+  // A failure stops the daemon before it exits.
+  let problem
+  try {
+    const published = join(env.CITY_ROOT, "state", "status-page.json")
+    while (!existsSync(published)) {
+      if (Date.now() - t0 > 60_000 || daemon.exitCode !== null) throw new Error(`city daemon --http published no address\n${daemonOutput}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const { url } = JSON.parse(readFileSync(published, "utf8"))
+    const page = await (await fetch(url)).text()
+    if (!page.includes("<script type=\"module\" src=\"/assets/status.js\"></script>")) throw new Error(`the daemon's page does not load its script\n${page}`)
+    for (const [path, file] of Object.entries(assets)) {
+      const response = await fetch(new URL(path, url))
+      if (response.status !== 200 || (await response.text()) !== source(file)) throw new Error(`the daemon serves ${path} as ${response.status}, not the source file`)
+    }
+  } catch (error) {
+    problem = error.message
+  } finally {
+    daemon.kill("SIGTERM")
+    await exited
+  }
+  if (problem !== undefined) fail(problem)
+  console.log(`pack-check: status page: city daemon serves the page, its stylesheet and its script (${((Date.now() - t0) / 1000).toFixed(1)} s)`)
 
   // Third-party plugins, outside any node_modules tree, through a project install and a global one.
   const pluginRoot = mkdtempSync(join(tmpdir(), "city-pack-plugins-"))

@@ -6,6 +6,7 @@
  * deadline).
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -38,7 +39,7 @@ export interface StatusHttpOptions {
 export const serve = (
   board: StatusBoard,
   options: StatusHttpOptions
-): Effect.Effect<string, ServeError, Scope.Scope> =>
+): Effect.Effect<string, ServeError, Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const server = yield* NodeHttpServer.make(() => createServer(), { host: options.listen.host, port: options.listen.port })
     // Registered after the server, so it runs before the server's close: the event streams end

@@ -4,13 +4,23 @@
  * reason, non-ASCII. Every string reaches the HTML escaped, in text and in attributes; the rows
  * carry their data attributes; the page has nothing the server's Content-Security-Policy would
  * refuse (inline script or style, external URLs); the script parses, is ES2017, builds no markup,
- * and its builders give the very rows the server renders.
+ * and is the one source of the rows: the server renders with the very module it serves, and the
+ * document as the browser gets it (JSON) gives the rows the server renders from the decoded one.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
 import { transformSync } from "esbuild"
-import { endpointKey, StatusDocument } from "../../src/schema/StatusDocument.ts"
-import { escapeHtml, page, script, stylesheet } from "../../src/services/status/StatusPage.ts"
+import { readFileSync } from "node:fs"
+import { pathToFileURL } from "node:url"
+import ts from "typescript"
+import { endpointKey, StatusDocument, type StatusEvent } from "../../src/schema/StatusDocument.ts"
+import * as StatusScript from "../../src/services/status/assets/status.mjs"
+import * as StatusPage from "../../src/services/status/StatusPage.ts"
+
+const { escapeHtml, page } = StatusPage
+/** The files as the server serves them. */
+const stylesheet = readFileSync(StatusPage.stylesheet.file, "utf8")
+const script = readFileSync(StatusPage.script.file, "utf8")
 
 const evil = {
   script: "<script>alert(1)</script>",
@@ -154,7 +164,7 @@ describe("page", () => {
     expect(html).toContain("<meta name=\"color-scheme\" content=\"light dark\">")
     expect(html).toContain("<title>city daemon status</title>")
     expect(html).toContain("<link rel=\"stylesheet\" href=\"/assets/status.css\">")
-    expect(html).toContain("<script src=\"/assets/status.js\" defer></script>")
+    expect(html).toContain("<script type=\"module\" src=\"/assets/status.js\"></script>")
     expect(html.trimEnd().endsWith("</html>")).toBe(true)
     expect(html).toContain("<span id=\"live\" role=\"status\" data-live=\"off\">not live</span>")
   })
@@ -163,7 +173,7 @@ describe("page", () => {
     expect(html).not.toMatch(/style\s*=/i)
     expect(html).not.toMatch(/<style/i)
     const scripts = tags(html).filter((t) => /^<script\b/i.test(t))
-    expect(scripts).toEqual(["<script src=\"/assets/status.js\" defer>"])
+    expect(scripts).toEqual(["<script type=\"module\" src=\"/assets/status.js\">"])
     expect(html).not.toMatch(/https?:\/\//i)
     const attributeNames = tags(html).flatMap((t) => [...t.replace(/="[^"]*"/g, "").matchAll(/\s([a-z-]+)/gi)].map((m) => m[1]))
     expect(attributeNames.filter((name) => /^on|^style$/i.test(name ?? ""))).toEqual([])
@@ -271,7 +281,7 @@ interface Tree {
 }
 const loadScript = (): { readonly sections: (doc: unknown) => Record<string, ReadonlyArray<Tree>> } => {
   const window: { cityStatus?: { sections: (doc: unknown) => Record<string, ReadonlyArray<Tree>> } } = {}
-  new Function("window", "document", "EventSource", script)(window, {}, undefined)
+  StatusScript.start(window, {}, undefined)
   expect(window.cityStatus).toBeDefined()
   return window.cityStatus!
 }
@@ -283,19 +293,51 @@ const serialize = (node: Tree | string): string =>
     : `<${node.tag}${Object.entries(node.attrs).map(([k, v]) => ` ${k}="${escapeHtml(v)}"`).join("")}>${node.children.map(serialize).join("")}</${node.tag}>`
 
 describe("script", () => {
-  it("parses as JavaScript, is ES2017, and builds no markup", () => {
-    expect(() => new Function(script)).not.toThrow()
+  it("parses as JavaScript, is ES2017, imports nothing, and builds no markup", () => {
     const opts = { loader: "js", format: "esm", minifyWhitespace: false } as const
     expect(transformSync(script, { ...opts, target: "es2017" }).code).toBe(transformSync(script, { ...opts, target: "esnext" }).code)
     expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/)
     expect(script).toContain("new EventSource(\"/api/events\")")
     expect(script).not.toMatch(/https?:\/\//)
-    expect(script).not.toMatch(/^\s*(?:import|export)\s/m)
+    expect(script).not.toMatch(/^\s*import\b|\bimport\(/m)
     // ASCII only, whatever charset it is served with.
     expect(script).toMatch(/^[\x00-\x7f]*$/)
   })
 
-  it("builds exactly the rows and items the server renders, for the same document", () => {
+  it("type-checks as ES2017 against the DOM (its own JSDoc, strict but for untyped parameters)", () => {
+    const program = ts.createProgram([StatusPage.script.file], {
+      allowJs: true,
+      checkJs: true,
+      noEmit: true,
+      strict: true,
+      noImplicitAny: false,
+      target: ts.ScriptTarget.ES2017,
+      module: ts.ModuleKind.ESNext,
+      lib: ["lib.es2017.d.ts", "lib.dom.d.ts"],
+      types: []
+    })
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+    expect(problems).toEqual([])
+  }, 60_000)
+
+  it("is the module the server renders with, and listens to every event", async () => {
+    const served: typeof StatusScript = await import(pathToFileURL(StatusPage.script.file).href)
+    expect(served.sections).toBe(StatusScript.sections)
+    expect(served.columns).toBe(StatusScript.columns)
+    // A record, so a new `_tag` fails to compile until it is added here (and to the script).
+    const union: Record<StatusEvent["_tag"], true> = {
+      "status": true,
+      "plugin": true,
+      "plugin-removed": true,
+      "endpoint": true,
+      "endpoint-removed": true,
+      "log": true,
+      "health": true
+    }
+    expect([...StatusScript.tags].sort()).toEqual(Object.keys(union).sort())
+  })
+
+  it("builds exactly the rows and items the server renders, from the document as the browser gets it", () => {
     const { sections } = loadScript()
     // What the browser gets: the encoded document, as JSON.
     const wire = JSON.parse(JSON.stringify(Schema.encodeSync(StatusDocument)(document)))
@@ -425,7 +467,7 @@ const browser = () => {
     }
     close() {}
   }
-  new Function("window", "document", "EventSource", script)({}, fakeDocument, FakeEventSource)
+  StatusScript.start({}, fakeDocument, FakeEventSource)
   const source = sources[0]!
   return {
     url: source.url,

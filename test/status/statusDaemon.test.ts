@@ -18,6 +18,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { StatusDocument, StatusEvent } from "../../src/schema/StatusDocument.ts"
+import * as StatusPage from "../../src/services/status/StatusPage.ts"
 import { city, sh, writeJson } from "../acceptance/cityCli.ts"
 import { capability, world } from "../live/world.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
@@ -118,7 +119,12 @@ describe("city daemon --http", () => {
         expect(response.headers["x-content-type-options"]).toBe("nosniff")
         expect(Object.keys(response.headers).filter((h) => h.startsWith("access-control-"))).toEqual([])
       }
-      expect((yield* get(url, "/assets/status.js")).headers["content-type"]).toContain("javascript")
+      // The assets as the binary (dist/city.cjs) finds them: the source files, byte for byte.
+      for (const asset of [StatusPage.stylesheet, StatusPage.script]) {
+        const served = yield* get(url, asset.path)
+        expect([served.status, served.headers["content-type"]]).toEqual([200, asset.contentType])
+        expect(served.body).toBe(fs.readFileSync(asset.file, "utf8"))
+      }
       expect((yield* get(url, "/nothing-here")).status).toBe(404)
       const client = yield* HttpClient.HttpClient
       const post = yield* client.execute(HttpClientRequest.post(new URL("/api/status", url).toString()))

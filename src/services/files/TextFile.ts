@@ -86,6 +86,8 @@ export const kinds = {
   stateDocument: { name: "state document", maxBytes: 16 * MiB },
   /** The status page's bearer token (`--http-token-file`): 4 KiB. */
   token: { name: "token file", maxBytes: 4096 },
+  /** A file of the status page (its stylesheet, its script), shipped with the package: 1 MiB. */
+  pageAsset: { name: "status page asset", maxBytes: MiB },
   /** A runtime's launch-read surface file (fingerprinted, searched for tools): 16 MiB. */
   launchFile: { name: "launch-read surface file", maxBytes: 16 * MiB }
 } as const satisfies Record<string, FileKind>

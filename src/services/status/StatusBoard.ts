@@ -12,7 +12,7 @@
  *   every declaration with its last recorded provisioning call (Listings), and every owed reload
  *   or removal (Reloads). The joints run in other `city` processes and the applier writes its
  *   progress to the same records, so the files are where both are seen. An endpoint whose entry
- *   changed is sent as an `endpoint` event;
+ *   changed is sent as an `endpoint` event (the reading and the comparing are `StatusEndpoints`);
  * - **the live log**: one entry per change the board sees: a plugin's status, a generation, an
  *   endpoint's standing (`pending → applied`), a new provisioning call. The last `logSize` (100)
  *   are kept in the document;
@@ -35,6 +35,11 @@
  *   number of clients.
  * - A refresh that fails to read the state root (a refused file, an I/O error) keeps the last
  *   endpoints and logs the error once per distinct message; the page keeps showing what was seen.
+ *
+ * The pieces: the state (`State`, changed only under the permit), the document made from it
+ * (`documentOf`, `documentJsonOf`), a registry change (`applyChange`), and a refresh in three
+ * parts (`refreshGeneration`, `refreshHeaps`, `refreshEndpoints`); `make` holds the permit, the
+ * `PubSub` and the streams.
  * @since 0.1.0
  */
 import * as DateTime from "effect/DateTime"
@@ -49,8 +54,6 @@ import type { LoadedPlugin, LoadReport } from "../../schema/LoadReport.ts"
 import type { OwedRecord } from "../../schema/Live.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 import {
-  endpointKey,
-  type EndpointStanding,
   StatusDocument,
   StatusEndpoint,
   StatusEvent,
@@ -62,7 +65,8 @@ import { type CapabilityListing, Listings } from "../capabilities/Listings.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
 import { Generations } from "../loader/Generations.ts"
-import { isOwed, Reloads } from "../live/Reloads.ts"
+import { Reloads } from "../live/Reloads.ts"
+import * as StatusEndpoints from "./StatusEndpoints.ts"
 
 /**
  * What the board needs from the daemon that hosts it.
@@ -140,7 +144,6 @@ export interface StatusBoard {
   readonly run: Effect.Effect<void, never, Scope.Scope>
 }
 
-/** A plugin's row: its snapshot, with where the loader found it when it did. */
 /**
  * One event, encoded: its tag (the SSE event's name) and its JSON.
  * @since 0.1.0
@@ -171,6 +174,7 @@ const published = (event: StatusEvent, json?: () => string): Published => {
   }
 }
 
+/** A plugin's row: its snapshot, with where the loader found it when it did. */
 const pluginRow = (snapshot: PluginSnapshot, loaded: LoadedPlugin | undefined, heapUsed: number | undefined): StatusPlugin => {
   return {
     name: snapshot.name,
@@ -187,48 +191,156 @@ const pluginRow = (snapshot: PluginSnapshot, loaded: LoadedPlugin | undefined, h
   }
 }
 
-/** `applied` with nothing owed, `failing` once an attempt failed, else `pending`. */
-const standingOf = (owed: OwedRecord | undefined): EndpointStanding =>
-  owed === undefined || (!isOwed(owed) && owed.removal === undefined)
-    ? "applied"
-    : (owed.attempts ?? 0) > 0 || owed.last_error !== undefined
-    ? "failing"
-    : "pending"
-
-const owedPart = (owed: OwedRecord | undefined): StatusEndpoint["owed"] =>
-  owed === undefined || standingOf(owed) === "applied" ? null : {
-    reload: isOwed(owed),
-    removal: owed.removal !== undefined,
-    reason: owed.reason,
-    attempts: owed.attempts ?? 0,
-    last_error: owed.last_error ?? null,
-    next_attempt_at: owed.next_attempt_at ?? null
-  }
-
-const byKey = (a: StatusEndpoint, b: StatusEndpoint): number => {
-  if ((a.capability === null) !== (b.capability === null)) return a.capability === null ? 1 : -1
-  for (const [x, y] of [[a.capability ?? "", b.capability ?? ""], [a.peer, b.peer], [a.runtime, b.runtime]] as const) {
-    if (x !== y) return x < y ? -1 : 1
-  }
-  return 0
+/** The board's state: changed only while the board's permit is held. */
+interface State {
+  report: LoadReport
+  loadedByName: Map<string, LoadedPlugin>
+  generation: StatusDocument["generation"]
+  readonly snapshots: Map<string, PluginSnapshot>
+  /** Each isolated plugin's worker heap in use, as last read. */
+  heaps: Map<string, number>
+  endpoints: Map<string, StatusEndpoint>
+  readonly log: Array<StatusLogEntry>
+  lastPoll: string | null
+  lastRefreshError: string
+  // The rows' JSON, made when first asked for after a change: a request costs the small parts.
+  pluginsJson: string | undefined
+  endpointsJson: string | undefined
 }
 
-/** One line saying what changed in an endpoint's entry, or none when nothing a reader cares about did. */
-const endpointLine = (before: StatusEndpoint | undefined, after: StatusEndpoint): Option.Option<string> => {
-  const name = `${after.runtime}-${after.peer}` + (after.capability === null ? "" : ` (${after.capability})`)
-  const parts: Array<string> = []
-  if (after.last !== null && (before?.last === null || before?.last?.at !== after.last.at)) {
-    parts.push(`provision ${after.last.occasion}: ${after.last.state}` + (after.last.exit === null ? "" : ` exit ${after.last.exit}`))
-  }
-  if (before !== undefined && before.standing !== after.standing) parts.push(`${before.standing} → ${after.standing}`)
-  else if (before === undefined && after.standing !== "applied") parts.push(after.standing)
-  if (after.standing === "failing" && after.owed?.last_error !== before?.owed?.last_error && after.owed?.last_error != null) {
-    parts.push(`failed: ${after.owed.last_error.slice(0, 300)}`)
-  }
-  return parts.length === 0 ? Option.none() : Option.some(`${name}: ${parts.join("; ")}`)
+/** What the board knows of the daemon besides its state. */
+interface Daemon {
+  readonly options: StatusBoardOptions
+  readonly startedAt: DateTime.Utc
+  readonly pollMs: number
+  readonly logSize: number
 }
 
-const sameEndpoint = (a: StatusEndpoint, b: StatusEndpoint): boolean => JSON.stringify(a) === JSON.stringify(b)
+type Health = Pick<StatusDocument, "daemon" | "sessions">
+
+const health = (daemon: Daemon, state: State): Effect.Effect<Health> =>
+  Effect.gen(function*() {
+    const now = yield* DateTime.now
+    const s = yield* daemon.options.sessions
+    return {
+      daemon: {
+        pid: process.pid,
+        version: daemon.options.version,
+        started_at: DateTime.formatIso(daemon.startedAt),
+        uptime_ms: DateTime.toEpochMillis(now) - DateTime.toEpochMillis(daemon.startedAt),
+        last_poll_at: state.lastPoll,
+        poll_ms: daemon.pollMs
+      },
+      sessions: { count: s.count, busy: s.busy, idle: Math.max(0, s.count - s.busy) }
+    }
+  })
+
+const rowOf = (state: State, snapshot: PluginSnapshot): StatusPlugin =>
+  pluginRow(snapshot, state.loadedByName.get(snapshot.name), state.heaps.get(snapshot.name))
+
+const pluginRows = (state: State) =>
+  [...state.snapshots.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((s) => rowOf(state, s))
+
+const endpointRows = (state: State) => [...state.endpoints.values()].sort(StatusEndpoints.byKey)
+
+/** Every part of the document but the rows. */
+const rest = (state: State, h: Health) => ({
+  schema: 1 as const,
+  generation: state.generation,
+  skipped: state.report.skipped,
+  missing: state.report.missing,
+  sessions: h.sessions,
+  log: [...state.log],
+  daemon: h.daemon
+})
+
+const documentOf = (state: State, h: Health): StatusDocument => ({
+  ...rest(state, h),
+  plugins: pluginRows(state),
+  endpoints: endpointRows(state)
+})
+
+/** The document's JSON: the cached rows, and the small parts encoded now. */
+const documentJsonOf = (state: State, h: Health): string => {
+  state.pluginsJson ??= JSON.stringify(encodePlugins(pluginRows(state)))
+  state.endpointsJson ??= JSON.stringify(encodeEndpoints(endpointRows(state)))
+  return `{"plugins":${state.pluginsJson},"endpoints":${state.endpointsJson},${JSON.stringify(encodeRest(rest(state, h))).slice(1)}`
+}
+
+const statusJson = (json: string) => `{"_tag":"status","document":${json}}`
+
+/** A log entry, kept in the document (the last `logSize`), and its event. */
+const note = (daemon: Daemon, state: State, kind: StatusLogEntry["kind"], text: string) =>
+  Effect.map(DateTime.now, (now): StatusEvent => {
+    const entry: StatusLogEntry = { at: DateTime.formatIso(now), kind, text }
+    state.log.push(entry)
+    if (state.log.length > daemon.logSize) state.log.splice(0, state.log.length - daemon.logSize)
+    return { _tag: "log", entry }
+  })
+
+/** One registry change: the plugin's row, and a log line when its status changed. */
+const applyChange = (daemon: Daemon, state: State, change: SnapshotChange): Effect.Effect<Array<StatusEvent>> =>
+  Effect.gen(function*() {
+    state.pluginsJson = undefined
+    if (change._tag === "Removed") {
+      if (!state.snapshots.delete(change.name)) return []
+      return [{ _tag: "plugin-removed", name: change.name }, yield* note(daemon, state, "plugin", `${change.name}: removed`)]
+    }
+    const s = change.snapshot
+    const before = state.snapshots.get(s.name)
+    state.snapshots.set(s.name, s)
+    const events: Array<StatusEvent> = [{ _tag: "plugin", plugin: rowOf(state, s) }]
+    if (before?.status !== s.status) {
+      const error = s.status === "error" && s.last_error !== undefined ? ` (${s.last_error.slice(0, 300)})` : ""
+      events.push(yield* note(daemon, state, "plugin", `${s.name}: ${s.status}${error}`))
+    }
+    return events
+  })
+
+/** The serving generation: when it is a new one, its plugins' places and a log line; whether it is new. */
+const refreshGeneration = (daemon: Daemon, state: State, current: LoadReport, events: Array<StatusEvent>) =>
+  Effect.gen(function*() {
+    const newGeneration = current.generation !== state.report.generation
+    state.report = current
+    if (!newGeneration) return false
+    state.loadedByName = new Map(current.loaded.map((p) => [p.name, p]))
+    state.pluginsJson = undefined
+    state.generation = { number: current.generation, started_at: DateTime.formatIso(yield* DateTime.now) }
+    const text = `plugin generation ${current.generation} ready: ${current.loaded.length} loaded, ${current.skipped.length} skipped`
+    events.push(yield* note(daemon, state, "generation", text))
+    return true
+  })
+
+/** The workers' heaps: a plugin whose figure changed is a `plugin` event. */
+const refreshHeaps = (state: State, read: ReadonlyArray<WorkerHeap>, events: Array<StatusEvent>) => {
+  const heaps = new Map(read.flatMap((w) => (Option.isSome(w.heap) ? [[w.plugin, w.heap.value.used] as const] : [])))
+  for (const name of new Set([...state.heaps.keys(), ...heaps.keys()])) {
+    if (state.heaps.get(name) === heaps.get(name)) continue
+    const snapshot = state.snapshots.get(name)
+    state.pluginsJson = undefined
+    if (snapshot !== undefined) events.push({ _tag: "plugin", plugin: pluginRow(snapshot, state.loadedByName.get(name), heaps.get(name)) })
+  }
+  state.heaps = heaps
+}
+
+/** The state root's endpoints: each change an event (and a log line); a failed read keeps the last ones. */
+const refreshEndpoints = (daemon: Daemon, state: State, sources: StatusSources, events: Array<StatusEvent>) =>
+  Effect.gen(function*() {
+    const read = yield* Effect.either(StatusEndpoints.read(sources.capabilities, sources.owed))
+    if (read._tag === "Left") {
+      const message = read.left.message
+      if (message !== state.lastRefreshError) yield* Effect.logWarning(`status page: the state root could not be read: ${message}`)
+      state.lastRefreshError = message
+      return
+    }
+    state.lastRefreshError = ""
+    for (const [event, line] of StatusEndpoints.changes(state.endpoints, read.right)) {
+      events.push(event)
+      state.endpointsJson = undefined
+      if (Option.isSome(line)) events.push(yield* note(daemon, state, "endpoint", line.value))
+    }
+    state.endpoints = read.right
+  })
 
 /**
  * Makes the board over its sources; its fibers (the registry subscription, and `run`'s poll) live
@@ -241,190 +353,43 @@ export const make = (
   sources: StatusSources
 ): Effect.Effect<StatusBoard, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const logSize = options.logSize ?? 100
-    const pollMs = Duration.toMillis(Duration.decode(options.pollInterval))
     const startedAt = yield* DateTime.now
+    const daemon: Daemon = {
+      options,
+      startedAt,
+      pollMs: Duration.toMillis(Duration.decode(options.pollInterval)),
+      logSize: options.logSize ?? 100
+    }
     const lock = yield* Effect.makeSemaphore(1)
     const pubsub = yield* PubSub.sliding<Published>(4096)
-
-    // The board's state, changed only while `lock` is held.
-    let report: LoadReport = yield* sources.report
-    let loadedByName = new Map(report.loaded.map((p) => [p.name, p]))
-    let generation = { number: report.generation, started_at: DateTime.formatIso(startedAt) }
-    const snapshots = new Map<string, PluginSnapshot>()
-    /** Each isolated plugin's worker heap in use, as last read. */
-    let heaps = new Map<string, number>()
-    let endpoints = new Map<string, StatusEndpoint>()
-    const log: Array<StatusLogEntry> = []
-    let lastPoll: string | null = null
-    let lastRefreshError = ""
-    // The rows' JSON, made when first asked for after a change: a request costs the small parts.
-    let pluginsJson: string | undefined
-    let endpointsJson: string | undefined
-
-    const health = Effect.gen(function*() {
-      const now = yield* DateTime.now
-      const s = yield* options.sessions
-      return {
-        daemon: {
-          pid: process.pid,
-          version: options.version,
-          started_at: DateTime.formatIso(startedAt),
-          uptime_ms: DateTime.toEpochMillis(now) - DateTime.toEpochMillis(startedAt),
-          last_poll_at: lastPoll,
-          poll_ms: pollMs
-        },
-        sessions: { count: s.count, busy: s.busy, idle: Math.max(0, s.count - s.busy) }
-      }
-    })
-
-    const pluginRows = () =>
-      [...snapshots.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((s) =>
-        pluginRow(s, loadedByName.get(s.name), heaps.get(s.name))
-      )
-    const endpointRows = () => [...endpoints.values()].sort(byKey)
-    const rest = (h: Effect.Effect.Success<typeof health>) => ({
-      schema: 1 as const,
-      generation,
-      skipped: report.skipped,
-      missing: report.missing,
-      sessions: h.sessions,
-      log: [...log],
-      daemon: h.daemon
-    })
-    const document = Effect.map(health, (h): StatusDocument => ({ ...rest(h), plugins: pluginRows(), endpoints: endpointRows() }))
-    /** The document's JSON: the cached rows, and the small parts encoded now. */
-    const documentJson = Effect.map(health, (h) => {
-      pluginsJson ??= JSON.stringify(encodePlugins(pluginRows()))
-      endpointsJson ??= JSON.stringify(encodeEndpoints(endpointRows()))
-      return `{"plugins":${pluginsJson},"endpoints":${endpointsJson},${JSON.stringify(encodeRest(rest(h))).slice(1)}`
-    })
-    const statusJson = (json: string) => `{"_tag":"status","document":${json}}`
-
-    const note = (kind: StatusLogEntry["kind"], text: string) =>
-      Effect.map(DateTime.now, (now): StatusEvent => {
-        const entry: StatusLogEntry = { at: DateTime.formatIso(now), kind, text }
-        log.push(entry)
-        if (log.length > logSize) log.splice(0, log.length - logSize)
-        return { _tag: "log", entry }
-      })
-
+    const report = yield* sources.report
+    const state: State = {
+      report,
+      loadedByName: new Map(report.loaded.map((p) => [p.name, p])),
+      generation: { number: report.generation, started_at: DateTime.formatIso(startedAt) },
+      snapshots: new Map(),
+      heaps: new Map(),
+      endpoints: new Map(),
+      log: [],
+      lastPoll: null,
+      lastRefreshError: "",
+      pluginsJson: undefined,
+      endpointsJson: undefined
+    }
+    const document = Effect.map(health(daemon, state), (h) => documentOf(state, h))
+    const documentJson = Effect.map(health(daemon, state), (h) => documentJsonOf(state, h))
     const publish = (events: ReadonlyArray<StatusEvent>) =>
       events.length === 0 ? Effect.void : PubSub.publishAll(pubsub, events.map((e) => published(e)))
 
-    /** One registry change: the plugin's row, and a log line when its status changed. */
-    const applyChange = (change: SnapshotChange) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        pluginsJson = undefined
-        if (change._tag === "Removed") {
-          if (!snapshots.delete(change.name)) return
-          return yield* publish([{ _tag: "plugin-removed", name: change.name }, yield* note("plugin", `${change.name}: removed`)])
-        }
-        const s = change.snapshot
-        const before = snapshots.get(s.name)
-        snapshots.set(s.name, s)
-        const events: Array<StatusEvent> = [{ _tag: "plugin", plugin: pluginRow(s, loadedByName.get(s.name), heaps.get(s.name)) }]
-        if (before?.status !== s.status) {
-          events.push(yield* note("plugin", `${s.name}: ${s.status}` + (s.status === "error" && s.last_error !== undefined ? ` (${s.last_error.slice(0, 300)})` : "")))
-        }
-        yield* publish(events)
-      }))
-
-    /** The endpoints as the state root has them now. */
-    const readEndpoints = Effect.gen(function*() {
-      const listing = yield* sources.capabilities
-      const owed = yield* sources.owed
-      const owedBy = new Map(owed.map((r) => [JSON.stringify([r.personality, r.runtime]), r]))
-      const next = new Map<string, StatusEndpoint>()
-      const listed = new Set<string>()
-      for (const c of listing.capabilities) {
-        for (const e of c.endpoints) {
-          const pair = JSON.stringify([e.personality, e.runtime])
-          listed.add(pair)
-          const o = owedBy.get(pair)
-          const entry: StatusEndpoint = {
-            capability: c.declaration.capability,
-            peer: e.personality,
-            runtime: e.runtime,
-            standing: standingOf(o),
-            last: Option.match(e.last, {
-              onNone: () => null,
-              onSome: (l) => ({ state: l.state, occasion: l.occasion, at: l.at, exit: l.exit ?? null, detail: l.detail ?? null })
-            }),
-            owed: owedPart(o)
-          }
-          next.set(endpointKey(entry), entry)
-        }
-      }
-      // Owed work of an endpoint no declaration lists any more (its capability or peer removed).
-      for (const r of owed) {
-        if (listed.has(JSON.stringify([r.personality, r.runtime]))) continue
-        const entry: StatusEndpoint = {
-          capability: null,
-          peer: r.personality,
-          runtime: r.runtime,
-          standing: standingOf(r),
-          last: null,
-          owed: owedPart(r)
-        }
-        next.set(endpointKey(entry), entry)
-      }
-      return next
-    })
-
+    const change = (c: SnapshotChange) => lock.withPermits(1)(Effect.flatMap(applyChange(daemon, state, c), publish))
     const refresh = lock.withPermits(1)(Effect.gen(function*() {
       const events: Array<StatusEvent> = []
-      const current = yield* sources.report
-      const newGeneration = current.generation !== report.generation
-      report = current
-      if (newGeneration) {
-        loadedByName = new Map(current.loaded.map((p) => [p.name, p]))
-        pluginsJson = undefined
-      }
-      if (newGeneration) {
-        generation = { number: current.generation, started_at: DateTime.formatIso(yield* DateTime.now) }
-        events.push(
-          yield* note("generation", `plugin generation ${current.generation} ready: ${current.loaded.length} loaded, ${current.skipped.length} skipped`)
-        )
-      }
-      // The workers' heaps: a plugin whose figure changed is a `plugin` event.
-      const read_heaps = new Map(
-        (yield* sources.heaps).flatMap((w) => (Option.isSome(w.heap) ? [[w.plugin, w.heap.value.used] as const] : []))
-      )
-      for (const name of new Set([...heaps.keys(), ...read_heaps.keys()])) {
-        if (heaps.get(name) === read_heaps.get(name)) continue
-        const snapshot = snapshots.get(name)
-        pluginsJson = undefined
-        if (snapshot !== undefined) events.push({ _tag: "plugin", plugin: pluginRow(snapshot, loadedByName.get(name), read_heaps.get(name)) })
-      }
-      heaps = read_heaps
-      const read = yield* Effect.either(readEndpoints)
-      if (read._tag === "Left") {
-        const message = read.left.message
-        if (message !== lastRefreshError) yield* Effect.logWarning(`status page: the state root could not be read: ${message}`)
-        lastRefreshError = message
-      } else {
-        lastRefreshError = ""
-        const next = read.right
-        for (const [key, entry] of next) {
-          const before = endpoints.get(key)
-          if (before !== undefined && sameEndpoint(before, entry)) continue
-          events.push({ _tag: "endpoint", endpoint: entry })
-          endpointsJson = undefined
-          const line = endpointLine(before, entry)
-          if (Option.isSome(line)) events.push(yield* note("endpoint", line.value))
-        }
-        for (const [key, entry] of endpoints) {
-          if (next.has(key)) continue
-          events.push({ _tag: "endpoint-removed", capability: entry.capability, peer: entry.peer, runtime: entry.runtime })
-          endpointsJson = undefined
-        }
-        endpoints = next
-      }
-      lastPoll = DateTime.formatIso(yield* DateTime.now)
-      const h = yield* health
+      const newGeneration = yield* refreshGeneration(daemon, state, yield* sources.report, events)
+      refreshHeaps(state, yield* sources.heaps, events)
+      yield* refreshEndpoints(daemon, state, sources, events)
+      state.lastPoll = DateTime.formatIso(yield* DateTime.now)
+      yield* publish([...events, { _tag: "health", ...(yield* health(daemon, state)) }])
       // A new generation: the whole document (skipped, missing and every row may have changed).
-      yield* publish([...events, { _tag: "health", ...h }])
       if (newGeneration) {
         const json = statusJson(yield* documentJson)
         yield* PubSub.publish(pubsub, published({ _tag: "status", document: yield* document }, () => json))
@@ -433,8 +398,8 @@ export const make = (
 
     // The registry's current snapshots, then every change; first pass before the board is returned.
     const first = yield* sources.snapshots
-    yield* Effect.forEach(first, (snapshot) => applyChange({ _tag: "Updated", snapshot }), { discard: true })
-    yield* Effect.forkScoped(Stream.runForEach(sources.changes, applyChange))
+    yield* Effect.forEach(first, (snapshot) => change({ _tag: "Updated", snapshot }), { discard: true })
+    yield* Effect.forkScoped(Stream.runForEach(sources.changes, change))
     yield* refresh
 
     const current = lock.withPermits(1)(document)

@@ -28,6 +28,7 @@
  *   events are encoded by their Schemas.
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -130,7 +131,10 @@ const clientCounted = <A>(stream: Stream.Stream<A>): Stream.Stream<A> =>
   )
 
 /** Host, token and method checks before any route, and the security headers after every one. */
-const guard = (options: StatusServerOptions, routes: HttpApp.Default<HttpServerError.RouteNotFound>): HttpApp.Default =>
+const guard = <R>(
+  options: StatusServerOptions,
+  routes: HttpApp.Default<HttpServerError.RouteNotFound, R>
+): HttpApp.Default<never, R> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const host = request.headers["host"] ?? ""
@@ -153,8 +157,18 @@ const guard = (options: StatusServerOptions, routes: HttpApp.Default<HttpServerE
  * @since 0.1.0
  * @category constructors
  */
-export const app = (board: StatusBoard, options: StatusServerOptions): HttpApp.Default =>
+export const app = (board: StatusBoard, options: StatusServerOptions): HttpApp.Default<never, FileSystem.FileSystem> =>
   guard(options, routes(board, options.stopping))
+
+/** An asset's file as it is; a missing or refused file is a `500` that names it. */
+const asset = (file: StatusPage.Asset) =>
+  StatusPage.read(file).pipe(
+    Effect.map(Option.match({
+      onNone: () => problem(500, `the status page's asset ${file.file} is missing`),
+      onSome: (text) => HttpServerResponse.text(text, { contentType: file.contentType })
+    })),
+    Effect.catchTag("FileRefused", (e) => Effect.succeed(problem(500, e.message)))
+  )
 
 const routes = (board: StatusBoard, stopping: Effect.Effect<void>) =>
   HttpRouter.empty.pipe(
@@ -184,6 +198,6 @@ const routes = (board: StatusBoard, stopping: Effect.Effect<void>) =>
     HttpRouter.get("/", Effect.map(board.current, (document) => HttpServerResponse.html(StatusPage.page(document)))),
     // Browsers ask for it on their own; the page has no icon (and a 404 would be an error in their console).
     HttpRouter.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204 }))),
-    HttpRouter.get("/assets/status.css", Effect.succeed(HttpServerResponse.text(StatusPage.stylesheet, { contentType: "text/css; charset=utf-8" }))),
-    HttpRouter.get("/assets/status.js", Effect.succeed(HttpServerResponse.text(StatusPage.script, { contentType: "text/javascript; charset=utf-8" }))),
+    HttpRouter.get(StatusPage.stylesheet.path, asset(StatusPage.stylesheet)),
+    HttpRouter.get(StatusPage.script.path, asset(StatusPage.script))
   )
