@@ -49,6 +49,7 @@ import { oneLine } from "../../schema/OneLine.ts"
 import type { Contributions } from "../Contributions.ts"
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import { CityConfig } from "../city/CityConfig.ts"
+import * as CityRoot from "../city/CityRoot.ts"
 import { ExecutionLeases } from "../city/ExecutionLeases.ts"
 import { makeScope } from "../city/CityService.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
@@ -57,7 +58,7 @@ import * as Dependencies from "../city/Dependencies.ts"
 import { PluginContext } from "../PluginContext.ts"
 import type { PluginLifecycleContext, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { Siblings, type SiblingsShape, type SiblingViews } from "../Siblings.ts"
-import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
+import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, pluginRoots, readFolder } from "./Discovery.ts"
 import * as HostModules from "./internal/resolveHook.ts"
 import * as WorkerPlugin from "../isolation/WorkerPlugin.ts"
 import { Workers } from "../isolation/Workers.ts"
@@ -159,11 +160,8 @@ export const make = (options: LoaderOptions) =>
     const enabledNames = new Set(options.enabled === "all" ? [] : options.enabled)
     const enabled = { has: (name: string) => allEnabled || enabledNames.has(name) }
     const licensed = new Set(options.licensed)
-    const settingsFile = options.settingsFile ?? path.join(config.root, "plugins.json")
-    const roots: ReadonlyArray<PluginRoot> = [
-      ...(options.bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(options.bundledRoot) }]),
-      { kind: "instance", path: path.resolve(options.instanceRoot ?? path.join(config.root, "plugins")) }
-    ]
+    const settingsFile = options.settingsFile ?? CityRoot.settingsFile(config.root)
+    const roots = pluginRoots(options.bundledRoot, options.instanceRoot ?? CityRoot.instanceRoot(config.root))
 
     // Sibling access at the time of use: every call leases the view current *then*.
     const calls = makeScope(registry, leases)
