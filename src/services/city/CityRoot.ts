@@ -11,6 +11,7 @@
  */
 import * as os from "node:os"
 import * as path from "node:path"
+import type { RootKind } from "../../schema/LoadReport.ts"
 
 /**
  * The state root rule, on explicit inputs: `root`, else `CITY_ROOT` when it is set and not empty,
@@ -58,6 +59,21 @@ export const settingsFile = (root: string): string => path.join(root, "plugins.j
  * @category paths
  */
 export const instanceRoot = (root: string): string => path.resolve(root, "plugins")
+
+/**
+ * The plugin roots in scan order (docs/plugin-loader-lifecycle.md, "Lifecycle and layout"): the
+ * bundled root when there is one, then the instance root (`instanceRoot` unless the host names
+ * another).
+ * @since 0.1.0
+ * @category paths
+ */
+export const pluginRoots = (
+  bundled: string | undefined,
+  instance: string
+): ReadonlyArray<{ readonly kind: RootKind; readonly path: string }> => [
+  ...(bundled === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(bundled) }]),
+  { kind: "instance", path: path.resolve(instance) }
+]
 
 /**
  * The cross-process root lock's directory: `<root>/.lock`.

@@ -46,16 +46,6 @@ export interface PluginRoot {
 }
 
 /**
- * The plugin roots in scan order: the bundled root (when there is one), then the instance root.
- * @since 0.1.0
- * @category discovery
- */
-export const pluginRoots = (bundled: string | undefined, instance: string): ReadonlyArray<PluginRoot> => [
-  ...(bundled === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(bundled) }]),
-  { kind: "instance", path: path.resolve(instance) }
-]
-
-/**
  * One plugin folder found in a root: its manifest (and the warnings about it), or why the
  * manifest was refused.
  * @since 0.1.0

@@ -15,7 +15,7 @@ import { oneLine } from "../../schema/OneLine.ts"
 import { firstIssue } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
 import * as CityRoot from "../city/CityRoot.ts"
-import { type PluginRoot, pluginRoots } from "./Discovery.ts"
+import type { PluginRoot } from "./Discovery.ts"
 import type { LoaderOptions } from "./PluginLoader.ts"
 
 /**
@@ -105,7 +105,7 @@ export const options = (
     const bundledRoot = bundled ?? settings.bundledRoot
     const instanceRoot = CityRoot.instanceRoot(root)
     return {
-      roots: pluginRoots(bundledRoot, instanceRoot),
+      roots: CityRoot.pluginRoots(bundledRoot, instanceRoot),
       bundledRoot,
       instanceRoot,
       enabled: settings.enabled ?? "all",
