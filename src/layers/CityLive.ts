@@ -100,27 +100,63 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
     Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseRecorder.layer, config))
   )
 
-const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
+/** The core services the City façade and its close read. */
+type CoreServices =
+  | PluginRegistry.PluginRegistry
+  | ExecutionLeases.ExecutionLeases
+  | Workspaces.Workspaces
+  | Sessions.Sessions
+  | CloseRecorder.CloseRecorder
+
+/**
+ * A City assembled from its core: the core's services, the `City` façade over them, and its close.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Assembled<ROut> {
+  /** The core's services, as built. */
+  readonly context: Context.Context<ROut>
+  /** The `City` façade over that core. */
+  readonly city: CityShape
+  /** `city.close`, and the teardown the current Scope runs. */
+  readonly close: CityClose.CityClose
+}
+
+/**
+ * The one assembly of a City from its core (`City.make`, `Loader.city`, `CityTest`,
+ * `PluginHarness`): the core is built in a Scope of its own that `city.close` closes, and closing
+ * the current Scope runs the close's teardown.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromCore = <ROut, E, R>(
+  core: Layer.Layer<ROut | CoreServices, E, R>
+): Effect.Effect<Assembled<ROut | CoreServices>, E, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const plugins = options.plugins ?? []
-    yield* StartPlugins.check(plugins)
     const outer = yield* Effect.scope
     const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-    const context = yield* Layer.buildWithScope(core(config), inner)
+    const context = yield* Layer.buildWithScope(core, inner)
     const registry = Context.get(context, PluginRegistry.PluginRegistry)
+    const close = yield* CityClose.make(inner, Context.get(context, CloseRecorder.CloseRecorder))
+    yield* Scope.addFinalizer(outer, close.teardown)
     const leases = Context.get(context, ExecutionLeases.ExecutionLeases)
-    const { close, teardown } = yield* CityClose.make(inner, Context.get(context, CloseRecorder.CloseRecorder))
-    yield* Scope.addFinalizer(outer, teardown)
-
     const city: CityShape = {
       plugins: registry,
       workspaces: Context.get(context, Workspaces.Workspaces),
       agents: Context.get(context, Sessions.Sessions).agents,
       leases,
       scope: makeScope(registry, leases),
-      close
+      close: close.close
     }
-    yield* StartPlugins.start(registry, plugins)
+    return { context, city, close }
+  })
+
+const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
+  Effect.gen(function*() {
+    const plugins = options.plugins ?? []
+    yield* StartPlugins.check(plugins)
+    const { city, context } = yield* fromCore(core(config))
+    yield* StartPlugins.start(Context.get(context, PluginRegistry.PluginRegistry), plugins)
     return city
   })
 

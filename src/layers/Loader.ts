@@ -11,18 +11,10 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
-import { City, type CityShape, makeScope } from "../services/city/CityService.ts"
+import { City } from "../services/city/CityService.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
-import * as CityClose from "../services/city/CityClose.ts"
-import { CloseRecorder } from "../services/city/CloseRecorder.ts"
-import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
-import { PluginRegistry } from "../services/city/PluginRegistry.ts"
-import { Sessions } from "../services/city/Sessions.ts"
-import { Workspaces } from "../services/city/Workspaces.ts"
-import { core } from "./CityLive.ts"
+import { core, fromCore } from "./CityLive.ts"
 import * as Generations from "../services/loader/Generations.ts"
 import * as Workers from "../services/isolation/Workers.ts"
 import * as PluginLoader from "../services/loader/PluginLoader.ts"
@@ -57,21 +49,6 @@ export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.Loa
  * @category layers
  */
 export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoader.LoaderOptions) =>
-  Layer.scopedContext(Effect.gen(function*() {
-    const outer = yield* Effect.scope
-    const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-    const context = yield* Layer.buildWithScope(withCore(cityOptions, options), inner)
-    const registry = Context.get(context, PluginRegistry)
-    const leases = Context.get(context, ExecutionLeases)
-    const { close, teardown } = yield* CityClose.make(inner, Context.get(context, CloseRecorder))
-    yield* Scope.addFinalizer(outer, teardown)
-    const shape: CityShape = {
-      plugins: registry,
-      workspaces: Context.get(context, Workspaces),
-      agents: Context.get(context, Sessions).agents,
-      leases,
-      scope: makeScope(registry, leases),
-      close
-    }
-    return Context.add(context, City, shape)
-  }))
+  Layer.scopedContext(
+    Effect.map(fromCore(withCore(cityOptions, options)), ({ city, context }) => Context.add(context, City, city))
+  )

@@ -66,14 +66,13 @@ import type { Plugin } from "../services/Plugin.ts"
 import type { PluginLifecycleContextShape } from "../services/PluginLifecycleContext.ts"
 import type { SiblingNeed } from "../services/Siblings.ts"
 import { BoundCalls } from "../services/city/Calls.ts"
-import * as CityClose from "../services/city/CityClose.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
-import { CloseRecorder } from "../services/city/CloseRecorder.ts"
+import * as CityRoot from "../services/city/CityRoot.ts"
 import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
 import { emptyPlugins, ExecutionView, instanceIn, withInstance } from "../services/city/ExecutionView.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
-import { core } from "./CityLive.ts"
+import { core, fromCore } from "./CityLive.ts"
 import * as CityTest from "./CityTest.ts"
 
 /**
@@ -259,12 +258,9 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
       drainTimeout: options.drainTimeout ?? CityTest.defaults.drainTimeout,
       disposeConcurrency: options.disposeConcurrency
     })
-    const inner = yield* Scope.fork(own, ExecutionStrategy.sequential)
-    const context = yield* Layer.buildWithScope(core(Layer.succeed(CityConfig.CityConfig, config)), inner)
+    const { context } = yield* Scope.extend(fromCore(core(Layer.succeed(CityConfig.CityConfig, config))), own)
     const registry = Context.get(context, PluginRegistry)
     const leases = Context.get(context, ExecutionLeases)
-    const { teardown } = yield* CityClose.make(inner, Context.get(context, CloseRecorder))
-    yield* Scope.addFinalizer(own, teardown)
 
     // A SiblingNeed is types only (nothing reads it from a context), as for a City's start plugins.
     const siblings = (options.siblings ?? []) as ReadonlyArray<Plugin<unknown, Exclude<RS, SiblingNeed<any>>>>
@@ -337,7 +333,7 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
       ...callsFor(base),
       name,
       root,
-      storage: path.join(root, "data", name),
+      storage: CityRoot.dataFolder(root, name),
       withContext: (context) =>
         callsFor({
           agent: context.agent ?? base.agent,

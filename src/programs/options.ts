@@ -23,7 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { isAbsolute, resolve } from "node:path"
-import * as CityConfig from "../services/city/CityConfig.ts"
+import * as CityRoot from "../services/city/CityRoot.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
 
 /** What one help row says about a parameter. */
@@ -150,9 +150,9 @@ export const inputFile = (path: string) =>
 export const text = (name: string, description: string) =>
   described(Args.text({ name }), { kind: "argument", usage: `<${name}>`, description })
 
-/** `--root`, else `$CITY_ROOT`, else `~/.city` (the library's rule, CityConfig.rootFrom). */
+/** `--root`, else `$CITY_ROOT`, else `~/.city` (the library's rule, CityRoot.rootFrom). */
 export const resolveRoot = (flag: Option.Option<string>, invocation: InvocationShape): string =>
-  CityConfig.rootFrom({ root: Option.getOrUndefined(flag), env: invocation.env, home: invocation.home, cwd: invocation.cwd })
+  CityRoot.rootFrom({ root: Option.getOrUndefined(flag), env: invocation.env, home: invocation.home, cwd: invocation.cwd })
 
 /** The options of every verb that runs provisioning commands. */
 export const commandOptions = { root, json, timeoutMs, concurrency }

@@ -56,6 +56,7 @@ import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
 import * as RootLock from "../../src/services/capabilities/RootLock.ts"
 import * as RestartRequests from "../../src/services/loader/RestartRequests.ts"
+import * as CityRoot from "../../src/services/city/CityRoot.ts"
 import * as Settings from "../../src/services/loader/Settings.ts"
 import * as LiveApplication from "../../src/layers/LiveApplication.ts"
 import { Applier } from "../../src/services/live/Applier.ts"
@@ -498,12 +499,12 @@ const settingsScenarios: ReadonlyArray<Scenario> = [
   {
     name: "plugins.json rewritten in place (an editor's save), then the operator's fix of a refused file",
     setup: Effect.flatMap(StateRoot.StateRoot, (state) =>
-      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.writeFileString(Settings.settingsFile(state.root), settingsBefore))),
+      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.writeFileString(CityRoot.settingsFile(state.root), settingsBefore))),
     // An editor's save: the file truncated and written where it is in two writes, no temp file,
     // no fsync.
     act: Effect.gen(function*() {
       const state = yield* StateRoot.StateRoot
-      const file = yield* (yield* FileSystem.FileSystem).open(Settings.settingsFile(state.root), { flag: "w" })
+      const file = yield* (yield* FileSystem.FileSystem).open(CityRoot.settingsFile(state.root), { flag: "w" })
       const bytes = new TextEncoder().encode(settingsAfter)
       yield* file.writeAll(bytes.subarray(0, 40))
       yield* file.writeAll(bytes.subarray(40))
@@ -515,8 +516,8 @@ const settingsScenarios: ReadonlyArray<Scenario> = [
       const read = yield* Effect.either(Settings.read(state.root))
       if (read._tag === "Right") return
       expect(read.left).toMatchObject({ _tag: "InvalidFile", reason: "LoaderSettings" })
-      expect(read.left.message).toContain(Settings.settingsFile(state.root))
-      yield* (yield* FileSystem.FileSystem).writeFileString(Settings.settingsFile(state.root), settingsAfter)
+      expect(read.left.message).toContain(CityRoot.settingsFile(state.root))
+      yield* (yield* FileSystem.FileSystem).writeFileString(CityRoot.settingsFile(state.root), settingsAfter)
     }),
     check: Effect.gen(function*() {
       const state = yield* StateRoot.StateRoot

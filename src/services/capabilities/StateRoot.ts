@@ -42,6 +42,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import type { FileRefused } from "../../schema/FileErrors.ts"
+import * as CityRoot from "../city/CityRoot.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { fileMode, folderMode } from "./FileModes.ts"
 import * as RootLock from "./RootLock.ts"
@@ -134,6 +135,105 @@ const isNotFound = (e: { readonly _tag: string; readonly reason?: string }) =>
 const isAlreadyExists = (e: { readonly _tag: string; readonly reason?: string }) =>
   e._tag === "SystemError" && e.reason === "AlreadyExists"
 
+const fail = (operation: string, file: string) => (cause: unknown) =>
+  new StateError({ operation, path: file, detail: describe(cause), cause })
+
+/** Makes and tightens the folders under `root`: 0700 whatever the umask (see the module doc). */
+const privateFolders = (fs: FileSystem.FileSystem, path: Path.Path, root: string) => {
+  /** Makes `dir` 0700 whatever the umask, each missing parent first; an existing `dir` is left alone. */
+  const makeMissing = (dir: string): Effect.Effect<void, PlatformError.PlatformError> =>
+    fs.makeDirectory(dir, { mode: folderMode }).pipe(
+      Effect.zipRight(fs.chmod(dir, folderMode)),
+      Effect.catchIf(isAlreadyExists, () => Effect.void),
+      Effect.catchIf(
+        (e) => isNotFound(e) && path.dirname(dir) !== dir,
+        () => Effect.zipRight(makeMissing(path.dirname(dir)), makeMissing(dir))
+      )
+    )
+
+  /**
+   * The folders this process made or tightened: each is done once (a joint writes after every
+   * call). A write that finds its folder gone forgets them and does them again.
+   */
+  const tightened = new Set<string>()
+
+  /**
+   * `dir` (absolute) and each folder between it and the root, tightened to 0700, or made when
+   * missing; the root itself is only made when missing.
+   */
+  const privateFolder = (dir: string): Effect.Effect<void, PlatformError.PlatformError> => {
+    const inside = path.relative(root, dir)
+    if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) return makeMissing(dir)
+    const parts = inside.split(path.sep)
+    return Effect.forEach(
+      parts.map((_, i) => path.join(root, ...parts.slice(0, i + 1))).filter((level) => !tightened.has(level)),
+      (level) =>
+        fs.chmod(level, folderMode).pipe(
+          Effect.catchIf(isNotFound, () => makeMissing(level)),
+          Effect.tap(() => Effect.sync(() => void tightened.add(level)))
+        ),
+      { discard: true }
+    )
+  }
+
+  return { makeMissing, privateFolder, forget: Effect.sync(() => tightened.clear()) }
+}
+
+/** Writes `text` to `target` atomically, 0600: temp file, fsync, rename, fsync of the folder. */
+const atomicWriter = (fs: FileSystem.FileSystem, path: Path.Path, folders: ReturnType<typeof privateFolders>) => {
+  let counter = 0
+  return (target: string, text: string): Effect.Effect<void, StateError> => {
+    const dir = path.dirname(target)
+    const tmp = `${target}.${process.pid}.${++counter}.tmp`
+    const bytes = new TextEncoder().encode(text)
+    const opened = Effect.scoped(
+      Effect.flatMap(fs.open(tmp, { flag: "w", mode: fileMode }), (file) => Effect.zipRight(file.writeAll(bytes), file.sync))
+    )
+    return Effect.gen(function*() {
+      yield* folders.privateFolder(dir)
+      yield* opened.pipe(
+        Effect.catchIf(isNotFound, () => Effect.zipRight(folders.forget, Effect.zipRight(folders.privateFolder(dir), opened)))
+      )
+      // The umask may have taken bits of `fileMode` at the open; the rename keeps the mode.
+      yield* fs.chmod(tmp, fileMode)
+      yield* fs.rename(tmp, target)
+      // Make the rename itself durable; some file systems refuse to fsync a directory.
+      yield* Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
+    }).pipe(
+      Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)),
+      Effect.mapError(fail("write", target))
+    )
+  }
+}
+
+/** Succeeds when `root` is an existing directory; `RootNotFound` when it does not exist. */
+const requireRoot = (fs: FileSystem.FileSystem, root: string) =>
+  fs.stat(root).pipe(
+    Effect.catchIf(isNotFound, () => Effect.fail(new RootNotFound({ root }))),
+    Effect.mapError((e) => e._tag === "RootNotFound" ? e : fail("read", root)(e)),
+    Effect.flatMap((info) =>
+      info.type === "Directory"
+        ? Effect.void
+        : Effect.fail(new StateError({ operation: "use", path: root, detail: "not a directory" }))
+    )
+  )
+
+/** The cross-process root lock for the caller's Scope, on an existing root. */
+const lockRoot = (fs: FileSystem.FileSystem, root: string, config: StateRootConfig) => {
+  const lockWait = Duration.decode(config.lockWait ?? Duration.minutes(10))
+  return Effect.zipRight(
+    requireRoot(fs, root),
+    RootLock.hold(root, CityRoot.lockFolder(root), lockWait, config.lockNotice).pipe(
+      Effect.provideService(FileSystem.FileSystem, fs),
+      Effect.mapError((cause) =>
+        cause._tag === "Busy"
+          ? new RootLockBusy({ root, waitedMs: Duration.toMillis(lockWait) })
+          : fail("lock", root)(cause.error)
+      )
+    )
+  )
+}
+
 /**
  * Makes the state root service on a directory.
  * @since 0.1.0
@@ -147,90 +247,11 @@ export const make = (config: StateRootConfig): Effect.Effect<
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const root = path.resolve(config.root)
-    const lockWait = Duration.decode(config.lockWait ?? Duration.minutes(10))
+    const root = CityRoot.resolve(config.root)
     const resolve = (relative: string) => path.join(root, relative)
-    const fail = (operation: string, file: string) => (cause: unknown) =>
-      new StateError({ operation, path: file, detail: describe(cause), cause })
-
-    /** Makes `dir` 0700 whatever the umask, each missing parent first; an existing `dir` is left alone. */
-    const makeMissing = (dir: string): Effect.Effect<void, PlatformError.PlatformError> =>
-      fs.makeDirectory(dir, { mode: folderMode }).pipe(
-        Effect.zipRight(fs.chmod(dir, folderMode)),
-        Effect.catchIf(isAlreadyExists, () => Effect.void),
-        Effect.catchIf(
-          (e) => isNotFound(e) && path.dirname(dir) !== dir,
-          () => Effect.zipRight(makeMissing(path.dirname(dir)), makeMissing(dir))
-        )
-      )
-
-    /**
-     * `dir` (absolute) and each folder between it and the root, tightened to 0700, or made when
-     * missing; the root itself is only made when missing.
-     */
-    const privateFolder = (dir: string): Effect.Effect<void, PlatformError.PlatformError> => {
-      const inside = path.relative(root, dir)
-      if (inside === "" || inside.startsWith("..") || path.isAbsolute(inside)) return makeMissing(dir)
-      const parts = inside.split(path.sep)
-      return Effect.forEach(
-        parts.map((_, i) => path.join(root, ...parts.slice(0, i + 1))).filter((level) => !tightened.has(level)),
-        (level) =>
-          fs.chmod(level, folderMode).pipe(
-            Effect.catchIf(isNotFound, () => makeMissing(level)),
-            Effect.tap(() => Effect.sync(() => void tightened.add(level)))
-          ),
-        { discard: true }
-      )
-    }
-    /**
-     * The folders this process made or tightened: each is done once (a joint writes after every
-     * call). A write that finds its folder gone forgets them and does them again.
-     */
-    const tightened = new Set<string>()
-
-    const ensure = makeMissing(root).pipe(Effect.mapError(fail("create", root)))
-
-    const require = fs.stat(root).pipe(
-      Effect.catchIf(isNotFound, () => Effect.fail(new RootNotFound({ root }))),
-      Effect.mapError((e) => e._tag === "RootNotFound" ? e : fail("read", root)(e)),
-      Effect.flatMap((info) =>
-        info.type === "Directory"
-          ? Effect.void
-          : Effect.fail(new StateError({ operation: "use", path: root, detail: "not a directory" }))
-      )
-    )
-
-    let counter = 0
-    const writeText = (relative: string, text: string) => {
-      const target = resolve(relative)
-      const dir = path.dirname(target)
-      const tmp = `${target}.${process.pid}.${++counter}.tmp`
-      const bytes = new TextEncoder().encode(text)
-      const opened = Effect.scoped(
-        Effect.flatMap(fs.open(tmp, { flag: "w", mode: fileMode }), (file) =>
-          Effect.zipRight(file.writeAll(bytes), file.sync))
-      )
-      return Effect.gen(function*() {
-        yield* privateFolder(dir)
-        yield* opened.pipe(
-          Effect.catchIf(isNotFound, () =>
-            Effect.suspend(() => {
-              tightened.clear()
-              return Effect.zipRight(privateFolder(dir), opened)
-            }))
-        )
-        // The umask may have taken bits of `fileMode` at the open; the rename keeps the mode.
-        yield* fs.chmod(tmp, fileMode)
-        yield* fs.rename(tmp, target)
-        // Make the rename itself durable; some file systems refuse to fsync a directory.
-        yield* Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
-      }).pipe(
-        Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)),
-        Effect.mapError(fail("write", target))
-      )
-    }
-
-    const writeJson = (relative: string, value: unknown) => writeText(relative, `${JSON.stringify(value, null, 2)}\n`)
+    const folders = privateFolders(fs, path, root)
+    const write = atomicWriter(fs, path, folders)
+    const writeText = (relative: string, text: string) => write(resolve(relative), text)
 
     // Asynchronous, through the one reader: a synchronous read of a FIFO under the root would
     // freeze the whole process (docs/design.md, "State and durability").
@@ -241,58 +262,35 @@ export const make = (config: StateRootConfig): Effect.Effect<
         Effect.provideService(FileSystem.FileSystem, fs)
       )
     }
-    const readText = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) =>
-      reading(relative, (file) => TextFile.read(file, kind))
-    const inspect = (relative: string, kind: TextFile.FileKind = TextFile.kinds.stateDocument) =>
-      reading(relative, (file) => TextFile.inspect(file, kind))
-    const readInspected = (relative: string, info: FileSystem.File.Info, kind: TextFile.FileKind = TextFile.kinds.stateDocument) =>
-      reading(relative, (file) => TextFile.readChecked(file, kind, info))
-
-    const remove = (relative: string) => {
-      const file = resolve(relative)
-      return fs.remove(file, { recursive: true, force: true }).pipe(Effect.mapError(fail("remove", file)))
-    }
-
-    const makeDirectory = (relative: string) => {
-      const dir = resolve(relative)
-      return privateFolder(dir).pipe(Effect.mapError(fail("create", dir)))
-    }
-
-    const list = (relative: string) => {
-      const dir = resolve(relative)
-      return fs.readDirectory(dir).pipe(
-        Effect.map((entries): ReadonlyArray<string> => entries.sort()),
-        Effect.catchIf(isNotFound, () => Effect.succeed([])),
-        Effect.mapError(fail("list", dir))
-      )
-    }
-
-    const lock = Effect.zipRight(
-      require,
-      RootLock.hold(root, path.join(root, ".lock"), lockWait, config.lockNotice).pipe(
-        Effect.provideService(FileSystem.FileSystem, fs),
-        Effect.mapError((cause) =>
-          cause._tag === "Busy"
-            ? new RootLockBusy({ root, waitedMs: Duration.toMillis(lockWait) })
-            : fail("lock", root)(cause.error)
-        )
-      )
-    )
 
     return StateRoot.of({
       root,
       resolve,
-      ensure,
-      require,
-      readText,
-      inspect,
-      readInspected,
+      ensure: folders.makeMissing(root).pipe(Effect.mapError(fail("create", root))),
+      require: requireRoot(fs, root),
+      readText: (relative, kind = TextFile.kinds.stateDocument) => reading(relative, (file) => TextFile.read(file, kind)),
+      inspect: (relative, kind = TextFile.kinds.stateDocument) => reading(relative, (file) => TextFile.inspect(file, kind)),
+      readInspected: (relative, info, kind = TextFile.kinds.stateDocument) =>
+        reading(relative, (file) => TextFile.readChecked(file, kind, info)),
       writeText,
-      writeJson,
-      makeDirectory,
-      remove,
-      list,
-      lock
+      writeJson: (relative, value) => writeText(relative, `${JSON.stringify(value, null, 2)}\n`),
+      makeDirectory: (relative) => {
+        const dir = resolve(relative)
+        return folders.privateFolder(dir).pipe(Effect.mapError(fail("create", dir)))
+      },
+      remove: (relative) => {
+        const file = resolve(relative)
+        return fs.remove(file, { recursive: true, force: true }).pipe(Effect.mapError(fail("remove", file)))
+      },
+      list: (relative) => {
+        const dir = resolve(relative)
+        return fs.readDirectory(dir).pipe(
+          Effect.map((entries): ReadonlyArray<string> => entries.sort()),
+          Effect.catchIf(isNotFound, () => Effect.succeed([])),
+          Effect.mapError(fail("list", dir))
+        )
+      },
+      lock: lockRoot(fs, root, config)
     })
   })
 

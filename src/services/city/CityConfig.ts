@@ -1,9 +1,7 @@
 /**
  * The City's options, resolved to their defaults once; from code (`resolve(options)`) or from the
- * environment through Effect `Config` (`config`).
- *
- * One rule for the state root everywhere (library, CLI, daemon): an explicit root, else
- * `$CITY_ROOT` when it is set and not empty, else `~/.city`.
+ * environment through Effect `Config` (`config`). The root is resolved by the one state root rule
+ * (CityRoot.ts).
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
@@ -12,8 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as os from "node:os"
-import * as path from "node:path"
+import * as CityRoot from "./CityRoot.ts"
 
 /**
  * The City's options as a host gives them: every one optional, with its default.
@@ -21,7 +18,7 @@ import * as path from "node:path"
  * @category models
  */
 export interface CityOptions {
-  /** The City's state root; plugin storage lives in `<root>/data/<name>`. Default: see the module doc. */
+  /** The City's state root; plugin storage lives in `<root>/data/<name>`. Default: see CityRoot.ts. */
   readonly root?: string | undefined
   /** Bound on each plugin's initialize. Default 30 seconds. */
   readonly initializeTimeout?: Duration.DurationInput | undefined
@@ -54,38 +51,12 @@ export interface CityConfigShape {
 export class CityConfig extends Context.Tag("effect-city/CityConfig")<CityConfig, CityConfigShape>() {}
 
 /**
- * The state root rule, on explicit inputs: `root`, else `CITY_ROOT` when it is set and not empty,
- * else `<home>/.city`; a relative path is read from `cwd`. The library, the CLI and the daemon all
- * use it.
- * @since 0.1.0
- * @category constructors
- */
-export const rootFrom = (options: {
-  readonly root?: string | undefined
-  readonly env: Readonly<Record<string, string | undefined>>
-  readonly home: string
-  readonly cwd: string
-}): string => {
-  const fromEnv = options.env["CITY_ROOT"]
-  const chosen = options.root ?? (fromEnv !== undefined && fromEnv !== "" ? fromEnv : path.join(options.home, ".city"))
-  return path.resolve(options.cwd, chosen)
-}
-
-/**
- * The state root of this process: `rootFrom` on its environment, home and working directory.
- * @since 0.1.0
- * @category constructors
- */
-export const resolveRoot = (root?: string | undefined): string =>
-  rootFrom({ root, env: process.env, home: os.homedir(), cwd: process.cwd() })
-
-/**
- * Resolves options to their defaults (see `CityOptions`) and the root by the root rule.
+ * Resolves options to their defaults (see `CityOptions`) and the root by the state root rule.
  * @since 0.1.0
  * @category constructors
  */
 export const resolve = (options: CityOptions = {}): CityConfigShape => ({
-  root: resolveRoot(options.root),
+  root: CityRoot.resolve(options.root),
   initializeTimeout: Duration.decode(options.initializeTimeout ?? "30 seconds"),
   disposeTimeout: Duration.decode(options.disposeTimeout ?? "10 seconds"),
   disposeConcurrency: options.disposeConcurrency === "unbounded"

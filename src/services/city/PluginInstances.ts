@@ -29,7 +29,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { mkdirSync } from "node:fs"
-import * as path from "node:path"
 import { describeCause, PluginInitializeFailed } from "../../schema/Errors.ts"
 import { spans, traceLifecycle } from "../Observability.ts"
 import { unsafeLifecycleDuration } from "../internal/counters.ts"
@@ -41,6 +40,7 @@ import { SiblingViews, type SiblingViewsShape } from "../Siblings.ts"
 import { LeaseTable } from "./LeaseTable.ts"
 import { providerIn } from "./ExecutionView.ts"
 import { CityConfig } from "./CityConfig.ts"
+import * as CityRoot from "./CityRoot.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { PluginInstance } from "./ExecutionView.ts"
 import { closeScope, type PluginLife, make as makePluginLife } from "./PluginLife.ts"
@@ -162,7 +162,7 @@ export const make = Effect.gen(function*() {
         const lifecycle = LifecycleContext.make({
           name,
           version: plugin.version,
-          storage: new LazyStorage(path.join(config.root, "data", name)),
+          storage: new LazyStorage(CityRoot.dataFolder(config.root, name)),
           scope,
           requestReload: options?.requestReload,
           config: options?.config

@@ -49,9 +49,10 @@ import { oneLine } from "../../schema/OneLine.ts"
 import type { Contributions } from "../Contributions.ts"
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import { CityConfig } from "../city/CityConfig.ts"
+import * as CityRoot from "../city/CityRoot.ts"
 import { ExecutionLeases } from "../city/ExecutionLeases.ts"
 import { makeScope } from "../city/CityService.ts"
-import { PluginRegistry } from "../city/PluginRegistry.ts"
+import { PluginRegistry, type PluginRegistryShape } from "../city/PluginRegistry.ts"
 import { make as makePlugin, type Plugin, requirements } from "../Plugin.ts"
 import * as Dependencies from "../city/Dependencies.ts"
 import { PluginContext } from "../PluginContext.ts"
@@ -142,6 +143,23 @@ export class PluginLoader extends Context.Tag("effect-city/PluginLoader")<Plugin
  */
 export const sourceOf = (root: RootKind, folder: string) => `${root}:${folder}`
 
+/** What one loader works with, fixed when it is built. */
+interface Loading {
+  readonly options: LoaderOptions
+  readonly registry: PluginRegistryShape
+  readonly alerts: LoadAlerts.LoadAlertsShape
+  readonly roots: ReadonlyArray<PluginRoot>
+  /** The names `enabled` lists (none when it is `"all"`). */
+  readonly enabledNames: ReadonlySet<string>
+  readonly enabled: (name: string) => boolean
+  readonly licensed: ReadonlySet<string>
+  readonly settingsFile: string
+  readonly invoke: SiblingInvoke
+  readonly siblings: SiblingsShape
+  readonly workers: Workers["Type"]
+  readonly workerLimits: WorkerPlugin.Limits
+}
+
 /**
  * Builds the loader over the City core's registry, leases and configuration.
  * @since 0.1.0
@@ -152,298 +170,332 @@ export const make = (options: LoaderOptions) =>
     const registry = yield* PluginRegistry
     const leases = yield* ExecutionLeases
     const config = yield* CityConfig
-    const workers = yield* Workers
     const fs = yield* FileSystem.FileSystem
-    const alerts = yield* LoadAlerts.make
-    const allEnabled = options.enabled === "all"
-    const enabledNames = new Set(options.enabled === "all" ? [] : options.enabled)
-    const enabled = { has: (name: string) => allEnabled || enabledNames.has(name) }
-    const licensed = new Set(options.licensed)
-    const settingsFile = options.settingsFile ?? path.join(config.root, "plugins.json")
-    const roots: ReadonlyArray<PluginRoot> = [
-      ...(options.bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(options.bundledRoot) }]),
-      { kind: "instance", path: path.resolve(options.instanceRoot ?? path.join(config.root, "plugins")) }
-    ]
-
     // Sibling access at the time of use: every call leases the view current *then*.
     const calls = makeScope(registry, leases)
     const invoke: SiblingInvoke = (base, plugin, action, input) => calls(base).invoke(plugin, action, input)
-    const siblings: SiblingsShape = {
-      invoke: (plugin, action, input) => Effect.flatMap(PluginContext, (ctx) => invoke(ctx, plugin, action, input))
+    const enabledNames = new Set(options.enabled === "all" ? [] : options.enabled)
+    const loading: Loading = {
+      options,
+      registry,
+      alerts: yield* LoadAlerts.make,
+      roots: CityRoot.pluginRoots(options.bundledRoot, options.instanceRoot ?? CityRoot.instanceRoot(config.root)),
+      enabledNames,
+      enabled: (name) => options.enabled === "all" || enabledNames.has(name),
+      licensed: new Set(options.licensed),
+      settingsFile: options.settingsFile ?? CityRoot.settingsFile(config.root),
+      invoke,
+      siblings: { invoke: (plugin, action, input) => Effect.flatMap(PluginContext, (ctx) => invoke(ctx, plugin, action, input)) },
+      workers: yield* Workers,
+      workerLimits: { ...WorkerPlugin.defaultLimits, disposeTimeout: config.disposeTimeout, ...options.workerLimits }
     }
-
-    /** What staging one folder gives: the Plugin, its settings, and what its `provides` dropped (filled by initialize). */
-    interface Staged {
-      readonly plugin: Plugin<unknown>
-      readonly settings: PluginSettings
-      readonly dropped: Array<Provides.Dropped>
-      /** Copies of host-provided packages the folder ships and the host does not use. */
-      readonly shadowed: ReadonlyArray<string>
-      readonly isolation: IsolationMode
-    }
-
-    /** Where a plugin runs: plugins.json's choice (for all, or for its name), else its manifest's, else in the host's thread. */
-    const isolationOf = (manifest: Manifest): IsolationMode =>
-      typeof options.isolation === "string"
-        ? options.isolation
-        : options.isolation?.[manifest.name] ?? manifest.isolation ?? "none"
-    const workerLimits: WorkerPlugin.Limits = {
-      ...WorkerPlugin.defaultLimits,
-      disposeTimeout: config.disposeTimeout,
-      ...options.workerLimits
-    }
-
-    /** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
-    /** A folder's files, read before its turn comes (see `prefetch`). */
-    interface Prefetched {
-      readonly mtime: Either.Either<number, EntryNotFound>
-      readonly prompt: Either.Either<string | undefined, PromptRejected>
-    }
-
-    const stage = (
-      found: DiscoveredPlugin & { readonly _tag: "Valid" },
-      files: Prefetched | undefined
-    ): Effect.Effect<Staged, SkipReason, FileSystem.FileSystem> =>
-      Effect.gen(function*() {
-        const { folder, manifest } = found
-        if (found.root === "instance" && !licensed.has(manifest.name)) {
-          return yield* Effect.fail(new NotLicensed({ plugin: manifest.name }))
-        }
-        const settings = decodeSettings(manifest.configSchema, options.config?.[manifest.name])
-        if ("rule" in settings) {
-          return yield* Effect.fail(
-            new PluginConfigInvalid({ plugin: manifest.name, file: settingsFile, key: settings.key, rule: settings.rule })
-          )
-        }
-        const file = path.resolve(folder, manifest.entry)
-        const mtime = yield* (files?.mtime ?? statEntry(file))
-        const prompt = yield* (files?.prompt ?? readPrompts(folder))
-        const shadowed = yield* HostModules.shadowedCopies(folder)
-        const url = importUrl(file, manifest.version, mtime)
-        const extras = { prompt, skills: manifest.skills }
-        const dropped: Array<Provides.Dropped> = []
-        // The manifest's provides, enforced on what initialize contributes (see Provides.ts).
-        const enforce = (contributions: Contributions) =>
-          Effect.gen(function*() {
-            const enforced = Provides.enforce(manifest.provides, contributions)
-            dropped.push(...enforced.dropped)
-            for (const d of enforced.dropped) {
-              yield* Effect.logWarning(Provides.warning(manifest.name, d)).pipe(
-                Effect.annotateLogs({ code: "plugin.contribution_dropped", plugin: manifest.name, kind: d.kind, name: d.name })
-              )
-            }
-            return enforced.contributions
-          })
-        const isolation = isolationOf(manifest)
-        /** The folder's Plugin, under the manifest's name, version and dependencies, with what staging found. */
-        const staged = <E>(initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | SiblingViews>): Staged => ({
-          plugin: makePlugin({ name: manifest.name, version: manifest.version, requires: manifest.dependsOn, initialize }),
-          settings,
-          dropped,
-          shadowed,
-          isolation
-        })
-        if (isolation === "worker") {
-          // The entry is imported in the worker only (docs/plugin-loader.md, "Isolation").
-          const isolated = WorkerPlugin.make({
-            name: manifest.name,
-            version: manifest.version,
-            url,
-            folder,
-            limits: workerLimits,
-            invoke
-          })
-          return staged(isolated.initialize.pipe(
-            Effect.provideService(Workers, workers),
-            Effect.map((contributions) => withExtras(contributions, extras)),
-            Effect.flatMap(enforce)
-          ))
-        }
-        // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
-        yield* HostModules.admit(folder)
-        const module = yield* importEntry(file, url)
-        const shape = yield* shapeOf(module, manifest.name, file)
-        if (shape._tag === "Register") {
-          const plugin = fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke })
-          return staged(Effect.flatMap(plugin.initialize, enforce))
-        }
-        return staged(shape.plugin.initialize.pipe(
-          Effect.map((contributions) => withExtras(contributions, extras)),
-          Effect.flatMap(enforce),
-          Effect.provideService(Siblings, siblings)
-        ))
-      })
-
-    /** A skills reload is held to the manifest's `provides.skills` too; what it drops is logged. */
-    const guardedReload = (
-      name: string,
-      provides: Manifest["provides"],
-      request: PluginLifecycleContextShape["requestReload"]
-    ): PluginLifecycleContextShape["requestReload"] =>
-    (change) => {
-      if (change.mode !== "reload") return request(change)
-      const enforced = Provides.enforceSkills(provides, change.skills)
-      return Effect.zipRight(
-        Effect.forEach(enforced.dropped, (d) =>
-          Effect.logWarning(Provides.warning(name, d)).pipe(
-            Effect.annotateLogs({ code: "plugin.contribution_dropped", plugin: name, kind: d.kind, name: d.name })
-          ), { discard: true }),
-        request({ mode: "reload", skills: enforced.skills })
-      )
-    }
-
-    const load: PluginLoaderShape["load"] = ({ requestReload, generation }) =>
-      Effect.gen(function*() {
-        const loaded: Array<LoadedPlugin> = []
-        const skipped: Array<SkippedPlugin> = []
-        const notEnabled: Array<{ name: string; root: RootKind; folder: string }> = []
-        const notices: Array<string> = []
-        const provided = new Set<string>()
-        const done = new Set<string>()
-
-        /** The plugins skipped in this load, with their reasons (their dependents say them). */
-        const skippedNow = new Map<string, string>()
-        const skip = (found: DiscoveredPlugin, name: string, version: string | undefined, error: SkipReason | { readonly _tag: string; readonly message: string }) =>
-          Effect.gen(function*() {
-            const reason = oneLine(error.message, 1000)
-            skippedNow.set(name, reason)
-            skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
-            yield* Effect.logWarning(`plugin skipped: ${name}: ${reason}`).pipe(
-              Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
-            )
-            yield* alerts.fail({ name, source: sourceOf(found.root, found.folder), version, reason })
-          })
-
-        for (const root of roots) {
-          const names = (yield* listRoot(root)).filter((name) => !done.has(name))
-          // Reading is done up front, many folders at once (manifests, then the entry's stat and
-          // the prompt files of those that will be staged); importing and adding stay one folder
-          // at a time, in name order, so registration order never depends on the file system.
-          const manifests = yield* Effect.forEach(names, (name) => readFolder(root, name), { concurrency: prefetchConcurrency })
-          const staged = manifests.flatMap((m) =>
-            Option.isSome(m) && m.value._tag === "Valid" && enabled.has(m.value.name) &&
-              (root.kind === "bundled" || licensed.has(m.value.name))
-              ? [m.value]
-              : []
-          )
-          const prefetched = new Map(
-            yield* Effect.forEach(staged, (found) =>
-              Effect.map(
-                Effect.all({
-                  mtime: Effect.either(statEntry(path.resolve(found.folder, found.manifest.entry))),
-                  prompt: Effect.either(readPrompts(found.folder))
-                }),
-                (files) => [found.folder, files] as const
-              ), { concurrency: prefetchConcurrency })
-          )
-          // Dependency order (docs/plugin-loader.md, "Dependencies"): within the root, each plugin
-          // after those it depends on (name order where the graph leaves a choice); the plugins of
-          // a cycle are skipped, naming it.
-          const graph = new Map(staged.map((found) => [found.name, requirements(found.manifest.dependsOn)] as const))
-          const cycle = Dependencies.findCycle(graph)
-          const inCycle = new Set(cycle ?? [])
-          const wave = new Map(Dependencies.initializeWaves(graph).flatMap((names, i) => names.map((n) => [n, i] as const)))
-          const ordered = manifests
-            .map((read, i) => ({ read, i, wave: Option.isSome(read) ? wave.get(read.value.name) ?? 0 : 0 }))
-            .sort((a, b) => a.wave - b.wave || a.i - b.i)
-            .map((x) => x.read)
-          const instanceFolders: Array<string> = []
-          for (const read of ordered) {
-            if (Option.isNone(read)) continue
-            const found = read.value
-            const folderName = found.name
-            if (root.kind === "instance") instanceFolders.push(folderName)
-            if (!enabled.has(folderName)) {
-              notEnabled.push({ name: folderName, root: found.root, folder: found.folder })
-              continue
-            }
-            provided.add(folderName)
-            if (found._tag === "Invalid") {
-              yield* skip(found, folderName, undefined, found.error)
-              continue
-            }
-            const { manifest } = found
-            if (inCycle.has(manifest.name)) {
-              yield* skip(found, manifest.name, manifest.version, {
-                _tag: "DependencyCycle",
-                message: `its dependencies form a cycle: ${cycle!.join(" -> ")}`
-              })
-              continue
-            }
-            // A dependency skipped in this load: this one is skipped too, saying why.
-            const broken = requirements(manifest.dependsOn).find((r) => !r.optional && skippedNow.has(r.name))
-            if (broken !== undefined) {
-              const reason = skippedNow.get(broken.name)!
-              yield* skip(found, manifest.name, manifest.version, { _tag: "DependencyFailed", message: `dependency ${broken.name} failed: ${reason}` })
-              continue
-            }
-            const stagedPlugin = yield* Effect.either(stage(found, prefetched.get(found.folder)))
-            if (stagedPlugin._tag === "Left") {
-              yield* skip(found, manifest.name, manifest.version, stagedPlugin.left)
-              continue
-            }
-            const { dropped, isolation, plugin, settings, shadowed } = stagedPlugin.right
-            const added = yield* Effect.either(
-              registry.addWrapped(plugin, {
-                source: sourceOf(found.root, found.folder),
-                requestReload: guardedReload(manifest.name, manifest.provides, requestReload(manifest.name)),
-                config: { values: settings.values, unset: settings.unset }
-              })
-            )
-            if (added._tag === "Left") {
-              const error = added.left
-              if (error._tag === "CityClosed") return yield* Effect.fail(error)
-              const reason = error._tag === "PluginInitializeFailed"
-                ? new RegistrationFailed({ plugin: manifest.name, cause: error.cause })
-                : error
-              yield* skip(found, manifest.name, manifest.version, reason)
-              continue
-            }
-            const warnings = [...found.warnings, ...shadowed, ...settings.warnings]
-            for (const warning of warnings) {
-              yield* Effect.logWarning(`plugin ${manifest.name}: ${warning}`).pipe(
-                Effect.annotateLogs({ code: "plugin.load_warning", root: found.root, folder: found.folder })
-              )
-            }
-            done.add(manifest.name)
-            loaded.push({
-              name: manifest.name,
-              version: manifest.version,
-              root: found.root,
-              folder: found.folder,
-              dropped: [...dropped],
-              warnings,
-              configUnset: settings.unset,
-              isolation
-            })
-            yield* alerts.clear(manifest.name)
-          }
-          if (root.kind === "instance" && licensed.size === 0 && instanceFolders.length > 0) {
-            const notice = `${instanceFolders.length} plugin folder${instanceFolders.length === 1 ? "" : "s"} in the instance root, none licensed`
-            notices.push(notice)
-            yield* Effect.logWarning(`${notice} (add their names to "licensed" in ${settingsFile})`).pipe(
-              Effect.annotateLogs({ code: "plugin.none_licensed", root: root.path })
-            )
-          }
-        }
-
-        const missing = [...enabledNames].filter((name) => !provided.has(name)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        if (missing.length > 0) {
-          yield* Effect.logWarning(`plugins enabled but provided by no root: ${missing.join(", ")}`).pipe(
-            Effect.annotateLogs({ code: "plugin.enabled_missing", missing: missing.join(",") })
-          )
-        }
-        return { generation, loaded, skipped, missing, notEnabled, notices }
-      }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-
     const service: PluginLoaderShape = {
-      roots,
-      discover: Effect.provideService(discover(roots), FileSystem.FileSystem, fs),
-      load,
-      alerts: alerts.current,
-      alertChanges: alerts.changes
+      roots: loading.roots,
+      discover: Effect.provideService(discover(loading.roots), FileSystem.FileSystem, fs),
+      load: (pass) => Effect.provideService(load(loading, pass), FileSystem.FileSystem, fs),
+      alerts: loading.alerts.current,
+      alertChanges: loading.alerts.changes
     }
     return service
+  })
+
+/** What staging one folder gives: the Plugin, its settings, and what its `provides` dropped (filled by initialize). */
+interface Staged {
+  readonly plugin: Plugin<unknown>
+  readonly settings: PluginSettings
+  readonly dropped: Array<Provides.Dropped>
+  /** Copies of host-provided packages the folder ships and the host does not use. */
+  readonly shadowed: ReadonlyArray<string>
+  readonly isolation: IsolationMode
+}
+
+/** A folder's files, read before its turn comes (see `readRoot`). */
+interface Prefetched {
+  readonly mtime: Either.Either<number, EntryNotFound>
+  readonly prompt: Either.Either<string | undefined, PromptRejected>
+}
+
+/** Where a plugin runs: plugins.json's choice (for all, or for its name), else its manifest's, else in the host's thread. */
+const isolationOf = (options: LoaderOptions, manifest: Manifest): IsolationMode =>
+  typeof options.isolation === "string"
+    ? options.isolation
+    : options.isolation?.[manifest.name] ?? manifest.isolation ?? "none"
+
+/** The manifest's provides, enforced on what initialize contributes (see Provides.ts): what it drops is kept in `dropped` and logged. */
+const enforceProvides = (manifest: Manifest, dropped: Array<Provides.Dropped>) => (contributions: Contributions) =>
+  Effect.gen(function*() {
+    const enforced = Provides.enforce(manifest.provides, contributions)
+    dropped.push(...enforced.dropped)
+    for (const d of enforced.dropped) {
+      yield* Effect.logWarning(Provides.warning(manifest.name, d)).pipe(
+        Effect.annotateLogs({ code: "plugin.contribution_dropped", plugin: manifest.name, kind: d.kind, name: d.name })
+      )
+    }
+    return enforced.contributions
+  })
+
+/** Builds the Plugin a folder's entry stands for; nothing is added to the City here. */
+const stage = (
+  loading: Loading,
+  found: DiscoveredPlugin & { readonly _tag: "Valid" },
+  files: Prefetched | undefined
+): Effect.Effect<Staged, SkipReason, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const { folder, manifest } = found
+    if (found.root === "instance" && !loading.licensed.has(manifest.name)) {
+      return yield* Effect.fail(new NotLicensed({ plugin: manifest.name }))
+    }
+    const settings = decodeSettings(manifest.configSchema, loading.options.config?.[manifest.name])
+    if ("rule" in settings) {
+      return yield* Effect.fail(
+        new PluginConfigInvalid({ plugin: manifest.name, file: loading.settingsFile, key: settings.key, rule: settings.rule })
+      )
+    }
+    const file = path.resolve(folder, manifest.entry)
+    const mtime = yield* (files?.mtime ?? statEntry(file))
+    const prompt = yield* (files?.prompt ?? readPrompts(folder))
+    const shadowed = yield* HostModules.shadowedCopies(folder)
+    const url = importUrl(file, manifest.version, mtime)
+    const extras = { prompt, skills: manifest.skills }
+    const dropped: Array<Provides.Dropped> = []
+    const enforce = enforceProvides(manifest, dropped)
+    const isolation = isolationOf(loading.options, manifest)
+    /** The folder's Plugin, under the manifest's name, version and dependencies, with what staging found. */
+    const staged = <E>(initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | SiblingViews>): Staged => ({
+      plugin: makePlugin({ name: manifest.name, version: manifest.version, requires: manifest.dependsOn, initialize }),
+      settings,
+      dropped,
+      shadowed,
+      isolation
+    })
+    if (isolation === "worker") {
+      // The entry is imported in the worker only (docs/plugin-loader.md, "Isolation").
+      const isolated = WorkerPlugin.make({
+        name: manifest.name,
+        version: manifest.version,
+        url,
+        folder,
+        limits: loading.workerLimits,
+        invoke: loading.invoke
+      })
+      return staged(isolated.initialize.pipe(
+        Effect.provideService(Workers, loading.workers),
+        Effect.map((contributions) => withExtras(contributions, extras)),
+        Effect.flatMap(enforce)
+      ))
+    }
+    // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
+    yield* HostModules.admit(folder)
+    const module = yield* importEntry(file, url)
+    const shape = yield* shapeOf(module, manifest.name, file)
+    if (shape._tag === "Register") {
+      const plugin = fromRegister({ name: manifest.name, version: manifest.version, register: shape.register, extras, invoke: loading.invoke })
+      return staged(Effect.flatMap(plugin.initialize, enforce))
+    }
+    return staged(shape.plugin.initialize.pipe(
+      Effect.map((contributions) => withExtras(contributions, extras)),
+      Effect.flatMap(enforce),
+      Effect.provideService(Siblings, loading.siblings)
+    ))
+  })
+
+/** A skills reload is held to the manifest's `provides.skills` too; what it drops is logged. */
+const guardedReload = (
+  name: string,
+  provides: Manifest["provides"],
+  request: PluginLifecycleContextShape["requestReload"]
+): PluginLifecycleContextShape["requestReload"] =>
+(change) => {
+  if (change.mode !== "reload") return request(change)
+  const enforced = Provides.enforceSkills(provides, change.skills)
+  return Effect.zipRight(
+    Effect.forEach(enforced.dropped, (d) =>
+      Effect.logWarning(Provides.warning(name, d)).pipe(
+        Effect.annotateLogs({ code: "plugin.contribution_dropped", plugin: name, kind: d.kind, name: d.name })
+      ), { discard: true }),
+    request({ mode: "reload", skills: enforced.skills })
+  )
+}
+
+/** What one load pass gathers as it goes. */
+interface Pass {
+  readonly requestReload: RequestReloadFor
+  readonly loaded: Array<LoadedPlugin>
+  readonly skipped: Array<SkippedPlugin>
+  readonly notEnabled: Array<{ name: string; root: RootKind; folder: string }>
+  readonly notices: Array<string>
+  /** The enabled names some root has a folder for. */
+  readonly provided: Set<string>
+  /** The names loaded: a later root's copy is not looked at. */
+  readonly done: Set<string>
+  /** The plugins skipped in this load, with their reasons (their dependents say them). */
+  readonly skippedNow: Map<string, string>
+}
+
+/** One load pass into the registry: each root in turn, then the enabled names no root provides. */
+const load = (
+  loading: Loading,
+  { generation, requestReload }: Parameters<PluginLoaderShape["load"]>[0]
+): Effect.Effect<LoadReport, PluginRootUnreadable | CityClosed, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const pass: Pass = {
+      requestReload,
+      loaded: [],
+      skipped: [],
+      notEnabled: [],
+      notices: [],
+      provided: new Set(),
+      done: new Set(),
+      skippedNow: new Map()
+    }
+    for (const root of loading.roots) yield* loadRoot(loading, pass, root)
+    const missing = [...loading.enabledNames].filter((name) => !pass.provided.has(name)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    if (missing.length > 0) {
+      yield* Effect.logWarning(`plugins enabled but provided by no root: ${missing.join(", ")}`).pipe(
+        Effect.annotateLogs({ code: "plugin.enabled_missing", missing: missing.join(",") })
+      )
+    }
+    const { loaded, notEnabled, notices, skipped } = pass
+    return { generation, loaded, skipped, missing, notEnabled, notices }
+  })
+
+/**
+ * A root's plugin folders not yet loaded from an earlier root, read up front and many at once
+ * (manifests, then the entry's stat and the prompt files of those that will be staged), in the
+ * order they load. Dependency order (docs/plugin-loader.md, "Dependencies"): within the root, each
+ * plugin after those it depends on (name order where the graph leaves a choice); the plugins of a
+ * cycle are named by `cycle`.
+ */
+const readRoot = (loading: Loading, root: PluginRoot, done: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const names = (yield* listRoot(root)).filter((name) => !done.has(name))
+    const manifests = yield* Effect.forEach(names, (name) => readFolder(root, name), { concurrency: prefetchConcurrency })
+    const staged = manifests.flatMap((m) =>
+      Option.isSome(m) && m.value._tag === "Valid" && loading.enabled(m.value.name) &&
+        (root.kind === "bundled" || loading.licensed.has(m.value.name))
+        ? [m.value]
+        : []
+    )
+    const prefetched = new Map(
+      yield* Effect.forEach(staged, (found) =>
+        Effect.map(
+          Effect.all({
+            mtime: Effect.either(statEntry(path.resolve(found.folder, found.manifest.entry))),
+            prompt: Effect.either(readPrompts(found.folder))
+          }),
+          (files): readonly [string, Prefetched] => [found.folder, files]
+        ), { concurrency: prefetchConcurrency })
+    )
+    const graph = new Map(staged.map((found) => [found.name, requirements(found.manifest.dependsOn)] as const))
+    const wave = new Map(Dependencies.initializeWaves(graph).flatMap((names, i) => names.map((n) => [n, i] as const)))
+    const ordered = manifests
+      .map((read, i) => ({ read, i, wave: Option.isSome(read) ? wave.get(read.value.name) ?? 0 : 0 }))
+      .sort((a, b) => a.wave - b.wave || a.i - b.i)
+      .flatMap((x) => Option.isSome(x.read) ? [x.read.value] : [])
+    return { ordered, prefetched, cycle: Dependencies.findCycle(graph) }
+  })
+
+/**
+ * Loads a root's folders one at a time, in order, so registration order never depends on the file
+ * system; an instance root with plugin folders and an empty licence set is said once, as a notice.
+ */
+const loadRoot = (loading: Loading, pass: Pass, root: PluginRoot) =>
+  Effect.gen(function*() {
+    const { cycle, ordered, prefetched } = yield* readRoot(loading, root, pass.done)
+    const instanceFolders: Array<string> = []
+    for (const found of ordered) {
+      if (root.kind === "instance") instanceFolders.push(found.name)
+      yield* loadFolder(loading, pass, found, prefetched.get(found.folder), cycle)
+    }
+    if (root.kind === "instance" && loading.licensed.size === 0 && instanceFolders.length > 0) {
+      const notice = `${instanceFolders.length} plugin folder${instanceFolders.length === 1 ? "" : "s"} in the instance root, none licensed`
+      pass.notices.push(notice)
+      yield* Effect.logWarning(`${notice} (add their names to "licensed" in ${loading.settingsFile})`).pipe(
+        Effect.annotateLogs({ code: "plugin.none_licensed", root: root.path })
+      )
+    }
+  })
+
+/** Records a skipped copy: logged, reported, alerted; its dependents later in the pass say it. */
+const skip = (
+  loading: Loading,
+  pass: Pass,
+  found: DiscoveredPlugin,
+  name: string,
+  version: string | undefined,
+  error: SkipReason | { readonly _tag: string; readonly message: string }
+) =>
+  Effect.gen(function*() {
+    const reason = oneLine(error.message, 1000)
+    pass.skippedNow.set(name, reason)
+    pass.skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
+    yield* Effect.logWarning(`plugin skipped: ${name}: ${reason}`).pipe(
+      Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
+    )
+    yield* loading.alerts.fail({ name, source: sourceOf(found.root, found.folder), version, reason })
+  })
+
+/** One folder: passed over (not enabled), skipped (saying why), or staged and added to the registry. */
+const loadFolder = (
+  loading: Loading,
+  pass: Pass,
+  found: DiscoveredPlugin,
+  files: Prefetched | undefined,
+  cycle: ReadonlyArray<string> | undefined
+): Effect.Effect<void, CityClosed, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    if (!loading.enabled(found.name)) {
+      pass.notEnabled.push({ name: found.name, root: found.root, folder: found.folder })
+      return
+    }
+    pass.provided.add(found.name)
+    if (found._tag === "Invalid") return yield* skip(loading, pass, found, found.name, undefined, found.error)
+    const { manifest } = found
+    const skipThis = (error: SkipReason | { readonly _tag: string; readonly message: string }) =>
+      skip(loading, pass, found, manifest.name, manifest.version, error)
+    if (cycle !== undefined && cycle.includes(manifest.name)) {
+      return yield* skipThis({ _tag: "DependencyCycle", message: `its dependencies form a cycle: ${cycle.join(" -> ")}` })
+    }
+    // A dependency skipped in this load: this one is skipped too, saying why.
+    const broken = requirements(manifest.dependsOn).find((r) => !r.optional && pass.skippedNow.has(r.name))
+    if (broken !== undefined) {
+      return yield* skipThis({ _tag: "DependencyFailed", message: `dependency ${broken.name} failed: ${pass.skippedNow.get(broken.name)!}` })
+    }
+    const staged = yield* Effect.either(stage(loading, found, files))
+    if (staged._tag === "Left") return yield* skipThis(staged.left)
+    const { dropped, isolation, plugin, settings, shadowed } = staged.right
+    const added = yield* Effect.either(
+      loading.registry.addWrapped(plugin, {
+        source: sourceOf(found.root, found.folder),
+        requestReload: guardedReload(manifest.name, manifest.provides, pass.requestReload(manifest.name)),
+        config: { values: settings.values, unset: settings.unset }
+      })
+    )
+    if (added._tag === "Left") {
+      const error = added.left
+      if (error._tag === "CityClosed") return yield* Effect.fail(error)
+      return yield* skipThis(
+        error._tag === "PluginInitializeFailed" ? new RegistrationFailed({ plugin: manifest.name, cause: error.cause }) : error
+      )
+    }
+    const warnings = [...found.warnings, ...shadowed, ...settings.warnings]
+    for (const warning of warnings) {
+      yield* Effect.logWarning(`plugin ${manifest.name}: ${warning}`).pipe(
+        Effect.annotateLogs({ code: "plugin.load_warning", root: found.root, folder: found.folder })
+      )
+    }
+    pass.done.add(manifest.name)
+    pass.loaded.push({
+      name: manifest.name,
+      version: manifest.version,
+      root: found.root,
+      folder: found.folder,
+      dropped: [...dropped],
+      warnings,
+      configUnset: settings.unset,
+      isolation
+    })
+    yield* loading.alerts.clear(manifest.name)
   })
 
 /**

@@ -10,21 +10,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as path from "node:path"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import { firstIssue } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
+import * as CityRoot from "../city/CityRoot.ts"
 import type { PluginRoot } from "./Discovery.ts"
 import type { LoaderOptions } from "./PluginLoader.ts"
-
-/**
- * The settings file of a state root.
- * @since 0.1.0
- * @category settings
- */
-export const settingsFile = (root: string) => path.join(root, "plugins.json")
 
 /**
  * The edit distance of two short strings (for "did you mean"). The CLI's own suggestions use
@@ -67,7 +60,7 @@ export const read = (root: string): Effect.Effect<
   FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
-    const file = settingsFile(root)
+    const file = CityRoot.settingsFile(root)
     const text = yield* TextFile.read(file, TextFile.kinds.settings).pipe(
       Effect.mapError((refused) => new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: refused.rule }))
     )
@@ -111,14 +104,11 @@ export const options = (
   Effect.gen(function*() {
     const settings = yield* read(root)
     const bundledRoot = bundled ?? settings.bundledRoot
-    const roots: ReadonlyArray<PluginRoot> = [
-      ...(bundledRoot === undefined ? [] : [{ kind: "bundled" as const, path: path.resolve(bundledRoot) }]),
-      { kind: "instance", path: path.resolve(root, "plugins") }
-    ]
+    const instanceRoot = CityRoot.instanceRoot(root)
     return {
-      roots,
+      roots: CityRoot.pluginRoots(bundledRoot, instanceRoot),
       bundledRoot,
-      instanceRoot: path.resolve(root, "plugins"),
+      instanceRoot,
       enabled: settings.enabled ?? "all",
       licensed: settings.licensed ?? [],
       config: settings.config ?? {},
@@ -127,7 +117,7 @@ export const options = (
         ...(settings.workerLimits?.heapMb === undefined ? {} : { heapMb: settings.workerLimits.heapMb }),
         ...(settings.workerLimits?.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(settings.workerLimits.callTimeoutMs) })
       },
-      settingsFile: settingsFile(root),
+      settingsFile: CityRoot.settingsFile(root),
       settingsExist: settings.exists
     }
   })
