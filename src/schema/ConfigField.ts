@@ -242,7 +242,7 @@ const notEnforced = "(loaded anyway: the reference does not check this)"
  * gives the index each field has in the file when fields were dropped before decoding (see
  * {@link dropUnknownTypes}); without it, a field's index in `fields`.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const fieldWarnings = (
   fields: ReadonlyArray<ConfigField>,
@@ -282,7 +282,7 @@ export const UserConfigSchema = Schema.Array(fieldOf("UserConfigField")).annotat
  * has in the given array (so a later reason can name the field where the file has it). Anything
  * that is not an array of objects is left as it is, for the Schema to refuse.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const dropUnknownTypes = (
   fields: unknown,
@@ -350,7 +350,7 @@ const kindOf = (value: unknown): string =>
  * Why a stored `value` does not fit `field` (see the module comment for the value type of each
  * field type), or `undefined` when it fits.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const valueProblem = (field: ConfigField, value: unknown): string | undefined => {
   const choices = field.options?.map((o) => o.value)
@@ -388,7 +388,7 @@ export const valueProblem = (field: ConfigField, value: unknown): string | undef
  * object under `config` in plugins.json (`undefined` when it has none). The first wrong value
  * is returned as `{ key, rule }`.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const decodeSettings = (
   fields: ReadonlyArray<ConfigField> | undefined,

@@ -45,7 +45,7 @@ export type ClassifiedTag = keyof typeof refusedByTag
 /**
  * Is this failure refused input?
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const refused = (error: { readonly _tag: ClassifiedTag }): boolean => refusedByTag[error._tag]
 

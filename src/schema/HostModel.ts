@@ -10,59 +10,59 @@ import * as Schema from "effect/Schema"
 /**
  * An Agent, by id.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export const AgentInfo = Schema.Struct({ id: Schema.String })
 /**
  * An Agent, by id.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export interface AgentInfo extends Schema.Schema.Type<typeof AgentInfo> {}
 
 /**
  * A Workspace: the project resource of the current call, by id and path on disk.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export const WorkspaceInfo = Schema.Struct({ id: Schema.String, path: Schema.String })
 /**
  * A Workspace, by id and path on disk.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export interface WorkspaceInfo extends Schema.Schema.Type<typeof WorkspaceInfo> {}
 
 /**
  * A Session, by id.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export const SessionInfo = Schema.Struct({ id: Schema.String })
 /**
  * A Session, by id.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export interface SessionInfo extends Schema.Schema.Type<typeof SessionInfo> {}
 
 /**
  * A Turn of a Session, by its number (1, 2, … within the Session).
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export const TurnInfo = Schema.Struct({ number: Schema.Number })
 /**
  * A Turn of a Session, by its number.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export interface TurnInfo extends Schema.Schema.Type<typeof TurnInfo> {}
 
 /**
  * Who is calling, from where: the call-independent part of a PluginContext.
  * @since 0.1.0
- * @category host model
+ * @category models
  */
 export interface CallBase {
   /** The Agent the call is made for. */

@@ -31,7 +31,7 @@ const isIpv6 = (host: string): boolean => /^[0-9a-fA-F:.]+$/.test(host) && host.
 /**
  * `host:port` decoded, or the rule it breaks, in words.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const parse = (text: string): Either.Either<HttpListen, string> => {
   const m = hostPort.exec(text)
@@ -57,7 +57,7 @@ export const HttpListenAddress = Schema.String.pipe(
 /**
  * Whether the host is a loopback one: `localhost`, `127.0.0.0/8`, `::1`.
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const isLoopback = (host: string): boolean =>
   host === "localhost" || host === "::1" || (isIpv4(host) && host.startsWith("127."))
@@ -71,7 +71,7 @@ const isWildcard = (host: string): boolean => host === "0.0.0.0" || host === "::
  * served from another name (an attacker's, rebound to this address) is refused. The port must be
  * the bound one; an absent port is refused too (browsers always send it for a port other than 80).
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const allowHost = (bind: string, port: number) => (header: string): boolean => {
   const m = hostPort.exec(header.trim().toLowerCase())

@@ -148,7 +148,7 @@ export type ContributionShape = typeof ContributionShape.Type
 /**
  * Imports the entry in the worker and runs the plugin's initialize there.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class Initialize extends Schema.TaggedRequest<Initialize>()("Initialize", {
   failure: CallFailure,
@@ -199,7 +199,7 @@ export class ActionError extends Schema.TaggedError<ActionError>()("IsolatedActi
  * answers encoded: its result as `Encoded`, a failure its `error` Schema accepts as
  * {@link ActionError}, and a result its `output` Schema refuses as `ActionOutputRejected`.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class CallAction extends Schema.TaggedRequest<CallAction>()("CallAction", {
   failure: Schema.Union(IsolatedFailure, WorkerError, ActionError, ActionOutputRejected),
@@ -210,7 +210,7 @@ export class CallAction extends Schema.TaggedRequest<CallAction>()("CallAction",
 /**
  * Runs the `index`-th handler of a hook point.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class CallHook extends Schema.TaggedRequest<CallHook>()("CallHook", {
   failure: CallFailure,
@@ -221,7 +221,7 @@ export class CallHook extends Schema.TaggedRequest<CallHook>()("CallHook", {
 /**
  * The plugin's system text for a call.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class CallSystem extends Schema.TaggedRequest<CallSystem>()("CallSystem", {
   failure: CallFailure,
@@ -232,7 +232,7 @@ export class CallSystem extends Schema.TaggedRequest<CallSystem>()("CallSystem",
 /**
  * The plugin's availability for a call.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class CallAvailability extends Schema.TaggedRequest<CallAvailability>()("CallAvailability", {
   failure: CallFailure,
@@ -243,7 +243,7 @@ export class CallAvailability extends Schema.TaggedRequest<CallAvailability>()("
 /**
  * Closes the plugin's Scope in the worker (its dispose); the host then ends the worker.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class Dispose extends Schema.TaggedRequest<Dispose>()("Dispose", {
   failure: CallFailure,
@@ -254,7 +254,7 @@ export class Dispose extends Schema.TaggedRequest<Dispose>()("Dispose", {
 /**
  * The worker's heap: used bytes and its limit.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class Heap extends Schema.TaggedRequest<Heap>()("Heap", {
   failure: WorkerError,
@@ -265,7 +265,7 @@ export class Heap extends Schema.TaggedRequest<Heap>()("Heap", {
 /**
  * Answers at once: whether the worker's event loop still turns.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class Ping extends Schema.TaggedRequest<Ping>()("Ping", {
   failure: WorkerError,
@@ -300,7 +300,7 @@ export type HostCall = typeof HostCall.Type
 /**
  * The stream of the plugin's requests to the host, opened once by the host at start.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class HostCalls extends Schema.TaggedRequest<HostCalls>()("HostCalls", {
   failure: WorkerError,
@@ -311,7 +311,7 @@ export class HostCalls extends Schema.TaggedRequest<HostCalls>()("HostCalls", {
 /**
  * The host's answer to the plugin's request `id`: a value, or why it failed.
  * @since 0.1.0
- * @category requests
+ * @category models
  */
 export class HostAnswer extends Schema.TaggedRequest<HostAnswer>()("HostAnswer", {
   failure: WorkerError,

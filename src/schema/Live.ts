@@ -13,13 +13,13 @@ import { oneLine } from "./OneLine.ts"
  * `asleep` (not running; the next launch reads current surfaces), `stopped` (a stop flag keeps
  * it down), `foreign` (owned by an outside service manager: never reloaded by us).
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const EndpointState = Schema.Literal("idle", "busy", "asleep", "stopped", "foreign")
 /**
  * An endpoint's state as its host reports it.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type EndpointState = typeof EndpointState.Type
 
@@ -29,13 +29,13 @@ export type EndpointState = typeof EndpointState.Type
  * stopped: nothing owed, the next launch reads current surfaces), `foreign` (owned by an outside
  * manager: not applied, exit 1), `failed` (scheduling or reload failed, exit 1).
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const Application = Schema.Literal("applied", "pending", "asleep", "foreign", "failed")
 /**
  * Runtime application of written surfaces, per endpoint.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type Application = typeof Application.Type
 
@@ -43,13 +43,13 @@ export type Application = typeof Application.Type
  * What `remove-runtime` did to a live endpoint: `removed` in the call, `pending` (removed by the
  * daemon after the current Turn), `foreign` (refused: an outside manager owns it), `failed`.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const Removal = Schema.Literal("removed", "pending", "foreign", "failed")
 /**
  * What `remove-runtime` did to a live endpoint.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type Removal = typeof Removal.Type
 
@@ -69,7 +69,7 @@ const IsoTime = Schema.String.pipe(
  * (docs/live-application.md, "Failed owed work: the backoff"): the last failure, how many attempts
  * failed in a row, and when the next one is due; a record without them owes its work now.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const OwedRecord = Schema.Struct({
   schema: Schema.Literal(1),
@@ -98,7 +98,7 @@ export const OwedRecord = Schema.Struct({
 /**
  * The owed work of one endpoint, as stored.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type OwedRecord = typeof OwedRecord.Type
 
@@ -107,7 +107,7 @@ export type OwedRecord = typeof OwedRecord.Type
  * (`mtimeMs` in whole milliseconds, as the platform `FileSystem` gives it; `ino` -1 when the file
  * system has none).
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const FileFingerprint = Schema.Union(
   Schema.Struct({ absent: Schema.Literal(true) }),
@@ -116,14 +116,14 @@ export const FileFingerprint = Schema.Union(
 /**
  * One launch-read file as fingerprinted: absent, or its content hash and the stat that produced it.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type FileFingerprint = typeof FileFingerprint.Type
 
 /**
  * `state/fingerprints/<identity>.json`: what the endpoint's last launch read, per file.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const Fingerprint = Schema.Struct({
   schema: Schema.Literal(1),
@@ -133,7 +133,7 @@ export const Fingerprint = Schema.Struct({
 /**
  * What an endpoint's last launch read, per file (`state/fingerprints/<identity>.json`).
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type Fingerprint = typeof Fingerprint.Type
 

@@ -26,7 +26,7 @@ const Template = Schema.String.pipe(
 /**
  * The argv commands through which the core drives endpoints of a runtime outside the process.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const EndpointCommands = Schema.Struct({
   status: Schema.optional(CommandSpec),
@@ -37,14 +37,14 @@ export const EndpointCommands = Schema.Struct({
 /**
  * The argv commands through which the core drives endpoints of a runtime outside the process.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type EndpointCommands = typeof EndpointCommands.Type
 
 /**
  * The fields a runtime profile gains for live application.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const LiveProfileFields = {
   host: Schema.optional(Schema.Literal("commands", "city")),

@@ -254,7 +254,7 @@ const joinPath = (at: ReadonlyArray<PropertyKey>): string =>
 /**
  * Every violation of a parse error, one per field and rule.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestIssue> => issuesAt(error, (at) => at)
 
@@ -288,7 +288,7 @@ const decodeManifest = Schema.decodeUnknownEither(Manifest, { errors: "all", onE
  * rule between a config field's keys that a field breaks is a warning too (never a refusal). A
  * reason or a warning names a config field by its index in the file, dropped fields counted.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const decode = (json: unknown): Decoded | { readonly issues: ReadonlyArray<ManifestIssue> } => {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
@@ -331,7 +331,7 @@ export const decode = (json: unknown): Decoded | { readonly issues: ReadonlyArra
  * `web.css`) resolve inside the folder (`path.resolve` + prefix check, lexical: symlinks are not
  * resolved, as the spec says).
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const folderIssues = (manifest: Manifest, folder: string): ReadonlyArray<ManifestIssue> => {
   const issues: Array<ManifestIssue> = []
@@ -355,7 +355,7 @@ export const folderIssues = (manifest: Manifest, folder: string): ReadonlyArray<
  * the folder followed by a separator. A symlink inside the folder pointing elsewhere passes: the
  * check is lexical, as the spec says.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const entryInside = (folder: string, entry: string): boolean => {
   const base = path.resolve(folder)
@@ -366,7 +366,7 @@ export const entryInside = (folder: string, entry: string): boolean => {
  * The files a manifest names beside its entry (`icon`, `web.entry`, `web.css`), relative to the
  * folder: when one is absent the loader warns, and the plugin still loads.
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const optionalFiles = (manifest: Manifest): ReadonlyArray<{ readonly field: string; readonly file: string }> => [
   ...(manifest.icon === undefined ? [] : [{ field: "icon", file: manifest.icon }]),

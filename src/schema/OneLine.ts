@@ -47,7 +47,7 @@ const needsEscape = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
  * oneLine("x".repeat(100), 20) // "xxxxxx… (100 chars)"
  * ```
  * @since 0.1.0
- * @category formatting
+ * @category utils
  */
 export const oneLine = (text: string, max: number): string => {
   const limit = Math.max(0, Math.floor(max))

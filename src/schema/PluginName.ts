@@ -40,7 +40,7 @@ export type PluginName = typeof PluginName.Type
  * Checks a name against the rule: `undefined` when it is valid, else the InvalidPluginName that
  * says which part of the rule it breaks.
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const check = (name: unknown): InvalidPluginName | undefined => {
   const valid = Schema.decodeUnknownEither(PluginName)(name)

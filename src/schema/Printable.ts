@@ -33,14 +33,14 @@ const describe = (code: number): string =>
 /**
  * `U+001B`: a code point as the Unicode standard writes it.
  * @since 0.1.0
- * @category formatting
+ * @category utils
  */
 export const codePoint = (code: number): string => `U+${code.toString(16).toUpperCase().padStart(4, "0")}`
 
 /**
  * The rule's message for `text`, or `undefined` when it holds: `contains U+001B (a control character)`.
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const printableIssue = (text: string): string | undefined => {
   const found = controlCharacter.exec(text)

@@ -51,7 +51,7 @@ const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
  * storedText("x".repeat(5000)) // "… (922 chars cut) xxx…" (4096 characters)
  * ```
  * @since 0.1.0
- * @category formatting
+ * @category utils
  */
 export const storedText = (text: string, max: number = storedTextMax): string => {
   if (text.length <= max && !control.test(text)) return text

@@ -39,7 +39,7 @@ import * as Tracer from "effect/Tracer"
 /**
  * The span names, one per kind of work.
  * @since 0.1.0
- * @category spans
+ * @category tracing
  */
 export const spans = {
   initialize: "city.plugin.initialize",
@@ -154,7 +154,7 @@ export const timed = <A, E, R, Type, Out>(
  * that asked for it, when the checkpoint's fiber does not carry it (a dispose runs on the fiber refs
  * of its initialize).
  * @since 0.1.0
- * @category spans
+ * @category tracing
  */
 export const traceLifecycle = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
@@ -173,13 +173,13 @@ export const traceLifecycle = <A, E, R>(
  * `@effect/opentelemetry`) rather than Effect's default, which exports nothing. A Turn reads it
  * once; its Steps make spans only when it is true.
  * @since 0.1.0
- * @category spans
+ * @category tracing
  */
 export const isTracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
 
 /**
  * Effect's default tracer, the one that records nothing.
  * @since 0.1.0
- * @category spans
+ * @category tracing
  */
 export const defaultTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)

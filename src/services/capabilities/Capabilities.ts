@@ -75,7 +75,7 @@ const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, field, rule)
 /**
  * The host-dependent rule: no runtime this host knows as a channel runtime.
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const checkRuntimes = (host: HostConfig) => (declaration: Declaration) => {
   const index = declaration.runtimes.findIndex((runtime) => host.channel_runtimes.includes(runtime))
@@ -89,7 +89,7 @@ export const checkRuntimes = (host: HostConfig) => (declaration: Declaration) =>
 /**
  * The declaration store's options (also used by tests to validate text).
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptions<
   Declaration,
@@ -109,7 +109,7 @@ export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptio
  * Validates the text of a declaration file on this host: JSON, every Schema rule, "equals the file
  * stem", no channel runtime.
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const validate = (
   file: string,

@@ -16,7 +16,7 @@ let hooked = false
  * signal it). The error of a failed probe is built without a stack: most probes find the group
  * gone, and a sweep probes after every call.
  * @since 0.1.0
- * @category signals
+ * @category utils
  */
 export const signalGroup = (pgid: number, signal: NodeJS.Signals | 0): boolean => {
   const limit = Error.stackTraceLimit
@@ -33,7 +33,7 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals | 0): boolean =
 /**
  * Counts a running child's group (its pid) until `forget`; SIGKILL at exit if still counted.
  * @since 0.1.0
- * @category tracking
+ * @category utils
  */
 export const track = (pgid: number): void => {
   if (!hooked) {
@@ -48,7 +48,7 @@ export const track = (pgid: number): void => {
 /**
  * The child has ended (or its group was ended): no longer killed at exit.
  * @since 0.1.0
- * @category tracking
+ * @category utils
  */
 export const forget = (pgid: number): void => {
   groups.delete(pgid)

@@ -62,7 +62,7 @@ export type InvalidFileError<E> = (file: string, field: string, rule: string) =>
  * Decodes the text of one JSON document with `Schema.parseJson(schema)`; excess properties are
  * refused. A failure names the file, the field and the rule.
  * @since 0.1.0
- * @category decoding
+ * @category utils
  */
 export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: InvalidFileError<E>) => {
   const decode = Schema.decodeUnknown(Schema.parseJson(schema), { onExcessProperty: "error" })
@@ -119,7 +119,7 @@ export interface DocumentStore<A, E> {
  * Decodes and checks the text of the document named `stem` found at `file`: the Schema, the stem
  * rule, then the store's own `check`.
  * @since 0.1.0
- * @category decoding
+ * @category utils
  */
 export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
   const parse = decodeDocument(options.schema, options.invalid)

@@ -96,7 +96,7 @@ export interface JointSettings {
 /**
  * The endpoints of one declaration among the given peers, in personality then runtime order.
  * @since 0.1.0
- * @category endpoints
+ * @category utils
  */
 export const endpointsOf = (
   declaration: Declaration,
@@ -114,7 +114,7 @@ export const endpointsOf = (
 /**
  * Refuses a timeout below 1 ms and a concurrency that is not an integer of at least 1.
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const checkSettings = (settings: JointSettings = {}): Effect.Effect<void, InvalidJointSettings> => {
   if (settings.timeout !== undefined) {

@@ -76,7 +76,7 @@ export type PeerErrors = UnknownPeer | InvalidFile | LockErrors
 /**
  * Fails with `InvalidName` unless `value` is a valid name; `kind` says what was named.
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const checkName = (kind: string, value: string) =>
   isName(value) ? Effect.void : Effect.fail(new InvalidName({ kind, value, rule: nameRule }))

@@ -65,7 +65,7 @@ const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded
 /**
  * Validates the text of a peer file: JSON, every Schema rule, then "equals the file stem".
  * @since 0.1.0
- * @category validation
+ * @category utils
  */
 export const validate = DocumentStore.decoder(storeOptions)
 

@@ -57,7 +57,7 @@ const statusOf = (pid: number): Effect.Effect<Option.Option<{ readonly exited: b
 /**
  * The start of `pid`: `None` when it is gone, a zombie, or the platform gives no start.
  * @since 0.1.0
- * @category identity
+ * @category utils
  */
 export const startOf = (pid: number): Effect.Effect<Option.Option<string>, never, FileSystem.FileSystem> =>
   Effect.map(statusOf(pid), Option.flatMap((s) => s.exited ? Option.none() : Option.some(s.start)))
@@ -65,7 +65,7 @@ export const startOf = (pid: number): Effect.Effect<Option.Option<string>, never
 /**
  * The identity of a process that runs now (its start `null` where the platform gives none).
  * @since 0.1.0
- * @category identity
+ * @category utils
  */
 export const identify = (pid: number): Effect.Effect<ProcessIdentity, never, FileSystem.FileSystem> =>
   Effect.map(startOf(pid), (start) => ({ pid, start: Option.getOrNull(start) }))
@@ -74,7 +74,7 @@ export const identify = (pid: number): Effect.Effect<ProcessIdentity, never, Fil
  * Whether the process the identity names runs (a zombie does not): `true`, `false`, or
  * `undefined` when a process of that pid exists but cannot be told from a reused pid.
  * @since 0.1.0
- * @category identity
+ * @category utils
  */
 export const running = (identity: ProcessIdentity): Effect.Effect<boolean | undefined, never, FileSystem.FileSystem> =>
   Effect.flatMap(boot, (id) =>
@@ -104,7 +104,7 @@ const partsOf = (start: string) => {
  * gave it): a function giving `boot:ticks` a second after the moment it is called; `null` where
  * `self` has no start. `self` is read once, here: the function runs at every spawn.
  * @since 0.1.0
- * @category identity
+ * @category utils
  */
 export const startBound = (self: ProcessIdentity): () => string | null => {
   const parts = self.start === null ? Option.none() : partsOf(self.start)
@@ -120,7 +120,7 @@ export const startBound = (self: ProcessIdentity): () => string | null => {
  * process that started after the bound got the pid), or `unknown` (a process of that pid exists
  * but cannot be told from a reused pid: no start to compare).
  * @since 0.1.0
- * @category identity
+ * @category utils
  */
 export const commandStatus = (
   pid: number,

@@ -42,21 +42,21 @@ export const resolve = (root?: string | undefined): string =>
 /**
  * A plugin's storage folder, `ctx.storage.path`: `<root>/data/<name>`.
  * @since 0.1.0
- * @category paths
+ * @category utils
  */
 export const dataFolder = (root: string, plugin: string): string => path.join(root, "data", plugin)
 
 /**
  * The loader's settings file: `<root>/plugins.json`.
  * @since 0.1.0
- * @category paths
+ * @category utils
  */
 export const settingsFile = (root: string): string => path.join(root, "plugins.json")
 
 /**
  * The instance plugin root: `<root>/plugins`.
  * @since 0.1.0
- * @category paths
+ * @category utils
  */
 export const instanceRoot = (root: string): string => path.resolve(root, "plugins")
 
@@ -65,7 +65,7 @@ export const instanceRoot = (root: string): string => path.resolve(root, "plugin
  * bundled root when there is one, then the instance root (`instanceRoot` unless the host names
  * another).
  * @since 0.1.0
- * @category paths
+ * @category utils
  */
 export const pluginRoots = (
   bundled: string | undefined,
@@ -78,6 +78,6 @@ export const pluginRoots = (
 /**
  * The cross-process root lock's directory: `<root>/.lock`.
  * @since 0.1.0
- * @category paths
+ * @category utils
  */
 export const lockFolder = (root: string): string => path.join(root, ".lock")

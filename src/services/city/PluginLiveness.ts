@@ -16,7 +16,7 @@ import type * as Effect from "effect/Effect"
 /**
  * The plugin's way to say it is lost, bound to its name.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class PluginLiveness extends Context.Tag("effect-city/PluginLiveness")<PluginLiveness, {
   /** Takes the plugin out of the City with an error snapshot saying `reason`. */

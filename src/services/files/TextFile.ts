@@ -180,7 +180,7 @@ const readBounded = (file: string, kind: FileKind, handle: FileSystem.File, expe
  * what it read by size and modification time (discovery) looks here first and reads only what
  * changed, with {@link readChecked}.
  * @since 0.1.0
- * @category reading
+ * @category utils
  */
 export const inspect = (
   file: string,
@@ -198,7 +198,7 @@ export const inspect = (
  * away since. Never reads more than cap + 1 bytes: a file that grew, or was swapped for a larger
  * file or a device since the stat, is refused as too large without being read whole.
  * @since 0.1.0
- * @category reading
+ * @category utils
  */
 export const readCheckedBytes = (
   file: string,
@@ -218,7 +218,7 @@ export const readCheckedBytes = (
  * The bytes of a regular file, or `None` when it does not exist; refused when it is not a regular
  * file, is larger than the cap of its kind, or cannot be read. Never reads more than cap + 1 bytes.
  * @since 0.1.0
- * @category reading
+ * @category utils
  */
 export const readBytes = (
   file: string,
@@ -284,7 +284,7 @@ const decoded = (file: string, bytes: Option.Option<Uint8Array>): Effect.Effect<
 /**
  * The text of a file {@link inspect} accepted, as {@link read} gives it.
  * @since 0.1.0
- * @category reading
+ * @category utils
  */
 export const readChecked = (
   file: string,
@@ -298,7 +298,7 @@ export const readChecked = (
  * exist; refused when it is not a regular file, is larger than the cap of its kind, is not valid
  * UTF-8 (the rule gives the byte offset), or cannot be read.
  * @since 0.1.0
- * @category reading
+ * @category utils
  */
 export const read = (
   file: string,

@@ -15,7 +15,7 @@ const ownExtension = path.extname(new URL(import.meta.url).pathname)
  * The URL of the worker's main module. The default finds it from this module's place (the sources
  * or the compiled package); the `city` binary provides its own.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class WorkerScript extends Context.Reference<WorkerScript>()("effect-city/WorkerScript", {
   defaultValue: () => ({

@@ -39,7 +39,7 @@ export interface WorkerHeap {
 /**
  * The running workers of isolated plugins.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class Workers extends Context.Tag("effect-city/Workers")<Workers, {
   /** Lists `plugin`'s worker until the caller's Scope closes. */

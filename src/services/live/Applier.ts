@@ -59,7 +59,7 @@ import * as KeyedMutex from "../city/KeyedMutex.ts"
 /**
  * The runtime application of one endpoint.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface Applied {
   /** The endpoint, as `<runtime>-<personality>`. */
@@ -73,7 +73,7 @@ export interface Applied {
 /**
  * What `remove` decided for a live endpoint: removed now by the caller, already done by the daemon, owed, refused, or failed.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type RemovalDecision =
   | { readonly _tag: "now"; readonly state: EndpointState }
@@ -85,7 +85,7 @@ export type RemovalDecision =
 /**
  * The owed-work applier: converges endpoints after surfaces were written, and carries out owed reloads and removals at Turn boundaries.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class Applier extends Context.Tag("effect-city/Applier")<
   Applier,

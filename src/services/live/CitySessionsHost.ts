@@ -71,7 +71,7 @@ export interface CitySessionsShape {
 /**
  * The service tag of the City-sessions host.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class CitySessionsHost extends Context.Tag("effect-city/CitySessionsHost")<CitySessionsHost, CitySessionsShape>() {}
 

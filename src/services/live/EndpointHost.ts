@@ -29,7 +29,7 @@ import type { Peer } from "../../schema/Peer.ts"
 /**
  * One endpoint with what a host needs to reach it: its cwd and its private directory (absolute).
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface EndpointRef {
   /** The peer's personality. */
@@ -94,7 +94,7 @@ export interface EndpointHostShape {
 /**
  * The service tag of the endpoint host in use.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class EndpointHost extends Context.Tag("effect-city/EndpointHost")<EndpointHost, EndpointHostShape>() {}
 

@@ -64,7 +64,7 @@ export const fingerprintsDir = "state/fingerprints"
 /**
  * An endpoint whose launch-read files differ from its baseline, with what was observed.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface Change {
   /** The endpoint. */
@@ -78,7 +78,7 @@ export interface Change {
 /**
  * Fingerprints of launch-read surface files: recorded at launch, compared by the daemon's watcher.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class Fingerprints extends Context.Tag("effect-city/Fingerprints")<
   Fingerprints,

@@ -14,7 +14,7 @@ import type { Tool } from "./ToolSurface.ts"
 /**
  * One entry of an endpoint's conversation history.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface TranscriptEntry {
   /** The Session (generation) it happened in. */
@@ -30,7 +30,7 @@ export interface TranscriptEntry {
 /**
  * What a Turn of a hosted endpoint can do.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface HostedTurn {
   /** The Turn's number in the current Session, from 1. */

@@ -97,7 +97,7 @@ export const expand = (
  * An endpoint's templates resolved once for its cwd and private directory: the plain paths, and
  * the patterns that must be listed again at each look.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface Resolved {
   readonly cwd: string

@@ -43,7 +43,7 @@ type ErrorOf<F> = F extends (...args: ReadonlyArray<never>) => Effect.Effect<unk
 /**
  * What `remove-runtime` on a live endpoint came to: the peer, the joint's report, and the removal.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface RemoveRuntimeResult {
   /** The peer as it is now (without the runtime once the removal is done). */
@@ -59,7 +59,7 @@ export interface RemoveRuntimeResult {
 /**
  * The capability joints with live application: each written endpoint converged, removals at Turn boundaries.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class LiveJoints extends Context.Tag("effect-city/LiveJoints")<
   LiveJoints,

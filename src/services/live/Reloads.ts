@@ -72,21 +72,21 @@ export interface EndpointKey {
 /**
  * Is a reload owed by this record?
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const isOwed = (record: OwedRecord): boolean => record.requested > record.applied
 
 /**
  * Is anything (a reload or a removal) owed?
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const owesWork = (record: OwedRecord): boolean => isOwed(record) || record.removal !== undefined
 
 /**
  * Is the record's next attempt due at `now` (epoch milliseconds)? A record that never failed is.
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const isDue = (record: OwedRecord, now: number): boolean =>
   record.next_attempt_at === undefined || Date.parse(record.next_attempt_at) <= now
@@ -154,7 +154,7 @@ type Errors = StateError | RootLockBusy | RootNotFound
 /**
  * The durable owed-work store.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class Reloads extends Context.Tag("effect-city/Reloads")<
   Reloads,

@@ -42,7 +42,7 @@ export const defaults: RetryBackoffSettings = { base: Duration.seconds(1), cap: 
 /**
  * The settings in use (the defaults unless provided).
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class RetryBackoff extends Context.Reference<RetryBackoff>()("effect-city/RetryBackoff", {
   defaultValue: (): RetryBackoffSettings => defaults

@@ -26,7 +26,7 @@ import * as TextFile from "../files/TextFile.ts"
 /**
  * One callable tool: an argv (no shell) and the file that declared it.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export interface Tool {
   readonly name: string

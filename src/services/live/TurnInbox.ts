@@ -38,7 +38,7 @@ export const turnsDir = "state/turns"
 /**
  * A Turn requested through the inbox: an optional note, then tool calls in order.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export const TurnRequest = Schema.Struct({
   schema: Schema.Literal(1),
@@ -48,7 +48,7 @@ export const TurnRequest = Schema.Struct({
 /**
  * A Turn requested through the inbox: an optional note, then tool calls in order.
  * @since 0.1.0
- * @category model
+ * @category models
  */
 export type TurnRequest = typeof TurnRequest.Type
 

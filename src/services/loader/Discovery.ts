@@ -75,7 +75,7 @@ const issuesShown = 5
 /**
  * The refusal of a manifest, its issues cut to one line each (at most five).
  * @since 0.1.0
- * @category discovery
+ * @category utils
  */
 export const refusal = (file: string, issues: ReadonlyArray<Manifest.ManifestIssue>): ManifestInvalid => {
   const shown = issues.slice(0, issuesShown).map((i) => ({ field: oneLine(i.field, 120), rule: oneLine(i.rule, 300) }))
@@ -101,7 +101,7 @@ const memoLimit = 10_000
 /**
  * Forgets every remembered manifest (the benchmark measures discovery with and without them).
  * @since 0.1.0
- * @category discovery
+ * @category utils
  */
 export const forgetValidations = (): void => memo.clear()
 
@@ -152,7 +152,7 @@ const validate = (text: string, root: PluginRoot, name: string, folder: string, 
 /**
  * Reads and validates one folder's manifest; `None` when the folder has no manifest.
  * @since 0.1.0
- * @category discovery
+ * @category utils
  */
 export const readFolder = (
   root: PluginRoot,
@@ -191,7 +191,7 @@ export const readFolder = (
 /**
  * The folder names of a root, in code-unit order; empty when the root does not exist.
  * @since 0.1.0
- * @category discovery
+ * @category utils
  */
 export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>, PluginRootUnreadable, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
@@ -208,7 +208,7 @@ export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>,
  * Every plugin folder of one root, in code-unit name order (the order does not depend on the
  * file system, nor on which read finishes first).
  * @since 0.1.0
- * @category discovery
+ * @category utils
  */
 export const discoverRoot = (
   given: PluginRoot
@@ -226,7 +226,7 @@ export const discoverRoot = (
  * Every plugin folder of every root, roots in the order given (bundled first, then instance),
  * each in code-unit name order. Parses manifests only: never imports or runs plugin code.
  * @since 0.1.0
- * @category discovery
+ * @category utils
  */
 export const discover = (
   roots: ReadonlyArray<PluginRoot>

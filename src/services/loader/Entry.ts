@@ -42,7 +42,7 @@ export const promptFileCap = TextFile.kinds.prompt.maxBytes
 /**
  * The entry file, checked to exist and be a file; its mtime in ms.
  * @since 0.1.0
- * @category entry
+ * @category utils
  */
 export const statEntry = (file: string): Effect.Effect<number, EntryNotFound, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
@@ -60,7 +60,7 @@ export const statEntry = (file: string): Effect.Effect<number, EntryNotFound, Fi
  * blank line; `undefined` when there are none. Each is read through the file reader (regular
  * files only, at most {@link promptFileCap} bytes, UTF-8): a refused one is a skip.
  * @since 0.1.0
- * @category entry
+ * @category utils
  */
 export const readPrompts = (folder: string): Effect.Effect<string | undefined, PromptRejected, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -84,7 +84,7 @@ export const readPrompts = (folder: string): Effect.Effect<string | undefined, P
 /**
  * The import URL: the entry's file URL with the manifest version and the mtime as its query.
  * @since 0.1.0
- * @category import
+ * @category utils
  */
 export const importUrl = (file: string, version: string, mtimeMs: number): string => {
   const url = pathToFileURL(file)
@@ -96,7 +96,7 @@ export const importUrl = (file: string, version: string, mtimeMs: number): strin
  * Imports the entry through the `ModuleImporter` (its top-level code runs now); a throw or a
  * missing import is EntryImportFailed.
  * @since 0.1.0
- * @category import
+ * @category utils
  */
 export const importEntry = (file: string, url: string): Effect.Effect<unknown, EntryImportFailed> =>
   Effect.flatMap(ModuleImporter, (importer) =>
@@ -126,7 +126,7 @@ const field = (module: unknown, key: string): unknown =>
 /**
  * Recognizes the entry's export.
  * @since 0.1.0
- * @category import
+ * @category utils
  */
 export const shapeOf = (module: unknown, name: string, file: string): Effect.Effect<EntryShape, EntryShapeInvalid> => {
   const byDefault = field(module, "default")

@@ -69,7 +69,7 @@ const ownExtension = path.extname(new URL(import.meta.url).pathname)
  * Where the host's copies are: the module URL the provided specifiers are resolved from, and the
  * URL of `effect-city/plugin`. Defaults to this package's own place.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class HostModules extends Context.Reference<HostModules>()("effect-city/HostModules", {
   defaultValue: () => ({

@@ -14,7 +14,7 @@ import * as Context from "effect/Context"
 /**
  * Imports an ES module by its URL and resolves to its namespace.
  * @since 0.1.0
- * @category services
+ * @category tags
  */
 export class ModuleImporter extends Context.Reference<ModuleImporter>()("effect-city/ModuleImporter", {
   defaultValue: () => ({ import: (url: string): Promise<unknown> => import(url) })

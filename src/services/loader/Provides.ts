@@ -34,7 +34,7 @@ export interface Dropped {
 /**
  * Whether a list of names and `prefix*` patterns covers `name`.
  * @since 0.1.0
- * @category enforcement
+ * @category utils
  */
 export const covers = (list: ReadonlyArray<string>, name: string): boolean =>
   list.some((entry) => (entry.endsWith("*") ? name.startsWith(entry.slice(0, -1)) : entry === name))
@@ -42,7 +42,7 @@ export const covers = (list: ReadonlyArray<string>, name: string): boolean =>
 /**
  * The warning for one dropped contribution.
  * @since 0.1.0
- * @category enforcement
+ * @category utils
  */
 export const warning = (plugin: string, dropped: Dropped): string =>
   `plugin ${plugin}: ${dropped.kind} ${JSON.stringify(dropped.name)} dropped: not covered by provides.${dropped.key}`
@@ -65,7 +65,7 @@ const keep = <A>(
 /**
  * A skill set with the skills `provides.skills` does not cover taken out.
  * @since 0.1.0
- * @category enforcement
+ * @category utils
  */
 export const enforceSkills = (
   provides: Provides | undefined,
@@ -85,7 +85,7 @@ export const enforceSkills = (
 /**
  * A plugin's contributions with what its `provides` does not cover taken out.
  * @since 0.1.0
- * @category enforcement
+ * @category utils
  */
 export const enforce = (
   provides: Provides | undefined,

@@ -67,7 +67,7 @@ export const generationFile = "state/plugins/generation.json"
 /**
  * Is a restart owed by this record?
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const isOwed = (record: RestartRecord): boolean => record.requested > record.applied
 

@@ -38,7 +38,7 @@ const distance = (a: string, b: string): number => {
 /**
  * The rule for a key `plugins.json` does not know, with the known key it most resembles.
  * @since 0.1.0
- * @category settings
+ * @category utils
  */
 export const unknownKeyRule = (key: string): string => {
   const ranked = settingsKeys.map((k) => ({ k, d: distance(key.toLowerCase(), k.toLowerCase()) })).sort((a, b) => a.d - b.d)
@@ -52,7 +52,7 @@ const decodeSettings = Schema.decodeUnknownEither(LoaderSettings, { onExcessProp
 /**
  * The settings on `root`; all defaults (an empty licence set) when the file does not exist.
  * @since 0.1.0
- * @category settings
+ * @category utils
  */
 export const read = (root: string): Effect.Effect<
   LoaderSettings & { readonly exists: boolean },
@@ -91,7 +91,7 @@ const mapRule = (issue: { readonly field: string; readonly rule: string }) => ({
  * folder found enabled (`"all"`) when `enabled` is absent, and the licence set as written (none without
  * `licensed`: the gate is closed by default).
  * @since 0.1.0
- * @category settings
+ * @category utils
  */
 export const options = (
   root: string,

@@ -63,7 +63,7 @@ export interface Extras {
 /**
  * Adds the prompt text before the plugin's own system text, and the manifest's skills if it has none.
  * @since 0.1.0
- * @category staging
+ * @category utils
  */
 export const withExtras = (contributions: Contributions, extras: Extras): Contributions => {
   const own = contributions.system

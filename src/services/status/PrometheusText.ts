@@ -172,7 +172,7 @@ const renderPair = (pair: MetricPair.MetricPair.Untyped): Rendered | undefined =
  * one group per metric name (`# HELP` when described, `# TYPE`, then its samples), sorted, each
  * line ending with a line feed. A state of a kind `effect/MetricState` does not name is left out.
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export const render = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
   const groups = new Map<string, Array<Rendered>>()
@@ -207,6 +207,6 @@ export const render = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): str
 /**
  * The Prometheus text of every metric of the process (`Metric.snapshot`, then `render`).
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export const snapshot: Effect.Effect<string> = Effect.map(Metric.snapshot, render)

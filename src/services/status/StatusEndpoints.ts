@@ -69,7 +69,7 @@ const endpointLine = (before: StatusEndpoint | undefined, after: StatusEndpoint)
  * declaration with its last provisioning call and its owed work, then the owed work of endpoints no
  * declaration lists any more.
  * @since 0.1.0
- * @category reading
+ * @category utils
  */
 export const read = (
   capabilities: Effect.Effect<CapabilityListing, RootNotFound | StateError>,

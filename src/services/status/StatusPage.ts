@@ -102,7 +102,7 @@ const tableSection = (
  * (it needs no JavaScript to show it), loading only `/assets/status.css` and `/assets/status.js`.
  * Every string of the document is escaped. No inline script or style, no external URL.
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export const page = (document: StatusDocument): string => {
   const s = sections(document)
@@ -170,7 +170,7 @@ export interface Asset {
  * `initializing`, `disposing`, `pending`, red `error`, `failing`, `failed`, `timeout`,
  * `not-executable`.
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export const stylesheet: Asset = {
   path: "/assets/status.css",
@@ -182,7 +182,7 @@ export const stylesheet: Asset = {
  * `/assets/status.js` (`assets/status.mjs`): the rows' builders, and the event handling that keeps
  * the page live (see the file's own comment).
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export const script: Asset = {
   path: "/assets/status.js",
@@ -193,7 +193,7 @@ export const script: Asset = {
 /**
  * The text of an asset, or `None` when the file is missing (a broken install).
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export const read = (asset: Asset): Effect.Effect<Option.Option<string>, FileRefused, FileSystem.FileSystem> =>
   TextFile.read(asset.file, TextFile.kinds.pageAsset)

@@ -82,7 +82,7 @@ const register = (host: HostModules["Type"]): Registration | undefined => {
  * Admits a plugin folder: imports from files inside it (by its path or its real path) get the
  * host's copies of the provided modules. Registers the hook on first use.
  * @since 0.1.0
- * @category admission
+ * @category utils
  */
 export const admit = (folder: string): Effect.Effect<void, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -99,7 +99,7 @@ export const admit = (folder: string): Effect.Effect<void, never, FileSystem.Fil
  * One warning per provided package the folder ships in its own `node_modules` (the host's copy
  * is used instead), naming the copy and its version when its `package.json` says one.
  * @since 0.1.0
- * @category admission
+ * @category utils
  */
 export const shadowedCopies = (folder: string): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {

@@ -204,7 +204,7 @@ function rowsOr(rows, columns) { return rows.length === 0 ? [noneRow(columns)] :
  * The trees of every container (`#summary`, the tables' bodies, `#missing`, `#log`) for one
  * document, as the server sends it: the page's rows and items, on the server and in the browser.
  * @since 0.1.0
- * @category rendering
+ * @category utils
  */
 export function sections(doc) {
   return {
@@ -221,7 +221,7 @@ export function sections(doc) {
  * Runs the page in `window`: exposes `window.cityStatus` and, when there is an `EventSource`,
  * connects to `/api/events` and applies every event to `document`. A browser calls it on load.
  * @since 0.1.0
- * @category rendering
+ * @category utils
  * @param {any} window the browser's `window`, or a test's stand-in
  * @param {Document} document
  * @param {typeof EventSource | undefined} EventSource
