@@ -54,10 +54,17 @@ const reasons: Partial<Record<Errno, PlatformError.SystemErrorReason>> = {
   EBUSY: "Busy"
 }
 
-const systemError = (method: string, code: Errno, syscall: string, path: string | number, dest?: string) => {
-  const description = `${code}: ${texts[code]}, ${syscall} '${path}'${dest === undefined ? "" : ` -> '${dest}'`}`
-  return new PlatformError.SystemError({
-    reason: reasons[code] ?? "Unknown",
+/** A platform SystemError as Node's file system raises it: its `code` and `syscall` on the cause. */
+const raised = (
+  reason: PlatformError.SystemErrorReason,
+  method: string,
+  code: string,
+  syscall: string,
+  path: string | number,
+  description: string
+) =>
+  new PlatformError.SystemError({
+    reason,
     module: "FileSystem",
     method,
     syscall,
@@ -65,19 +72,13 @@ const systemError = (method: string, code: Errno, syscall: string, path: string 
     description,
     cause: Object.assign(new Error(description), { code, syscall, path })
   })
-}
+
+const systemError = (method: string, code: Errno, syscall: string, path: string | number, dest?: string) =>
+  raised(reasons[code] ?? "Unknown", method, code, syscall, path, `${code}: ${texts[code]}, ${syscall} '${path}'${dest === undefined ? "" : ` -> '${dest}'`}`)
 
 /** An error Node raises with a code of its own (`ERR_FS_…`): the platform gives it the reason `Unknown`. */
 const nodeError = (method: string, code: string, syscall: string, path: string, description: string) =>
-  new PlatformError.SystemError({
-    reason: "Unknown",
-    module: "FileSystem",
-    method,
-    syscall,
-    pathOrDescriptor: path,
-    description,
-    cause: Object.assign(new Error(description), { code, syscall, path })
-  })
+  raised("Unknown", method, code, syscall, path, description)
 
 /**
  * The failure of an operation the store does not model: a `SystemError` (reason `Unknown`,
