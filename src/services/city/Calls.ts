@@ -112,10 +112,11 @@ const passInterrupts = <E>(cause: Cause.Cause<unknown>, otherwise: () => Effect.
 
 /** By name: the result as the handler gave it; every failure of the handler is `ActionFailed`. */
 const byName = (run: Effect.Effect<unknown, unknown>, plugin: string, action: string) =>
-  run.pipe(
-    Effect.map(unwrap),
-    Effect.catchAllCause((cause) => passInterrupts(cause, () => Effect.fail(new ActionFailed({ plugin, action, cause: unwrapCause(cause) }))))
-  )
+  // One step for both ends (a by-name call is the hot path): the result unwrapped, the failure wrapped.
+  Effect.matchCauseEffect(run, {
+    onFailure: (cause) => passInterrupts(cause, () => Effect.fail(new ActionFailed({ plugin, action, cause: unwrapCause(cause) }))),
+    onSuccess: (value) => Effect.succeed(unwrap(value))
+  })
 
 /**
  * By reference: the result checked with the reference's `output` Schema (validated when the
