@@ -69,7 +69,7 @@ export * as StatusDocument from "./schema/StatusDocument.ts"
  */
 export * as Observability from "./services/Observability.ts"
 
-// Capabilities: declarations, peers and endpoints, provisioning commands, the lifecycle log.
+// Capabilities: declarations, peers and endpoints, provisioning sweeps and their listings.
 /**
  * The capability part as one Layer: state root, host configuration, stores, command runner, log,
  * calls, joints and views.
@@ -87,40 +87,15 @@ export * as CapabilityErrors from "./schema/CapabilityErrors.ts"
  */
 export * as Capabilities from "./services/capabilities/Capabilities.ts"
 /**
- * Runs one declared provisioning command: placeholders substituted per argument, no shell, bounded by a timeout.
- * @since 0.1.0
- */
-export * as CommandRunner from "./services/capabilities/CommandRunner.ts"
-/**
  * A capability declaration (`capabilities/<name>.json`) as a Schema, one message per rule.
  * @since 0.1.0
  */
 export * as Declaration from "./schema/Declaration.ts"
 /**
- * The last provisioning call per endpoint, `state/endpoints/<capability>.json`, shown by `city capability list`.
- * @since 0.1.0
- */
-export * as EndpointRecords from "./services/capabilities/EndpointRecords.ts"
-/**
- * This host's runtimes and their profiles (`host.json`): which are hostable as agents, which have a private directory.
- * @since 0.1.0
- */
-export * as Runtimes from "./services/capabilities/Runtimes.ts"
-/**
  * The host configuration, `$CITY_ROOT/host.json`, as a Schema, with the defaults used when the file is absent.
  * @since 0.1.0
  */
 export * as HostConfig from "./schema/HostConfig.ts"
-/**
- * What a joint came to: the calls per endpoint and the verdict (warn and continue, or exit code 1).
- * @since 0.1.0
- */
-export * as JointReport from "./services/capabilities/JointReport.ts"
-/**
- * `$CITY_ROOT/logs/lifecycle.log`: one logfmt line per provisioning call.
- * @since 0.1.0
- */
-export * as LifecycleLog from "./services/capabilities/LifecycleLog.ts"
 /**
  * Why a provisioning command runs: the `{occasion}` of the joint table.
  * @since 0.1.0
@@ -152,18 +127,8 @@ export * as Peers from "./services/capabilities/Peers.ts"
  * @since 0.1.0
  */
 export * as Provisioner from "./services/capabilities/Provisioner.ts"
-/**
- * The state root, `$CITY_ROOT`: atomic JSON writes and the cross-process root lock.
- * @since 0.1.0
- */
-export * as StateRoot from "./services/capabilities/StateRoot.ts"
 
 // Plugin loader: plugin folders on disk, discovery, staging, generations (docs/plugin-loader-lifecycle.md).
-/**
- * Discovery of plugin folders: lists roots and parses manifests without importing any code.
- * @since 0.1.0
- */
-export * as Discovery from "./services/loader/Discovery.ts"
 /**
  * Generations of the loaded plugin set: generation 1 at start, skills reload, restart by generation.
  * @since 0.1.0
@@ -202,53 +167,27 @@ export * as HostModules from "./services/loader/HostModules.ts"
  */
 export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"
 /**
- * The running workers of isolated plugins, and each one's heap.
- * @since 0.1.0
- */
-export * as Workers from "./services/isolation/Workers.ts"
-/**
  * How the loader imports a plugin's entry module (default: `import()`); a host may provide its own.
  * @since 0.1.0
  */
 export * as ModuleImporter from "./services/loader/ModuleImporter.ts"
-/**
- * The loader: one pass over the plugin roots that adds the enabled plugins to the City's registry.
- * @since 0.1.0
- */
-export * as PluginLoader from "./services/loader/PluginLoader.ts"
 /**
  * Sibling access at the time of use, for plugins the loader loads.
  * @since 0.1.0
  */
 export { Siblings } from "./plugin.ts"
 
-// Live application (docs/capability-plugin-lifecycle.md): endpoint hosts, owed reloads and removals, fingerprints, the applier.
-/**
- * The owed-work applier: converges live endpoints after their surfaces change, applies owed reloads
- * and removals at Turn boundaries.
- * @since 0.1.0
- */
-export * as Applier from "./services/live/Applier.ts"
+// Live application (docs/live-application.md): endpoint hosts and the live Layer.
 /**
  * The "City sessions" endpoint host: each endpoint hosted as a City Session in this process.
  * @since 0.1.0
  */
 export * as CitySessionsHost from "./services/live/CitySessionsHost.ts"
 /**
- * The "Commands" endpoint host: endpoints of outside runtimes, driven by their profile's argv commands.
- * @since 0.1.0
- */
-export * as CommandsHost from "./services/live/CommandsHost.ts"
-/**
  * The runtime side of an endpoint: status, reload keeping history, retire, kill.
  * @since 0.1.0
  */
 export * as EndpointHost from "./services/live/EndpointHost.ts"
-/**
- * Fingerprints of the surface files an endpoint read at launch, compared to owe a reload on a difference.
- * @since 0.1.0
- */
-export * as Fingerprints from "./services/live/Fingerprints.ts"
 /**
  * Live application as data: endpoint status, per-endpoint reports, the owed-work record, fingerprints, the failures.
  * @since 0.1.0
@@ -259,8 +198,3 @@ export * as Live from "./schema/Live.ts"
  * @since 0.1.0
  */
 export * as LiveApplication from "./layers/LiveApplication.ts"
-/**
- * Owed reloads and owed removals, durable across daemon restarts.
- * @since 0.1.0
- */
-export * as Reloads from "./services/live/Reloads.ts"
