@@ -3,7 +3,8 @@
  * registers one unique instance. A Plugin ID cannot be registered twice in one City").
  *
  * - One instance per name: a second `add` of a name that is initializing or ready fails at once
- *   with `PluginAlreadyRegistered`; a required plugin that is not ready, or is being removed,
+ *   with `PluginAlreadyRegistered`, and so does a name that equals a registered one (any snapshot,
+ *   or an add in flight) ignoring case (schema/PluginName.ts); a required plugin that is not ready, or is being removed,
  *   fails it with `PluginDependencyMissing`.
  * - Operations on one name are serialized (KeyedMutex); an instance of the name still disposing
  *   (pending on a lease) is waited for first.
@@ -62,8 +63,8 @@ export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | Plu
  */
 export const make = (parts: RegistryParts, crashed: (name: string, reason: string) => Effect.Effect<void>) => {
   const { dependents, instances, lives, mutex, snapshots, state } = parts
-  /** Names whose add was admitted and has not finished. */
-  const adding = new Set<string>()
+  /** Names whose add was admitted and has not finished, by `PluginName.caseKey`. */
+  const adding = new Map<string, string>()
 
   const initialize = <E, R>(
     plugin: Plugin<E, R>,
@@ -111,8 +112,13 @@ export const make = (parts: RegistryParts, crashed: (name: string, reason: strin
       if (invalid !== undefined) return Effect.fail(invalid)
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
+      const key = PluginName.caseKey(name)
+      const registered = adding.get(key) ?? snapshots.holder(key)
+      if (registered !== undefined && registered !== name) {
+        return Effect.fail(new PluginAlreadyRegistered({ plugin: name, registered }))
+      }
       const status = snapshots.statusOf(name)
-      if (adding.has(name) || status === "initializing" || status === "ready") {
+      if (adding.has(key) || status === "initializing" || status === "ready") {
         return Effect.fail(new PluginAlreadyRegistered({ plugin: name }))
       }
       // Its required plugins are ready, and none is being removed: they stay until it is gone.
@@ -122,11 +128,11 @@ export const make = (parts: RegistryParts, crashed: (name: string, reason: strin
         if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: name, missing }))
         dependents.admit(name, requires)
       }
-      adding.add(name)
+      adding.set(key, name)
       return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
         Effect.onExit((exit) =>
           Effect.sync(() => {
-            adding.delete(name)
+            adding.delete(key)
             if (Exit.isFailure(exit) && lives.get(name) === undefined) dependents.forget(name)
           })
         )
