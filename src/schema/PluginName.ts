@@ -10,7 +10,7 @@
  * in one folder of a case-insensitive file system, a City refuses a plugin whose name equals a
  * registered one ignoring case (`PluginAlreadyRegistered`, naming the registered one), in
  * `city.plugins.add` and in the list of start plugins alike. The registered name holds its
- * {@link caseKey} until its snapshot is gone (removed, or closed).
+ * lower-case form until its snapshot is gone (removed, or closed).
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
@@ -55,11 +55,3 @@ export const check = (name: unknown): InvalidPluginName | undefined => {
     ? undefined
     : new InvalidPluginName({ plugin: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
 }
-
-/**
- * The key two names share when they differ only in case: the name in lower case (names are ASCII,
- * so this is the folding of every case-insensitive file system).
- * @since 0.1.0
- * @category utils
- */
-export const caseKey = (name: string): string => name.toLowerCase()

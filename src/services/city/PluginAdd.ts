@@ -29,6 +29,7 @@ import type { Plugin } from "../Plugin.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import type { SiblingNeed } from "../Siblings.ts"
 import * as InitializeFailure from "./InitializeFailure.ts"
+import { caseKey } from "./internal/caseKey.ts"
 import { lastError } from "./PluginInstances.ts"
 import type { PluginLife } from "./PluginLife.ts"
 import type { RegistryParts, Restore } from "./RegistryParts.ts"
@@ -63,7 +64,7 @@ export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | Plu
  */
 export const make = (parts: RegistryParts, crashed: (name: string, reason: string) => Effect.Effect<void>) => {
   const { dependents, instances, lives, mutex, snapshots, state } = parts
-  /** Names whose add was admitted and has not finished, by `PluginName.caseKey`. */
+  /** Names whose add was admitted and has not finished, by case key (internal/caseKey.ts). */
   const adding = new Map<string, string>()
 
   const initialize = <E, R>(
@@ -112,7 +113,7 @@ export const make = (parts: RegistryParts, crashed: (name: string, reason: strin
       if (invalid !== undefined) return Effect.fail(invalid)
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
-      const key = PluginName.caseKey(name)
+      const key = caseKey(name)
       const registered = adding.get(key) ?? snapshots.holder(key)
       if (registered !== undefined && registered !== name) {
         return Effect.fail(new PluginAlreadyRegistered({ plugin: name, registered }))

@@ -41,20 +41,6 @@ import * as PluginRemoval from "./PluginRemoval.ts"
 import * as RegistryParts from "./RegistryParts.ts"
 
 /**
- * The options of `city.plugins.add` (PluginAdd.ts).
- * @since 0.1.0
- * @category models
- */
-export type AddOptions = PluginAdd.AddOptions
-
-/**
- * The options of `city.plugins.remove` (PluginRemoval.ts).
- * @since 0.1.0
- * @category models
- */
-export type RemoveOptions = PluginRemoval.RemoveOptions
-
-/**
  * The registry: `city.plugins` (add, remove, get, snapshots, changes) and the City's own part.
  * @since 0.1.0
  * @category models
@@ -70,7 +56,7 @@ export interface PluginRegistryShape {
    */
   readonly add: <E, R>(
     plugin: Plugin<E, R>,
-    options?: AddOptions
+    options?: PluginAdd.AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
     E | PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed,
@@ -83,7 +69,7 @@ export interface PluginRegistryShape {
    */
   readonly addWrapped: <E, R>(
     plugin: Plugin<E, R>,
-    options?: AddOptions
+    options?: PluginAdd.AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
     PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed,
@@ -92,7 +78,7 @@ export interface PluginRegistryShape {
   /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
   readonly remove: (
     name: string,
-    options?: RemoveOptions
+    options?: PluginRemoval.RemoveOptions
   ) => Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed>
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
   /** Every live or failed plugin, sorted by name in code-unit order. */

@@ -28,6 +28,7 @@ import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { SiblingNeed } from "../Siblings.ts"
 import * as Dependencies from "./Dependencies.ts"
+import { caseKey } from "./internal/caseKey.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 
 /**
@@ -121,20 +122,20 @@ const startPluginOf = <R>(start: StartPlugin<R>) =>
  */
 export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
   Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered | PluginDependencyMissing | PluginDependencyCycle> => {
-    // The names of the list by `PluginName.caseKey`: two that differ only in case clash.
+    // The names of the list by case key (internal/caseKey.ts): two that differ only in case clash.
     const seen = new Map<string, string>()
     for (const start of plugins) {
       const name = startPluginOf(start).plugin.name
       const invalid = PluginName.check(name)
       if (invalid !== undefined) return Effect.fail(invalid)
-      const key = PluginName.caseKey(name)
+      const key = caseKey(name)
       const registered = seen.get(key)
       if (registered !== undefined) {
         return Effect.fail(new PluginAlreadyRegistered({ plugin: name, ...(registered === name ? {} : { registered }) }))
       }
       seen.set(key, name)
     }
-    const listed = (name: string) => seen.get(PluginName.caseKey(name)) === name
+    const listed = (name: string) => seen.get(caseKey(name)) === name
     for (const start of plugins) {
       const { plugin } = startPluginOf(start)
       const missing = (plugin.requires ?? []).filter((r) => !r.optional && !listed(r.name)).map((r) => r.name)
