@@ -1,6 +1,6 @@
 /**
  * The registry on its own (src/services/city/PluginRegistry.ts), built from its layer and the
- * services it reads: one instance per name (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"),
+ * services it reads (the start list's side of the case rule: StartPlugins.test.ts): one instance per name (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"),
  * and the plugin-name rule's one decision about case (src/schema/PluginName.ts): names keep their
  * case, but a name that equals a registered one ignoring case is refused, since both would be one
  * folder on a case-insensitive file system.
@@ -19,7 +19,6 @@ import * as ClosingPhase from "../../src/services/city/ClosingPhase.ts"
 import * as LeaseTable from "../../src/services/city/LeaseTable.ts"
 import * as PluginInstances from "../../src/services/city/PluginInstances.ts"
 import * as PluginRegistry from "../../src/services/city/PluginRegistry.ts"
-import * as StartPlugins from "../../src/services/city/StartPlugins.ts"
 import { failureOf, Journal, probe, provideNode } from "../fixtures.ts"
 
 /** The registry on a temporary root, with only the services it reads, built in the test's Scope. */
@@ -106,20 +105,4 @@ describe("names differ only in case: one folder, so one plugin", () => {
       expect((yield* plugins.add(probe("Foo", { journal }))).status).toBe("ready")
       expect(yield* names(plugins)).toEqual(["Foo:ready"])
     })))
-
-  it.effect("a start list with both \"foo\" and \"Foo\" is refused before anything starts", () =>
-    Effect.gen(function*() {
-      const journal = new Journal()
-      const error = yield* Effect.flip(StartPlugins.check([probe("foo", { journal }), probe("Foo", { journal })]))
-      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", plugin: "Foo", registered: "foo" })
-      expect(journal.events).toEqual([])
-    }))
-
-  it.effect("a start plugin requiring another case of a listed name misses it", () =>
-    Effect.gen(function*() {
-      const journal = new Journal()
-      const needy = { ...probe("needy", { journal }), requires: [{ name: "Foo", optional: false }] }
-      const error = yield* Effect.flip(StartPlugins.check([probe("foo", { journal }), needy]))
-      expect(error).toMatchObject({ _tag: "PluginDependencyMissing", plugin: "needy", missing: ["Foo"] })
-    }))
 })
