@@ -19,7 +19,7 @@ export {
   type StartPlugin,
   type StartRequirements
 } from "./layers/CityLive.ts"
-export type { AddOptions } from "./services/city/PluginRegistry.ts"
+export type { AddOptions } from "./services/city/PluginAdd.ts"
 export type { Removal } from "./services/city/LeasedDisposal.ts"
 export type { SystemBlock, Calls, Invoke } from "./services/city/Calls.ts"
 export type { Agent, AgentsShape } from "./services/city/Sessions.ts"

@@ -46,17 +46,25 @@ export class InvalidPluginName extends Schema.TaggedError<InvalidPluginName>()("
 /**
  * A plugin name that is already taken in this City.
  *
- * Raised by `city.plugins.add` when a plugin of that name is already initializing or ready, and by
- * `City.make` / `City.layer` when `options.plugins` gives a name twice (then nothing is started).
+ * Raised by `city.plugins.add` when a plugin of that name is already initializing or ready, or when
+ * a registered plugin's name equals it ignoring case (`registered`, the plugin-name rule:
+ * schema/PluginName.ts), and by `City.make` / `City.layer` when `options.plugins` gives a name
+ * twice, or two names that differ only in case (then nothing is started).
  * @since 0.1.0
  * @category errors
  */
 export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyRegistered>()(
   "PluginAlreadyRegistered",
-  { plugin: Schema.String }
+  {
+    plugin: Schema.String,
+    /** The registered name it clashes with, when the two differ only in case. */
+    registered: Schema.optional(Schema.String)
+  }
 ) {
   override get message() {
-    return `Plugin already exists in City: ${this.plugin}`
+    return this.registered === undefined || this.registered === this.plugin
+      ? `Plugin already exists in City: ${this.plugin}`
+      : `Plugin already exists in City: ${this.plugin} (registered as "${this.registered}"; names differ only in case)`
   }
 }
 

@@ -4,6 +4,13 @@
  * The safe character set, chosen so a name is also a folder name, a log value and a CLI argument
  * without quoting: 1 to 64 characters, ASCII letters, digits, `.`, `_` and `-`, starting with a
  * letter or a digit. Names compare in code-unit order and are case-sensitive.
+ *
+ * One name per folder, whatever the file system: a name stays as written (mixed case), but since
+ * it is also a folder name (`<root>/data/<name>`, a plugin folder) and two names must never land
+ * in one folder of a case-insensitive file system, a City refuses a plugin whose name equals a
+ * registered one ignoring case (`PluginAlreadyRegistered`, naming the registered one), in
+ * `city.plugins.add` and in the list of start plugins alike. The registered name holds its
+ * lower-case form until its snapshot is gone (removed, or closed).
  * @since 0.1.0
  */
 import * as Either from "effect/Either"

@@ -28,7 +28,6 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { mkdirSync } from "node:fs"
 import { describeCause, PluginInitializeFailed } from "../../schema/Errors.ts"
 import { spans, traceLifecycle } from "../Observability.ts"
 import { unsafeLifecycleDuration } from "../internal/counters.ts"
@@ -44,6 +43,7 @@ import * as CityRoot from "./CityRoot.ts"
 import { ClosingPhase } from "./ClosingPhase.ts"
 import { PluginInstance } from "./ExecutionView.ts"
 import { closeScope, type PluginLife, make as makePluginLife } from "./PluginLife.ts"
+import { PluginStorage } from "./PluginStorage.ts"
 
 /**
  * How a started instance's lifecycle context answers `requestReload`.
@@ -88,19 +88,6 @@ export class PluginInstances extends Context.Tag("effect-city/PluginInstances")<
 
 const timedOut = (what: string, duration: Duration.Duration) =>
   new Cause.TimeoutException(`${what} did not complete within ${Duration.format(duration)}`)
-
-/** The storage folder, created the first time the plugin asks for its path. */
-class LazyStorage {
-  #made = false
-  constructor(readonly folder: string) {}
-  get path(): string {
-    if (!this.#made) {
-      mkdirSync(this.folder, { recursive: true })
-      this.#made = true
-    }
-    return this.folder
-  }
-}
 
 const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"] =>
   Option.match(Cause.failureOption(cause), {
@@ -162,7 +149,7 @@ export const make = Effect.gen(function*() {
         const lifecycle = LifecycleContext.make({
           name,
           version: plugin.version,
-          storage: new LazyStorage(CityRoot.dataFolder(config.root, name)),
+          storage: new PluginStorage(CityRoot.dataFolder(config.root, name)),
           scope,
           requestReload: options?.requestReload,
           config: options?.config

@@ -6,6 +6,9 @@
  * A change costs O(1) here (a HAMT update) and is published as itself (`Updated` / `Removed`), never as the
  * whole list, so a watcher of `changes` costs the registry O(1) per change whatever the number of
  * plugins. A subscriber first receives the current snapshots, then every change.
+ *
+ * Beside it, the snapshots' names by their lower-case form (internal/caseKey.ts), so that `holder` finds in O(1) the
+ * registered name another one equals ignoring case (the plugin-name rule, schema/PluginName.ts).
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -16,6 +19,7 @@ import * as Stream from "effect/Stream"
 import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 import { unsafeStatusChanged } from "../internal/counters.ts"
+import { caseKey } from "./internal/caseKey.ts"
 
 /**
  * The registry's snapshots by name and the stream of their changes.
@@ -25,6 +29,8 @@ import { unsafeStatusChanged } from "../internal/counters.ts"
 export interface Snapshots {
   readonly statusOf: (name: string) => PluginStatus | undefined
   readonly current: (name: string) => PluginSnapshot | undefined
+  /** The name of the snapshot whose name has this case key (internal/caseKey.ts), if any. */
+  readonly holder: (key: string) => string | undefined
   /** Why a plugin is not in a view: not ready (with its last error), or unknown. */
   readonly explain: (name: string) => PluginNotFound | PluginNotReady
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
@@ -55,6 +61,8 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
   // A native Map: every add and remove reads and writes it four times, and hashing a string key
   // for a HashMap costs more than the whole lookup of a Map; readers copy what they return.
   const map = new Map<string, PluginSnapshot>()
+  /** The names of `map` by case key: a name is added with its first snapshot, removed with its last. */
+  const names = new Map<string, string>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SnapshotChange>(), PubSub.shutdown)
 
   const put = (snapshot: PluginSnapshot) => {
@@ -83,12 +91,14 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
       // unsafe: as above.
       unsafeStatusChanged(current(name)?.status, undefined)
       map.delete(name)
+      names.delete(caseKey(name))
       return PubSub.publish(pubsub, { _tag: "Removed", name })
     })
 
   return {
     statusOf: (name) => current(name)?.status,
     current,
+    holder: (key) => names.get(key),
     explain: (name) => {
       const snapshot = current(name)
       return snapshot === undefined || snapshot.status === "ready"
@@ -111,6 +121,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
       Effect.suspend(() => {
         const updated_at = now()
         const previous = current(name)
+        if (previous === undefined) names.set(caseKey(name), name)
         return put({
           name,
           status: "initializing",
@@ -145,6 +156,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
       // unsafe: as above.
       for (const snapshot of map.values()) unsafeStatusChanged(snapshot.status, undefined)
       map.clear()
+      names.clear()
       return PubSub.publishAll(pubsub, changes)
     })
   }

@@ -4,8 +4,8 @@
  * optional Plugin as an application-wide startup dependency").
  *
  * - Bad input is refused before anything starts: an invalid name (the plugin-name rule,
- *   schema/PluginName.ts) or a name given twice fails with `InvalidPluginName` /
- *   `PluginAlreadyRegistered`, and no plugin is initialized.
+ *   schema/PluginName.ts) or a name given twice, also when the two differ only in case (the same
+ *   rule), fails with `InvalidPluginName` / `PluginAlreadyRegistered`, and no plugin is initialized.
  * - A required dependency (`Plugin.make({ requires })`) must be in the list, and the dependencies
  *   must not form a cycle: else `PluginDependencyMissing` / `PluginDependencyCycle`, and nothing
  *   starts.
@@ -28,6 +28,7 @@ import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { SiblingNeed } from "../Siblings.ts"
 import * as Dependencies from "./Dependencies.ts"
+import { caseKey } from "./internal/caseKey.ts"
 import type { PluginRegistryShape } from "./PluginRegistry.ts"
 
 /**
@@ -121,17 +122,23 @@ const startPluginOf = <R>(start: StartPlugin<R>) =>
  */
 export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
   Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered | PluginDependencyMissing | PluginDependencyCycle> => {
-    const seen = new Set<string>()
+    // The names of the list by case key (internal/caseKey.ts): two that differ only in case clash.
+    const seen = new Map<string, string>()
     for (const start of plugins) {
       const name = startPluginOf(start).plugin.name
       const invalid = PluginName.check(name)
       if (invalid !== undefined) return Effect.fail(invalid)
-      if (seen.has(name)) return Effect.fail(new PluginAlreadyRegistered({ plugin: name }))
-      seen.add(name)
+      const key = caseKey(name)
+      const registered = seen.get(key)
+      if (registered !== undefined) {
+        return Effect.fail(new PluginAlreadyRegistered({ plugin: name, ...(registered === name ? {} : { registered }) }))
+      }
+      seen.set(key, name)
     }
+    const listed = (name: string) => seen.get(caseKey(name)) === name
     for (const start of plugins) {
       const { plugin } = startPluginOf(start)
-      const missing = (plugin.requires ?? []).filter((r) => !r.optional && !seen.has(r.name)).map((r) => r.name)
+      const missing = (plugin.requires ?? []).filter((r) => !r.optional && !listed(r.name)).map((r) => r.name)
       if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: plugin.name, missing: [...new Set(missing)].sort() }))
     }
     const cycle = Dependencies.findCycle(graphOf(plugins))

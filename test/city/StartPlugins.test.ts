@@ -1,22 +1,25 @@
 /**
- * Start plugins with different requirements infer together: `City.layer({ plugins: [a, b] })`
+ * The start plugins (src/services/city/StartPlugins.ts). Start plugins with different requirements infer together: `City.layer({ plugins: [a, b] })`
  * requires what `a` and `b` require, and a program that provides only one of them does not
  * compile. The layer fails with the typed failures of its `required` start plugins, unwrapped. A
  * start plugin that needs a sibling service no start plugin provides does not compile, and the
  * compiler's message names the service in its first line. (tsc checks this file with the tests;
- * most assertions are types.)
+ * most assertions are types.) The list is checked before anything starts: two names that
+ * differ only in case are one name (the plugin-name rule, src/schema/PluginName.ts).
  */
-import { expect, expectTypeOf, it } from "@effect/vitest"
+import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import ts from "typescript"
-import * as City from "../src/City.ts"
+import * as City from "../../src/City.ts"
 import type { ConfigError } from "effect/ConfigError"
-import * as Plugin from "../src/services/Plugin.ts"
-import * as Siblings from "../src/services/Siblings.ts"
+import * as Plugin from "../../src/services/Plugin.ts"
+import * as Siblings from "../../src/services/Siblings.ts"
+import * as StartPlugins from "../../src/services/city/StartPlugins.ts"
+import { Journal, probe } from "../fixtures.ts"
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, { readonly hello: string }>() {}
 class Ticker extends Context.Tag("test/Ticker")<Ticker, { readonly now: number }>() {}
@@ -106,15 +109,15 @@ it("the compiler's message for a missing sibling provider names the service in i
   const file = path.join(import.meta.dirname, "missing-provider.virtual.ts")
   const text = [
     `import { Context, Effect } from "effect"`,
-    `import * as City from "../src/City.ts"`,
-    `import * as Plugin from "../src/services/Plugin.ts"`,
-    `import * as Siblings from "../src/services/Siblings.ts"`,
+    `import * as City from "../../src/City.ts"`,
+    `import * as Plugin from "../../src/services/Plugin.ts"`,
+    `import * as Siblings from "../../src/services/Siblings.ts"`,
     `class Users extends Context.Tag("app/Users")<Users, { readonly find: (id: string) => Effect.Effect<string> }>() {}`,
     `const greeter = Plugin.make({ name: "greeter", initialize: Effect.map(Siblings.service(Users), () => ({})) })`,
     `const program = Effect.flatMap(City.City, (city) => city.plugins.snapshots)`,
     `export const run = () => Effect.runPromise(program.pipe(Effect.provide(City.layer({ root: "/tmp/x", plugins: [greeter] }))))`
   ].join("\n")
-  const root = path.join(import.meta.dirname, "..")
+  const root = path.join(import.meta.dirname, "../..")
   const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile)
   const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
   const host = ts.createCompilerHost(options)
@@ -132,3 +135,21 @@ it("the compiler's message for a missing sibling provider names the service in i
   expect(first).toContain("NoStartPluginProvides<Users>")
   expect(first.length).toBeLessThan(200)
 }, 120_000)
+
+describe("the start list's names differ only in case: one folder, so one plugin", () => {
+  it.effect("a start list with both \"foo\" and \"Foo\" is refused before anything starts", () =>
+    Effect.gen(function*() {
+      const journal = new Journal()
+      const error = yield* Effect.flip(StartPlugins.check([probe("foo", { journal }), probe("Foo", { journal })]))
+      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", plugin: "Foo", registered: "foo" })
+      expect(journal.events).toEqual([])
+    }))
+
+  it.effect("a start plugin requiring another case of a listed name misses it", () =>
+    Effect.gen(function*() {
+      const journal = new Journal()
+      const needy = { ...probe("needy", { journal }), requires: [{ name: "Foo", optional: false }] }
+      const error = yield* Effect.flip(StartPlugins.check([probe("foo", { journal }), needy]))
+      expect(error).toMatchObject({ _tag: "PluginDependencyMissing", plugin: "needy", missing: ["Foo"] })
+    }))
+})

@@ -1,0 +1,154 @@
+/**
+ * Adding a plugin (docs/city-plugin-lifecycle.md, "Plugin Lifecycle": "city.plugins.add()
+ * registers one unique instance. A Plugin ID cannot be registered twice in one City").
+ *
+ * - One instance per name: a second `add` of a name that is initializing or ready fails at once
+ *   with `PluginAlreadyRegistered`, and so does a name that equals a registered one (any snapshot,
+ *   or an add in flight) ignoring case (schema/PluginName.ts); a required plugin that is not ready, or is being removed,
+ *   fails it with `PluginDependencyMissing`.
+ * - Operations on one name are serialized (KeyedMutex); an instance of the name still disposing
+ *   (pending on a lease) is waited for first.
+ * - `add` starts the instance (PluginInstances: bounded initialize, release on failure). A failure
+ *   leaves an `error` snapshot with `last_error`; a later successful add replaces it. Closing begun
+ *   meanwhile disposes the started instance, which never becomes ready.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import {
+  type CityClosed,
+  type InvalidPluginName,
+  PluginAlreadyRegistered,
+  PluginDependencyMissing,
+  type PluginInitializeFailed
+} from "../../schema/Errors.ts"
+import * as PluginName from "../../schema/PluginName.ts"
+import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
+import type { Plugin } from "../Plugin.ts"
+import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
+import type { SiblingNeed } from "../Siblings.ts"
+import * as InitializeFailure from "./InitializeFailure.ts"
+import { caseKey } from "./internal/caseKey.ts"
+import { lastError } from "./PluginInstances.ts"
+import type { PluginLife } from "./PluginLife.ts"
+import type { RegistryParts, Restore } from "./RegistryParts.ts"
+
+/**
+ * The options of `city.plugins.add`.
+ * @since 0.1.0
+ * @category models
+ */
+export interface AddOptions {
+  /** Where the plugin came from, shown in its snapshot. Default `code`. */
+  readonly source?: string | undefined
+  /** What the plugin's `ctx.requestReload` does (the loader passes its own); default: ReloadRejected. */
+  readonly requestReload?: PluginLifecycleContextShape["requestReload"] | undefined
+  /** The plugin's settings, `ctx.config` (the loader passes the decoded `plugins.json` ones); default: none. */
+  readonly config?: PluginConfig | undefined
+}
+
+/**
+ * Why an `add` failed, besides the plugin's own typed failure.
+ * @since 0.1.0
+ * @category models
+ */
+export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed
+
+/**
+ * Makes `add` (the plugin's own typed failure unwrapped, InitializeFailure.ts) and `addWrapped`
+ * (every failed initialize a `PluginInitializeFailed`) on the registry's parts; `crashed` is what a
+ * started plugin's PluginLiveness reports to.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (parts: RegistryParts, crashed: (name: string, reason: string) => Effect.Effect<void>) => {
+  const { dependents, instances, lives, mutex, snapshots, state } = parts
+  /** Names whose add was admitted and has not finished, by case key (internal/caseKey.ts). */
+  const adding = new Map<string, string>()
+
+  const initialize = <E, R>(
+    plugin: Plugin<E, R>,
+    options: AddOptions | undefined,
+    restore: Restore
+  ): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed, R> =>
+    Effect.suspend(() => {
+      const name = plugin.name
+      // A previous instance of this name still disposing (pending on a lease) goes first.
+      const previous = lives.get(name)
+      if (previous !== undefined) {
+        return Effect.zipRight(
+          restore(Effect.raceFirst(previous.disposed, state.cancelled(`add plugin ${name}`))),
+          initialize(plugin, options, restore)
+        )
+      }
+      const refused = state.refuse(`add plugin ${name}`)
+      if (refused !== undefined) return Effect.fail(refused)
+      return snapshots.initializing(name, plugin.version, options?.source ?? "code").pipe(
+        Effect.zipRight(instances.start(plugin, { ...options, lost: (reason) => crashed(name, reason) }, restore)),
+        Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
+          Either.isLeft(started)
+            ? Effect.zipRight(snapshots.failed(name, lastError(started.left)), Effect.fail(started.left))
+            : becomeReady(name, started.right)
+        )
+      )
+    })
+
+  /** A started instance joins the registry and the next view, unless closing began meanwhile. */
+  const becomeReady = (name: string, life: PluginLife) =>
+    Effect.suspend((): Effect.Effect<PluginSnapshot, CityClosed> => {
+      const refused = state.refuse(`add plugin ${name}`)
+      if (refused !== undefined) {
+        // Closing began while it initialized: it never becomes ready; dispose it here.
+        return Effect.ignore(life.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
+      }
+      lives.join(name, life)
+      return snapshots.ready(name)
+    })
+
+  const addAny = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
+    Effect.suspend((): Effect.Effect<PluginSnapshot, AddFailure, R> => {
+      const name = plugin.name
+      const invalid = PluginName.check(name)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const refused = state.refuse(`add plugin ${name}`)
+      if (refused !== undefined) return Effect.fail(refused)
+      const key = caseKey(name)
+      const registered = adding.get(key) ?? snapshots.holder(key)
+      if (registered !== undefined && registered !== name) {
+        return Effect.fail(new PluginAlreadyRegistered({ plugin: name, registered }))
+      }
+      const status = snapshots.statusOf(name)
+      if (adding.has(key) || status === "initializing" || status === "ready") {
+        return Effect.fail(new PluginAlreadyRegistered({ plugin: name }))
+      }
+      // Its required plugins are ready, and none is being removed: they stay until it is gone.
+      const requires = plugin.requires ?? []
+      if (requires.length > 0) {
+        const missing = dependents.missing(requires, lives.isReady)
+        if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: name, missing }))
+        dependents.admit(name, requires)
+      }
+      adding.set(key, name)
+      return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            adding.delete(key)
+            if (Exit.isFailure(exit) && lives.get(name) === undefined) dependents.forget(name)
+          })
+        )
+      )
+    })
+
+  // A plugin's SiblingNeeds are types only (nothing reads them from a context): at `add` its
+  // provider is checked by `requires`, so they are taken off what the call requires.
+  const addWrapped = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
+    addAny(plugin, options) as Effect.Effect<PluginSnapshot, AddFailure, Exclude<R, SiblingNeed<any>>>
+  const add = <E, R>(
+    plugin: Plugin<E, R>,
+    options?: AddOptions
+  ): Effect.Effect<PluginSnapshot, E | AddFailure, Exclude<R, SiblingNeed<any>>> =>
+    Effect.catchTag(addWrapped(plugin, options), "PluginInitializeFailed", (error) => InitializeFailure.unwrap<E>(error))
+
+  return { add, addWrapped }
+}

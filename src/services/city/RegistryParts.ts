@@ -1,0 +1,87 @@
+/**
+ * What the parts of the registry share (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"): the
+ * City's closing state, configuration and close report, the execution views, the instance starter,
+ * and the registry's own tables (snapshots, live plugins, dependencies, the per-name lock). `add`
+ * (PluginAdd.ts), `remove` (PluginRemoval.ts) and close (CloseDisposal.ts) work on one set of them.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { CityConfig, type CityConfigShape } from "./CityConfig.ts"
+import { ClosingPhase, type ClosingPhaseShape } from "./ClosingPhase.ts"
+import { CloseRecorder, type CloseRecorderShape } from "./CloseRecorder.ts"
+import * as KeyedMutex from "./KeyedMutex.ts"
+import { LeaseTable, type LeaseTableShape } from "./LeaseTable.ts"
+import * as PluginDependents from "./PluginDependents.ts"
+import { PluginInstances, type PluginInstancesShape } from "./PluginInstances.ts"
+import type { PluginLife } from "./PluginLife.ts"
+import * as PluginLives from "./PluginLives.ts"
+import * as Snapshots from "./Snapshots.ts"
+
+/**
+ * Makes a part of a locked body interruptible again (as in `Effect.uninterruptibleMask`).
+ * @since 0.1.0
+ * @category models
+ */
+export type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * The state one registry's operations share.
+ * @since 0.1.0
+ * @category models
+ */
+export interface RegistryParts {
+  /** Whether close has begun. */
+  readonly state: ClosingPhaseShape
+  /** The City's deadlines and root. */
+  readonly config: CityConfigShape
+  /** Where close reports its failures. */
+  readonly report: CloseRecorderShape
+  /** The execution views and their leases. */
+  readonly views: LeaseTableShape
+  /** Starts instances (bounded initialize). */
+  readonly instances: PluginInstancesShape
+  /** The observable snapshots. */
+  readonly snapshots: Snapshots.Snapshots
+  /** Operations on one name are serialized. */
+  readonly mutex: KeyedMutex.KeyedMutex<string>
+  /** The started instances and the ready view. */
+  readonly lives: PluginLives.PluginLives
+  /** Who requires whom. */
+  readonly dependents: PluginDependents.PluginDependents
+  /** A disposed instance leaves the registry: its life, its dependencies and its snapshot. */
+  readonly leave: (name: string, life: PluginLife) => Effect.Effect<void>
+}
+
+/**
+ * Makes the parts on the City's services; the snapshots' changes end with the Scope.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<
+  RegistryParts,
+  never,
+  ClosingPhase | CloseRecorder | CityConfig | LeaseTable | PluginInstances | Scope.Scope
+> = Effect.gen(function*() {
+  const views = yield* LeaseTable
+  const snapshots = yield* Snapshots.make
+  const lives = PluginLives.make(views)
+  const dependents = PluginDependents.make()
+  return {
+    state: yield* ClosingPhase,
+    report: yield* CloseRecorder,
+    config: yield* CityConfig,
+    views,
+    instances: yield* PluginInstances,
+    snapshots,
+    mutex: KeyedMutex.make<string>(),
+    lives,
+    dependents,
+    leave: (name, life) =>
+      Effect.suspend(() => {
+        if (!lives.leave(name, life)) return Effect.void
+        dependents.forget(name)
+        return snapshots.remove(name)
+      })
+  }
+})
