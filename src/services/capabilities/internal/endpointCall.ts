@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Declaration } from "../../../schema/Declaration.ts"
-import { commandOf, type Occasion } from "../../../schema/Occasion.ts"
+import type { Occasion } from "../../../schema/Occasion.ts"
 import { type EndpointOutcome, identityOf, type Outcome } from "../../../schema/Outcome.ts"
 import type { Peer } from "../../../schema/Peer.ts"
 import { unsafeProvisioned } from "../../internal/counters.ts"
@@ -27,6 +27,10 @@ interface Endpoint {
   readonly peer: Peer
   readonly runtime: string
 }
+
+/** Which of the declaration's two commands an occasion runs: `birth` and `sweep-on` run `provision`. */
+const commandOf = (occasion: Occasion): "provision" | "unprovision" =>
+  occasion === "birth" || occasion === "sweep-on" ? "provision" : "unprovision"
 
 /**
  * Makes the call of one endpoint on the state root, the host, the runner and the log.
