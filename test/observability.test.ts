@@ -21,7 +21,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { greeter, main, program } from "../examples/library.ts"
 import { traced } from "../examples/opentelemetry.ts"
 import * as City from "../src/City.ts"
-import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
+import { layerWith } from "../src/layers/internal/capabilitiesLive.ts"
 import * as Counters from "../src/services/internal/counters.ts"
 import type { Outcome } from "../src/schema/Outcome.ts"
 import { CommandRunner } from "../src/services/capabilities/CommandRunner.ts"
@@ -263,7 +263,7 @@ const registerDemo = (personalities: ReadonlyArray<string>, runner: Layer.Layer<
         })
       }
       yield* (yield* Provisioner.Provisioner).register(file)
-    }).pipe(Effect.provide(CapabilitiesLive.layerWith({ root: join(dir, "root") }, runner)))
+    }).pipe(Effect.provide(layerWith({ root: join(dir, "root") }, runner)))
   })
 
 describe("capability joints", () => {

@@ -38,12 +38,8 @@ export type Placeholder = (typeof placeholders)[number]
 
 const placeholderPattern = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 
-/**
- * Every `{name}` found in an argument, known or not.
- * @since 0.1.0
- * @category utils
- */
-export const placeholdersIn = (arg: string): ReadonlyArray<string> =>
+/** Every `{name}` found in an argument, known or not. */
+const placeholdersIn = (arg: string): ReadonlyArray<string> =>
   Array.from(arg.matchAll(placeholderPattern), (match) => match[1] ?? "")
 
 const isKnownPlaceholder = (name: string): name is Placeholder =>

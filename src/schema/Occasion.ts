@@ -17,11 +17,3 @@ export const Occasion = Schema.Literal("birth", "sweep-on", "remove", "off-all")
  * @category models
  */
 export type Occasion = typeof Occasion.Type
-
-/**
- * Which of the declaration's two commands an occasion runs.
- * @since 0.1.0
- * @category utils
- */
-export const commandOf = (occasion: Occasion): "provision" | "unprovision" =>
-  occasion === "birth" || occasion === "sweep-on" ? "provision" : "unprovision"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { validate } from "../../src/services/capabilities/Capabilities.ts"
+import { validate } from "../../src/services/capabilities/internal/capabilities.ts"
 
 const valid = {
   schema: 1,

@@ -17,6 +17,8 @@ import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import { join } from "node:path"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
+import { compactAfter } from "../../src/services/capabilities/internal/processJournal.ts"
+import { layout } from "../../src/services/city/CityRoot.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { isAlive, recordedEndpoints } from "../fixtures.ts"
 
@@ -50,7 +52,7 @@ const recordsIn = (root: string) =>
 
 const journalFiles = (root: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    fs.readDirectory(join(root, ProcessRecords.folder)).pipe(
+    fs.readDirectory(join(root, layout.processes)).pipe(
       Effect.map((names) => names.filter((n) => n.endsWith(".jsonl"))),
       Effect.orElseSucceed(() => [] as Array<string>)
     ))
@@ -59,7 +61,7 @@ const journalFiles = (root: string) =>
 const journalWorld = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const root = yield* fs.makeTempDirectoryScoped()
-  const dir = join(root, ProcessRecords.folder)
+  const dir = join(root, layout.processes)
   const { records } = yield* recordsIn(root)
   const boot = (yield* fs.readFileString("/proc/sys/kernel/random/boot_id")).trim()
   yield* fs.makeDirectory(dir, { recursive: true })
@@ -109,12 +111,12 @@ describe("process journals", () => {
     const { records, scope } = yield* recordsIn(root)
     const pid = yield* sleeper
     const lines = Effect.flatMap(journalFiles(root), (names) =>
-      Effect.map(fs.readFileString(join(root, ProcessRecords.folder, names[0] ?? "none")), (t) =>
+      Effect.map(fs.readFileString(join(root, layout.processes, names[0] ?? "none")), (t) =>
         t.split("\n").filter((l) => l !== "").length))
     // The header, then two lines a call (its `spawned` line and the last call's `ended` line, but
     // for the first): 500 calls leave 1,000 lines, the last `ended` one waiting.
-    for (let i = 0; i < ProcessRecords.compactAfter / 2; i++) yield* records.ended(yield* records.spawned("cap claude-a", pid, "sleep"))
-    expect(yield* lines).toBe(ProcessRecords.compactAfter)
+    for (let i = 0; i < compactAfter / 2; i++) yield* records.ended(yield* records.spawned("cap claude-a", pid, "sleep"))
+    expect(yield* lines).toBe(compactAfter)
     // The next call would take it over the bound with nothing running: back to its header first.
     const again = yield* records.spawned("cap claude-b", pid, "sleep")
     expect(yield* lines).toBe(2)

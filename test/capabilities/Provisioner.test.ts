@@ -6,12 +6,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
+import { layerWith } from "../../src/layers/internal/capabilitiesLive.ts"
 import { exitCodeOf, refused as isRefused } from "../../src/schema/ExitPolicy.ts"
 import { defaultHostConfig } from "../../src/schema/HostConfig.ts"
 import type { Outcome } from "../../src/schema/Outcome.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { CommandRunner, type RunRequest } from "../../src/services/capabilities/CommandRunner.ts"
+import { endpointsOf } from "../../src/services/capabilities/EndpointCalls.ts"
 import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import { Listings } from "../../src/services/capabilities/Listings.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
@@ -37,7 +38,7 @@ describe("endpoint selection", () => {
   it.effect("an endpoint's runtime is declared by the peer, an agent of this host, and listed by the declaration", () =>
     Effect.sync(() => {
       const host = Runtimes.fromConfig(defaultHostConfig)
-      const endpoints = Provisioner.endpointsOf(
+      const endpoints = endpointsOf(
         declaration("stat", ["claude", "codex", "telegram"]),
         [peer("bob", ["telegram", "claude"]), peer("alice", ["claude", "opencode", "telegram"]), peer("eve", ["web"])],
         host.isAgent
@@ -77,7 +78,7 @@ const inRoot = <A>(
     const fs = yield* FileSystem.FileSystem
     const root = join(yield* fs.makeTempDirectoryScoped(), "root")
     yield* seed(root)
-    return yield* body(root).pipe(Effect.provide(CapabilitiesLive.layerWith({ root }, runner)))
+    return yield* body(root).pipe(Effect.provide(layerWith({ root }, runner)))
   }).pipe(Effect.provide(NodeContext.layer))
 
 const ok = () => scripted(() => ({ state: "ok", ms: 1 }))
@@ -322,7 +323,7 @@ describe("a root that does not exist", () => {
       yield* fs.writeFileString(file, "")
       const error = yield* Effect.flip(
         Effect.flatMap(Listings, (o) => o.peers).pipe(
-          Effect.provide(CapabilitiesLive.layerWith({ root: join(file, "sub") }, ok().layer))
+          Effect.provide(layerWith({ root: join(file, "sub") }, ok().layer))
         )
       )
       expect(error._tag).toBe("StateError")

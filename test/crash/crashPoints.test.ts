@@ -190,7 +190,7 @@ const scenarios: ReadonlyArray<Scenario> = [
       expect(got.endpoints.map((e) => e.record.state)).toEqual(["ok", "failed", "ok"].slice(0, recorded.length))
       // The log and the records agree: every logged call is recorded (a record may lack its line).
       const state = yield* StateRoot.StateRoot
-      const log = Option.getOrElse(yield* Effect.orElseSucceed(state.readText(LifecycleLog.logFile), () => Option.none<string>()), () => "")
+      const log = Option.getOrElse(yield* Effect.orElseSucceed(state.readText(CityRoot.layout.lifecycleLog), () => Option.none<string>()), () => "")
       const logged = log.split("\n").filter((l) => l !== "").map((l) => /identity=claude-(\w+)/.exec(l)?.[1])
       expect(logged.every((name) => name !== undefined && recorded.includes(name))).toBe(true)
     })
@@ -211,9 +211,9 @@ const scenarios: ReadonlyArray<Scenario> = [
       const read = (file: string) =>
         Effect.map(Effect.orElseSucceed(state.readText(file), () => Option.none<string>()), Option.getOrElse(() => ""))
       const text = [
-        yield* read(`${LifecycleLog.logFile}.2`),
-        yield* read(`${LifecycleLog.logFile}.1`),
-        yield* read(LifecycleLog.logFile)
+        yield* read(`${CityRoot.layout.lifecycleLog}.2`),
+        yield* read(`${CityRoot.layout.lifecycleLog}.1`),
+        yield* read(CityRoot.layout.lifecycleLog)
       ].join("")
       const lines = text.split("\n").filter((l) => l !== "")
       // Every line whole, and the lines kept a run of consecutive ones: a crash loses the newest
@@ -248,7 +248,7 @@ const recordsAndLog = Effect.gen(function*() {
   const got = yield* (yield* EndpointRecords.EndpointRecords).get("notes")
   expect(Option.getOrUndefined(Option.map(got.invalid, (e) => e.message))).toBeUndefined()
   const state = yield* StateRoot.StateRoot
-  const log = Option.getOrElse(yield* Effect.orElseSucceed(state.readText(LifecycleLog.logFile), () => Option.none<string>()), () => "")
+  const log = Option.getOrElse(yield* Effect.orElseSucceed(state.readText(CityRoot.layout.lifecycleLog), () => Option.none<string>()), () => "")
   const logged = log.split("\n").filter((l) => l !== "").map((l) => /identity=claude-(\w+)/.exec(l)?.[1] ?? "?")
   return { records: new Map(got.endpoints.map((e) => [e.personality, e.record.state])), logged }
 })

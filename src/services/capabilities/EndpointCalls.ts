@@ -38,32 +38,31 @@
  * - the timeout is at least 1 ms and the concurrency at least 1
  *   (`InvalidJointSettings` otherwise): a zero timeout would fail every call
  *   before it could act.
+ *
+ * The pieces: one call (substitute, spawn, count, log, span) is internal/endpointCall.ts, the
+ * batched recording of the outcomes internal/outcomeCommitter.ts; `run` here runs the calls.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import { InvalidJointSettings, type StateError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
-import { commandOf, type Occasion } from "../../schema/Occasion.ts"
-import { type EndpointOutcome, identityOf, type Outcome } from "../../schema/Outcome.ts"
+import type { Occasion } from "../../schema/Occasion.ts"
+import type { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { buildArgv, CommandRunner, type Substitutions } from "./CommandRunner.ts"
+import { isTracing } from "../Observability.ts"
+import type { CommandRunner } from "./CommandRunner.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
-import { Runtimes } from "./Runtimes.ts"
+import { makeCall } from "./internal/endpointCall.ts"
+import { startCommitter } from "./internal/outcomeCommitter.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
-import { unsafeProvisioned } from "../internal/counters.ts"
-import { isTracing, spans } from "../Observability.ts"
-import { StateRoot } from "./StateRoot.ts"
+import type { Runtimes } from "./Runtimes.ts"
+import type { StateRoot } from "./StateRoot.ts"
 
 /**
  * One endpoint of one capability.
@@ -172,9 +171,6 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
   }
 >() {}
 
-/** The most a call's record waits after its end, so calls ending close together share a write. */
-const commitSpacing = Duration.millis(200)
-
 /**
  * Makes the endpoint calls on the state root, the host, the runner, the log and the records.
  * @since 0.1.0
@@ -185,112 +181,9 @@ export const make: Effect.Effect<
   never,
   StateRoot | Runtimes | CommandRunner | LifecycleLog | EndpointRecords
 > = Effect.gen(function*() {
-  const state = yield* StateRoot
-  const host = yield* Runtimes
-  const runner = yield* CommandRunner
+  const call = yield* makeCall
   const log = yield* LifecycleLog
   const records = yield* EndpointRecords
-
-  /** One call's outcome: substitute, create the private directory, spawn (or refuse before spawn). */
-  const attempt = (
-    endpoint: Endpoint,
-    occasion: Occasion,
-    timeout: Duration.DurationInput
-  ): Effect.Effect<Outcome> => {
-    const { declaration, peer, runtime } = endpoint
-    const privateFolder = host.privateDir(runtime, peer.personality)
-    const privateDir = Option.map(privateFolder, state.resolve)
-    const values: Substitutions = {
-      personality: peer.personality,
-      runtime,
-      cwd: peer.cwd,
-      occasion,
-      ...(Option.isSome(privateDir) ? { privateDir: privateDir.value } : {})
-    }
-    const argv = buildArgv(declaration[commandOf(occasion)], values)
-    if (Either.isLeft(argv)) {
-      return Effect.succeed({
-        state: "failed",
-        ms: 0,
-        detail: `{${argv.left}} is not available: runtime ${runtime} has no private directory; refused before spawn`
-      })
-    }
-    const [command, ...args] = argv.right
-    const spawned = runner.run({
-      command,
-      args,
-      cwd: state.root,
-      privateDir,
-      timeout,
-      endpoint: `${declaration.capability} ${identityOf(runtime, peer.personality)}`,
-      rootLocked: true
-    })
-    if (Option.isNone(privateFolder) || Option.isNone(privateDir)) return spawned
-    return Effect.flatMap(Effect.either(state.makeDirectory(privateFolder.value)), (made) =>
-      Either.isLeft(made)
-        ? Effect.succeed({
-          state: "failed",
-          ms: 0,
-          detail: `cannot create the private directory ${privateDir.value}: ${made.left.detail}; refused before spawn`
-        })
-        : spawned)
-  }
-
-  /** Counts and logs one call's outcome; the endpoint's outcome. */
-  const settle = (endpoint: Endpoint, occasion: Occasion, outcome: Outcome, now: number): Effect.Effect<EndpointOutcome> => {
-    const { declaration, peer, runtime } = endpoint
-    // unsafe: `settle` is a plain function over a settled outcome; the counter is updated in it.
-    unsafeProvisioned(outcome.state, occasion)
-    const result: EndpointOutcome = {
-      capability: declaration.capability,
-      personality: peer.personality,
-      runtime,
-      occasion,
-      ...outcome
-    }
-    return Effect.as(
-      log.enqueue([
-        ["ts", new Date(now).toISOString()],
-        ["ev", "capability-provision"],
-        ["capability", declaration.capability],
-        ["identity", identityOf(runtime, peer.personality)],
-        ["occasion", occasion],
-        ["state", outcome.state],
-        ["exit", outcome.exit],
-        ["ms", Math.round(outcome.ms)],
-        ["detail", outcome.detail]
-      ]),
-      result
-    )
-  }
-
-  /**
-   * One call, counted and logged. `traced`: a tracer is installed, so the call is a
-   * `city.provision` span with its `outcome` (under Effect's default tracer, which exports
-   * nothing, the span is left out: a sweep makes hundreds).
-   */
-  const call = (
-    endpoint: Endpoint,
-    occasion: Occasion,
-    timeout: Duration.DurationInput,
-    traced: boolean
-  ) => {
-    const settled = Effect.flatMap(attempt(endpoint, occasion, timeout), (outcome) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => settle(endpoint, occasion, outcome, now)))
-    if (!traced) return settled
-    return settled.pipe(
-      Effect.tap((outcome) => Effect.annotateCurrentSpan("outcome", outcome.state)),
-      Effect.withSpan(spans.provision, {
-        attributes: {
-          capability: endpoint.declaration.capability,
-          endpoint: identityOf(endpoint.runtime, endpoint.peer.personality),
-          occasion
-        },
-        // One per call of a sweep: the stack trace would point into the sweep, and costs an Error.
-        captureStackTrace: false
-      })
-    )
-  }
 
   const run = (endpoints: ReadonlyArray<Endpoint>, occasion: Occasion, settings: JointSettings = {}) =>
     Effect.gen(function*() {
@@ -298,39 +191,12 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
-      // Each call is recorded shortly after it ends (at most `commitSpacing` later): its endpoint
-      // record (synced), then its log line, by one committer that takes every outcome waiting.
-      // When the calls are over, also on an interruption, what is left is written and the log
-      // is synced.
-      const ended = yield* Queue.unbounded<EndpointOutcome>()
-      const invalid = new Map<string, InvalidFile>()
-      const commit = (batch: ReadonlyArray<EndpointOutcome>) =>
-        batch.length === 0 ? Effect.void : Effect.uninterruptible(Effect.flatMap(
-          Effect.flatMap(DateTime.now, (now) => records.record(batch, DateTime.formatIso(now))),
-          (found) => {
-            for (const file of found) invalid.set(file.file, file)
-            return log.write
-          }
-        ))
-      const committer = yield* Effect.fork(Effect.forever(
-        Queue.take(ended).pipe(
-          Effect.flatMap((first) => Effect.map(Queue.takeAll(ended), (rest) => [first, ...rest])),
-          Effect.flatMap(commit),
-          Effect.zipRight(Effect.sleep(commitSpacing))
-        )
-      ))
-      // The committer's failure (the state root cannot be written) fails the joint.
-      const finish = Effect.gen(function*() {
-        const stopped = yield* Fiber.interrupt(committer)
-        if (Exit.isFailure(stopped) && !Exit.isInterrupted(stopped)) yield* Exit.failCause(stopped.cause)
-        yield* commit([...yield* Queue.takeAll(ended)])
-        yield* log.flush
-      })
+      const committer = yield* startCommitter(records, log)
       const outcomes = yield* Effect.forEach(
         endpoints,
         (endpoint) =>
           call(endpoint, occasion, timeout, traced).pipe(
-            Effect.tap((outcome) => Queue.offer(ended, outcome)),
+            Effect.tap(committer.offer),
             Effect.tap((outcome) => {
               done++
               return settings.onProgress === undefined ? Effect.void : settings.onProgress(done, total, outcome)
@@ -338,9 +204,9 @@ export const make: Effect.Effect<
           ),
         // At most `concurrency` commands at once (an integer of at least 1: `checkSettings`).
         { concurrency: settings.concurrency ?? 4 }
-      ).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(finish)))
-      yield* finish
-      return { outcomes, invalid: [...invalid.values()] }
+      ).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Effect.ignore(committer.finish)))
+      yield* committer.finish
+      return { outcomes, invalid: committer.invalid() }
     })
 
   return EndpointCalls.of({ run })

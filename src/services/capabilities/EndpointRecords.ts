@@ -25,13 +25,7 @@ import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as DocumentStore from "./DocumentStore.ts"
 import type { StateRoot } from "./StateRoot.ts"
-
-/**
- * The folder of the endpoint records, under the state root.
- * @since 0.1.0
- * @category constants
- */
-export const recordsDir = "state/endpoints"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * One endpoint of one capability.
@@ -101,7 +95,7 @@ const entriesOf = (records: Records) =>
  */
 export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Effect.gen(function*() {
   const store = yield* DocumentStore.make({
-    dir: recordsDir,
+    dir: layout.endpoints,
     schema: RecordsSchema,
     invalid: (file, field, rule) => new InvalidFile({ reason: "EndpointRecords", file, field, rule }),
     key: { field: "capability", of: (records) => records.capability },

@@ -36,13 +36,7 @@ import * as Layer from "effect/Layer"
 import { storedText } from "../../schema/StoredText.ts"
 import { fileMode } from "./FileModes.ts"
 import { StateRoot } from "./StateRoot.ts"
-
-/**
- * The lifecycle log, under the state root.
- * @since 0.1.0
- * @category constants
- */
-export const logFile = "logs/lifecycle.log"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * When the log rotates and how many old files it keeps.
@@ -125,7 +119,7 @@ export const make = (
     const state = yield* StateRoot
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const file = state.resolve(logFile)
+    const file = state.resolve(layout.lifecycleLog)
     const dir = path.dirname(file)
     const maxBytes = config.maxBytes ?? 1024 * 1024
     const keep = Math.max(1, config.keep ?? 5)

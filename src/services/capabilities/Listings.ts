@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
@@ -15,12 +15,7 @@ import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { EndpointRecord } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { Capabilities } from "./Capabilities.ts"
-import { endpointsOf } from "./EndpointCalls.ts"
-import { EndpointRecords } from "./EndpointRecords.ts"
-import { Runtimes } from "./Runtimes.ts"
-import { Peers } from "./Peers.ts"
-import { StateRoot } from "./StateRoot.ts"
+import * as internal from "./internal/listings.ts"
 
 /**
  * One endpoint of a capability, with its last recorded call.
@@ -88,52 +83,8 @@ export class Listings extends Context.Tag("effect-city/Listings")<
 >() {}
 
 /**
- * Makes the overview on the stores.
- * @since 0.1.0
- * @category constructors
- */
-export const make: Effect.Effect<Listings["Type"], never, StateRoot | Runtimes | Capabilities | Peers | EndpointRecords> =
-  Effect.gen(function*() {
-    const state = yield* StateRoot
-    const host = yield* Runtimes
-    const declarations = yield* Capabilities
-    const peersStore = yield* Peers
-    const records = yield* EndpointRecords
-
-    const capabilities = Effect.gen(function*() {
-      yield* state.require
-      const found = yield* declarations.scan
-      const peers = yield* peersStore.scan
-      const views = yield* Effect.forEach(found.valid, (declaration) =>
-        Effect.map(records.get(declaration.capability), (recorded) => ({
-          view: {
-            declaration,
-            endpoints: endpointsOf(declaration, peers.valid, host.isAgent).map((e): ListedEndpoint => ({
-              personality: e.peer.personality,
-              runtime: e.runtime,
-              last: recorded.last(e.peer.personality, e.runtime)
-            }))
-          } satisfies ListedCapability,
-          invalid: recorded.invalid
-        })))
-      const invalidRecords = views.flatMap((v) => v.invalid._tag === "Some" ? [v.invalid.value] : [])
-      return {
-        capabilities: views.map((v) => v.view),
-        invalid: [...found.invalid, ...peers.invalid, ...invalidRecords]
-      } satisfies CapabilityListing
-    })
-
-    const peers = Effect.zipRight(
-      state.require,
-      Effect.map(peersStore.scan, (scan): PeerListing => ({ peers: scan.valid, invalid: scan.invalid }))
-    )
-
-    return Listings.of({ capabilities, peers })
-  })
-
-/**
  * The overview as a Layer.
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.effect(Listings, make)
+export const layer = Layer.effect(Listings, internal.make)

@@ -43,34 +43,26 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import {
-  type DefaultRuntimeRemoval,
-  type InvalidCwd,
-  type InvalidName,
-  type PeerAlreadyExists,
-  type RuntimeNotWired,
-  type UnknownCapability,
-  type UnknownRuntime
+import type {
+  DefaultRuntimeRemoval,
+  InvalidCwd,
+  InvalidName,
+  PeerAlreadyExists,
+  RuntimeNotWired,
+  UnknownCapability,
+  UnknownRuntime
 } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
-import { InvalidFile } from "../../schema/FileErrors.ts"
+import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { checkSettings, type JointSettings } from "./EndpointCalls.ts"
-import {
-  checkName,
-  type JointServices,
-  type LockErrors,
-  makeJointRunner,
-  type NewPeer,
-  type PeerErrors,
-  type RemovalSettings
-} from "./JointRunner.ts"
-import { type JointReport, notUnprovisioned } from "./JointReport.ts"
-import { peerJoints } from "./PeerJoints.ts"
+import type { JointSettings } from "./EndpointCalls.ts"
+import type { LockErrors, NewPeer, PeerErrors, RemovalSettings } from "./JointRunner.ts"
+import type { JointReport } from "./JointReport.ts"
+import * as internal from "./internal/provisioner.ts"
 
-export { type Endpoint, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
+export type { Endpoint, JointSettings } from "./EndpointCalls.ts"
 export type { NewPeer, RemovalSettings } from "./JointRunner.ts"
 export type { JointReport, Verdict } from "./JointReport.ts"
 
@@ -138,81 +130,8 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
 >() {}
 
 /**
- * Makes the provisioner on the capability services.
- * @since 0.1.0
- * @category constructors
- */
-export const make: Effect.Effect<Provisioner["Type"], never, JointServices> = Effect.gen(function*() {
-  const runner = yield* makeJointRunner
-  const { capabilities, locked, records, state, sweep } = runner
-
-  const register = (file: string, settings?: JointSettings) =>
-    Effect.gen(function*() {
-      const declaration = yield* capabilities.readFile(file)
-      yield* checkSettings(settings)
-      yield* state.ensure
-      return yield* locked(settings, Effect.gen(function*() {
-        yield* capabilities.store(declaration)
-        const report = yield* sweep(declaration, "sweep-on", settings)
-        return { declaration, report }
-      }))
-    })
-
-  const sync = (name: string, settings?: JointSettings) =>
-    Effect.zipRight(
-      checkName("capability", name),
-      locked(settings, Effect.flatMap(capabilities.get(name), (declaration) => sweep(declaration, "sweep-on", settings)))
-    )
-
-  /** `unregister --force` of an invalid declaration: nothing can run; say what stays provisioned. */
-  const forceUnregister = (name: string, invalid: InvalidFile) =>
-    Effect.gen(function*() {
-      const recorded = yield* records.get(name)
-      const outcomes = notUnprovisioned(recorded.endpoints, "off-all", `the declaration is invalid (${invalid.rule})`)
-      yield* capabilities.remove(name)
-      yield* records.remove(name)
-      return {
-        outcomes,
-        invalid: [invalid],
-        verdict: outcomes.length > 0 ? "failed" : "warned"
-      } satisfies JointReport
-    })
-
-  const unregister = (name: string, settings?: RemovalSettings) =>
-    Effect.zipRight(
-      checkName("capability", name),
-      locked(settings, Effect.gen(function*() {
-        const declaration = yield* Effect.either(capabilities.get(name))
-        if (declaration._tag === "Left") {
-          const e = declaration.left
-          if (e._tag !== "InvalidFile" || e.reason !== "Declaration") return yield* e
-          if (settings?.force === true) return yield* forceUnregister(name, e)
-          return yield* new InvalidFile({
-            reason: "Declaration",
-            file: e.file,
-            field: e.field,
-            rule: e.rule,
-            hint: `\`city capability unregister ${name} --force\` deletes it; its endpoints cannot be unprovisioned`
-          })
-        }
-        const report = yield* sweep(declaration.right, "off-all", settings)
-        yield* capabilities.remove(name)
-        yield* records.remove(name)
-        return report
-      }))
-    )
-
-  return Provisioner.of({
-    register,
-    sync,
-    unregister,
-    ...peerJoints(runner)
-  })
-})
-
-/**
  * The provisioner as a Layer.
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.effect(Provisioner, make)
+export const layer = Layer.effect(Provisioner, internal.make)

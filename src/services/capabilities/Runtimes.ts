@@ -18,13 +18,7 @@ import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { decodeDocument } from "./DocumentStore.ts"
 import { StateRoot } from "./StateRoot.ts"
-
-/**
- * The host configuration file, under the state root.
- * @since 0.1.0
- * @category constants
- */
-export const hostFile = "host.json"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The host's runtimes: which are agents, which are channels, and their private directories.
@@ -74,8 +68,8 @@ const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidFile(
  */
 export const make: Effect.Effect<Runtimes["Type"], InvalidFile | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const text = yield* state.readText(hostFile, TextFile.kinds.hostConfig)
-  const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(hostFile), text.value)
+  const text = yield* state.readText(layout.host, TextFile.kinds.hostConfig)
+  const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(layout.host), text.value)
   return fromConfig(config)
 })
 

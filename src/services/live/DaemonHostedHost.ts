@@ -27,13 +27,14 @@ import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import { isOwed, Reloads } from "./Reloads.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The folder of the published states, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const hostedDir = "state/hosted"
+export const hostedDir = layout.hosted
 
 const Published = Schema.Struct({
   pid: Schema.Int,

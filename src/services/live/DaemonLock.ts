@@ -22,13 +22,14 @@ import * as path from "node:path"
 import { DaemonAlreadyRunning } from "../../schema/Live.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The pid file, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const pidFile = "daemon.pid"
+export const pidFile = layout.daemonPid
 
 const PidRecord = Schema.Struct({
   pid: Schema.Int.pipe(Schema.positive()),

@@ -53,13 +53,14 @@ import * as TextFile from "../files/TextFile.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
 import { filesOf, type Resolved, resolveTemplates } from "./LaunchFiles.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The folder of the fingerprints, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const fingerprintsDir = "state/fingerprints"
+export const fingerprintsDir = layout.fingerprints
 
 /**
  * An endpoint whose launch-read files differ from its baseline, with what was observed.

@@ -49,13 +49,14 @@ import * as Observability from "../Observability.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The folder of the records, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const reloadsDir = "state/reloads"
+export const reloadsDir = layout.reloads
 
 /**
  * An endpoint, by its two names.

@@ -27,13 +27,14 @@ import { fileMode } from "../capabilities/FileModes.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { CitySessionsShape } from "./CitySessionsHost.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The folder of the requests, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const turnsDir = "state/turns"
+export const turnsDir = layout.turns
 
 /**
  * A Turn requested through the inbox: an optional note, then tool calls in order.

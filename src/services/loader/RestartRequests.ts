@@ -49,20 +49,21 @@ import type { LoadReport } from "../../schema/LoadReport.ts"
 import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { Generations } from "./Generations.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The request record, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const restartFile = "state/plugins/restart.json"
+export const restartFile = layout.restart
 
 /**
  * The published generation, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const generationFile = "state/plugins/generation.json"
+export const generationFile = layout.generation
 
 /**
  * Is a restart owed by this record?

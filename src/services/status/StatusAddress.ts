@@ -11,13 +11,14 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import * as DaemonLock from "../live/DaemonLock.ts"
+import { layout } from "../city/CityRoot.ts"
 
 /**
  * The file, relative to the root.
  * @since 0.1.0
  * @category constants
  */
-export const addressFile = "state/status-page.json"
+export const addressFile = layout.statusPage
 
 const StatusAddress = Schema.Struct({ schema: Schema.Literal(1), pid: Schema.Int, url: Schema.String })
 const decode = Schema.decodeUnknownEither(Schema.parseJson(StatusAddress))

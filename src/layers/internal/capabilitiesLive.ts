@@ -1,0 +1,56 @@
+/**
+ * The wiring of the capability part (CapabilitiesLive.ts) over a given command runner: tests pass
+ * a scripted one, `CapabilitiesLive.layer` the real one.
+ * @since 0.1.0
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import type * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Capabilities from "../../services/capabilities/Capabilities.ts"
+import type * as CommandRunner from "../../services/capabilities/CommandRunner.ts"
+import * as EndpointCalls from "../../services/capabilities/EndpointCalls.ts"
+import * as EndpointRecords from "../../services/capabilities/EndpointRecords.ts"
+import * as LifecycleLog from "../../services/capabilities/LifecycleLog.ts"
+import * as Listings from "../../services/capabilities/Listings.ts"
+import * as Peers from "../../services/capabilities/Peers.ts"
+import * as ProcessRecords from "../../services/capabilities/ProcessRecords.ts"
+import * as Provisioner from "../../services/capabilities/Provisioner.ts"
+import * as Runtimes from "../../services/capabilities/Runtimes.ts"
+import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+
+/**
+ * Every capability service over a given command runner (tests pass a scripted one).
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWith = <E, R>(
+  config: StateRoot.StateRootConfig & {
+    readonly killGrace?: Duration.DurationInput
+    readonly log?: LifecycleLog.LifecycleLogConfig
+  },
+  runner: Layer.Layer<CommandRunner.CommandRunner, E, R>
+) => {
+  const root = StateRoot.layer({
+    root: config.root,
+    ...(config.lockWait ? { lockWait: config.lockWait } : {}),
+    ...(config.lockNotice ? { lockNotice: config.lockNotice } : {})
+  })
+  const host = Layer.mergeAll(
+    Runtimes.layer,
+    ProcessRecords.layer(config.killGrace ? { killGrace: config.killGrace } : {})
+  ).pipe(Layer.provideMerge(root))
+  const stores = Layer.mergeAll(
+    Capabilities.layer,
+    Peers.layer,
+    EndpointRecords.layer,
+    LifecycleLog.layer(config.log ?? {}),
+    runner
+  ).pipe(Layer.provideMerge(host))
+  const calls = EndpointCalls.layer.pipe(Layer.provideMerge(stores))
+  return Layer.mergeAll(Provisioner.layer, Listings.layer).pipe(
+    Layer.provideMerge(calls),
+    Layer.provideMerge(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+  )
+}
+

@@ -1,0 +1,101 @@
+/**
+ * The declarations store's implementation (Capabilities.ts): its `DocumentStore` options, the
+ * host-dependent rule on `runtimes`, and `make`.
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { UnknownCapability } from "../../../schema/CapabilityErrors.ts"
+import { Declaration } from "../../../schema/Declaration.ts"
+import { InvalidFile } from "../../../schema/FileErrors.ts"
+import { defaultHostConfig, type HostConfig } from "../../../schema/HostConfig.ts"
+import { isName } from "../../../schema/Name.ts"
+import { layout } from "../../city/CityRoot.ts"
+import * as TextFile from "../../files/TextFile.ts"
+import * as DocumentStore from "../DocumentStore.ts"
+import { Runtimes } from "../Runtimes.ts"
+
+const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, field, rule) =>
+  new InvalidFile({ reason: "Declaration", file, field, rule })
+
+/**
+ * The host-dependent rule: no runtime this host knows as a channel runtime.
+ * @since 0.1.0
+ * @category utils
+ */
+export const checkRuntimes = (host: HostConfig) => (declaration: Declaration) => {
+  const index = declaration.runtimes.findIndex((runtime) => host.channel_runtimes.includes(runtime))
+  return index === -1 ? Option.none() : Option.some({
+    field: `runtimes[${index}]`,
+    rule: `${declaration.runtimes[index]} is a channel runtime of this host (host.json), never an endpoint: ` +
+      `list agent runtimes only`
+  })
+}
+
+/**
+ * The declaration store's options (also used by tests to validate text).
+ * @since 0.1.0
+ * @category utils
+ */
+export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptions<
+  Declaration,
+  typeof Declaration.Encoded,
+  InvalidFile
+> => ({
+  dir: layout.capabilities,
+  schema: Declaration,
+  invalid,
+  key: { field: "capability", of: (d) => d.capability },
+  isStem: isName,
+  namingRule: "is not a declaration: expected <name>.json",
+  check: checkRuntimes(host)
+})
+
+/**
+ * Validates the text of a declaration file on this host: JSON, every Schema rule, "equals the file
+ * stem", no channel runtime.
+ * @since 0.1.0
+ * @category utils
+ */
+export const validate = (
+  file: string,
+  stem: string,
+  text: string,
+  host: HostConfig = defaultHostConfig
+): Effect.Effect<Declaration, InvalidFile> => DocumentStore.decoder(storeOptions(host))(file, stem, text)
+
+/**
+ * Makes the declaration store on the state root.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const host = yield* Runtimes
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const store = yield* DocumentStore.make(storeOptions(host.config))
+
+  const readFile = (file: string) => {
+    const absolute = path.resolve(file)
+    const stem = path.basename(absolute, path.extname(absolute))
+    return TextFile.read(absolute, TextFile.kinds.declaration).pipe(
+      Effect.provideService(FileSystem.FileSystem, fs),
+      Effect.mapError((e) => invalid(absolute, "", e.rule)),
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(invalid(absolute, "", "does not exist")),
+        onSome: (text) => store.decode(absolute, stem, text)
+      }))
+    )
+  }
+
+  const get = (name: string) =>
+    Effect.flatMap(store.read(name), (found) =>
+      Option.match(found, {
+        onNone: () => Effect.fail(new UnknownCapability({ capability: name, file: store.file(name) })),
+        onSome: Effect.succeed
+      }))
+
+  return { readFile, store: store.write, get, remove: store.remove, file: store.file, scan: store.list }
+})

@@ -1,0 +1,67 @@
+/**
+ * The peers store's implementation (Peers.ts): its `DocumentStore` options and `make`.
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { UnknownPeer } from "../../../schema/CapabilityErrors.ts"
+import { InvalidFile } from "../../../schema/FileErrors.ts"
+import { isName } from "../../../schema/Name.ts"
+import { Peer } from "../../../schema/Peer.ts"
+import { layout } from "../../city/CityRoot.ts"
+import * as DocumentStore from "../DocumentStore.ts"
+import { Runtimes } from "../Runtimes.ts"
+import { StateRoot } from "../StateRoot.ts"
+
+const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidFile> = {
+  dir: layout.peers,
+  schema: Peer,
+  invalid: (file, field, rule) => new InvalidFile({ reason: "PeerFile", file, field, rule }),
+  key: { field: "personality", of: (peer) => peer.personality },
+  isStem: isName,
+  namingRule: "is not a peer file: expected <personality>.json"
+}
+
+/**
+ * Validates the text of a peer file: JSON, every Schema rule, then "equals the file stem".
+ * @since 0.1.0
+ * @category utils
+ */
+export const validate = DocumentStore.decoder(storeOptions)
+
+/**
+ * Makes the peer store on the state root.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const state = yield* StateRoot
+  const host = yield* Runtimes
+  const store = yield* DocumentStore.make(storeOptions)
+
+  const get = (personality: string) =>
+    Effect.flatMap(store.read(personality), (found) =>
+      Option.match(found, {
+        onNone: () => Effect.fail(new UnknownPeer({ personality, file: store.file(personality) })),
+        onSome: Effect.succeed
+      }))
+
+  const exists = (personality: string) =>
+    Effect.map(state.inspect(`${layout.peers}/${personality}.json`), Option.isSome)
+
+  const purgeRuntime = (personality: string, runtime: string) =>
+    Option.match(host.privateDir(runtime, personality), {
+      onNone: () => Effect.void,
+      onSome: (dir) => state.remove(dir)
+    })
+
+  // The private folders first, the peer file last: a purge a crash cut is done again while the
+  // file is there (PeerJoints.ts, removePeer).
+  const purge = (personality: string) =>
+    Effect.gen(function*() {
+      for (const runtime of Object.keys(host.config.profiles)) yield* purgeRuntime(personality, runtime)
+      yield* store.remove(personality)
+    })
+
+  return { get, exists, put: store.write, purge, purgeRuntime, file: store.file, scan: store.list }
+})
