@@ -62,7 +62,8 @@ import { EndpointRecords } from "./EndpointRecords.ts"
 import { Runtimes } from "./Runtimes.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
 import { unsafeProvisioned } from "../internal/counters.ts"
-import { isTracing, spans } from "../Observability.ts"
+import { spans } from "../Observability.ts"
+import { isTracing } from "../internal/tracing.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
