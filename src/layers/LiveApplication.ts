@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
 import * as Applier from "../services/live/Applier.ts"
 import * as CitySessionsHost from "../services/live/CitySessionsHost.ts"
+import * as CitySessionsInternal from "../services/live/internal/citySessionsHost.ts"
 import * as CommandsHost from "../services/live/CommandsHost.ts"
 import * as DaemonHostedHost from "../services/live/DaemonHostedHost.ts"
 import { EndpointHost } from "../services/live/EndpointHost.ts"
@@ -51,7 +52,7 @@ export const citySessions = (options: { readonly publish?: boolean } = {}) =>
       const state = yield* StateRoot
       const fs = yield* FileSystem.FileSystem
       const publish = options.publish === true
-      return yield* CitySessionsHost.make({
+      return yield* CitySessionsInternal.make({
         onLaunch: (ref) => Effect.ignore(fingerprints.record(ref)),
         ...(publish
           ? {
