@@ -15,18 +15,18 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { HostConfig } from "../schema/HostConfig.ts"
-import { Runtimes } from "../services/capabilities/Runtimes.ts"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
 import * as Applier from "../services/live/Applier.ts"
 import * as CitySessionsHost from "../services/live/CitySessionsHost.ts"
+import * as CitySessionsInternal from "../services/live/internal/citySessionsHost.ts"
 import * as CommandsHost from "../services/live/CommandsHost.ts"
 import * as DaemonHostedHost from "../services/live/DaemonHostedHost.ts"
-import { EndpointHost, type EndpointHostShape, route } from "../services/live/EndpointHost.ts"
+import { EndpointHost } from "../services/live/EndpointHost.ts"
 import * as Fingerprints from "../services/live/Fingerprints.ts"
 import * as LiveJoints from "../services/live/LiveJoints.ts"
 import * as Reloads from "../services/live/Reloads.ts"
 import * as CapabilitiesLive from "./CapabilitiesLive.ts"
+import { routed } from "./internal/routedHost.ts"
 
 /**
  * The live services; they need an EndpointHost and the capability services.
@@ -37,28 +37,6 @@ export const services = LiveJoints.layer.pipe(
   Layer.provideMerge(Applier.layer),
   Layer.provideMerge(Layer.mergeAll(Reloads.layer, Fingerprints.layer))
 )
-
-/**
- * The runtimes whose profile says the daemon hosts them as City Sessions.
- * @since 0.1.0
- * @category constructors
- */
-export const cityRuntimes = (config: HostConfig): ReadonlyArray<string> =>
-  Object.entries(config.profiles).flatMap(([runtime, p]) => p.host === "city" ? [runtime] : [])
-
-/** Routes `city` runtimes to `forCity`, the others to the Commands host. */
-const routed = <E, R>(forCity: Effect.Effect<EndpointHostShape, E, R>, commands: CommandsHost.CommandsHostConfig) =>
-  Layer.effect(
-    EndpointHost,
-    Effect.gen(function*() {
-      const config = (yield* Runtimes).config
-      const fallback = yield* CommandsHost.make(commands)
-      const city = cityRuntimes(config)
-      if (city.length === 0) return fallback
-      const hosted = yield* forCity
-      return route(Object.fromEntries(city.map((r) => [r, hosted])), fallback)
-    })
-  )
 
 /**
  * The City-sessions host (as `CitySessionsHost`, to launch endpoints and run their Turns); each
@@ -74,7 +52,7 @@ export const citySessions = (options: { readonly publish?: boolean } = {}) =>
       const state = yield* StateRoot
       const fs = yield* FileSystem.FileSystem
       const publish = options.publish === true
-      return yield* CitySessionsHost.make({
+      return yield* CitySessionsInternal.make({
         onLaunch: (ref) => Effect.ignore(fingerprints.record(ref)),
         ...(publish
           ? {

@@ -148,12 +148,8 @@ export const Provides = Schema.Struct(
   description: "What the plugin may contribute, per kind; a present list is enforced (a contribution it does not cover is dropped with a warning). Entries are exact names or prefix* patterns."
 })
 
-/**
- * The values `capabilities.mutates` may hold.
- * @since 0.1.0
- * @category constants
- */
-export const mutationTargets = ["prompt", "turnContext", "tools", "memory", "events", "workflow-dag", "users"] as const
+/** The values `capabilities.mutates` may hold. */
+const mutationTargets = ["prompt", "turnContext", "tools", "memory", "events", "workflow-dag", "users"] as const
 
 const Panel = Schema.Struct({ id: nonEmpty, label, icon: optional(Schema.String) }, { key: Schema.String, value: Schema.Unknown })
 
@@ -251,13 +247,6 @@ const joinPath = (at: ReadonlyArray<PropertyKey>): string =>
     ""
   )
 
-/**
- * Every violation of a parse error, one per field and rule.
- * @since 0.1.0
- * @category utils
- */
-export const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<ManifestIssue> => issuesAt(error, (at) => at)
-
 const issuesAt = (
   error: ParseResult.ParseError,
   inFile: (at: ReadonlyArray<PropertyKey>) => ReadonlyArray<PropertyKey>
@@ -325,54 +314,6 @@ export const decode = (json: unknown): Decoded | { readonly issues: ReadonlyArra
   )
   return { manifest, warnings }
 }
-
-/**
- * The rules that need the folder: `name` equals the folder's name, and `entry` (and `web.entry`,
- * `web.css`) resolve inside the folder (`path.resolve` + prefix check, lexical: symlinks are not
- * resolved, as the spec says).
- * @since 0.1.0
- * @category utils
- */
-export const folderIssues = (manifest: Manifest, folder: string): ReadonlyArray<ManifestIssue> => {
-  const issues: Array<ManifestIssue> = []
-  const folderName = path.basename(folder)
-  if (manifest.name !== folderName) {
-    issues.push({ field: "name", rule: `must equal the folder name ${JSON.stringify(folderName)}, got ${JSON.stringify(manifest.name)}` })
-  }
-  const inside = (field: string, relative: string | undefined) => {
-    if (relative !== undefined && !entryInside(folder, relative)) {
-      issues.push({ field, rule: `must stay inside the plugin folder, got ${JSON.stringify(relative)}` })
-    }
-  }
-  inside("entry", manifest.entry)
-  inside("web.entry", manifest.web?.entry)
-  inside("web.css", manifest.web?.css)
-  return issues
-}
-
-/**
- * Whether `entry` resolves lexically inside `folder`: `path.resolve(folder, entry)` starts with
- * the folder followed by a separator. A symlink inside the folder pointing elsewhere passes: the
- * check is lexical, as the spec says.
- * @since 0.1.0
- * @category utils
- */
-export const entryInside = (folder: string, entry: string): boolean => {
-  const base = path.resolve(folder)
-  return path.resolve(base, entry).startsWith(base + path.sep)
-}
-
-/**
- * The files a manifest names beside its entry (`icon`, `web.entry`, `web.css`), relative to the
- * folder: when one is absent the loader warns, and the plugin still loads.
- * @since 0.1.0
- * @category utils
- */
-export const optionalFiles = (manifest: Manifest): ReadonlyArray<{ readonly field: string; readonly file: string }> => [
-  ...(manifest.icon === undefined ? [] : [{ field: "icon", file: manifest.icon }]),
-  ...(manifest.web === undefined ? [] : [{ field: "web.entry", file: manifest.web.entry }]),
-  ...(manifest.web?.css === undefined ? [] : [{ field: "web.css", file: manifest.web.css }])
-]
 
 /**
  * The manifest's JSON Schema, as published in `city-plugin.schema.json`.

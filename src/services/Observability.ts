@@ -16,7 +16,7 @@
  *   its caller's span. With a tracer, a Step's span is made without a captured stack trace (the
  *   Error it needs costs about a third of the traced Step). Plugin calls' spans are always made.
  * - **Lifecycle spans likewise**: `city.plugin.initialize` and `city.plugin.dispose` are made only
- *   under an installed tracer (`traceLifecycle`), without a captured stack trace (it would point
+ *   under an installed tracer, without a captured stack trace (it would point
  *   into the registry, not at the plugin): adding and removing a plugin is on a measured path
  *   (bench/registry.bench.ts), and the two spans cost about a fifth of it under the default tracer.
  * - **Provisioning calls likewise**: a sweep makes a `city.provision` span per call only under an
@@ -29,12 +29,7 @@
  *   reading them costs nothing and updating them is O(1).
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
-import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
-import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as Tracer from "effect/Tracer"
 
 /**
  * The span names, one per kind of work.
@@ -109,19 +104,6 @@ export const owedReloads = Metric.gauge("city_reloads_owed", { description: "end
 export const owedRemovals = Metric.gauge("city_removals_owed", { description: "endpoints with a removal owed" })
 
 /**
- * Sets the owed-work gauges from a listing of the owed records.
- * @since 0.1.0
- * @category metrics
- */
-export const recordOwed = (
-  records: ReadonlyArray<{ readonly requested: number; readonly applied: number; readonly removal?: unknown }>
-): Effect.Effect<void> =>
-  Effect.zipRight(
-    Metric.set(owedReloads, records.filter((r) => r.requested > r.applied).length),
-    Metric.set(owedRemovals, records.filter((r) => r.removal !== undefined).length)
-  )
-
-/**
  * Steps begun.
  * @since 0.1.0
  * @category metrics
@@ -137,49 +119,3 @@ export const provisionings = Metric.counter("city_provisionings", {
   description: "provisioning calls, by outcome state and occasion",
   incremental: true
 })
-
-/**
- * Times `effect` into a duration histogram (for initialize and dispose).
- * @since 0.1.0
- * @category metrics
- */
-export const timed = <A, E, R, Type, Out>(
-  histogram: Metric.Metric<Type, Duration.Duration, Out>,
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => Metric.trackDuration(effect, histogram)
-
-/**
- * Wraps a lifecycle checkpoint (initialize, dispose) in its span when a tracer is installed; under
- * Effect's default tracer, which exports nothing, it runs as it is. `parent`: the span of the call
- * that asked for it, when the checkpoint's fiber does not carry it (a dispose runs on the fiber refs
- * of its initialize).
- * @since 0.1.0
- * @category tracing
- */
-export const traceLifecycle = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  name: typeof spans.initialize | typeof spans.dispose,
-  attributes: Record<string, unknown>,
-  parent?: Tracer.AnySpan | undefined
-): Effect.Effect<A, E, R> =>
-  Effect.tracerWith((tracer) =>
-    tracer === defaultTracer
-      ? effect
-      : Effect.withSpan(effect, name, { attributes, captureStackTrace: false, ...(parent === undefined ? {} : { parent }) })
-  )
-
-/**
- * Whether the fiber's tracer is one that someone installed (`Effect.withTracer`, `Layer.setTracer`,
- * `@effect/opentelemetry`) rather than Effect's default, which exports nothing. A Turn reads it
- * once; its Steps make spans only when it is true.
- * @since 0.1.0
- * @category tracing
- */
-export const isTracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
-
-/**
- * Effect's default tracer, the one that records nothing.
- * @since 0.1.0
- * @category tracing
- */
-export const defaultTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)

@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Manifest from "../../src/schema/Manifest.ts"
+import * as ManifestFolder from "../../src/services/loader/internal/manifestFolder.ts"
 
 const valid = { name: "notes", version: "1.0.0", apiVersion: "1", description: "Notes", entry: "index.mjs" }
 
@@ -179,22 +180,22 @@ describe("Manifest", () => {
 
   it("checks the folder rules lexically: name equals the folder, entry and web files resolve inside it", () => {
     const m = (entry: string, name = "notes", web?: Record<string, unknown>) => ({ ...valid, name, entry, ...(web ? { web } : {}) }) as unknown as Manifest.Manifest
-    expect(Manifest.folderIssues(m("index.mjs"), "/plugins/notes")).toEqual([])
-    expect(Manifest.folderIssues(m("lib/../index.mjs"), "/plugins/notes")).toEqual([])
-    expect(Manifest.folderIssues(m("index.mjs", "other"), "/plugins/notes")).toEqual([
+    expect(ManifestFolder.folderIssues(m("index.mjs"), "/plugins/notes")).toEqual([])
+    expect(ManifestFolder.folderIssues(m("lib/../index.mjs"), "/plugins/notes")).toEqual([])
+    expect(ManifestFolder.folderIssues(m("index.mjs", "other"), "/plugins/notes")).toEqual([
       { field: "name", rule: "must equal the folder name \"notes\", got \"other\"" }
     ])
     for (const escape of ["../index.mjs", "lib/../../notes-evil/index.mjs", ".", "lib/.."]) {
-      expect(Manifest.folderIssues(m(escape), "/plugins/notes")).toEqual([
+      expect(ManifestFolder.folderIssues(m(escape), "/plugins/notes")).toEqual([
         { field: "entry", rule: `must stay inside the plugin folder, got ${JSON.stringify(escape)}` }
       ])
     }
-    expect(Manifest.folderIssues(m("index.mjs", "notes", { entry: "../web.js", css: "../../a.css" }), "/plugins/notes")).toEqual([
+    expect(ManifestFolder.folderIssues(m("index.mjs", "notes", { entry: "../web.js", css: "../../a.css" }), "/plugins/notes")).toEqual([
       { field: "web.entry", rule: "must stay inside the plugin folder, got \"../web.js\"" },
       { field: "web.css", rule: "must stay inside the plugin folder, got \"../../a.css\"" }
     ])
     // A sibling folder sharing the prefix is outside: the check is folder + separator.
-    expect(Manifest.entryInside("/plugins/notes", "../notes-evil/index.mjs")).toBe(false)
+    expect(ManifestFolder.entryInside("/plugins/notes", "../notes-evil/index.mjs")).toBe(false)
   })
 
   it("publishes the JSON Schema made from the Schema in city-plugin.schema.json", () => {

@@ -45,7 +45,7 @@ import type { RootLockBusy, RootNotFound, StateError } from "../../schema/Capabi
 import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
-import * as Observability from "../Observability.ts"
+import { recordOwed } from "../internal/owedGauges.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
@@ -298,7 +298,7 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
         Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
           Option.flatMap(text, (t) => Either.getRight(decode(t))))),
       (records) => records.flatMap((r) => Option.isSome(r) ? [r.value] : [])
-    ), (records) => Observability.recordOwed(records)))
+    ), (records) => recordOwed(records)))
 
   const invalid = Effect.flatMap(entries, (names) =>
     Effect.map(

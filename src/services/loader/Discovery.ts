@@ -30,6 +30,7 @@ import * as path from "node:path"
 import { ManifestInvalid, PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import type { RootKind } from "../../schema/LoadReport.ts"
 import * as Manifest from "../../schema/Manifest.ts"
+import * as ManifestFolder from "./internal/manifestFolder.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import * as TextFile from "../files/TextFile.ts"
 
@@ -111,7 +112,7 @@ const mtimeOf = (info: FileSystem.File.Info) => Option.match(info.mtime, { onNon
 const absentFiles = (manifest: Manifest.Manifest, folder: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
     Effect.map(
-      Effect.forEach(Manifest.optionalFiles(manifest), ({ field, file }) =>
+      Effect.forEach(ManifestFolder.optionalFiles(manifest), ({ field, file }) =>
         fs.stat(path.resolve(folder, file)).pipe(
           Effect.map((info) => (info.type === "File" ? [] : [`${field}: ${JSON.stringify(file)} is not a regular file`])),
           Effect.orElseSucceed(() => [`${field}: ${JSON.stringify(file)} does not exist`])
@@ -137,7 +138,7 @@ const validate = (text: string, root: PluginRoot, name: string, folder: string, 
     }
     const decoded = Manifest.decode(json)
     if ("issues" in decoded) return Effect.succeed(invalid(decoded.issues))
-    const issues = Manifest.folderIssues(decoded.manifest, folder)
+    const issues = ManifestFolder.folderIssues(decoded.manifest, folder)
     if (issues.length > 0) return Effect.succeed(invalid(issues))
     return Effect.map(absentFiles(decoded.manifest, folder), (absent): DiscoveredPlugin => ({
       _tag: "Valid",

@@ -1,0 +1,102 @@
+/**
+ * The initialize of a plugin in a worker thread of its own (docs/plugin-loader.md, "Isolation";
+ * the containment is in the WorkerPlugin module's comment): it starts the worker (workerThread.ts)
+ * and runs the plugin's own initialize there; its dispose runs the plugin's dispose there, bounded,
+ * then ends the thread. The host serves the plugin's requests (hostCalls.ts), bounds its calls
+ * (callWatchdog.ts) and holds proxies of its contributions (workerProxies.ts).
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import type { CallBase } from "../../../schema/HostModel.ts"
+import * as Isolation from "../../../schema/Isolation.ts"
+import { PluginLiveness } from "../../city/PluginLiveness.ts"
+import { PluginLifecycleContext } from "../../PluginLifecycleContext.ts"
+import { Workers } from "../Workers.ts"
+import { makeCallWatchdog } from "./callWatchdog.ts"
+import { serveHostCalls } from "./hostCalls.ts"
+import { startThread } from "./workerThread.ts"
+import { workerProxies } from "./workerProxies.ts"
+
+/**
+ * The isolated plugin's initialize, from its entry's URL, its folder and its limits.
+ * @since 0.1.0
+ * @category internals
+ */
+export const initialize = (options: {
+  readonly name: string
+  readonly version: string
+  readonly url: string
+  readonly folder: string
+  readonly heapMb: number
+  readonly callTimeout: Duration.Duration
+  readonly disposeTimeout: Duration.Duration
+  readonly invoke: (base: CallBase, plugin: string, action: string, input: unknown) => Effect.Effect<unknown, unknown>
+}) =>
+  Effect.gen(function*() {
+    const { disposeTimeout, name } = options
+    const lifecycle = yield* PluginLifecycleContext
+    const thread = yield* startThread(name, options.heapMb)
+    const { ended, failed, gone, stop, worker } = thread
+    let initialized = false
+    let closing = false
+
+    // Dispose: the plugin's own, in the worker (bounded), then the thread ends. Added after the
+    // Worker, so it runs before the platform's close (which waits 5 s for a thread that may spin).
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        closing = true
+        const alive = !(yield* Deferred.isDone(ended))
+        const disposed = initialized && alive
+          ? yield* worker.executeEffect(new Isolation.Dispose()).pipe(
+            // A finalizer runs uninterruptibly: the wait must be interruptible for the timeout to end it.
+            Effect.interruptible,
+            Effect.timeoutFail({
+              duration: disposeTimeout,
+              onTimeout: () => new Isolation.IsolatedFailure({ plugin: name, what: "dispose", reason: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the worker was ended` })
+            }),
+            Effect.exit
+          )
+          : Exit.void
+        yield* stop()
+        if (Exit.isFailure(disposed)) return yield* Effect.die(Cause.squash(disposed.cause))
+      })
+    )
+
+    yield* serveHostCalls(worker, lifecycle, options.invoke)
+    const calls = makeCallWatchdog(name, thread, options.callTimeout)
+
+    const shape = yield* worker.executeEffect(
+      new Isolation.Initialize({
+        url: options.url,
+        folder: options.folder,
+        name,
+        version: options.version,
+        storagePath: lifecycle.storage.path,
+        config: { ...lifecycle.config },
+        configUnset: [...lifecycle.configUnset]
+      })
+    ).pipe(Effect.catchTags({ WorkerError: (e) => failed(e, "initialize"), ParseError: (e) => failed(e, "initialize") }))
+    initialized = true
+    yield* calls.start
+    const workers = yield* Effect.serviceOption(Workers)
+    if (Option.isSome(workers)) yield* workers.value.add(name, worker.executeEffect(new Isolation.Heap()))
+
+    // A worker that ends on its own takes the plugin out of the City (PluginLiveness, in a fiber
+    // of its own: it disposes this plugin, whose Scope holds this watcher).
+    const liveness = yield* Effect.serviceOption(PluginLiveness)
+    yield* gone.pipe(
+      Effect.flatMap((reason) =>
+        closing || Option.isNone(liveness)
+          ? Effect.void
+          : Effect.asVoid(Effect.forkDaemon(liveness.value.lost(`its worker ended: ${reason}`)))
+      ),
+      Effect.forkScoped
+    )
+
+    return workerProxies(shape, worker, calls.call)
+  })

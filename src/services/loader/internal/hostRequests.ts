@@ -1,0 +1,80 @@
+/**
+ * The isolated plugin's requests to the host, worker side (docs/plugin-loader.md, "Isolation"): a
+ * log line, a reload request or a sibling call is queued as an item of the `HostCalls` stream the
+ * host opened, and a request waits for the host's `HostAnswer`.
+ * @since 0.1.0
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as Queue from "effect/Queue"
+import * as Isolation from "../../../schema/Isolation.ts"
+
+/**
+ * The queue of the plugin's requests and their answers; `pluginName` names the plugin in a failed
+ * answer. `forward` is the logger that sends the plugin's log lines to the host.
+ * @since 0.1.0
+ * @category internals
+ */
+export const makeHostRequests = (pluginName: () => string) =>
+  Effect.gen(function*() {
+    const calls = yield* Queue.unbounded<Isolation.HostCall>()
+    const pending = new Map<number, Deferred.Deferred<unknown, Isolation.IsolatedFailure>>()
+    let nextId = 0
+
+    /** One request of the plugin to the host, answered by `HostAnswer`. */
+    const ask = (make: (id: number) => Isolation.HostCall) =>
+      Effect.gen(function*() {
+        const id = ++nextId
+        const answer = yield* Deferred.make<unknown, Isolation.IsolatedFailure>()
+        pending.set(id, answer)
+        yield* Queue.offer(calls, make(id))
+        return yield* Deferred.await(answer).pipe(Effect.ensuring(Effect.sync(() => pending.delete(id))))
+      })
+
+    const invoke = (context: typeof Isolation.CallContext.Type, plugin: string, action: string, input: unknown) =>
+      ask((id) => ({ _tag: "Invoke", id, context, plugin, action, input }))
+
+    const forward = Logger.make(({ logLevel, message }) => {
+      const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+      const level = logLevel._tag === "Debug" || logLevel._tag === "Trace"
+        ? "debug"
+        : logLevel._tag === "Info"
+        ? "info"
+        : logLevel._tag === "Warning"
+        ? "warn"
+        : "error"
+      // unsafe: a logger runs synchronously inside the logging fiber, where no Effect can run; the
+      // queue is unbounded, so the offer always succeeds at once.
+      Queue.unsafeOffer(calls, { _tag: "Log", level, message: text })
+    })
+
+    const answer = (request: Isolation.HostAnswer) =>
+      Effect.suspend(() => {
+        const waiting = pending.get(request.id)
+        if (waiting === undefined) return Effect.void
+        const outcome = request.outcome
+        return Deferred.complete(
+          waiting,
+          outcome._tag === "Succeeded"
+            ? Effect.succeed(outcome.value)
+            : Effect.fail(
+              new Isolation.IsolatedFailure({
+                plugin: pluginName(),
+                what: "a request to the host",
+                ...(outcome.errorTag === undefined ? {} : { errorTag: outcome.errorTag }),
+                reason: outcome.reason
+              })
+            )
+        )
+      })
+
+    return { calls, ask, invoke, forward, answer }
+  })
+
+/**
+ * The plugin's requests to the host, as `makeHostRequests` makes them.
+ * @since 0.1.0
+ * @category internals
+ */
+export type HostRequests = Effect.Effect.Success<ReturnType<typeof makeHostRequests>>
