@@ -140,6 +140,37 @@ describe("help", () => {
 })
 
 describe("usage errors", () => {
+  scenario("every word a verb cannot take is named, a known flag after an unknown one is not; stdout stays clean", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["capability", "sync", "-rf", "--root", w.root], "unknown flag '-rf' for 'city capability sync'"],
+        [["reload", "-rf", "--root", w.root], "unknown flag '-rf' for 'city reload'"],
+        [["capability", "sync", "--bogus", "c1", "--root", w.root], "unknown flag '--bogus' for 'city capability sync'"],
+        [["capability", "sync", "-rf", "--json"], "unknown flag '-rf' for 'city capability sync'"],
+        [
+          ["capability", "sync", "c1", "c2", "-rf", "--bogus=3", "--timeout-ms", "5"],
+          "unknown flags '-rf', '--bogus=3' and unexpected argument 'c2' for 'city capability sync'"
+        ],
+        [["peer", "list", "extra", "--root", w.root], "unexpected argument 'extra' for 'city peer list'"]
+      ]
+      for (const [args, message] of cases) {
+        const r = yield* city(args, { root: w.root })
+        expect(r.code, args.join(" ")).toBe(2)
+        expect(r.stderr.split("\n")[0], args.join(" ")).toBe(`city: error: ${message}`)
+        if (args.includes("--json")) {
+          // The one document --json promises, bad usage included, naming the same word.
+          expect(json(r)).toEqual({ ok: false, verb: "capability sync", error: { _tag: "UsageError", message } })
+        } else {
+          expect(r.stdout, args.join(" ")).toBe("")
+        }
+      }
+      // Known flags are taken wherever they stand, `--json true` included.
+      const fine = yield* city(["peer", "list", "--json", "true", "--root", w.root], { root: w.root })
+      expect(fine.stderr).not.toContain("unknown")
+      expect(fine.stderr).not.toContain("unexpected")
+    }))
+
   scenario("a wrong command is named at its own level with a suggestion; exit 2", () =>
     Effect.gen(function*() {
       const frob = yield* city(["capability", "frob"])
