@@ -291,7 +291,7 @@ describe("sweeps on a terminal", () => {
 })
 
 describe("interrupted on a terminal", () => {
-  scenario("an interrupted sweep ends its progress line with a newline", () =>
+  scenario("an interrupted sweep ends its progress line with a newline, then says what was interrupted", () =>
     Effect.gen(function*() {
       const w = yield* world
       const started = join(w.base, "started")
@@ -310,7 +310,8 @@ describe("interrupted on a terminal", () => {
       const fiber = yield* Effect.fork(cityWithStderr(["capability", "register", file, "--concurrency", "1"], w.root, stderr))
       yield* (yield* FileSystem.FileSystem).readFileString(started)
       yield* Fiber.interrupt(fiber)
-      expect(stderr.join("")).toBe("\r  1/2 endpoints\n")
+      // The progress line ended, then what finished and what was interrupted, on a line of its own.
+      expect(stderr.join("")).toBe("\r  1/2 endpoints\ncity: interrupted: capability register: 1 of 2 endpoints done, 1 interrupted\n")
     }))
 })
 
