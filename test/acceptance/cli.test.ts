@@ -469,6 +469,35 @@ describe("the real process", () => {
 })
 
 describe("the state-root lock, as the operator sees it", () => {
+  scenario("a verb interrupted while it waits for the lock, before any call, says so in one line", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const ok = yield* provisioner(w.bin, "ok", w.journal)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: ok }))
+      expect((yield* city(["capability", "register", file], { root: w.root })).code).toBe(0)
+      const state = yield* StateRoot.make({ root: w.root })
+      yield* Scope.extend(state.lock, yield* Effect.scope)
+      const stdout: Array<string> = []
+      const stderr: Array<string> = []
+      const invocation = yield* Invocation.make({
+        env: { CITY_ROOT: w.root },
+        cwd: process.cwd(),
+        home: w.root,
+        stdoutIsTTY: false,
+        stderrIsTTY: true,
+        writeStderr: (text) => Effect.sync(() => void stderr.push(text))
+      })
+      const sync = yield* Effect.fork(run(["capability", "sync", "stat"]).pipe(
+        Effect.provideService(Invocation.Invocation, invocation),
+        Console.withConsole(collectingConsole(stdout, stderr))
+      ))
+      yield* eventually(Effect.sync(() => stderr.join("").includes("waiting for the state-root lock")))
+      yield* Fiber.interrupt(sync)
+      expect(stderr.at(-1)).toBe("city: interrupted: capability sync\n")
+      expect(stdout).toEqual([])
+    }))
+
   scenario("on a terminal, a verb that waits for the lock says who holds it after a second, then goes on", () =>
     Effect.gen(function*() {
       const w = yield* world
