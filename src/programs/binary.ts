@@ -6,7 +6,8 @@
  * Exit codes: 0 success, 1 some endpoint failed (or the state root failed us), 2 refused input
  * (invalid declaration, unknown capability or peer, bad usage), 130 interrupted by Ctrl-C
  * (SIGINT) and 143 by SIGTERM: the verb is interrupted, its finalizers release the root lock and
- * terminate the running commands, and the progress line is ended first.
+ * terminate the running commands, then it says what finished and what was interrupted
+ * (`output.reportInterrupted`, docs/cli.md "Interrupted").
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"

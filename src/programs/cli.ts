@@ -40,7 +40,7 @@ import { Invocation, stdoutColor } from "./invocation.ts"
 import * as Print from "./print.ts"
 import { peer } from "./peer.ts"
 import { plugins } from "./plugins.ts"
-import { group, type Node, type Verb } from "./verbs.ts"
+import { group, type Node, strayWords, type Verb } from "./verbs.ts"
 
 export const city = group("city", "effect-city: capability plugins and peers on this host", [
   capability,
@@ -81,6 +81,23 @@ const flagWithoutValue = (verb: Verb, args: ReadonlyArray<string>): string | und
     return p.kind === "flag" && match?.[1] !== undefined ? [match[1]] : []
   }))
   return args.find((arg, i) => valued.has(arg) && (args[i + 1] === undefined || args[i + 1]?.startsWith("--") === true))
+}
+
+const quoted = (words: ReadonlyArray<string>) => words.map((w) => `'${w}'`).join(", ")
+
+/**
+ * The words of a verb's command line it cannot take, all named in one message (`unknown flag
+ * '-rf' for 'city capability sync'`, `unknown flags '-rf', '--bogus' and unexpected argument
+ * 'c2' for ...`), before the parser sees them: it names only the first thing it trips on, which
+ * may be a known flag after an unknown one.
+ */
+const refusedWords = (path: ReadonlyArray<string>, verb: Verb, args: ReadonlyArray<string>): string | undefined => {
+  const stray = strayWords(verb.lexicon, args)
+  const parts = [
+    ...(stray.flags.length === 0 ? [] : [`unknown flag${stray.flags.length === 1 ? "" : "s"} ${quoted(stray.flags)}`]),
+    ...(stray.args.length === 0 ? [] : [`unexpected argument${stray.args.length === 1 ? "" : "s"} ${quoted(stray.args)}`])
+  ]
+  return parts.length === 0 ? undefined : `${parts.join(" and ")} for '${path.join(" ")}'`
 }
 
 /** Commands near `word`: a few edits away, or starting with it; verbs of a group by their path. */
@@ -232,6 +249,8 @@ const dispatch = (
     const rest = [...args.slice(i), ...carried]
     const end = rest.indexOf("--")
     if ((end === -1 ? rest : rest.slice(0, end)).some(isHelp)) return yield* showHelp(path, verb)
+    const stray = refusedWords(path, verb, rest)
+    if (stray !== undefined) return yield* usageError(path, verb, json, stray)
     const missing = flagWithoutValue(verb, end === -1 ? rest : rest.slice(0, end))
     if (missing !== undefined) return yield* usageError(path, verb, json, `flag needs a value: ${missing}`)
     const parsed = yield* Effect.either(verb.parse(rest, config))

@@ -13,6 +13,25 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import { homedir } from "node:os"
+import type { EndpointOutcome } from "../schema/Outcome.ts"
+import type { Occasion } from "../schema/Occasion.ts"
+
+/** One endpoint call a joint of this invocation set out to run. */
+export interface PlannedCall {
+  readonly capability: string
+  readonly personality: string
+  readonly runtime: string
+  readonly occasion: Occasion
+}
+
+/**
+ * The endpoint calls of this invocation's joints so far: the ones they set out to run and the
+ * outcomes of the ones that finished; what an interrupted verb reports (docs/cli.md, "Interrupted").
+ */
+export interface Calls {
+  readonly planned: ReadonlyArray<PlannedCall>
+  readonly finished: ReadonlyArray<EndpointOutcome>
+}
 
 export interface InvocationShape {
   /** The environment the CLI reads (`CITY_ROOT`, `NO_COLOR`). */
@@ -27,6 +46,8 @@ export interface InvocationShape {
   readonly exitCode: Ref.Ref<number>
   /** Whether a progress line is on screen (it must be ended before anything else is printed). */
   readonly progressShown: Ref.Ref<boolean>
+  /** The endpoint calls so far, planned and finished. */
+  readonly calls: Ref.Ref<Calls>
 }
 
 export class Invocation extends Context.Tag("effect-city/programs/Invocation")<Invocation, InvocationShape>() {}
@@ -42,10 +63,12 @@ export const stdoutColor = (i: InvocationShape): boolean => i.stdoutIsTTY && !no
 /** ANSI control on stderr (the progress line's erase): a terminal, and no `NO_COLOR`. */
 export const stderrColor = (i: InvocationShape): boolean => i.stderrIsTTY && !noColor(i.env)
 
-export const make = (options: Omit<InvocationShape, "exitCode" | "progressShown">): Effect.Effect<InvocationShape> =>
+export const make = (
+  options: Omit<InvocationShape, "exitCode" | "progressShown" | "calls">
+): Effect.Effect<InvocationShape> =>
   Effect.map(
-    Effect.all([Ref.make(0), Ref.make(false)]),
-    ([exitCode, progressShown]) => ({ ...options, exitCode, progressShown })
+    Effect.all([Ref.make(0), Ref.make(false), Ref.make<Calls>({ planned: [], finished: [] })]),
+    ([exitCode, progressShown, calls]) => ({ ...options, exitCode, progressShown, calls })
   )
 
 /** The invocation of this process. */

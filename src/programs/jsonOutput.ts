@@ -155,6 +155,26 @@ export const ErrorJson = Schema.Struct({
 /** Any verb's failure, bad usage included. */
 export const Failure = Schema.Struct({ ok: Schema.Literal(false), verb: Schema.String, error: ErrorJson })
 
+/** A call an interrupted joint set out to run that did not finish (docs/cli.md, "Interrupted"). */
+export const InterruptedOutcome = Schema.Struct({
+  capability: Schema.String,
+  peer: Schema.String,
+  runtime: Schema.String,
+  occasion: Occasion,
+  state: Schema.Literal("interrupted")
+})
+
+/**
+ * Any verb interrupted by SIGINT/SIGTERM: the failure envelope (`error._tag` is `Interrupted`),
+ * and when it had started endpoint calls, the outcomes of the finished ones, then each unfinished
+ * one as `interrupted`, and their counts (`by_state` counts `interrupted` too).
+ */
+export const Interrupted = Schema.Struct({
+  ...Failure.fields,
+  outcomes: Schema.optional(Schema.Array(Schema.Union(Outcome, InterruptedOutcome))),
+  summary: Schema.optional(Summary)
+})
+
 // One document per verb.
 
 const peerVerb = <const V extends string>(verb: V) => Schema.Struct({ ...envelope(verb), ...PeerJson.fields, ...joint })

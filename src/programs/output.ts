@@ -25,7 +25,7 @@ import type { InvalidFile } from "../schema/FileErrors.ts"
 import type { NoStatusPage } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
-import { Invocation, setExitCode } from "./invocation.ts"
+import { type Calls, Invocation, type PlannedCall, setExitCode } from "./invocation.ts"
 import type * as Json from "./jsonOutput.ts"
 import * as JsonValues from "./jsonValues.ts"
 import type { UsageError } from "./options.ts"
@@ -138,8 +138,9 @@ export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =
  * Runs a verb: a typed failure is printed as one line on stderr (and as JSON on stdout with
  * `--json`) and sets the exit code of its tag (`ExitPolicy.ts`): 2 when it refuses input, else 1. Every error
  * a verb can fail with must be classified there (`VerbError`), so a new one cannot slip through. When
- * the verb is interrupted (Ctrl-C) the progress line is ended first; the services' finalizers
- * release the lock and terminate the running commands.
+ * the verb is interrupted (Ctrl-C, SIGTERM) the services' finalizers release the lock and
+ * terminate the running commands; then the progress line is ended and the verb says what
+ * finished and what was interrupted (`reportInterrupted`).
  */
 export const runVerb = <E extends VerbError, R>(
   verb: VerbPath,
@@ -149,17 +150,87 @@ export const runVerb = <E extends VerbError, R>(
   effect.pipe(
     Effect.zipLeft(endProgress()),
     Effect.catchAll((error: VerbError) => reportFailure(verb, json, error)),
-    Effect.onInterrupt(() => endProgress(true))
+    Effect.onInterrupt(() => reportInterrupted(verb, json))
   )
 
-/** The settings of a verb that runs commands: per-call timeout, concurrency, TTY progress. */
+/**
+ * The settings of a verb that runs commands: per-call timeout, concurrency, TTY progress, and the
+ * record of its calls (`Invocation.calls`) that an interruption reports.
+ */
 export const settings = (json: boolean, timeoutMs: number, concurrency: number): Effect.Effect<JointSettings, never, Invocation> =>
-  Effect.map(progress(json), (onProgress) => ({
+  Effect.map(Effect.zip(progress(json), Invocation), ([onProgress, invocation]): JointSettings => ({
     // A number is milliseconds; passed as given so that a negative one is named in the refusal.
     timeout: timeoutMs,
     concurrency,
-    ...(onProgress === undefined ? {} : { onProgress })
+    onStart: (endpoints, occasion) =>
+      Ref.update(invocation.calls, (calls) => ({
+        ...calls,
+        planned: [
+          ...calls.planned,
+          ...endpoints.map((e) => ({ capability: e.declaration.capability, personality: e.peer.personality, runtime: e.runtime, occasion }))
+        ]
+      })),
+    onProgress: (done, total, outcome) =>
+      Effect.zipRight(
+        Ref.update(invocation.calls, (calls) => ({ ...calls, finished: [...calls.finished, outcome] })),
+        onProgress === undefined ? Effect.void : onProgress(done, total, outcome)
+      )
   }))
+
+/** The planned calls that did not finish: each planned call not matched by a finished outcome. */
+const unfinished = (calls: Calls): ReadonlyArray<PlannedCall> => {
+  const key = (c: PlannedCall) => `${c.capability}\u0000${c.personality}\u0000${c.runtime}\u0000${c.occasion}`
+  const done = new Map<string, number>()
+  for (const o of calls.finished) done.set(key(o), (done.get(key(o)) ?? 0) + 1)
+  return calls.planned.filter((c) => {
+    const left = done.get(key(c)) ?? 0
+    if (left === 0) return true
+    done.set(key(c), left - 1)
+    return false
+  })
+}
+
+/**
+ * What an interrupted verb says, once its finalizers have run (the commands ended, the lock
+ * released): one line on stderr, `city: interrupted: capability sync: 1 of 2 endpoints done, 1
+ * interrupted`, and with `--json` its document on stdout, `{ ok: false, verb, error: { _tag:
+ * "Interrupted", message }, outcomes, summary }`: the finished calls' outcomes, then each call that
+ * did not finish as `interrupted` (a verb that ran no call has the envelope alone).
+ */
+export const reportInterrupted = (verb: VerbPath, json: boolean) =>
+  Effect.gen(function*() {
+    yield* endProgress(true)
+    const calls = yield* Ref.get((yield* Invocation).calls)
+    const left = unfinished(calls)
+    const total = calls.planned.length
+    const counts = total === 0 ? "" : `: ${total - left.length} of ${total} endpoint${total === 1 ? "" : "s"} done, ${left.length} interrupted`
+    yield* Console.error(safe`city: interrupted: ${verb}${counts}`)
+    if (!json) return
+    const error = { _tag: "Interrupted", message: `interrupted${counts}` }
+    if (total === 0) return yield* printJson({ ok: false, verb, error })
+    const finished = calls.finished.map(JsonValues.outcomeJson)
+    const interrupted = left.map((c): typeof Json.InterruptedOutcome.Type => ({
+      capability: c.capability,
+      peer: c.personality,
+      runtime: c.runtime,
+      occasion: c.occasion,
+      state: "interrupted"
+    }))
+    const { byState, ...counted } = summarize(calls.finished)
+    const document: typeof Json.Interrupted.Type = {
+      ok: false,
+      verb,
+      error,
+      outcomes: [...finished, ...interrupted],
+      summary: {
+        total,
+        ok: counted.ok,
+        failed: total - counted.ok,
+        by_state: left.length === 0 ? byState : { ...byState, interrupted: left.length }
+      }
+    }
+    yield* printJson(document)
+  })
 
 /** The failed calls, one line each: what the end of a sweep's output says. */
 export const failureLines = (outcomes: ReadonlyArray<EndpointOutcome>): Array<string> =>

@@ -10,6 +10,7 @@
  * start of `city` evaluates the code it runs, not the whole CLI (docs/cli.md, "Start-up").
  * @since 0.1.0
  */
+import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Descriptor from "@effect/cli/CommandDescriptor"
 import type * as CliConfig from "@effect/cli/CliConfig"
@@ -17,6 +18,8 @@ import type * as ValidationError from "@effect/cli/ValidationError"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Terminal from "@effect/platform/Terminal"
+import * as Options from "@effect/cli/Options"
+import type * as Usage from "@effect/cli/Usage"
 import * as Effect from "effect/Effect"
 import type * as Types from "effect/Types"
 import type { Invocation } from "./invocation.ts"
@@ -32,11 +35,20 @@ export type Parsed =
   | { readonly _tag: "BuiltIn"; readonly flag: string }
   | { readonly _tag: "Leftover"; readonly leftover: ReadonlyArray<string> }
 
+/** What a verb's command line may hold: its flags (whether each takes a value) and how many arguments. */
+export interface Lexicon {
+  /** Every name of every flag (`--root`), and whether it takes a value (`--root <dir>`) or not (`--json`). */
+  readonly flags: ReadonlyMap<string, boolean>
+  /** The most positional arguments the verb takes (`Infinity` for a repeated one). */
+  readonly maxArgs: number
+}
+
 export interface Verb {
   readonly _tag: "Verb"
   readonly name: string
   readonly summary: string
   readonly params: ReadonlyArray<ParamHelp>
+  readonly lexicon: Lexicon
   readonly examples: ReadonlyArray<string>
   readonly parse: (
     args: ReadonlyArray<string>,
@@ -64,6 +76,84 @@ const builtInFlag: Record<string, string> = {
   SetLogLevel: "--log-level"
 }
 
+const namesOf = (usage: Usage.Usage): ReadonlyArray<string> => {
+  switch (usage._tag) {
+    case "Named":
+      return usage.names
+    case "Optional":
+    case "Repeated":
+      return namesOf(usage.usage)
+    case "Alternation":
+    case "Concat":
+      return [...namesOf(usage.left), ...namesOf(usage.right)]
+    default:
+      return []
+  }
+}
+
+/** The flags and the argument count of a verb's config, read from the parser's own descriptions of them. */
+const lexiconOf = (config: Command.Command.Config): Lexicon => {
+  const flags = new Map<string, boolean>()
+  let maxArgs = 0
+  const visit = (value: unknown): void => {
+    if (Options.isOptions(value)) {
+      for (const name of namesOf(Options.getUsage(value))) flags.set(name, !Options.isBool(value))
+    } else if (Args.isArgs(value)) {
+      maxArgs += Args.getMaxSize(value)
+    } else if (typeof value === "object" && value !== null) {
+      for (const nested of Object.values(value)) visit(nested)
+    }
+  }
+  visit(config)
+  return { flags, maxArgs }
+}
+
+/** The words `@effect/cli` reads as the value of a boolean flag given right after it (`--json true`). */
+const booleanWords = new Set(["true", "1", "y", "yes", "on", "false", "0", "n", "no", "off"])
+
+/**
+ * The words of a verb's command line that it cannot take, each as given: flags it does not
+ * have (a cluster such as `-rf` as one word) and arguments beyond the ones it takes. A known
+ * flag is never among them, wherever it stands; the value of a known flag is skipped, and so is
+ * the word after an unknown `--name` (it may be its value); after `--` every word is an argument.
+ */
+export const strayWords = (
+  lexicon: Lexicon,
+  args: ReadonlyArray<string>
+): { readonly flags: ReadonlyArray<string>; readonly args: ReadonlyArray<string> } => {
+  const flags: Array<string> = []
+  const extra: Array<string> = []
+  let positional = 0
+  let onlyArgs = false
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i] ?? ""
+    if (!onlyArgs && word === "--") {
+      onlyArgs = true
+      continue
+    }
+    if (!onlyArgs && word.startsWith("-") && word !== "-") {
+      const equals = word.indexOf("=")
+      const name = word.startsWith("--") && equals !== -1 ? word.slice(0, equals) : word
+      const valued = lexicon.flags.get(name)
+      if (valued === undefined) {
+        flags.push(word)
+        // What follows an unknown `--name` may be its value (`--concurrency 3`): named with it, not as an argument.
+        const next = args[i + 1]
+        if (word.startsWith("--") && equals === -1 && next !== undefined && !next.startsWith("-")) i++
+      } else if (equals === -1 || !word.startsWith("--")) {
+        const next = args[i + 1]
+        // The value of a flag that takes one; a flag given as the value (`--timeout-ms --json`) is refused elsewhere.
+        if (valued && next !== undefined && !next.startsWith("--")) i++
+        else if (!valued && next !== undefined && booleanWords.has(next.toLowerCase())) i++
+      }
+      continue
+    }
+    positional++
+    if (positional > lexicon.maxArgs) extra.push(word)
+  }
+  return { flags, args: extra }
+}
+
 /**
  * A verb: `name`, a one-line summary, its parameters (each `described`) and its handler, which
  * reports failures itself (`output.runVerb`) and so cannot fail.
@@ -85,6 +175,7 @@ export const verb = <const Name extends string, const Config extends Command.Com
     name,
     summary,
     params,
+    lexicon: lexiconOf(config),
     examples,
     descriptor: Descriptor.map(command.descriptor, () => undefined),
     parse: (args, cliConfig) =>

@@ -140,6 +140,37 @@ describe("help", () => {
 })
 
 describe("usage errors", () => {
+  scenario("every word a verb cannot take is named, a known flag after an unknown one is not; stdout stays clean", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["capability", "sync", "-rf", "--root", w.root], "unknown flag '-rf' for 'city capability sync'"],
+        [["reload", "-rf", "--root", w.root], "unknown flag '-rf' for 'city reload'"],
+        [["capability", "sync", "--bogus", "c1", "--root", w.root], "unknown flag '--bogus' for 'city capability sync'"],
+        [["capability", "sync", "-rf", "--json"], "unknown flag '-rf' for 'city capability sync'"],
+        [
+          ["capability", "sync", "c1", "c2", "-rf", "--bogus=3", "--timeout-ms", "5"],
+          "unknown flags '-rf', '--bogus=3' and unexpected argument 'c2' for 'city capability sync'"
+        ],
+        [["peer", "list", "extra", "--root", w.root], "unexpected argument 'extra' for 'city peer list'"]
+      ]
+      for (const [args, message] of cases) {
+        const r = yield* city(args, { root: w.root })
+        expect(r.code, args.join(" ")).toBe(2)
+        expect(r.stderr.split("\n")[0], args.join(" ")).toBe(`city: error: ${message}`)
+        if (args.includes("--json")) {
+          // The one document --json promises, bad usage included, naming the same word.
+          expect(json(r)).toEqual({ ok: false, verb: "capability sync", error: { _tag: "UsageError", message } })
+        } else {
+          expect(r.stdout, args.join(" ")).toBe("")
+        }
+      }
+      // Known flags are taken wherever they stand, `--json true` included.
+      const fine = yield* city(["peer", "list", "--json", "true", "--root", w.root], { root: w.root })
+      expect(fine.stderr).not.toContain("unknown")
+      expect(fine.stderr).not.toContain("unexpected")
+    }))
+
   scenario("a wrong command is named at its own level with a suggestion; exit 2", () =>
     Effect.gen(function*() {
       const frob = yield* city(["capability", "frob"])
@@ -260,7 +291,7 @@ describe("sweeps on a terminal", () => {
 })
 
 describe("interrupted on a terminal", () => {
-  scenario("an interrupted sweep ends its progress line with a newline", () =>
+  scenario("an interrupted sweep ends its progress line with a newline, then says what was interrupted", () =>
     Effect.gen(function*() {
       const w = yield* world
       const started = join(w.base, "started")
@@ -279,7 +310,8 @@ describe("interrupted on a terminal", () => {
       const fiber = yield* Effect.fork(cityWithStderr(["capability", "register", file, "--concurrency", "1"], w.root, stderr))
       yield* (yield* FileSystem.FileSystem).readFileString(started)
       yield* Fiber.interrupt(fiber)
-      expect(stderr.join("")).toBe("\r  1/2 endpoints\n")
+      // The progress line ended, then what finished and what was interrupted, on a line of its own.
+      expect(stderr.join("")).toBe("\r  1/2 endpoints\ncity: interrupted: capability register: 1 of 2 endpoints done, 1 interrupted\n")
     }))
 })
 
@@ -437,6 +469,35 @@ describe("the real process", () => {
 })
 
 describe("the state-root lock, as the operator sees it", () => {
+  scenario("a verb interrupted while it waits for the lock, before any call, says so in one line", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const ok = yield* provisioner(w.bin, "ok", w.journal)
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      const file = yield* writeJson(w.bin, "stat.json", declaration({ name: "stat", command: ok }))
+      expect((yield* city(["capability", "register", file], { root: w.root })).code).toBe(0)
+      const state = yield* StateRoot.make({ root: w.root })
+      yield* Scope.extend(state.lock, yield* Effect.scope)
+      const stdout: Array<string> = []
+      const stderr: Array<string> = []
+      const invocation = yield* Invocation.make({
+        env: { CITY_ROOT: w.root },
+        cwd: process.cwd(),
+        home: w.root,
+        stdoutIsTTY: false,
+        stderrIsTTY: true,
+        writeStderr: (text) => Effect.sync(() => void stderr.push(text))
+      })
+      const sync = yield* Effect.fork(run(["capability", "sync", "stat"]).pipe(
+        Effect.provideService(Invocation.Invocation, invocation),
+        Console.withConsole(collectingConsole(stdout, stderr))
+      ))
+      yield* eventually(Effect.sync(() => stderr.join("").includes("waiting for the state-root lock")))
+      yield* Fiber.interrupt(sync)
+      expect(stderr.at(-1)).toBe("city: interrupted: capability sync\n")
+      expect(stdout).toEqual([])
+    }))
+
   scenario("on a terminal, a verb that waits for the lock says who holds it after a second, then goes on", () =>
     Effect.gen(function*() {
       const w = yield* world

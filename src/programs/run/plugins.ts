@@ -92,7 +92,8 @@ export const runningGeneration = Effect.gen(function*() {
 
 /**
  * Runs a verb as `output.runVerb` does for capability errors: one `city: error:` line on stderr,
- * the `{ ok: false, verb, error }` envelope on stdout with `--json`, and the exit code.
+ * the `{ ok: false, verb, error }` envelope on stdout with `--json`, and the exit code; and as it
+ * does when interrupted (`output.reportInterrupted`).
  */
 const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void, LoaderVerbError, R>) =>
   body.pipe(
@@ -102,7 +103,8 @@ const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void,
         if (json) yield* Out.printFailure(name, error)
         yield* Out.setExitCode(exitCodeOf(error))
       })
-    )
+    ),
+    Effect.onInterrupt(() => Out.reportInterrupted(name, json))
   )
 
 /** The state root and the loader options of an invocation (relative paths from its directory). */

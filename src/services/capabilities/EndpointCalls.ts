@@ -88,6 +88,12 @@ export interface JointSettings {
   readonly timeout?: Duration.DurationInput
   /** Calls run at once (default 4); an integer of at least 1. */
   readonly concurrency?: number
+  /**
+   * Called with the endpoints a set of calls is about to run and their occasion, before the
+   * first starts (once per set: a joint may run more than one). With `onProgress` a caller knows
+   * which calls never finished when the joint is interrupted (docs/cli.md, "Interrupted").
+   */
+  readonly onStart?: (endpoints: ReadonlyArray<Endpoint>, occasion: Occasion) => Effect.Effect<void>
   /** Called after each call with (done, total) and that call's outcome. */
   readonly onProgress?: (done: number, total: number, outcome: EndpointOutcome) => Effect.Effect<void>
 }
@@ -191,6 +197,7 @@ export const make: Effect.Effect<
       const traced = yield* isTracing
       const total = endpoints.length
       let done = 0
+      if (settings.onStart !== undefined) yield* settings.onStart(endpoints, occasion)
       const committer = yield* startCommitter(records, log)
       const outcomes = yield* Effect.forEach(
         endpoints,
