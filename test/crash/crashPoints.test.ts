@@ -733,20 +733,24 @@ describe("defects the crash points found: the root lock", () => {
             : realFs.stat(path)
       }
       const held = yield* Scope.make()
-      // proper-lockfile's refresh is a Node timer (2 s, RootLock.ts): the lock is taken on fake
-      // timers (which also advance with real time), and the test moves them to the refresh.
+      // proper-lockfile's refresh is a Node timer (2 s, RootLock.ts): the test runs on fake timers
+      // (which also advance with real time) and moves them to the refresh instead of waiting.
       vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"], shouldAdvanceTime: true })
       yield* Effect.gen(function*() {
         yield* Effect.provideService(Scope.extend(RootLock.hold(root, lock, Duration.seconds(1)), held), FileSystem.FileSystem, failingStat)
         armed = true
         vi.advanceTimersByTime(2_000)
         yield* eventually(Effect.sync(() => inFlight)) // the refresh's stat is in flight
+        yield* Scope.close(held, Exit.void)
+        yield* Deferred.succeed(released, undefined) // the lock is released: the stat fails now
+        yield* eventually(Effect.sync(() => answered)) // its failure is answered
+        // The time of the next refresh (1 s after a failed one) passes: none runs.
+        inFlight = false
+        vi.advanceTimersByTime(1_000)
+        // proper-lockfile's callback runs on the answer's next turn: a few macrotasks see what it throws.
+        yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
+        expect(inFlight).toBe(false)
       }).pipe(Effect.ensuring(Effect.sync(() => vi.useRealTimers())))
-      yield* Scope.close(held, Exit.void)
-      yield* Deferred.succeed(released, undefined) // the lock is released: the stat fails now
-      yield* eventually(Effect.sync(() => answered)) // its failure is answered
-      // proper-lockfile's callback runs on the answer's next turn: a few macrotasks see what it throws.
-      yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
       process.off("uncaughtException", onThrow)
       process.off("unhandledRejection", onThrow)
       expect(thrown).toEqual([])
