@@ -29,6 +29,7 @@ import type * as Scope from "effect/Scope"
 import type { CityOptions } from "../services/city/CityConfig.ts"
 import { City, type CityShape } from "../services/city/CityService.ts"
 import * as CityLive from "./CityLive.ts"
+import * as TestDeadlines from "./internal/testDeadlines.ts"
 
 /**
  * The deadlines of a test City: 500 ms for each initialize, each dispose, and the drain of
@@ -36,11 +37,7 @@ import * as CityLive from "./CityLive.ts"
  * @since 0.1.0
  * @category constants
  */
-export const defaults = {
-  initializeTimeout: "500 millis",
-  disposeTimeout: "500 millis",
-  drainTimeout: "500 millis"
-} as const satisfies CityOptions
+export const defaults = TestDeadlines.defaults
 
 /**
  * A fresh state root under the system's temp folder, removed (with everything in it) when the
@@ -57,9 +54,7 @@ export const tempRoot: Effect.Effect<string, PlatformError.PlatformError, Scope.
 const withDefaults = <O extends CityOptions>(options: O, root: string) => ({
   ...options,
   root,
-  initializeTimeout: options.initializeTimeout ?? defaults.initializeTimeout,
-  disposeTimeout: options.disposeTimeout ?? defaults.disposeTimeout,
-  drainTimeout: options.drainTimeout ?? defaults.drainTimeout
+  ...TestDeadlines.withDeadlines(options)
 })
 
 /**

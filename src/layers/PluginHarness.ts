@@ -74,6 +74,7 @@ import { PluginRegistry } from "../services/city/PluginRegistry.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
 import { core, fromCore } from "./CityLive.ts"
 import * as CityTest from "./CityTest.ts"
+import { withDeadlines } from "./internal/testDeadlines.ts"
 
 /**
  * Who a harness's calls are made for: each field replaces the made-up one (agent `test-agent`,
@@ -253,9 +254,7 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
 
     const config = CityConfig.resolve({
       root,
-      initializeTimeout: options.initializeTimeout ?? CityTest.defaults.initializeTimeout,
-      disposeTimeout: options.disposeTimeout ?? CityTest.defaults.disposeTimeout,
-      drainTimeout: options.drainTimeout ?? CityTest.defaults.drainTimeout,
+      ...withDeadlines(options),
       disposeConcurrency: options.disposeConcurrency
     })
     const { context } = yield* Scope.extend(fromCore(core(Layer.succeed(CityConfig.CityConfig, config))), own)

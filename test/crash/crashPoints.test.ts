@@ -21,7 +21,7 @@
  * commands allow). The cut run and the recovery share this test's pid: a claim by the same pid is
  * taken over as a dead process's is (Reloads.ts), so the recovery sees what a daemon start sees.
  */
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it, vi } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -29,6 +29,7 @@ import * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -703,8 +704,8 @@ describe("defects the crash points found: a sweep's records", () => {
 describe("defects the crash points found: the root lock", () => {
   // Found by the joints' crash points: a refresh's `stat` failing after the lock was released
   // made proper-lockfile look the released lock up (a TypeError thrown from its timer, which ends
-  // the process). Here the refresh's stat (2 s after the lock is taken) fails slowly, and the lock
-  // is released while it is in flight.
+  // the process). Here the refresh's stat (2 s after the lock is taken) fails only once the lock
+  // is released, so the release always happens while it is in flight.
   it.live("the root lock released while its 2 s refresh's stat is failing: nothing is thrown, the lock is gone", () =>
     Effect.gen(function*() {
       const root = mkdtempSync(join(tmpdir(), "city-crash-lock-"))
@@ -717,24 +718,39 @@ describe("defects the crash points found: the root lock", () => {
       let armed = false
       let inFlight = false
       let answered = false
+      const released = yield* Deferred.make<void>()
       const failingStat: FileSystem.FileSystem = {
         ...realFs,
         stat: (path) =>
           armed && path === lock
             ? Effect.suspend(() => {
               inFlight = true
-              return Effect.delay(Effect.fail(new PlatformError.SystemError({ reason: "Unknown", module: "FileSystem", method: "stat", pathOrDescriptor: path, description: "EIO: i/o error" })), "300 millis")
+              return Effect.zipRight(
+                Deferred.await(released),
+                Effect.fail(new PlatformError.SystemError({ reason: "Unknown", module: "FileSystem", method: "stat", pathOrDescriptor: path, description: "EIO: i/o error" }))
+              )
             }).pipe(Effect.ensuring(Effect.sync(() => void (answered = true))))
             : realFs.stat(path)
       }
       const held = yield* Scope.make()
-      yield* Effect.provideService(Scope.extend(RootLock.hold(root, lock, Duration.seconds(1)), held), FileSystem.FileSystem, failingStat)
-      armed = true
-      yield* eventually(Effect.sync(() => inFlight)) // the refresh's stat is in flight
-      yield* Scope.close(held, Exit.void)
-      yield* eventually(Effect.sync(() => answered)) // its failure is answered
-      // proper-lockfile's callback runs on the answer's next turn: a few macrotasks see what it throws.
-      yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
+      // proper-lockfile's refresh is a Node timer (2 s, RootLock.ts): the test runs on fake timers
+      // (which also advance with real time) and moves them to the refresh instead of waiting.
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"], shouldAdvanceTime: true })
+      yield* Effect.gen(function*() {
+        yield* Effect.provideService(Scope.extend(RootLock.hold(root, lock, Duration.seconds(1)), held), FileSystem.FileSystem, failingStat)
+        armed = true
+        vi.advanceTimersByTime(2_000)
+        yield* eventually(Effect.sync(() => inFlight)) // the refresh's stat is in flight
+        yield* Scope.close(held, Exit.void)
+        yield* Deferred.succeed(released, undefined) // the lock is released: the stat fails now
+        yield* eventually(Effect.sync(() => answered)) // its failure is answered
+        // The time of the next refresh (1 s after a failed one) passes: none runs.
+        inFlight = false
+        vi.advanceTimersByTime(1_000)
+        // proper-lockfile's callback runs on the answer's next turn: a few macrotasks see what it throws.
+        yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
+        expect(inFlight).toBe(false)
+      }).pipe(Effect.ensuring(Effect.sync(() => vi.useRealTimers())))
       process.off("uncaughtException", onThrow)
       process.off("unhandledRejection", onThrow)
       expect(thrown).toEqual([])

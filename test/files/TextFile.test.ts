@@ -11,7 +11,6 @@ import { chmodSync, mkdirSync, symlinkSync, truncateSync, unlinkSync, writeFileS
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { FileRefused } from "../../src/schema/FileErrors.ts"
-import { oneLine } from "../../src/schema/OneLine.ts"
 import * as Capabilities from "../../src/services/capabilities/Capabilities.ts"
 import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
@@ -355,34 +354,4 @@ describe("the readers of the state root, host.json, declarations and fingerprint
         expect(changes.map((c) => c.changed)).toEqual([[join(cwd, ".mcp.json")]])
       }).pipe(Effect.provide(NodeContext.layer))
     ))
-})
-
-describe("oneLine", () => {
-  const cases: ReadonlyArray<readonly [string, string, number, string]> = [
-    ["short text is kept", "plain text", 80, "plain text"],
-    ["newline, return and tab are escaped", "a\nb\r\tc", 80, "a\\nb\\r\\tc"],
-    ["ESC and other C0 controls and DEL", "\u001b[31mred\u0000\u007f", 80, "\\x1b[31mred\\x00\\x7f"],
-    ["C1 controls (NEL)", "a\u0085b\u009bc", 80, "a\\u0085b\\u009bc"],
-    ["line and paragraph separators", "a\u2028b\u2029c", 80, "a\\u2028b\\u2029c"],
-    ["other text is left as it is", "é 漢字 \\n 😀", 80, "é 漢字 \\n 😀"],
-    ["a long text is cut with an ellipsis and its length", "x".repeat(100), 20, "xxxxxxx… (100 chars)"],
-    ["a cut never splits an escape", `${"a".repeat(10)}\n${"b".repeat(50)}`, 23, "aaaaaaaaaa… (61 chars)"],
-    ["a cut never splits a surrogate pair", `${"a".repeat(10)}😀${"b".repeat(50)}`, 23, "aaaaaaaaaa… (62 chars)"],
-    ["the escaped length counts for the cut", "\n".repeat(10), 19, "\\n\\n\\n… (10 chars)"],
-    ["a max under the ending keeps the ending alone", "x".repeat(100), 3, "… (100 chars)"],
-    ["text exactly at max is kept", "x".repeat(20), 20, "x".repeat(20)]
-  ]
-  for (const [name, text, max, expected] of cases) {
-    it(name, () => {
-      const result = oneLine(text, max)
-      expect(result).toBe(expected)
-      expect(/[\n\r\u2028\u2029]/.test(result)).toBe(false)
-      if (expected.length <= max) expect(result.length).toBeLessThanOrEqual(max)
-    })
-  }
-
-  it("a file name with a newline cannot break the refusal's line", () => {
-    const e = new FileRefused({ file: "/tmp/a\nb.json", rule: "is a FIFO, not a regular file", problem: "not-a-regular-file" })
-    expect(e.message).toBe("/tmp/a\\nb.json: is a FIFO, not a regular file")
-  })
 })
