@@ -23,9 +23,23 @@ const json = Opt.described(
 
 const pollMs = Opt.described(
   Opt.numberOption("poll-ms", "milliseconds", 3000).pipe(
-    Options.withDescription("How often owed work and fingerprints are checked, in milliseconds")
+    Options.withDescription("How often owed work, Turn requests and the list of endpoints are checked, in milliseconds")
   ),
-  { kind: "flag", usage: "--poll-ms <ms>", description: "How often owed work and fingerprints are checked", default: "3000" }
+  { kind: "flag", usage: "--poll-ms <ms>", description: "How often owed work, Turn requests and the list of endpoints are checked", default: "3000" }
+)
+
+const fingerprintPollMs = Opt.described(
+  Opt.numberOption("fingerprint-poll-ms", "milliseconds", 300_000).pipe(
+    Options.withDescription(
+      "How often every endpoint's launch-read files are polled, the safety net under watching their folders, in milliseconds"
+    )
+  ),
+  {
+    kind: "flag",
+    usage: "--fingerprint-poll-ms <ms>",
+    description: "How often every endpoint's launch-read files are polled, the safety net under watching their folders",
+    default: "300000"
+  }
 )
 
 const retryBaseMs = Opt.described(
@@ -81,7 +95,7 @@ const httpTokenFile = Opt.optionalText(
 export const daemon = verb(
   "daemon",
   "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
-  { root: Opt.root, json, pollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled, http, httpPublic, httpTokenFile },
+  { root: Opt.root, json, pollMs, fingerprintPollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled, http, httpPublic, httpTokenFile },
   (o) => loaded(handlers, (daemon) => daemon.daemon(o)),
   [
     "city daemon",

@@ -2,8 +2,10 @@
  * `city daemon`: hosts the City on the state root and carries out owed
  * work. At start it takes the pid file (a second daemon on the same root refuses with
  * `DaemonAlreadyRunning`, exit 1), recovers owed work (the applier's first pass claims every owed
- * record, including those a killed daemon left claimed), then runs the owed-work applier and the
- * fingerprint watcher every `--poll-ms` (default 3000), and hosts the plugin loader. A failed
+ * record, including those a killed daemon left claimed), then runs the owed-work applier every
+ * `--poll-ms` (default 3000) and the fingerprint watcher (the launch-read folders watched, every
+ * endpoint polled every `--fingerprint-poll-ms`, default 300000, as the safety net), and hosts the
+ * plugin loader. A failed
  * owed reload or removal is tried again on its backoff (RetryBackoff.ts), not at every poll: after
  * `--retry-base-ms` (default 1000), doubling up to `--retry-cap-ms` (default 300000); a base below
  * 1 or a cap below the base is refused (exit 2).
@@ -93,7 +95,8 @@ export const run = (
   interval: Duration.DurationInput,
   deadline: Duration.DurationInput = Duration.seconds(30),
   restartsBefore: Option.Option<RestartRecord> = Option.none(),
-  http: Option.Option<StatusHttp.StatusHttpOptions> = Option.none()
+  http: Option.Option<StatusHttp.StatusHttpOptions> = Option.none(),
+  fingerprintPoll: Duration.DurationInput = Duration.minutes(5)
 ) =>
   Effect.gen(function*() {
   const applier = yield* Applier
@@ -147,7 +150,7 @@ export const run = (
   }
   yield* launchAll
   yield* applier.start(interval)
-  yield* Effect.forkScoped(FingerprintPoll.run(interval))
+  yield* Effect.forkScoped(FingerprintPoll.run({ interval, poll: fingerprintPoll }))
   yield* Effect.forkScoped(Effect.forever(Effect.zipRight(
     Effect.zipRight(launchAll, inbox.pass.pipe(Effect.catchAll((e) => Effect.logError(`turn inbox: ${e.message}`)))),
     Effect.sleep(interval)
@@ -218,6 +221,7 @@ export interface DaemonInput {
   readonly root: Option.Option<string>
   readonly json: boolean
   readonly pollMs: number
+  readonly fingerprintPollMs: number
   readonly retryBaseMs: number
   readonly retryCapMs: number
   readonly logFormat: "logfmt" | "json"
@@ -253,7 +257,8 @@ export const daemon = (o: DaemonInput) =>
       const layer = LiveApplication.daemonLayer({ pollInterval: interval }).pipe(
         Layer.provideMerge(Loader.city({ root }, options))
       )
-      yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before, page)).pipe(
+      const fingerprintPoll = Duration.millis(Math.max(10, o.fingerprintPollMs))
+      yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before, page, fingerprintPoll)).pipe(
         Effect.provide(layer),
         Effect.provideService(RetryBackoff, backoff)
       )

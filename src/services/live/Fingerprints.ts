@@ -85,7 +85,10 @@ export class Fingerprints extends Context.Tag("effect-city/Fingerprints")<
   Fingerprints,
   {
     readonly record: (ref: EndpointRef) => Effect.Effect<void, StateError>
-    readonly poll: (refs: ReadonlyArray<EndpointRef>) => Effect.Effect<ReadonlyArray<Change>, StateError>
+    readonly poll: (
+      refs: ReadonlyArray<EndpointRef>,
+      options?: { readonly byContent?: boolean }
+    ) => Effect.Effect<ReadonlyArray<Change>, StateError>
     readonly accept: (changes: ReadonlyArray<Change>) => Effect.Effect<void, StateError>
     /** Forgets the in-memory baseline of an endpoint: the next poll reads the stored one again. */
     readonly forget: (ref: EndpointRef) => Effect.Effect<void>
@@ -264,7 +267,7 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Runtim
   const record = (ref: EndpointRef) =>
     Effect.flatMap(Effect.suspend(() => observeAll(ref, entries.get(ref.identity))), (files) => store(ref, files))
 
-  const poll = (refs: ReadonlyArray<EndpointRef>) =>
+  const poll = (refs: ReadonlyArray<EndpointRef>, options?: { readonly byContent?: boolean }) =>
     Effect.gen(function*() {
       // The endpoints in memory are compared by stat, a few stats at a time; those whose stats
       // differ are read after, and the endpoints not in memory are loaded (or adopted).
@@ -275,7 +278,8 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Runtim
         if (entry === undefined) missing.push(ref)
         else known.push([ref, entry])
       }
-      const same = yield* unchanged(known)
+      // By content: a watch saw an event, and a write within the same millisecond keeps size and mtime.
+      const same = options?.byContent === true ? known.map(() => false) : yield* unchanged(known)
       const changes: Array<Change> = []
       for (const [ref, entry] of known.filter((_, i) => same[i] !== true)) {
         const change = yield* changeOf(ref, entry)
@@ -284,7 +288,9 @@ export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Runtim
       for (const ref of missing) {
         if (!(yield* loadOrAdopt(ref))) continue // adopted: nothing owed
         const entry = entries.get(ref.identity)
-        const change = entry === undefined ? undefined : yield* compare(ref, entry)
+        const change = entry === undefined
+          ? undefined
+          : yield* (options?.byContent === true ? changeOf(ref, entry) : compare(ref, entry))
         if (change !== undefined) changes.push(change)
       }
       return changes

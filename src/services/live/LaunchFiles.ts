@@ -148,3 +148,34 @@ export const launchFiles = (
   const { exclude, templates } = templatesOf(config, ref.runtime)
   return expand(templates, exclude, ref)
 }
+
+/**
+ * Where an endpoint's launch-read files live: a folder, and which names in it are launch-read
+ * files (a plain file's name, or a pattern's, minus the excluded names), whether the folder exists
+ * or not. What the fingerprint watcher watches.
+ * @since 0.1.0
+ * @category models
+ */
+export interface Place {
+  readonly folder: string
+  readonly matches: (name: string) => boolean
+}
+
+/**
+ * The places of a resolved endpoint: one per folder.
+ * @since 0.1.0
+ * @category getters
+ */
+export const placesOf = (resolved: Resolved, ref: Pick<EndpointRef, "cwd" | "privateDir">): ReadonlyArray<Place> => {
+  const names = new Map<string, Array<(name: string) => boolean>>()
+  const add = (path: string, match: (name: string) => boolean) => {
+    const folder = dirname(path)
+    names.set(folder, [...(names.get(folder) ?? []), match])
+  }
+  for (const file of resolved.fixed) add(file, (name) => name === basename(file))
+  for (const path of Arr.getSomes(resolved.patterns.map((template) => place(template, ref)))) {
+    const pattern = globToRegExp(basename(path))
+    add(path, (name) => pattern.test(name) && !resolved.exclude.has(name))
+  }
+  return [...names].map(([folder, matchers]) => ({ folder, matches: (name) => matchers.some((m) => m(name)) }))
+}
