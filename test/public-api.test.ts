@@ -18,3 +18,20 @@ it("the testing entry point holds the test doubles, and the main one does not", 
     expect(lines.some((l) => l.startsWith(`effect-city ${kit} `) || l.startsWith(`effect-city ${kit}.`))).toBe(false)
   }
 })
+
+it("public modules declare, internal modules implement: no entry point re-exports an internal/ module, and no module an entry point re-exports whole exports a name for the house only", () => {
+  const src = new URL("../src/", import.meta.url)
+  const reexported = ["index.ts", "plugin.ts", "testing.ts"].flatMap((entry) =>
+    [...readFileSync(new URL(entry, src), "utf8").matchAll(/^export (\* as \w+|\{[^}]*\}|type \{[^}]*\}) from "\.\/([^"]+)"/gm)].map((m) => ({
+      whole: m[1]!.startsWith("*"),
+      path: m[2]!
+    }))
+  )
+  expect(reexported.length).toBeGreaterThan(20)
+  expect(reexported.filter((r) => r.path.split("/").includes("internal")).map((r) => r.path)).toEqual([])
+  const houseOnly = reexported
+    .filter((r) => r.whole)
+    .filter((r) => /@category internals\b/.test(readFileSync(new URL(r.path, src), "utf8")))
+    .map((r) => r.path)
+  expect(houseOnly, "move names tagged `internals` to the subsystem's internal/ folder (docs/design.md, \"Layout\")").toEqual([])
+})
