@@ -27,7 +27,7 @@ import * as ScriptedHost from "../src/services/live/ScriptedHost.ts"
 import { EndpointHost, type EndpointRef } from "../src/services/live/EndpointHost.ts"
 import { Fingerprints, statConcurrency } from "../src/services/live/Fingerprints.ts"
 import * as FingerprintPoll from "../src/services/live/FingerprintPoll.ts"
-import * as CapabilitiesLive from "../src/layers/CapabilitiesLive.ts"
+import * as CapabilityServices from "../src/layers/CapabilityServices.ts"
 
 const endpoints = 1_000
 const rounds = 21
@@ -171,7 +171,7 @@ const scripted = Effect.runSync(ScriptedHost.make)
 for (const ref of refs) Effect.runSync(scripted.set(ref.identity, "idle"))
 const layer = LiveApplication.services.pipe(
   Layer.provideMerge(Layer.succeed(EndpointHost, scripted.host)),
-  Layer.provideMerge(CapabilitiesLive.layer({ root }))
+  Layer.provideMerge(CapabilityServices.layer({ root }))
 )
 
 Effect.runPromise(main.pipe(Effect.provide(layer), Effect.provide(NodeContext.layer)))

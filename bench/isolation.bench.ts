@@ -1,6 +1,6 @@
 /**
  * Isolation benchmark (docs/plugin-loader.md, "Isolation"): an action's round trip into a
- * worker-isolated plugin, the way a host calls it (`calls.invoke` of a City scope over the loader,
+ * worker-isolated plugin, the way a host calls it (`calls.invoke` of `city.calls` over the loader,
  * the plugin loaded from its folder with `"isolation": "worker"`), against the floor: a bare
  * `postMessage` round trip of the same payload between this thread and an echoing worker thread.
  * The same action in-process is printed beside them for reference, and so are the start time
@@ -29,7 +29,7 @@ import * as PlatformWorker from "@effect/platform/Worker"
 import * as Isolation from "../src/schema/Isolation.ts"
 import { WorkerScript } from "../src/services/isolation/WorkerScript.ts"
 import * as Loader from "../src/layers/Loader.ts"
-import { makeScope } from "../src/services/city/CityService.ts"
+import { makeCalls } from "../src/services/city/CityService.ts"
 import { ExecutionLeases } from "../src/services/city/ExecutionLeases.ts"
 import { PluginRegistry } from "../src/services/city/PluginRegistry.ts"
 import * as WorkerPlugin from "../src/services/isolation/WorkerPlugin.ts"
@@ -77,7 +77,7 @@ const main = Effect.gen(function*() {
   const loadMs = performance.now() - started
   const report = yield* Context.get(context, Generations).current
   if (report.loaded.length !== 2) return yield* Effect.dieMessage(`the plugins did not load: ${JSON.stringify(report.skipped)}`)
-  const calls = makeScope(Context.get(context, PluginRegistry), Context.get(context, ExecutionLeases))({
+  const calls = makeCalls(Context.get(context, PluginRegistry), Context.get(context, ExecutionLeases))({
     agent: { id: "bench" },
     workspace: { id: "w", path: root }
   })

@@ -35,6 +35,6 @@ export const greeter = Plugin.make({
 
 export const main = (root: string) =>
   Effect.flatMap(City.City, (city) =>
-    city.scope({ agent: { id: "ada" }, workspace: { id: "notes", path: root } }).invoke("greeter", "greet", { id: "g" })
+    city.calls({ agent: { id: "ada" }, workspace: { id: "notes", path: root } }).invoke("greeter", "greet", { id: "g" })
   ).pipe(Effect.provide(City.layer({ root, plugins: [greeter, store] })))
 // #endregion readme

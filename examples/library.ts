@@ -48,6 +48,6 @@ export const program = Effect.gen(function*() {
   )
 })
 
-// The City as a Layer (the capability services, for provisioning, are CapabilitiesLive.layer).
+// The City as a Layer (the capability services, for provisioning, are CapabilityServices.layer).
 export const main = (root: string) => program.pipe(Effect.provide(City.layer({ root, plugins: [greeter] })))
 // #endregion readme

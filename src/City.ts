@@ -3,7 +3,7 @@
  * so that `City.City` is the tag and `City.layer(options)` builds it.
  * @since 0.1.0
  */
-export { City, type CityScope, type CityShape } from "./services/city/CityService.ts"
+export { City, type CityCalls, type CityShape } from "./services/city/CityService.ts"
 export type { CityOptions } from "./services/city/CityConfig.ts"
 export type { ClosedPlugin, CloseReport } from "./schema/Errors.ts"
 export {
@@ -18,7 +18,7 @@ export {
   type RequiredStartFailure,
   type StartPlugin,
   type StartRequirements
-} from "./layers/CityLive.ts"
+} from "./layers/internal/city.ts"
 export type { AddOptions } from "./services/city/PluginAdd.ts"
 export type { Removal } from "./services/city/LeasedDisposal.ts"
 export type { SystemBlock, Calls, Invoke } from "./services/city/Calls.ts"

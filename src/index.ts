@@ -75,7 +75,7 @@ export * as Observability from "./services/Observability.ts"
  * calls, joints and views.
  * @since 0.1.0
  */
-export * as CapabilitiesLive from "./layers/CapabilitiesLive.ts"
+export * as CapabilityServices from "./layers/CapabilityServices.ts"
 /**
  * Every failure of the capability part a caller can act on.
  * @since 0.1.0

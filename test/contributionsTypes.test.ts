@@ -24,7 +24,7 @@ import type {
   PluginNotFound,
   PluginNotReady
 } from "../src/schema/Errors.ts"
-import type { CityScope } from "../src/services/city/CityService.ts"
+import type { CityCalls } from "../src/services/city/CityService.ts"
 import type { StepView } from "../src/services/city/Session.ts"
 import * as Contributions from "../src/services/Contributions.ts"
 import { action, type AnyAction, type HandlerRequiresOnlyPluginContext } from "../src/services/Contributions.ts"
@@ -89,7 +89,7 @@ describe("an action reference's error and output Schemas", () => {
 
   it("invoke's result is the output Schema's Type, its failure the action's own error beside the call's", () => {
     expectTypeOf(Find).toEqualTypeOf<Contributions.ActionRef<string, string, typeof User.Type, UnknownUser>>()
-    const call = (scope: CityScope) => scope.invoke(Find, "ada")
+    const call = (scope: CityCalls) => scope.invoke(Find, "ada")
     expectTypeOf<Effect.Effect.Success<ReturnType<typeof call>>>().toEqualTypeOf<{ readonly name: string; readonly since: Date }>()
     expectTypeOf<Effect.Effect.Error<ReturnType<typeof call>>>().toEqualTypeOf<
       UnknownUser | ActionOutputRejected | CallErrors | CityClosed
@@ -99,16 +99,16 @@ describe("an action reference's error and output Schemas", () => {
     expectTypeOf<Effect.Effect.Error<ReturnType<typeof inStep>>>().toEqualTypeOf<UnknownUser | ActionOutputRejected | CallErrors>()
     // The input is the input Schema's encoded form.
     // @ts-expect-error the input is a string
-    const wrong = (scope: CityScope) => scope.invoke(Find, 42)
+    const wrong = (scope: CityCalls) => scope.invoke(Find, 42)
     expect(typeof wrong).toBe("function")
   })
 
   it("Effect.catchTag on the action's own error compiles and takes it off the failure channel", () => {
-    const caught = (scope: CityScope) =>
+    const caught = (scope: CityCalls) =>
       scope.invoke(Find, "ada").pipe(Effect.catchTag("UnknownUser", (e) => Effect.succeed({ name: e.user, since: new Date(0) })))
     expectTypeOf<Effect.Effect.Error<ReturnType<typeof caught>>>().toEqualTypeOf<ActionOutputRejected | CallErrors | CityClosed>()
     // A tag the action does not declare is not on the channel.
-    const stranger = (scope: CityScope) =>
+    const stranger = (scope: CityCalls) =>
       // @ts-expect-error "Other" is not a failure of this call
       scope.invoke(Find, "ada").pipe(Effect.catchTag("Other", () => Effect.void))
     expect([typeof caught, typeof stranger]).toEqual(["function", "function"])

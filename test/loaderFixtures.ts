@@ -14,7 +14,7 @@ import * as path from "node:path"
 import type * as City from "../src/City.ts"
 import * as Loader from "../src/layers/Loader.ts"
 import { CityConfig } from "../src/services/city/CityConfig.ts"
-import { makeScope } from "../src/services/city/CityService.ts"
+import { makeCalls } from "../src/services/city/CityService.ts"
 import { ExecutionLeases } from "../src/services/city/ExecutionLeases.ts"
 import { LeaseTable } from "../src/services/city/LeaseTable.ts"
 import { PluginRegistry } from "../src/services/city/PluginRegistry.ts"
@@ -126,8 +126,8 @@ export const startLoader = (
     const context = yield* Layer.build(Loader.withCore({ root, ...city }, options))
     const registry = Context.get(context, PluginRegistry)
     return {
-      /** Calls outside a Session, as `city.scope` makes them. */
-      calls: makeScope(registry, Context.get(context, ExecutionLeases)),
+      /** Calls outside a Session, as `city.calls` makes them. */
+      calls: makeCalls(registry, Context.get(context, ExecutionLeases)),
       loader: Context.get(context, PluginLoader),
       generations: Context.get(context, Generations),
       registry,

@@ -21,7 +21,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { greeter, main, program } from "../examples/library.ts"
 import { traced } from "../examples/opentelemetry.ts"
 import * as City from "../src/City.ts"
-import { layerWith } from "../src/layers/internal/capabilitiesLive.ts"
+import { layerWith } from "../src/layers/internal/capabilityServices.ts"
 import * as Counters from "../src/services/internal/counters.ts"
 import type { Outcome } from "../src/schema/Outcome.ts"
 import { CommandRunner } from "../src/services/capabilities/CommandRunner.ts"

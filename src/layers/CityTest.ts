@@ -28,7 +28,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { CityOptions } from "../services/city/CityConfig.ts"
 import { City, type CityShape } from "../services/city/CityService.ts"
-import * as CityLive from "./CityLive.ts"
+import * as CityLayer from "./internal/city.ts"
 import * as TestDeadlines from "./internal/testDeadlines.ts"
 
 /**
@@ -64,16 +64,16 @@ const withDefaults = <O extends CityOptions>(options: O, root: string) => ({
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>> = readonly []>(
-  options: CityLive.CityLayerOptionsFor<P> = {}
+export const make = <const P extends ReadonlyArray<CityLayer.StartPlugin<unknown>> = readonly []>(
+  options: CityLayer.CityLayerOptionsFor<P> = {}
 ): Effect.Effect<
   CityShape,
-  CityLive.CityBuildError | CityLive.RequiredStartFailure<P> | PlatformError.PlatformError,
-  Scope.Scope | CityLive.StartRequirements<P>
+  CityLayer.CityBuildError | CityLayer.RequiredStartFailure<P> | PlatformError.PlatformError,
+  Scope.Scope | CityLayer.StartRequirements<P>
 > =>
   Effect.flatMap(
     options.root === undefined ? tempRoot : Effect.succeed(options.root),
-    (root) => CityLive.make<P>(withDefaults(options, root))
+    (root) => CityLayer.make<P>(withDefaults(options, root))
   )
 
 /**
@@ -88,7 +88,7 @@ export const make = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>
  *
  * const hello = Plugin.make({ name: "hello", initialize: Effect.succeed({ system: () => Effect.succeed("Say hello.") }) })
  *
- * const program = Effect.flatMap(City.City, (city) => city.scope({ agent: { id: "ada" }, workspace: { id: "w", path: "/tmp" } }).system())
+ * const program = Effect.flatMap(City.City, (city) => city.calls({ agent: { id: "ada" }, workspace: { id: "w", path: "/tmp" } }).system())
  *
  * // No root, no $HOME: the City lives in a temporary folder for the program's duration.
  * Effect.runPromise(program.pipe(Effect.provide(CityTest.layer({ plugins: [hello] }))))
@@ -96,11 +96,11 @@ export const make = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>
  * @since 0.1.0
  * @category layers
  */
-export const layer = <const P extends ReadonlyArray<CityLive.StartPlugin<unknown>> = readonly []>(
-  options: CityLive.CityLayerOptionsFor<P> = {}
+export const layer = <const P extends ReadonlyArray<CityLayer.StartPlugin<unknown>> = readonly []>(
+  options: CityLayer.CityLayerOptionsFor<P> = {}
 ): Layer.Layer<
   City,
-  CityLive.CityBuildError | CityLive.RequiredStartFailure<P> | PlatformError.PlatformError,
-  CityLive.StartRequirements<P>
+  CityLayer.CityBuildError | CityLayer.RequiredStartFailure<P> | PlatformError.PlatformError,
+  CityLayer.StartRequirements<P>
 > =>
   Layer.scoped(City, make(options))

@@ -25,7 +25,7 @@ import { EndpointHost } from "../services/live/EndpointHost.ts"
 import * as Fingerprints from "../services/live/Fingerprints.ts"
 import * as LiveJoints from "../services/live/LiveJoints.ts"
 import * as Reloads from "../services/live/Reloads.ts"
-import * as CapabilitiesLive from "./CapabilitiesLive.ts"
+import * as CapabilityServices from "./CapabilityServices.ts"
 import { routed } from "./internal/routedHost.ts"
 
 /**
@@ -82,7 +82,7 @@ export const citySessionsHost = Layer.effect(EndpointHost, Effect.map(CitySessio
  * @since 0.1.0
  * @category models
  */
-export interface LiveConfig extends CapabilitiesLive.CapabilitiesConfig {
+export interface LiveConfig extends CapabilityServices.CapabilitiesConfig {
   /** Timeouts of the Commands endpoint host. */
   readonly commands?: CommandsHost.CommandsHostConfig
 }
@@ -96,13 +96,13 @@ export const layer = (config: LiveConfig) =>
   services.pipe(
     Layer.provideMerge(routed(DaemonHostedHost.make(), config.commands ?? {})),
     Layer.provideMerge(Reloads.layer),
-    Layer.provideMerge(CapabilitiesLive.layer(config))
+    Layer.provideMerge(CapabilityServices.layer(config))
   )
 
 /**
  * The live services for the daemon: it hosts the `city` runtimes itself. Needs a City and the
- * capability services on one root (`City.layer` and `CapabilitiesLive.layer`, or `Loader.city` and
- * `CapabilitiesLive.layer` as `city daemon` composes them).
+ * capability services on one root (`City.layer` and `CapabilityServices.layer`, or `Loader.city` and
+ * `CapabilityServices.layer` as `city daemon` composes them).
  * @since 0.1.0
  * @category layers
  */

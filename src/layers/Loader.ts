@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { City } from "../services/city/CityService.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
-import { core, fromCore } from "./CityLive.ts"
+import { core, fromCore } from "./internal/city.ts"
 import * as Generations from "../services/loader/Generations.ts"
 import * as Workers from "../services/isolation/Workers.ts"
 import * as PluginLoader from "../services/loader/PluginLoader.ts"
@@ -38,7 +38,7 @@ export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.Loa
 
 /**
  * `withCore`, plus the `City` service over the same core: `city.agents`, `city.workspaces`,
- * `city.scope` and Turns of its Sessions see the loader's current generation. Generation 1 loads
+ * `city.calls` and Turns of its Sessions see the loader's current generation. Generation 1 loads
  * while the Layer builds.
  *
  * `city.close` closes it all once (the loader, Sessions, plugins, Workspaces) and returns its

@@ -72,7 +72,7 @@ import { ExecutionLeases } from "../services/city/ExecutionLeases.ts"
 import { emptyPlugins, ExecutionView, instanceIn, withInstance } from "../services/city/ExecutionView.ts"
 import { PluginRegistry } from "../services/city/PluginRegistry.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
-import { core, fromCore } from "./CityLive.ts"
+import { core, fromCore } from "./internal/city.ts"
 import * as CityTest from "./CityTest.ts"
 import { withDeadlines } from "./internal/testDeadlines.ts"
 
@@ -115,7 +115,7 @@ export interface HarnessOptions<RS = never> extends CityConfig.CityOptions {
 }
 
 /**
- * Why a call failed: what `city.scope(...).invoke` fails with. After `dispose`, the plugin is
+ * Why a call failed: what `city.calls(...).invoke` fails with. After `dispose`, the plugin is
  * `PluginNotFound`.
  * @since 0.1.0
  * @category errors

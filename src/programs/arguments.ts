@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import { UnknownRuntime } from "../schema/CapabilityErrors.ts"
 import { checkName } from "../services/capabilities/JointRunner.ts"
-import { Runtimes } from "../services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../services/capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
 
 /** Fails with `InvalidName` unless `value` is a valid personality. */
@@ -24,7 +24,7 @@ export const runtimeNames = (values: ReadonlyArray<string>) =>
 
 /** Fails with `UnknownRuntime` (naming the known ones) unless this host knows every runtime. */
 export const knownRuntimes = (values: ReadonlyArray<string>) =>
-  Effect.flatMap(Runtimes, (host) =>
+  Effect.flatMap(RuntimeProfiles, (host) =>
     Effect.forEach(
       values,
       (runtime) => host.isKnown(runtime) ? Effect.void : Effect.fail(new UnknownRuntime({ runtime, known: host.known })),

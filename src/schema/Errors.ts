@@ -205,7 +205,7 @@ export class PluginCallbackFailed extends Schema.TaggedError<PluginCallbackFaile
 /**
  * A plugin name the City does not know.
  *
- * Raised by a call (`invoke`, `availability`, through `city.scope` or a Step) that names a plugin the
+ * Raised by a call (`invoke`, `availability`, through `city.calls` or a Step) that names a plugin the
  * City does not know, and when a skills reload names a plugin that is not ready.
  * @since 0.1.0
  * @category errors
@@ -389,7 +389,7 @@ export type ClosedPlugin = typeof ClosedPlugin.Type
 export const CloseReport = Schema.Struct({
   /** The Sessions close stopped (those still open when it began), by id. */
   sessions: Schema.Array(Schema.String),
-  /** How many Steps and `city.scope` calls were still running after `drainTimeout`, and interrupted. */
+  /** How many Steps and `city.calls` calls were still running after `drainTimeout`, and interrupted. */
   interrupted: Schema.Number,
   /** How long close waited for running Steps and calls to finish (at most `drainTimeout`). */
   drain: Schema.DurationFromSelf,

@@ -82,7 +82,7 @@ export const disposeDuration = Metric.timerWithBoundaries(
 )
 
 /**
- * Execution leases held now (Steps running or held by their Turn, `city.scope` calls, `acquire`).
+ * Execution leases held now (Steps running or held by their Turn, `city.calls` calls, `acquire`).
  * @since 0.1.0
  * @category metrics
  */

@@ -18,7 +18,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as City from "../../src/City.ts"
-import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
+import * as CapabilityServices from "../../src/layers/CapabilityServices.ts"
 import { action } from "../../src/services/Contributions.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import { PluginLifecycleContext } from "../../src/services/PluginLifecycleContext.ts"
@@ -28,7 +28,7 @@ const setup = Effect.gen(function*() {
   const city = yield* makeCity()
   const agent = yield* city.agents.add({ id: "agent-1" })
   const workspace = yield* city.workspaces.add({ id: "ws-1", path: "/tmp/ws-1" })
-  return { city, agent, workspace, calls: city.scope({ agent, workspace }) }
+  return { city, agent, workspace, calls: city.calls({ agent, workspace }) }
 })
 
 describe("City core", () => {
@@ -107,7 +107,7 @@ describe("City core", () => {
 
     const expectIsolated = (
       city: City.CityShape,
-      calls: City.CityScope,
+      calls: City.CityCalls,
       journal: Journal
     ) =>
       Effect.gen(function*() {
@@ -532,10 +532,10 @@ describe("City core", () => {
         expect(journal.events).toEqual(["init:alpha", "dispose:alpha", "release:alpha"])
         expect(failureOf(yield* Effect.exit(city.plugins.add(probe("beta", { journal }))))._tag).toBe("CityClosed")
         // The capability services on the same root, composed beside it, do read host.json.
-        const refused = yield* Effect.exit(Layer.build(Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root }))))
+        const refused = yield* Effect.exit(Layer.build(Layer.merge(City.layer({ root }), CapabilityServices.layer({ root }))))
         expect(failureOf(refused)).toMatchObject({ _tag: "InvalidFile", reason: "HostConfig" })
         yield* fs.remove(`${root}/host.json`)
-        const both = yield* Layer.build(Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root })))
+        const both = yield* Layer.build(Layer.merge(City.layer({ root }), CapabilityServices.layer({ root })))
         expect(yield* Context.get(both, Peers.Peers).exists("nobody")).toBe(false)
       })))
 

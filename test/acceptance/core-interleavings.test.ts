@@ -22,7 +22,7 @@ const host = Effect.gen(function*() {
   const agent = yield* city.agents.add({ id: "agent" })
   const workspace = yield* city.workspaces.add({ id: "ws", path: "/tmp/ws" })
   const session = yield* agent.sessions.create({ workspace })
-  return { city, agent, workspace, session, calls: city.scope({ agent, workspace }) }
+  return { city, agent, workspace, session, calls: city.calls({ agent, workspace }) }
 })
 
 describe("1. the Promise adapter keeps `this`", () => {

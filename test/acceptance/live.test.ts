@@ -13,7 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import { Runtimes } from "../../src/services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../src/services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../src/services/capabilities/Peers.ts"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
 import { Applier } from "../../src/services/live/Applier.ts"
@@ -35,7 +35,7 @@ const live = (name: string, body: () => Effect.Effect<void, unknown, FileSystem.
 /** The endpoint reference of alice's `runtime`. */
 const refOf = (runtime: string) =>
   Effect.gen(function*() {
-    const refs = makeRefs(yield* Runtimes, yield* Peers, yield* StateRoot)
+    const refs = makeRefs(yield* RuntimeProfiles, yield* Peers, yield* StateRoot)
     return refs.of(yield* (yield* Peers).get("alice"), runtime)
   })
 
@@ -149,7 +149,7 @@ describe("City-sessions host: stopped and asleep endpoints", () => {
 })
 
 /** A Scripted host world: alice with claude (default) and codex, the `stamp` capability. */
-const scripted = <A, E>(body: (s: ScriptedHost.ScriptedShape, decl: string) => Effect.Effect<A, E, LiveJoints | Applier | Reloads | Peers | Runtimes | StateRoot | FileSystem.FileSystem | Scope.Scope>) =>
+const scripted = <A, E>(body: (s: ScriptedHost.ScriptedShape, decl: string) => Effect.Effect<A, E, LiveJoints | Applier | Reloads | Peers | RuntimeProfiles | StateRoot | FileSystem.FileSystem | Scope.Scope>) =>
   Effect.gen(function*() {
     const w = yield* world
     const decl = yield* capability(w, "stamp", ["claude", "codex"])
@@ -358,7 +358,7 @@ describe("fingerprints: writers outside the core", () => {
         yield* fs.makeDirectory(join(home, ".codex"), { recursive: true })
         const globals = [join(home, ".claude.json"), join(home, ".codex", "config.toml")]
         const ref = yield* refOf("claude")
-        const files = yield* launchFiles((yield* Runtimes).config, ref)
+        const files = yield* launchFiles((yield* RuntimeProfiles).config, ref)
         expect(files).toEqual([join(w.work, ".claude", "settings.json"), join(w.work, ".mcp.json")])
         expect(yield* FingerprintPoll.pass).toEqual([])
         for (const g of globals) yield* fs.writeFileString(g, "edited\n")

@@ -12,11 +12,11 @@ import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
+import * as CapabilityServices from "../../src/layers/CapabilityServices.ts"
 import type { Declaration } from "../../src/schema/Declaration.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { EndpointCalls, endpointsOf } from "../../src/services/capabilities/EndpointCalls.ts"
-import { Runtimes } from "../../src/services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../src/services/capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
 import { isAlive } from "../fixtures.ts"
 import { script } from "./runnerFixtures.ts"
@@ -57,7 +57,7 @@ const world = <A>(
     return yield* Effect.gen(function*() {
       const state = yield* StateRoot
       yield* state.ensure
-      const host = yield* Runtimes
+      const profiles = yield* RuntimeProfiles
       const calls = yield* EndpointCalls
       const peers = Array.from({ length: count }, (_, i): Peer => ({
         schema: 1,
@@ -66,10 +66,10 @@ const world = <A>(
         runtimes: ["claude"],
         default_runtime: "claude"
       }))
-      const endpoints = endpointsOf(declaration(command), peers, host.isAgent)
+      const endpoints = endpointsOf(declaration(command), peers, profiles.isAgent)
       expect(endpoints.length).toBe(count)
       return yield* test(dir, (concurrency) => calls.run(endpoints, "sweep-on", { concurrency, timeout: "60 seconds" }))
-    }).pipe(Effect.provide(CapabilitiesLive.layer({ root: join(dir, "root"), killGrace: "200 millis" })))
+    }).pipe(Effect.provide(CapabilityServices.layer({ root: join(dir, "root"), killGrace: "200 millis" })))
   })
 
 const live = (name: string, body: () => Effect.Effect<unknown, unknown, FileSystem.FileSystem | Scope.Scope>) =>

@@ -6,14 +6,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import { layerWith } from "../../src/layers/internal/capabilitiesLive.ts"
+import { layerWith } from "../../src/layers/internal/capabilityServices.ts"
 import { exitCodeOf, refused as isRefused } from "../../src/schema/ExitPolicy.ts"
 import { defaultHostConfig } from "../../src/schema/HostConfig.ts"
 import type { Outcome } from "../../src/schema/Outcome.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { CommandRunner, type RunRequest } from "../../src/services/capabilities/CommandRunner.ts"
 import { endpointsOf } from "../../src/services/capabilities/EndpointCalls.ts"
-import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
+import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
 import { Listings } from "../../src/services/capabilities/Listings.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
@@ -37,11 +37,11 @@ const peer = (personality: string, runtimes: ReadonlyArray<string>): Peer => ({
 describe("endpoint selection", () => {
   it.effect("an endpoint's runtime is declared by the peer, an agent of this host, and listed by the declaration", () =>
     Effect.sync(() => {
-      const host = Runtimes.fromConfig(defaultHostConfig)
+      const profiles = RuntimeProfiles.fromConfig(defaultHostConfig)
       const endpoints = endpointsOf(
         declaration("stat", ["claude", "codex", "telegram"]),
         [peer("bob", ["telegram", "claude"]), peer("alice", ["claude", "opencode", "telegram"]), peer("eve", ["web"])],
-        host.isAgent
+        profiles.isAgent
       )
       expect(endpoints.map((e) => `${e.runtime}-${e.peer.personality}`)).toEqual(["claude-alice", "claude-bob"])
     }))
@@ -399,22 +399,22 @@ describe("host configuration", () => {
         channel_runtimes: ["telegram"],
         profiles: { pi: { private_dir: "state/pi/{personality}" } }
       }))
-      const host = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })))
-      expect(host.isAgent("pi")).toBe(true)
-      expect(host.isAgent("codex")).toBe(false)
-      expect(host.privateDir("pi", "alice")).toEqual(Option.some("state/pi/alice"))
-      expect(host.privateDir("claude", "alice")).toEqual(Option.none())
+      const profiles = yield* RuntimeProfiles.make.pipe(Effect.provide(StateRoot.layer({ root })))
+      expect(profiles.isAgent("pi")).toBe(true)
+      expect(profiles.isAgent("codex")).toBe(false)
+      expect(profiles.privateDir("pi", "alice")).toEqual(Option.some("state/pi/alice"))
+      expect(profiles.privateDir("claude", "alice")).toEqual(Option.none())
       yield* fs.writeFileString(join(root, "host.json"), JSON.stringify({
         schema: 1,
         agent_runtimes: ["claude"],
         channel_runtimes: [],
         profiles: { claude: { private_dir: "/abs/{personality}" } }
       }))
-      const refused = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
+      const refused = yield* RuntimeProfiles.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
       expect(refused).toMatchObject({ _tag: "InvalidFile", reason: "HostConfig" })
       expect(refused.message).toContain("profiles.claude.private_dir")
       yield* fs.writeFileString(join(root, "host.json"), "[1]")
-      const notObject = yield* Runtimes.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
+      const notObject = yield* RuntimeProfiles.make.pipe(Effect.provide(StateRoot.layer({ root })), Effect.flip)
       expect(notObject.message).toContain("must be a JSON object")
     }).pipe(Effect.provide(NodeContext.layer)))
 })

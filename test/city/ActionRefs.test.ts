@@ -38,7 +38,7 @@ describe("typed actions", () => {
   it.scoped("invoke by reference: the input is the Schema's encoded form, the result is the declared type", () =>
     provideNode(Effect.gen(function*() {
       const city = yield* makeCity({ plugins: [greeter] })
-      const scope = city.scope(caller)
+      const scope = city.calls(caller)
       const once = scope.invoke(Say, { name: "Grace" })
       expectTypeOf(once).toMatchTypeOf<Effect.Effect<string, unknown>>()
       expect(yield* once).toBe("Hello Grace")
@@ -102,7 +102,7 @@ describe("typed actions", () => {
     it.scoped("the handler's declared failure reaches the caller as itself: Effect.catchTag catches it", () =>
       provideNode(Effect.gen(function*() {
         const city = yield* makeCity({ plugins: [users] })
-        const scope = city.scope(caller)
+        const scope = city.calls(caller)
         const failure = yield* Effect.flip(scope.invoke(Find, "ada"))
         expect(failure).toBeInstanceOf(UnknownUser)
         expect(failure).toMatchObject({ _tag: "UnknownUser", user: "ada" })
@@ -127,7 +127,7 @@ describe("typed actions", () => {
     it.scoped("a failure the error Schema does not accept, and a defect, stay ActionFailed", () =>
       provideNode(Effect.gen(function*() {
         const city = yield* makeCity({ plugins: [users] })
-        const scope = city.scope(caller)
+        const scope = city.calls(caller)
         const broken = yield* Effect.flip(scope.invoke(Find, "broken"))
         if (broken._tag !== "ActionFailed") return expect.unreachable(broken._tag)
         expect(Option.map(Cause.failureOption(broken.cause), (e) => (e as Error).message)).toEqual(Option.some("disk on fire"))
@@ -139,7 +139,7 @@ describe("typed actions", () => {
     it.scoped("a result the output Schema refuses fails with ActionOutputRejected, naming the field and the rule", () =>
       provideNode(Effect.gen(function*() {
         const city = yield* makeCity({ plugins: [users] })
-        const rejected = yield* Effect.flip(city.scope(caller).invoke(Find, "nameless"))
+        const rejected = yield* Effect.flip(city.calls(caller).invoke(Find, "nameless"))
         if (rejected._tag !== "ActionOutputRejected") return expect.unreachable(rejected._tag)
         expect(rejected.plugin).toBe("users")
         expect(rejected.action).toBe("find")
@@ -151,7 +151,7 @@ describe("typed actions", () => {
     it.scoped("a result that matches is the output Schema's Type: the handler's Date arrives as a Date", () =>
       provideNode(Effect.gen(function*() {
         const city = yield* makeCity({ plugins: [users] })
-        const grace = yield* city.scope(caller).invoke(Find, "grace")
+        const grace = yield* city.calls(caller).invoke(Find, "grace")
         expect(grace).toEqual({ name: "Grace", since: new Date(0) })
         expect(grace.since).toBeInstanceOf(Date)
       })))
@@ -160,7 +160,7 @@ describe("typed actions", () => {
       provideNode(Effect.gen(function*() {
         const Loose = Contributions.reference<string>()({ plugin: "users", action: "find", input: Schema.String })
         const city = yield* makeCity({ plugins: [users] })
-        const failed = yield* Effect.flip(city.scope(caller).invoke(Loose, "ada"))
+        const failed = yield* Effect.flip(city.calls(caller).invoke(Loose, "ada"))
         expect(failed._tag).toBe("ActionFailed")
       })))
   })

@@ -67,7 +67,7 @@ describe("city.close returns what it closed", () => {
       }))
       const agent = yield* city.agents.add({ id: "ada" })
       const workspace = yield* city.workspaces.add({ id: "ws", path: "/tmp/ws" })
-      const call = yield* Effect.fork(city.scope({ agent, workspace }).invoke("stuck", "hang", undefined))
+      const call = yield* Effect.fork(city.calls({ agent, workspace }).invoke("stuck", "hang", undefined))
       yield* blocked(call)
       const closing = yield* Effect.fork(city.close)
       const report = yield* Effect.flatten(advanceUntilDone(closing, "250 millis"))

@@ -64,14 +64,14 @@ import { Applier } from "../../src/services/live/Applier.ts"
 import { EndpointHost } from "../../src/services/live/EndpointHost.ts"
 import * as Reloads from "../../src/services/live/Reloads.ts"
 import * as ScriptedHost from "../../src/services/live/ScriptedHost.ts"
-import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
+import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import { type FaultPlan, make as makeFaulty } from "./FaultyFileSystem.ts"
 import { eventually } from "../fixtures.ts"
 
 type Services =
   | StateRoot.StateRoot
-  | Runtimes.Runtimes
+  | RuntimeProfiles.RuntimeProfiles
   | Peers.Peers
   | Capabilities.Capabilities
   | EndpointRecords.EndpointRecords
@@ -92,7 +92,7 @@ const scriptedRunner = Layer.succeed(CommandRunner, {
 const storesOn = (root: string, fs: FileSystem.FileSystem, records: ProcessRecords.ProcessRecordsOptions = {}): Layer.Layer<Services, unknown> => {
   const base = Layer.merge(Layer.succeed(FileSystem.FileSystem, fs), NodePath.layer)
   const state = StateRoot.layer({ root }).pipe(Layer.provideMerge(base))
-  const host = Layer.merge(Runtimes.layer, ProcessRecords.layer(records)).pipe(Layer.provideMerge(state))
+  const host = Layer.merge(RuntimeProfiles.layer, ProcessRecords.layer(records)).pipe(Layer.provideMerge(state))
   // A small log, so that the scenarios rotate it (two old files kept).
   const log = LifecycleLog.layer({ maxBytes: 200, keep: 2 })
   const stores = Layer.mergeAll(Peers.layer, Capabilities.layer, EndpointRecords.layer, log, scriptedRunner, RestartRequests.layer).pipe(
@@ -178,9 +178,9 @@ const scenarios: ReadonlyArray<Scenario> = [
     setup: Effect.void,
     act: Effect.gen(function*() {
       const calls = yield* EndpointCalls.EndpointCalls
-      const host = yield* Runtimes.Runtimes
+      const profiles = yield* RuntimeProfiles.RuntimeProfiles
       const peers = ["ann", "bo", "cy"].map((name) => peer(name, `/${name}`))
-      yield* calls.run(EndpointCalls.endpointsOf(declaration("1.0.0"), peers, host.isAgent), "sweep-on", { concurrency: 1 })
+      yield* calls.run(EndpointCalls.endpointsOf(declaration("1.0.0"), peers, profiles.isAgent), "sweep-on", { concurrency: 1 })
     }),
     check: Effect.gen(function*() {
       const got = yield* (yield* EndpointRecords.EndpointRecords).get("notes")
@@ -377,7 +377,7 @@ const recoverAndCheck = <R = Services>(
 const peersOn = (root: string, fs: FileSystem.FileSystem): Layer.Layer<Peers.Peers | StateRoot.StateRoot, unknown> => {
   const base = Layer.merge(Layer.succeed(FileSystem.FileSystem, fs), NodePath.layer)
   const state = StateRoot.layer({ root }).pipe(Layer.provideMerge(base))
-  return Peers.layer.pipe(Layer.provideMerge(Layer.succeed(Runtimes.Runtimes, Runtimes.fromConfig(defaultHostConfig))), Layer.provideMerge(state))
+  return Peers.layer.pipe(Layer.provideMerge(Layer.succeed(RuntimeProfiles.RuntimeProfiles, RuntimeProfiles.fromConfig(defaultHostConfig))), Layer.provideMerge(state))
 }
 
 /** The scripted endpoint host of one process (a test double: it counts the reloads it ran). */

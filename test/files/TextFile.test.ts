@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { FileRefused } from "../../src/schema/FileErrors.ts"
 import * as Capabilities from "../../src/services/capabilities/Capabilities.ts"
-import * as Runtimes from "../../src/services/capabilities/Runtimes.ts"
+import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import * as TextFile from "../../src/services/files/TextFile.ts"
 import * as Fingerprints from "../../src/services/live/Fingerprints.ts"
@@ -274,7 +274,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
   /** A state root with a FIFO where a document would be, and the services on it. */
   const services = (root: string) => {
     const state = Layer.effect(StateRoot.StateRoot, StateRoot.make({ root }))
-    const host = Runtimes.layer.pipe(Layer.provideMerge(state))
+    const host = RuntimeProfiles.layer.pipe(Layer.provideMerge(state))
     return Layer.mergeAll(Capabilities.layer, Fingerprints.layer).pipe(
       Layer.provideMerge(host),
       Layer.provideMerge(NodeContext.layer)
@@ -304,7 +304,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
         // host.json as a FIFO: Host fails at once instead of waiting for a writer.
         unlinkSync(join(root, "host.json"))
         fifo(join(root, "host.json"))
-        const hostError = yield* Effect.flip(Runtimes.make.pipe(Effect.provideService(StateRoot.StateRoot, state)))
+        const hostError = yield* Effect.flip(RuntimeProfiles.make.pipe(Effect.provideService(StateRoot.StateRoot, state)))
         expect(hostError.message).toContain("is a FIFO, not a regular file")
       }).pipe(Effect.provide(NodeContext.layer))
     ))

@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { defaultHostConfig, type HostConfig } from "../../src/schema/HostConfig.ts"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
-import { fromConfig, Runtimes } from "../../src/services/capabilities/Runtimes.ts"
+import { fromConfig, RuntimeProfiles } from "../../src/services/capabilities/RuntimeProfiles.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
 import * as CommandsHost from "../../src/services/live/CommandsHost.ts"
 import type { EndpointRef } from "../../src/services/live/EndpointHost.ts"
@@ -53,7 +53,7 @@ const setup = Effect.gen(function*() {
   }
   const root = StateRoot.layer({ root: join(dir, "root") })
   const layer = Layer.mergeAll(
-    Layer.succeed(Runtimes, fromConfig(config)),
+    Layer.succeed(RuntimeProfiles, fromConfig(config)),
     CommandRunner.layer().pipe(Layer.provide(ProcessRecords.layer().pipe(Layer.provide(root)))),
     root
   )

@@ -25,7 +25,7 @@ import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import { dirname, join } from "node:path"
 import { Peers } from "../../src/services/capabilities/Peers.ts"
-import { Runtimes } from "../../src/services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../src/services/capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
 import type { EndpointRef } from "../../src/services/live/EndpointHost.ts"
 import { makeRefs } from "../../src/services/live/Endpoints.ts"
@@ -53,7 +53,7 @@ const watched = Effect.gen(function*() {
   const services = yield* Layer.build(scriptedLayer(w, s.host))
   const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, services)
   const refs = yield* provided(Effect.gen(function*() {
-    const made = makeRefs(yield* Runtimes, yield* Peers, yield* StateRoot)
+    const made = makeRefs(yield* RuntimeProfiles, yield* Peers, yield* StateRoot)
     const alice = yield* (yield* Peers).get("alice")
     return [made.of(alice, "claude"), made.of(alice, "opencode")] as const
   }))
@@ -77,7 +77,7 @@ const watched = Effect.gen(function*() {
       const stored = JSON.parse(yield* fs.readFileString(join(w.root, "state", "fingerprints", `${ref.identity}.json`))) as {
         readonly files: Record<string, { readonly hash?: string }>
       }
-      const files = yield* launchFiles((yield* Runtimes).config, ref)
+      const files = yield* launchFiles((yield* RuntimeProfiles).config, ref)
       const paths = new Set([...files, ...Object.keys(stored.files)])
       for (const file of paths) {
         const now = yield* Effect.either(fs.readFile(file))

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { join } from "node:path"
 import * as City from "../../src/City.ts"
-import * as CapabilitiesLive from "../../src/layers/CapabilitiesLive.ts"
+import * as CapabilityServices from "../../src/layers/CapabilityServices.ts"
 import * as LiveApplication from "../../src/layers/LiveApplication.ts"
 import { EndpointHost, type EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
 import { declaration, seedPeer, tempDir, writeJson } from "../acceptance/cityCli.ts"
@@ -79,7 +79,7 @@ export const capability = (w: World, tool: string, runtimes: ReadonlyArray<strin
     return yield* writeJson(w.bin, `${tool}.json`, declaration({ name: tool, command: prov, runtimes: [...runtimes] }))
   })
 
-const capabilities = (w: World) => CapabilitiesLive.layer({ root: w.root, lockWait: Duration.seconds(30) })
+const capabilities = (w: World) => CapabilityServices.layer({ root: w.root, lockWait: Duration.seconds(30) })
 
 /** The live services over a given EndpointHost (e.g. a Scripted one). */
 export const scriptedLayer = (w: World, host: EndpointHostShape) =>
@@ -92,7 +92,7 @@ export const scriptedLayer = (w: World, host: EndpointHostShape) =>
 export const cityLayer = (w: World) =>
   LiveApplication.services.pipe(
     Layer.provideMerge(LiveApplication.citySessionsHost),
-    Layer.provideMerge(Layer.merge(City.layer({ root: w.root }), CapabilitiesLive.layer({ root: w.root }))),
+    Layer.provideMerge(Layer.merge(City.layer({ root: w.root }), CapabilityServices.layer({ root: w.root }))),
     Layer.provideMerge(NodeContext.layer)
   )
 

@@ -68,7 +68,7 @@ describe("CityTest", () => {
         rmSync(join(home, ".city"), { recursive: true })
 
         const seen: Array<string> = []
-        const where = yield* Effect.flatMap(City.City, (city) => city.scope(caller).invoke("keeper", "where", {})).pipe(
+        const where = yield* Effect.flatMap(City.City, (city) => city.calls(caller).invoke("keeper", "where", {})).pipe(
           Effect.tap((path) => Effect.sync(() => expect(existsSync(String(path))).toBe(true))),
           Effect.provide(CityTest.layer({ plugins: [keeper(seen)] }))
         )
@@ -101,11 +101,11 @@ describe("CityTest", () => {
       })
       const city = yield* CityTest.make()
       expect((yield* city.plugins.add(counter)).status).toBe("ready")
-      expect(yield* city.scope(caller).invoke("counter", "inc", {})).toBe(1)
-      expect(yield* city.scope(caller).invoke("counter", "inc", {})).toBe(2)
+      expect(yield* city.calls(caller).invoke("counter", "inc", {})).toBe(1)
+      expect(yield* city.calls(caller).invoke("counter", "inc", {})).toBe(2)
       yield* city.close
       expect(released).toEqual(["counter at 2"])
-      expect(yield* Effect.flip(city.scope(caller).invoke("counter", "inc", {}))).toMatchObject({ _tag: "CityClosed" })
+      expect(yield* Effect.flip(city.calls(caller).invoke("counter", "inc", {}))).toMatchObject({ _tag: "CityClosed" })
     }))
 
   it.effect("an initialize that does not end fails after 500 ms, not 30 s (the test deadlines)", () =>

@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { HostConfig } from "../../schema/HostConfig.ts"
-import { Runtimes } from "../../services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import * as CommandsHost from "../../services/live/CommandsHost.ts"
 import { EndpointHost, type EndpointHostShape, route } from "../../services/live/EndpointHost.ts"
 
@@ -28,7 +28,7 @@ export const routed = <E, R>(forCity: Effect.Effect<EndpointHostShape, E, R>, co
   Layer.effect(
     EndpointHost,
     Effect.gen(function*() {
-      const config = (yield* Runtimes).config
+      const config = (yield* RuntimeProfiles).config
       const fallback = yield* CommandsHost.make(commands)
       const city = cityRuntimes(config)
       if (city.length === 0) return fallback

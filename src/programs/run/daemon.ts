@@ -54,11 +54,11 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import * as CapabilitiesLive from "../../layers/CapabilitiesLive.ts"
+import * as CapabilityServices from "../../layers/CapabilityServices.ts"
 import * as Loader from "../../layers/Loader.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
 import { cityRuntimes } from "../../layers/internal/routedHost.ts"
-import { Runtimes } from "../../services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../services/capabilities/Peers.ts"
 import { StateRoot } from "../../services/capabilities/StateRoot.ts"
 import { CitySessionsHost } from "../../services/live/CitySessionsHost.ts"
@@ -102,9 +102,9 @@ export const run = (
   const applier = yield* Applier
   const reloads = yield* Reloads
   const sessions = yield* CitySessionsHost
-  const host = yield* Runtimes
-  const refs = makeRefs(host, yield* Peers, yield* StateRoot)
-  const city = new Set(cityRuntimes(host.config))
+  const profiles = yield* RuntimeProfiles
+  const refs = makeRefs(profiles, yield* Peers, yield* StateRoot)
+  const city = new Set(cityRuntimes(profiles.config))
   const hosted = new Map<string, EndpointRef>()
   const owed = yield* reloads.list
   yield* Effect.logInfo(`city daemon started; ${owed.length} endpoint(s) with owed work to recover`).pipe(
@@ -182,7 +182,7 @@ const statusSettings = (
   cwd: string
 ) =>
   Effect.gen(function*() {
-    const configured = (yield* Runtimes).config.daemon?.http
+    const configured = (yield* RuntimeProfiles).config.daemon?.http
     const fromFlag = Option.isSome(flags.http)
     const text = Option.getOrUndefined(flags.http) ?? configured?.listen
     if (text === undefined) return Option.none<StatusHttp.StatusHttpOptions>()
@@ -240,7 +240,7 @@ export const daemon = (o: DaemonInput) =>
     const bundledRoot = Plugins.resolveBundled(o.bundled, invocation)
     const interval = Duration.millis(Math.max(10, o.pollMs))
     const logger = Logger.withConsoleLog(o.json || o.logFormat === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
-    const capabilities = CapabilitiesLive.layer({ root })
+    const capabilities = CapabilityServices.layer({ root })
     // The pid file first: a second daemon refuses before any plugin code runs. Then the
     // settings and the request record as they are before generation 1 loads; then the City
     // with the loader (generation 1) and the live services over it. Released in reverse: the

@@ -11,7 +11,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { NoStatusPage } from "../../schema/Live.ts"
-import { Runtimes } from "../../services/capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../services/capabilities/Peers.ts"
 import { StateRoot } from "../../services/capabilities/StateRoot.ts"
 import { makeRefs } from "../../services/live/Endpoints.ts"
@@ -127,13 +127,13 @@ export const reload = (o: Opt.ReadInput & { readonly personality: string; readon
       yield* Effect.gen(function*() {
         yield* Arguments.existingRoot
         yield* Arguments.knownRuntimes(o.runtime)
-        const host = yield* Runtimes
+        const profiles = yield* RuntimeProfiles
         const peers = yield* Peers
-        const refs = makeRefs(host, peers, yield* StateRoot)
+        const refs = makeRefs(profiles, peers, yield* StateRoot)
         const peer = yield* peers.get(o.personality)
         const undeclared = o.runtime.find((r) => !peer.runtimes.includes(r))
         if (undeclared !== undefined) return yield* new RuntimeNotWired({ personality: peer.personality, runtime: undeclared })
-        const chosen = peer.runtimes.filter((r) => host.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
+        const chosen = peer.runtimes.filter((r) => profiles.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
         const targets = chosen.map((r) => refs.of(peer, r))
         const applied = yield* (yield* LiveJoints).requestReload(targets, "requested by city reload")
         const daemon = yield* daemonInfo

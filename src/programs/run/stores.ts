@@ -7,10 +7,10 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import * as CapabilitiesLive from "../../layers/CapabilitiesLive.ts"
+import * as CapabilityServices from "../../layers/CapabilityServices.ts"
 import { Invocation } from "../invocation.ts"
 import { resolveRoot } from "../options.ts"
 
 /** The capability stores on the root of `--root`, else `$CITY_ROOT`, else `~/.city`. */
 export const capabilityStores = (flag: Option.Option<string>) =>
-  Layer.unwrapEffect(Effect.map(Invocation, (i) => CapabilitiesLive.layer({ root: resolveRoot(flag, i) })))
+  Layer.unwrapEffect(Effect.map(Invocation, (i) => CapabilityServices.layer({ root: resolveRoot(flag, i) })))

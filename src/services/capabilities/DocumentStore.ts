@@ -25,7 +25,7 @@
  *
  * A store is a value built on the `StateRoot` service (it is generic in its
  * Schema, so it is not a service itself); `Capabilities`, `Peers` and
- * `EndpointRecords` each build one, `Runtimes` decodes its single file with
+ * `EndpointRecords` each build one, `RuntimeProfiles` decodes its single file with
  * `decodeDocument`.
  * @since 0.1.0
  */

@@ -61,7 +61,7 @@ import { EndpointRecords } from "./EndpointRecords.ts"
 import { makeCall } from "./internal/endpointCall.ts"
 import { startCommitter } from "./internal/outcomeCommitter.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
-import type { Runtimes } from "./Runtimes.ts"
+import type { RuntimeProfiles } from "./RuntimeProfiles.ts"
 import type { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -185,7 +185,7 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
 export const make: Effect.Effect<
   EndpointCalls["Type"],
   never,
-  StateRoot | Runtimes | CommandRunner | LifecycleLog | EndpointRecords
+  StateRoot | RuntimeProfiles | CommandRunner | LifecycleLog | EndpointRecords
 > = Effect.gen(function*() {
   const call = yield* makeCall
   const log = yield* LifecycleLog

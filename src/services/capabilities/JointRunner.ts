@@ -28,7 +28,7 @@ import type { Peer } from "../../schema/Peer.ts"
 import { Capabilities } from "./Capabilities.ts"
 import { checkSettings, EndpointCalls, endpointsOf, type JointSettings } from "./EndpointCalls.ts"
 import { EndpointRecords } from "./EndpointRecords.ts"
-import { Runtimes } from "./Runtimes.ts"
+import { RuntimeProfiles } from "./RuntimeProfiles.ts"
 import { type JointReport, verdictOf } from "./JointReport.ts"
 import { spans } from "../Observability.ts"
 import { Peers } from "./Peers.ts"
@@ -128,7 +128,7 @@ export interface JointRunner {
  */
 export type JointServices =
   | StateRoot
-  | Runtimes
+  | RuntimeProfiles
   | Capabilities
   | Peers
   | EndpointCalls
@@ -144,7 +144,7 @@ export type JointServices =
  */
 export const makeJointRunner: Effect.Effect<JointRunner, never, JointServices> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Runtimes
+  const profiles = yield* RuntimeProfiles
   const capabilities = yield* Capabilities
   const peers = yield* Peers
   const calls = yield* EndpointCalls
@@ -163,14 +163,14 @@ export const makeJointRunner: Effect.Effect<JointRunner, never, JointServices> =
   const checkRuntime = (runtime: string) =>
     Effect.zipRight(
       checkName("runtime", runtime),
-      host.isKnown(runtime) ? Effect.void : Effect.fail(new UnknownRuntime({ runtime, known: host.known }))
+      profiles.isKnown(runtime) ? Effect.void : Effect.fail(new UnknownRuntime({ runtime, known: profiles.known }))
     )
 
   const peerJoint = (peer: Peer, runtimes: ReadonlyArray<string>, occasion: Occasion, settings?: JointSettings) =>
     Effect.gen(function*() {
       const declarations = yield* capabilities.scan
       const endpoints = declarations.valid.flatMap((declaration) =>
-        endpointsOf(declaration, [peer], host.isAgent).filter((e) => runtimes.includes(e.runtime))
+        endpointsOf(declaration, [peer], profiles.isAgent).filter((e) => runtimes.includes(e.runtime))
       )
       return verdictOf("joint", yield* calls.run(endpoints, occasion, settings), declarations.invalid)
     }).pipe(Effect.withSpan(spans.joint, { attributes: { peer: peer.personality, runtimes: runtimes.join(","), occasion } }))
@@ -178,7 +178,7 @@ export const makeJointRunner: Effect.Effect<JointRunner, never, JointServices> =
   const sweep = (declaration: Declaration, occasion: Occasion, settings?: JointSettings) =>
     Effect.gen(function*() {
       const scanned = yield* peers.scan
-      const done = yield* calls.run(endpointsOf(declaration, scanned.valid, host.isAgent), occasion, settings)
+      const done = yield* calls.run(endpointsOf(declaration, scanned.valid, profiles.isAgent), occasion, settings)
       return verdictOf("sweep", done, scanned.invalid)
     }).pipe(Effect.withSpan(spans.joint, { attributes: { capability: declaration.capability, occasion } }))
 

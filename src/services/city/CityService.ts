@@ -1,8 +1,8 @@
 /**
  * The City (docs/city-plugin-lifecycle.md: "City owns Plugins"): the service a host talks to.
  * `city.plugins` is the registry, `city.workspaces` and `city.agents` the host model,
- * `city.scope(...)` makes calls outside a Session, and `city.close` closes it all.
- * Build it with `City.layer(options)` (src/layers/CityLive.ts).
+ * `city.calls(...)` makes calls outside a Session, and `city.close` closes it all.
+ * Build it with `City.layer(options)` (src/layers/internal/city.ts).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -32,7 +32,7 @@ import type { WorkspacesShape } from "./Workspaces.ts"
  * @since 0.1.0
  * @category models
  */
-export interface CityScope {
+export interface CityCalls {
   /**
    * Calls a plugin's action, by reference (typed: the input, the result and the action's own error,
    * see `Contributions.reference`) or by name (checked at run time only): see `City.Invoke`.
@@ -61,7 +61,7 @@ export interface CityShape {
   /** Execution leases: the current plugin view, held for a Scope. */
   readonly leases: Pick<ExecutionLeasesShape, "acquire" | "acquireIn">
   /** Calls outside a Session, for the given caller (Agent, Workspace). */
-  readonly scope: (base: CallBase) => CityScope
+  readonly calls: (base: CallBase) => CityCalls
   /**
    * Stops admission, stops Sessions (running Steps get `drainTimeout`), disposes every plugin,
    * releases Workspaces, and returns what it did: the `CloseReport` (the Sessions stopped, the
@@ -82,15 +82,15 @@ export interface CityShape {
 export class City extends Context.Tag("effect-city/City")<City, CityShape>() {}
 
 /**
- * `city.scope(base)`: calls outside a Session, each under its own lease.
+ * `city.calls(base)`: calls outside a Session, each under its own lease.
  * @since 0.1.0
  * @category constructors
  */
-export const makeScope = (
+export const makeCalls = (
   registry: Pick<PluginRegistryShape, "explain">,
   leases: Pick<ExecutionLeasesShape, "run">
 ) =>
-(base: CallBase): CityScope => {
+(base: CallBase): CityCalls => {
   const calls = <A, E>(operation: string, f: (calls: BoundCalls) => Effect.Effect<A, E>) =>
     leases.run(operation, (view) => f(new BoundCalls(view, base, registry.explain)))
   return {
@@ -99,7 +99,7 @@ export const makeScope = (
       // The reference itself goes on: its Schemas decide the result and the typed failure.
       return calls(`invoke ${plugin}/${action}`, (c) =>
         typeof target === "string" ? c.invoke(target, second as string, third) : c.invoke(target, second))
-    }) as CityScope["invoke"],
+    }) as CityCalls["invoke"],
     runHooks: (point, value) => calls(`run hooks ${point}`, (c) => c.runHooks(point, value)),
     system: () => calls("system", (c) => c.system()),
     availability: (plugin) => calls(`availability of ${plugin}`, (c) => c.availability(plugin))

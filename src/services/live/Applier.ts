@@ -40,7 +40,7 @@ import type * as Scope from "effect/Scope"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { Provisioner } from "../capabilities/Provisioner.ts"
-import { Runtimes } from "../capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import * as KeyedMutex from "../city/KeyedMutex.ts"
 import { EndpointHost, type EndpointRef } from "./EndpointHost.ts"
@@ -96,23 +96,23 @@ export class Applier extends Context.Tag("effect-city/Applier")<
 export const make: Effect.Effect<
   Applier["Type"],
   never,
-  EndpointHost | Reloads | Fingerprints | Peers | Runtimes | StateRoot | Provisioner
+  EndpointHost | Reloads | Fingerprints | Peers | RuntimeProfiles | StateRoot | Provisioner
 > = Effect.gen(function*() {
-  const host = yield* EndpointHost
+  const endpointHost = yield* EndpointHost
   const reloads = yield* Reloads
   const fingerprints = yield* Fingerprints
   const provisioner = yield* Provisioner
-  const refs = makeRefs(yield* Runtimes, yield* Peers, yield* StateRoot)
+  const refs = makeRefs(yield* RuntimeProfiles, yield* Peers, yield* StateRoot)
   // One endpoint's work at a time; the table holds only the endpoints in use (docs/design.md,
   // "Uniqueness and ordering").
   const locks = KeyedMutex.make<string>()
   const serialized = (identity: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     locks.withLock(identity, (restore) => restore(effect), Effect.never)
-  const owedWork = makeOwedWork({ host, reloads, fingerprints, provisioner })
-  const worker = makeOwedWorker({ host, reloads, refs, owedWork, serialized })
+  const owedWork = makeOwedWork({ endpointHost, reloads, fingerprints, provisioner })
+  const worker = makeOwedWorker({ endpointHost, reloads, refs, owedWork, serialized })
   const { wake } = worker
-  const { converge, rest } = makeConverge({ host, reloads, fingerprints, reloadOwed: owedWork.reloadOwed, serialized, wake })
-  const remove = makeRemove({ host, reloads, wake })
+  const { converge, rest } = makeConverge({ endpointHost, reloads, fingerprints, reloadOwed: owedWork.reloadOwed, serialized, wake })
+  const remove = makeRemove({ endpointHost, reloads, wake })
 
   return Applier.of({ converge, rest, remove, drain: worker.drain, pass: worker.pass, start: worker.start, wake, inFlight: worker.inFlight })
 })

@@ -32,7 +32,7 @@ import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
 import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
 import * as ChildRunner from "../capabilities/ChildRunner.ts"
-import { Runtimes } from "../capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 
@@ -88,15 +88,15 @@ const isState = (s: string): s is EndpointState => (EndpointState.literals as Re
 export const make = (config: CommandsHostConfig = {}): Effect.Effect<
   EndpointHostShape,
   never,
-  Runtimes | CommandRunner | StateRoot
+  RuntimeProfiles | CommandRunner | StateRoot
 > =>
   Effect.gen(function*() {
-    const host = yield* Runtimes
+    const profiles = yield* RuntimeProfiles
     const runner = yield* CommandRunner
     const state = yield* StateRoot
     const timeout = Duration.decode(config.timeout ?? Duration.seconds(120))
     const poll = Duration.decode(config.pollInterval ?? Duration.seconds(1))
-    const commandsOf = (runtime: string) => host.config.profiles[runtime]?.commands
+    const commandsOf = (runtime: string) => profiles.config.profiles[runtime]?.commands
 
     const argvOf = (ref: EndpointRef, operation: string, spec: CommandSpec) =>
       buildArgv(spec, {

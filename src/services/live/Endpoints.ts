@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import type { Runtimes } from "../capabilities/Runtimes.ts"
+import type { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import type { Peers } from "../capabilities/Peers.ts"
 import type { StateRoot } from "../capabilities/StateRoot.ts"
 import { type EndpointRef, refOf } from "./EndpointHost.ts"
@@ -19,7 +19,7 @@ import type { EndpointKey } from "./Reloads.ts"
  * @since 0.1.0
  * @category constructors
  */
-export const makeRefs = (host: Runtimes["Type"], peers: Peers["Type"], state: StateRoot["Type"]) => {
+export const makeRefs = (host: RuntimeProfiles["Type"], peers: Peers["Type"], state: StateRoot["Type"]) => {
   const of = (peer: Peer, runtime: string): EndpointRef =>
     refOf(peer, runtime, Option.map(host.privateDir(runtime, peer.personality), state.resolve))
 

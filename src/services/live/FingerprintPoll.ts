@@ -12,7 +12,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Runtimes } from "../capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { Applier } from "./Applier.ts"
@@ -25,7 +25,7 @@ import { Reloads } from "./Reloads.ts"
 
 /** Every endpoint of the state root now. */
 const allRefs = Effect.flatMap(
-  Effect.all([Runtimes, Peers, StateRoot]),
+  Effect.all([RuntimeProfiles, Peers, StateRoot]),
   ([runtimes, peers, state]) => makeRefs(runtimes, peers, state).all
 )
 
@@ -40,7 +40,7 @@ export const check = (refs: ReadonlyArray<EndpointRef>, options?: { readonly byC
   Effect.gen(function*() {
     const fingerprints = yield* Fingerprints
     const reloads = yield* Reloads
-    const host = yield* EndpointHost
+    const endpointHost = yield* EndpointHost
     const applier = yield* Applier
     const first = yield* fingerprints.poll(refs, options)
     if (first.length === 0) return []
@@ -48,7 +48,7 @@ export const check = (refs: ReadonlyArray<EndpointRef>, options?: { readonly byC
     const changes = yield* fingerprints.poll(first.map((c) => c.ref), options)
     const owed: Array<string> = []
     for (const change of changes) {
-      const state = yield* Effect.either(host.status(change.ref))
+      const state = yield* Effect.either(endpointHost.status(change.ref))
       if (state._tag === "Left") {
         yield* Effect.logWarning(`surfaces changed, status unknown: ${state.left.message}`).pipe(
           Effect.annotateLogs({ endpoint: change.ref.identity })
@@ -86,7 +86,7 @@ export const pass = Effect.flatMap(allRefs, (refs) => check(refs))
 export const run = (options: { readonly interval: Duration.DurationInput; readonly poll: Duration.DurationInput }) =>
   Effect.scoped(Effect.gen(function*() {
     const watch = yield* LaunchFileWatch.make
-    const config = (yield* Runtimes).config
+    const config = (yield* RuntimeProfiles).config
     const one = yield* Effect.makeSemaphore(1)
     const logged = <A, E extends { readonly message: string }, R>(what: string, effect: Effect.Effect<A, E, R>) =>
       Effect.catchAll(effect, (e) => Effect.logError(`fingerprint ${what} failed: ${e.message}`))

@@ -48,7 +48,7 @@ import { createHash } from "node:crypto"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { FileRefused } from "../../schema/FileErrors.ts"
 import { Fingerprint, type FileFingerprint } from "../../schema/Live.ts"
-import { Runtimes } from "../capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
@@ -172,9 +172,9 @@ interface Entry {
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | Runtimes | FileSystem.FileSystem> = Effect.gen(function*() {
+export const make: Effect.Effect<Fingerprints["Type"], never, StateRoot | RuntimeProfiles | FileSystem.FileSystem> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const config = (yield* Runtimes).config
+  const config = (yield* RuntimeProfiles).config
   const fs = yield* FileSystem.FileSystem
   const context = yield* Effect.context<FileSystem.FileSystem>()
   const entries = new Map<string, Entry>()

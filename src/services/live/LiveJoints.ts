@@ -28,7 +28,7 @@ import type { Declaration } from "../../schema/Declaration.ts"
 import type { Removal } from "../../schema/Live.ts"
 import { type EndpointOutcome, identityOf } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
-import { Runtimes } from "../capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { type JointReport, type JointSettings, Provisioner, type RemovalSettings } from "../capabilities/Provisioner.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
@@ -90,8 +90,8 @@ export const make = Effect.gen(function*() {
   const endpointHost = yield* EndpointHost
   const reloads = yield* Reloads
   const peers = yield* Peers
-  const host = yield* Runtimes
-  const refs = makeRefs(host, peers, yield* StateRoot)
+  const profiles = yield* RuntimeProfiles
+  const refs = makeRefs(profiles, peers, yield* StateRoot)
 
   /** Converges the endpoints whose surfaces were written, and annotates their outcomes. */
   const apply = (report: JointReport, reason: string, capability: string) =>
@@ -136,7 +136,7 @@ export const make = Effect.gen(function*() {
       if (!peer.runtimes.includes(runtime)) return yield* new RuntimeNotWired({ personality, runtime })
       if (peer.default_runtime === runtime) return yield* new DefaultRuntimeRemoval({ personality, runtime })
       const empty: JointReport = { outcomes: [], invalid: [], verdict: "ok" }
-      if (host.isAgent(runtime)) {
+      if (profiles.isAgent(runtime)) {
         const ref = refs.of(peer, runtime)
         const decision = yield* applier.remove(ref, options.force === true)
         switch (decision._tag) {

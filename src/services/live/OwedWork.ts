@@ -26,12 +26,12 @@ import type { Reloads } from "./Reloads.ts"
  * @category constructors
  */
 export const makeOwedWork = (deps: {
-  readonly host: EndpointHostShape
+  readonly endpointHost: EndpointHostShape
   readonly reloads: Reloads["Type"]
   readonly fingerprints: Fingerprints["Type"]
   readonly provisioner: Provisioner["Type"]
 }) => {
-  const { fingerprints, host, provisioner, reloads } = deps
+  const { fingerprints, endpointHost, provisioner, reloads } = deps
 
   /** Records a failed attempt of `work` (its backoff) and fails with it. */
   const failed = (ref: EndpointRef, work: "reload" | "removal", reason: string): Effect.Effect<never, OwedWorkFailed> =>
@@ -55,7 +55,7 @@ export const makeOwedWork = (deps: {
       let reloaded = false
       for (;;) {
         const claim = reloads.claim(ref).pipe(Effect.mapError((e) => e.message))
-        const result = yield* Effect.either(host.reload(ref, claim))
+        const result = yield* Effect.either(endpointHost.reload(ref, claim))
         if (result._tag === "Left") {
           return yield* failed(ref, "reload", typeof result.left === "string" ? result.left : result.left.message)
         }
@@ -70,8 +70,8 @@ export const makeOwedWork = (deps: {
 
   const finishRemoval = (ref: EndpointRef, force: boolean) =>
     Effect.gen(function*() {
-      if ((yield* host.status(ref)) === "foreign") return yield* Effect.logWarning("owed removal of a foreign endpoint left alone")
-      yield* force ? host.kill(ref) : host.retire(ref)
+      if ((yield* endpointHost.status(ref)) === "foreign") return yield* Effect.logWarning("owed removal of a foreign endpoint left alone")
+      yield* force ? endpointHost.kill(ref) : endpointHost.retire(ref)
       yield* provisioner.removeRuntime(ref.personality, ref.runtime).pipe(
         Effect.tapError((e) => Effect.logError(`owed removal dropped: ${e.message}`)),
         Effect.ignore

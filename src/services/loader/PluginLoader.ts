@@ -51,7 +51,7 @@ import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import { CityConfig } from "../city/CityConfig.ts"
 import * as CityRoot from "../city/CityRoot.ts"
 import { ExecutionLeases } from "../city/ExecutionLeases.ts"
-import { makeScope } from "../city/CityService.ts"
+import { makeCalls } from "../city/CityService.ts"
 import { PluginRegistry, type PluginRegistryShape } from "../city/PluginRegistry.ts"
 import { make as makePlugin, type Plugin, requirements } from "../Plugin.ts"
 import * as Dependencies from "../city/Dependencies.ts"
@@ -172,7 +172,7 @@ export const make = (options: LoaderOptions) =>
     const config = yield* CityConfig
     const fs = yield* FileSystem.FileSystem
     // Sibling access at the time of use: every call leases the view current *then*.
-    const calls = makeScope(registry, leases)
+    const calls = makeCalls(registry, leases)
     const invoke: SiblingInvoke = (base, plugin, action, input) => calls(base).invoke(plugin, action, input)
     const enabledNames = new Set(options.enabled === "all" ? [] : options.enabled)
     const loading: Loading = {

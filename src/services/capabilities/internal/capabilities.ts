@@ -15,7 +15,7 @@ import { isName } from "../../../schema/Name.ts"
 import { layout } from "../../city/CityRoot.ts"
 import * as TextFile from "../../files/TextFile.ts"
 import * as DocumentStore from "../DocumentStore.ts"
-import { Runtimes } from "../Runtimes.ts"
+import { RuntimeProfiles } from "../RuntimeProfiles.ts"
 
 const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, field, rule) =>
   new InvalidFile({ reason: "Declaration", file, field, rule })
@@ -72,10 +72,10 @@ export const validate = (
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const host = yield* Runtimes
+  const profiles = yield* RuntimeProfiles
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const store = yield* DocumentStore.make(storeOptions(host.config))
+  const store = yield* DocumentStore.make(storeOptions(profiles.config))
 
   const readFile = (file: string) => {
     const absolute = path.resolve(file)

@@ -18,7 +18,7 @@ import { unsafeProvisioned } from "../../internal/counters.ts"
 import { spans } from "../../Observability.ts"
 import { buildArgv, CommandRunner, type Substitutions } from "../CommandRunner.ts"
 import { LifecycleLog } from "../LifecycleLog.ts"
-import { Runtimes } from "../Runtimes.ts"
+import { RuntimeProfiles } from "../RuntimeProfiles.ts"
 import { StateRoot } from "../StateRoot.ts"
 
 /** An endpoint, as EndpointCalls.ts names it: one (peer, runtime) of a declaration. */
@@ -39,7 +39,7 @@ const commandOf = (occasion: Occasion): "provision" | "unprovision" =>
  */
 export const makeCall = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Runtimes
+  const profiles = yield* RuntimeProfiles
   const runner = yield* CommandRunner
   const log = yield* LifecycleLog
 
@@ -50,7 +50,7 @@ export const makeCall = Effect.gen(function*() {
     timeout: Duration.DurationInput
   ): Effect.Effect<Outcome> => {
     const { declaration, peer, runtime } = endpoint
-    const privateFolder = host.privateDir(runtime, peer.personality)
+    const privateFolder = profiles.privateDir(runtime, peer.personality)
     const privateDir = Option.map(privateFolder, state.resolve)
     const values: Substitutions = {
       personality: peer.personality,

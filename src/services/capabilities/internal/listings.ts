@@ -8,7 +8,7 @@ import { Capabilities } from "../Capabilities.ts"
 import { endpointsOf } from "../EndpointCalls.ts"
 import { EndpointRecords } from "../EndpointRecords.ts"
 import { Peers } from "../Peers.ts"
-import { Runtimes } from "../Runtimes.ts"
+import { RuntimeProfiles } from "../RuntimeProfiles.ts"
 import { StateRoot } from "../StateRoot.ts"
 
 /**
@@ -18,7 +18,7 @@ import { StateRoot } from "../StateRoot.ts"
  */
 export const make = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Runtimes
+  const profiles = yield* RuntimeProfiles
   const declarations = yield* Capabilities
   const peersStore = yield* Peers
   const records = yield* EndpointRecords
@@ -31,7 +31,7 @@ export const make = Effect.gen(function*() {
       Effect.map(records.get(declaration.capability), (recorded) => ({
         view: {
           declaration,
-          endpoints: endpointsOf(declaration, peers.valid, host.isAgent).map((e) => ({
+          endpoints: endpointsOf(declaration, peers.valid, profiles.isAgent).map((e) => ({
             personality: e.peer.personality,
             runtime: e.runtime,
             last: recorded.last(e.peer.personality, e.runtime)

@@ -10,7 +10,7 @@ import { isName } from "../../../schema/Name.ts"
 import { Peer } from "../../../schema/Peer.ts"
 import { layout } from "../../city/CityRoot.ts"
 import * as DocumentStore from "../DocumentStore.ts"
-import { Runtimes } from "../Runtimes.ts"
+import { RuntimeProfiles } from "../RuntimeProfiles.ts"
 import { StateRoot } from "../StateRoot.ts"
 
 const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidFile> = {
@@ -36,7 +36,7 @@ export const validate = DocumentStore.decoder(storeOptions)
  */
 export const make = Effect.gen(function*() {
   const state = yield* StateRoot
-  const host = yield* Runtimes
+  const profiles = yield* RuntimeProfiles
   const store = yield* DocumentStore.make(storeOptions)
 
   const get = (personality: string) =>
@@ -50,7 +50,7 @@ export const make = Effect.gen(function*() {
     Effect.map(state.inspect(`${layout.peers}/${personality}.json`), Option.isSome)
 
   const purgeRuntime = (personality: string, runtime: string) =>
-    Option.match(host.privateDir(runtime, personality), {
+    Option.match(profiles.privateDir(runtime, personality), {
       onNone: () => Effect.void,
       onSome: (dir) => state.remove(dir)
     })
@@ -59,7 +59,7 @@ export const make = Effect.gen(function*() {
   // file is there (PeerJoints.ts, removePeer).
   const purge = (personality: string) =>
     Effect.gen(function*() {
-      for (const runtime of Object.keys(host.config.profiles)) yield* purgeRuntime(personality, runtime)
+      for (const runtime of Object.keys(profiles.config.profiles)) yield* purgeRuntime(personality, runtime)
       yield* store.remove(personality)
     })
 

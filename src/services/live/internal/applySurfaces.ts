@@ -34,14 +34,14 @@ export interface Applied {
  * @category internals
  */
 export const makeConverge = (deps: {
-  readonly host: EndpointHostShape
+  readonly endpointHost: EndpointHostShape
   readonly reloads: Reloads["Type"]
   readonly fingerprints: Fingerprints["Type"]
   readonly reloadOwed: ReturnType<typeof makeOwedWork>["reloadOwed"]
   readonly serialized: (identity: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly wake: Effect.Effect<void>
 }) => {
-  const { fingerprints, host, reloadOwed, reloads, serialized, wake } = deps
+  const { fingerprints, endpointHost, reloadOwed, reloads, serialized, wake } = deps
 
   /** The endpoints that owe a reload, from one listing of the records; `None` if it failed. */
   const owedKeys = Effect.map(
@@ -70,7 +70,7 @@ export const makeConverge = (deps: {
 
   const converge = (targets: ReadonlyArray<EndpointRef>, reason: string, capability?: string) =>
     Effect.gen(function*() {
-      const states = yield* Effect.forEach(targets, (ref) => Effect.either(host.status(ref)), { concurrency: 8 })
+      const states = yield* Effect.forEach(targets, (ref) => Effect.either(endpointHost.status(ref)), { concurrency: 8 })
       const live = targets.filter((_, i) => {
         const s = states[i]
         return s?._tag === "Right" && (s.right === "idle" || s.right === "busy")

@@ -10,7 +10,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { SessionClosed } from "../../../schema/Errors.ts"
 import { EndpointHostFailed, EndpointNotHosted, type EndpointState } from "../../../schema/Live.ts"
-import { Runtimes } from "../../capabilities/Runtimes.ts"
+import { RuntimeProfiles } from "../../capabilities/RuntimeProfiles.ts"
 import { City } from "../../city/CityService.ts"
 import type { Session } from "../../city/Session.ts"
 import type { Agent } from "../../city/Sessions.ts"
@@ -45,7 +45,7 @@ export const make = (options: {
 } = {}) =>
   Effect.gen(function*() {
     const city = yield* City
-    const config = (yield* Runtimes).config
+    const config = (yield* RuntimeProfiles).config
     const hostings = new Map<string, Hosting>()
     const stopped = new Set<string>()
     const onLaunch = (ref: EndpointRef) =>

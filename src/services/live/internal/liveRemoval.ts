@@ -29,24 +29,24 @@ export type RemovalDecision =
  * @category internals
  */
 export const makeRemove = (deps: {
-  readonly host: EndpointHostShape
+  readonly endpointHost: EndpointHostShape
   readonly reloads: Reloads["Type"]
   readonly wake: Effect.Effect<void>
 }) => {
-  const { host, reloads, wake } = deps
+  const { endpointHost, reloads, wake } = deps
   const remove = (ref: EndpointRef, force: boolean) =>
     Effect.gen(function*() {
-      const s = yield* host.status(ref)
+      const s = yield* endpointHost.status(ref)
       if (s === "foreign") return { _tag: "foreign" } as const
-      if (host.appliedElsewhere?.(ref) === true && (s === "idle" || s === "busy")) {
+      if (endpointHost.appliedElsewhere?.(ref) === true && (s === "idle" || s === "busy")) {
         // The daemon hosting it retires (or, forced, kills) and removes it; wait for it (bounded).
         yield* reloads.requestRemoval(ref, force)
-        yield* host.retire(ref)
+        yield* endpointHost.retire(ref)
         const left = yield* reloads.get(ref)
         return Option.isNone(left) ? { _tag: "done" } as const : { _tag: "pending" } as const
       }
       if (force) {
-        yield* host.kill(ref)
+        yield* endpointHost.kill(ref)
         return { _tag: "now", state: s } as const
       }
       if (s === "busy") {
@@ -54,7 +54,7 @@ export const makeRemove = (deps: {
         yield* wake
         return { _tag: "pending" } as const
       }
-      if (s === "idle") yield* host.retire(ref)
+      if (s === "idle") yield* endpointHost.retire(ref)
       return { _tag: "now", state: s } as const
     }).pipe(Effect.catchAll((e) => Effect.succeed<RemovalDecision>({ _tag: "failed", detail: e.message })))
   return remove

@@ -25,13 +25,13 @@ import { type EndpointKey, isDue, isOwed, type Reloads } from "../Reloads.ts"
  * @category internals
  */
 export const makeOwedWorker = (deps: {
-  readonly host: EndpointHostShape
+  readonly endpointHost: EndpointHostShape
   readonly reloads: Reloads["Type"]
   readonly refs: ReturnType<typeof makeRefs>
   readonly owedWork: ReturnType<typeof makeOwedWork>
   readonly serialized: (identity: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }) => {
-  const { host, refs, reloads, serialized } = deps
+  const { endpointHost, refs, reloads, serialized } = deps
   const { failed, finishRemoval, reloadOwed } = deps.owedWork
   let worker: { readonly fibers: FiberMap.FiberMap<string>; readonly signal: Queue.Queue<void> } | undefined
 
@@ -44,7 +44,7 @@ export const makeOwedWorker = (deps: {
       if (Option.isNone(ref)) return yield* reloads.completeRemoval(key)
       if (record.removal !== undefined) return yield* finishRemoval(ref.value, record.removal.force === true)
       if (!isOwed(record)) return
-      const s = yield* host.status(ref.value).pipe(Effect.catchAll((e) => failed(ref.value, "reload", e.message)))
+      const s = yield* endpointHost.status(ref.value).pipe(Effect.catchAll((e) => failed(ref.value, "reload", e.message)))
       if (s === "asleep" || s === "stopped" || s === "foreign") {
         yield* reloads.settle(ref.value)
         return yield* Effect.logInfo(`owed reload settled: endpoint is ${s}`)

@@ -1,6 +1,6 @@
 /**
- * The wiring of the capability part (CapabilitiesLive.ts) over a given command runner: tests pass
- * a scripted one, `CapabilitiesLive.layer` the real one.
+ * The wiring of the capability part (CapabilityServices.ts) over a given command runner: tests pass
+ * a scripted one, `CapabilityServices.layer` the real one.
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -16,7 +16,7 @@ import * as Listings from "../../services/capabilities/Listings.ts"
 import * as Peers from "../../services/capabilities/Peers.ts"
 import * as ProcessRecords from "../../services/capabilities/ProcessRecords.ts"
 import * as Provisioner from "../../services/capabilities/Provisioner.ts"
-import * as Runtimes from "../../services/capabilities/Runtimes.ts"
+import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
 import * as StateRoot from "../../services/capabilities/StateRoot.ts"
 
 /**
@@ -37,7 +37,7 @@ export const layerWith = <E, R>(
     ...(config.lockNotice ? { lockNotice: config.lockNotice } : {})
   })
   const host = Layer.mergeAll(
-    Runtimes.layer,
+    RuntimeProfiles.layer,
     ProcessRecords.layer(config.killGrace ? { killGrace: config.killGrace } : {})
   ).pipe(Layer.provideMerge(root))
   const stores = Layer.mergeAll(

@@ -11,7 +11,7 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as CommandRunner from "../services/capabilities/CommandRunner.ts"
 import type * as LifecycleLog from "../services/capabilities/LifecycleLog.ts"
-import * as internal from "./internal/capabilitiesLive.ts"
+import * as internal from "./internal/capabilityServices.ts"
 
 /**
  * Where the capability services keep their state, and how they run commands and write the log.

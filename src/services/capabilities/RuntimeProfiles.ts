@@ -25,8 +25,8 @@ import { layout } from "../city/CityRoot.ts"
  * @since 0.1.0
  * @category tags
  */
-export class Runtimes extends Context.Tag("effect-city/Runtimes")<
-  Runtimes,
+export class RuntimeProfiles extends Context.Tag("effect-city/RuntimeProfiles")<
+  RuntimeProfiles,
   {
     readonly config: HostConfig
     /** An agent runtime of this host: can be an endpoint. */
@@ -45,9 +45,9 @@ export class Runtimes extends Context.Tag("effect-city/Runtimes")<
  * @since 0.1.0
  * @category constructors
  */
-export const fromConfig = (config: HostConfig): Runtimes["Type"] => {
+export const fromConfig = (config: HostConfig): RuntimeProfiles["Type"] => {
   const known = [...config.agent_runtimes, ...config.channel_runtimes]
-  return Runtimes.of({
+  return RuntimeProfiles.of({
     config,
     isAgent: (runtime) => config.agent_runtimes.includes(runtime),
     isKnown: (runtime) => known.includes(runtime),
@@ -66,7 +66,7 @@ const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidFile(
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Runtimes["Type"], InvalidFile | StateError, StateRoot> = Effect.gen(function*() {
+export const make: Effect.Effect<RuntimeProfiles["Type"], InvalidFile | StateError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
   const text = yield* state.readText(layout.host, TextFile.kinds.hostConfig)
   const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(layout.host), text.value)
@@ -78,4 +78,4 @@ export const make: Effect.Effect<Runtimes["Type"], InvalidFile | StateError, Sta
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.effect(Runtimes, make)
+export const layer = Layer.effect(RuntimeProfiles, make)

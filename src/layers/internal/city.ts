@@ -22,21 +22,21 @@ import {
   type PluginDependencyCycle,
   type PluginDependencyMissing,
   type PluginInitializeFailed
-} from "../schema/Errors.ts"
-import { City, type CityShape, makeScope } from "../services/city/CityService.ts"
-import * as CityConfig from "../services/city/CityConfig.ts"
-import * as ClosingPhase from "../services/city/ClosingPhase.ts"
-import * as CityClose from "../services/city/CityClose.ts"
-import * as CloseRecorder from "../services/city/CloseRecorder.ts"
-import * as ExecutionLeases from "../services/city/ExecutionLeases.ts"
-import * as LeaseTable from "../services/city/LeaseTable.ts"
-import * as PluginInstances from "../services/city/PluginInstances.ts"
-import * as PluginRegistry from "../services/city/PluginRegistry.ts"
-import * as Sessions from "../services/city/Sessions.ts"
-import * as StartPlugins from "../services/city/StartPlugins.ts"
-import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../services/city/StartPlugins.ts"
-import * as InitializeFailure from "../services/city/InitializeFailure.ts"
-import * as Workspaces from "../services/city/Workspaces.ts"
+} from "../../schema/Errors.ts"
+import { City, type CityShape, makeCalls } from "../../services/city/CityService.ts"
+import * as CityConfig from "../../services/city/CityConfig.ts"
+import * as ClosingPhase from "../../services/city/ClosingPhase.ts"
+import * as CityClose from "../../services/city/CityClose.ts"
+import * as CloseRecorder from "../../services/city/CloseRecorder.ts"
+import * as ExecutionLeases from "../../services/city/ExecutionLeases.ts"
+import * as LeaseTable from "../../services/city/LeaseTable.ts"
+import * as PluginInstances from "../../services/city/PluginInstances.ts"
+import * as PluginRegistry from "../../services/city/PluginRegistry.ts"
+import * as Sessions from "../../services/city/Sessions.ts"
+import * as StartPlugins from "../../services/city/StartPlugins.ts"
+import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../../services/city/StartPlugins.ts"
+import * as InitializeFailure from "../../services/city/InitializeFailure.ts"
+import * as Workspaces from "../../services/city/Workspaces.ts"
 
 export type {
   CheckedStartPlugins,
@@ -46,7 +46,7 @@ export type {
   StartPlugin,
   StartProvides,
   StartRequirements
-} from "../services/city/StartPlugins.ts"
+} from "../../services/city/StartPlugins.ts"
 
 /**
  * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins
@@ -145,7 +145,7 @@ export const fromCore = <ROut, E, R>(
       workspaces: Context.get(context, Workspaces.Workspaces),
       agents: Context.get(context, Sessions.Sessions).agents,
       leases,
-      scope: makeScope(registry, leases),
+      calls: makeCalls(registry, leases),
       close: close.close
     }
     return { context, city, close }
@@ -189,7 +189,7 @@ export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = reado
  * The City as a Layer, on the given options: the City and nothing else. It reads no file of the
  * state root: an application that embeds a City and never provisions needs no `host.json`. One
  * that provisions composes the capability services beside it on the same root:
- * `Layer.merge(City.layer({ root }), CapabilitiesLive.layer({ root }))`.
+ * `Layer.merge(City.layer({ root }), CapabilityServices.layer({ root }))`.
  *
  * It fails with {@link CityBuildError}, and with the own typed failure `E` of a start plugin
  * marked `required: true` whose initialize failed with it, unwrapped as a Layer's own error is
