@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import { HttpListenAddress } from "./HttpListen.ts"
 import { LiveProfileFields } from "./LiveProfile.ts"
 import { Name } from "./Name.ts"
+import { patternProblem } from "./Redaction.ts"
 
 /**
  * A runtime's profile. `private_dir` is relative to the root and carries `{personality}`.
@@ -42,6 +43,13 @@ export const HostConfig = Schema.Struct({
   agent_runtimes: Schema.Array(Name),
   channel_runtimes: Schema.Array(Name),
   profiles: Schema.Record({ key: Name, value: RuntimeProfile }),
+  /**
+   * The host's own redaction patterns (schema/Redaction.ts), after the defaults: each a JavaScript
+   * regular expression, without flags, that does not match the empty text.
+   */
+  redact: Schema.optional(Schema.Array(
+    Schema.String.pipe(Schema.filter((source) => patternProblem(source) ?? true))
+  )),
   /** The daemon's own settings; its flags win over them (docs/status-page.md). */
   daemon: Schema.optional(Schema.Struct({
     /** The status page: where it listens, whether a non-loopback address is allowed, the token's file (relative to the root). */

@@ -185,6 +185,47 @@ describe("city daemon", () => {
       expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
     }))
 
+  crash("a daemon.pid without a start naming a live unrelated process does not keep a daemon from starting: the daemon lock decides", () =>
+    Effect.gen(function*() {
+      const { fs, w } = yield* commandsWorld
+      const stranger = spawn("sleep", ["60"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => void stranger.kill("SIGKILL")))
+      const pid = stranger.pid ?? 0
+      expect(isAlive(pid)).toBe(true)
+      // As an older version (or a platform without a start) wrote it: the pid alone.
+      yield* fs.writeFileString(join(w.root, "daemon.pid"), JSON.stringify({ pid, started_at: "2026-01-01T00:00:00.000Z" }))
+      expect(json(yield* city(["status", "--json"], { root: w.root }))["daemon"]).toEqual({ running: false, pid: null })
+      const daemon = yield* startDaemon(w.root, w.base, "daemon")
+      yield* eventually(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("city daemon started")), 60_000)
+      expect(JSON.parse(yield* fs.readFileString(join(w.root, "daemon.pid"))).pid).toBe(daemon.pid)
+
+      // The same start-less file naming the daemon that holds the lock still refuses a second one.
+      yield* fs.writeFileString(join(w.root, "daemon.pid"), JSON.stringify({ pid: daemon.pid, started_at: "2026-01-01T00:00:00.000Z" }))
+      const second = yield* city(["daemon"], { root: w.root })
+      expect(second.code).toBe(1)
+      expect(second.stderr).toContain(`a city daemon (pid ${daemon.pid}) is already running on ${w.root}`)
+      yield* daemon.kill("SIGTERM")
+      expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
+      expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(false)
+      expect(yield* fs.exists(join(w.root, "daemon.lock"))).toBe(false)
+    }))
+
+  crash("a daemon.pid that is not a daemon record is ignored with one warning line, and replaced", () =>
+    Effect.gen(function*() {
+      const { fs, w } = yield* commandsWorld
+      yield* fs.writeFileString(join(w.root, "daemon.pid"), "garbage, not JSON")
+      const daemon = yield* startDaemon(w.root, w.base, "daemon")
+      yield* eventually(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("city daemon started")), 60_000)
+      const warnings = (yield* fs.readFileString(daemon.log)).split("\n").filter((l) => l.includes("daemon.pid"))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatch(/level=WARN/)
+      expect(warnings[0]).toContain(`${join(w.root, "daemon.pid")} is not a daemon record (`)
+      expect(warnings[0]).toContain("ignored and replaced")
+      expect(JSON.parse(yield* fs.readFileString(join(w.root, "daemon.pid"))).pid).toBe(daemon.pid)
+      yield* daemon.kill("SIGTERM")
+      expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
+    }))
+
   crash("a foreign endpoint: the sweep exits 1 and reports it, never applied", () =>
     Effect.gen(function*() {
       const { setStatus, w } = yield* commandsWorld

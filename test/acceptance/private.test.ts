@@ -4,7 +4,7 @@
  * (0277), every file under the state root is 0600 and every folder 0700. The scenario touches every
  * writer: the root's birth (`peer create`), declarations, peers, endpoint records holding a failed
  * command's stderr, the private directory of opencode, an owed reload whose command prints
- * `password=hunter2`, the lifecycle log, the root lock, the daemon's pid file, hosted records,
+ * `password=hunter2` (stored redacted), the lifecycle log, the root lock, the daemon's pid file, hosted records,
  * fingerprints, plugin state, and a Turn whose tool prints an ANSI escape.
  *
  * Real processes (the CLI and the daemon, each a node start), so generous timeouts; they
@@ -127,7 +127,7 @@ const scenario = (umask: string) =>
     yield* fs.writeFileString(join(w.base, "release"), "")
     expect((yield* Fiber.join(sync)).code).toBe(1)
     const owed = join(w.root, "state", "reloads", "claude-alice.json")
-    expect(yield* fs.readFileString(owed)).toContain("password=hunter2")
+    expect(yield* fs.readFileString(owed)).toContain("password=[redacted]")
 
     const daemon = yield* startDaemon(w.root, w.base, "daemon", [], { umask })
     yield* eventually(fs.exists(join(w.root, "state", "hosted", "codex-alice.json")), 60_000)
@@ -146,7 +146,7 @@ const scenario = (umask: string) =>
     expect(yield* fs.exists(join(w.root, "daemon.pid"))).toBe(true)
     expect((yield* run(["plugins", "reload"])).code).toBe(0)
     expect((yield* run(["status"])).code).toBe(0)
-    yield* eventually(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("password=hunter2")), 60_000)
+    yield* eventually(Effect.map(fs.readFileString(daemon.log), (l) => l.includes("password=[redacted]")), 60_000)
     yield* daemon.kill("SIGTERM")
     expect((yield* Deferred.await(daemon.exited)).code).toBe(0)
 
@@ -173,9 +173,10 @@ const scenario = (umask: string) =>
       ok: true,
       results: [{ tool: "stamp", ok: true, output: "\\u001b[31mstamp:hi" }]
     })
-    // No stored text carries a raw terminal escape; the secret is only ever in 0600 files.
+    // No stored text carries a raw terminal escape, nor the secret (redacted where it was produced).
     for (const e of entries.filter((x) => x.kind === "file")) {
       expect(yield* fs.readFileString(e.path), relative(w.root, e.path)).not.toContain("\u001b")
+      expect(yield* fs.readFileString(e.path), relative(w.root, e.path)).not.toContain("hunter2")
     }
   })
 

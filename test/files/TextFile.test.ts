@@ -330,6 +330,30 @@ describe("the readers of the state root, host.json, declarations and fingerprint
       }).pipe(Effect.provide(NodeContext.layer))
     ))
 
+  it.live("a stored declaration is read with the declaration's 1 MiB cap, as register reads its input, not the state documents' 16 MiB", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const root = join(dir, "root")
+        mkdirSync(join(root, "capabilities"), { recursive: true })
+        // Valid JSON, padded to 2 MiB: only the size breaks a rule.
+        const body = JSON.stringify({
+          schema: 1, capability: "big", package: "@test/big", version: "1.0.0", runtimes: ["claude"],
+          provision: { command: "/bin/true", args: ["{personality}"] }, unprovision: { command: "/bin/true", args: ["{personality}"] }
+        })
+        const file = join(root, "capabilities", "big.json")
+        writeFileSync(file, body + " ".repeat(2 * 1024 * 1024 - body.length))
+        const { got, scan } = yield* Effect.gen(function*() {
+          const capabilities = yield* Capabilities.Capabilities
+          return { got: yield* Effect.flip(capabilities.get("big")), scan: yield* capabilities.scan }
+        }).pipe(Effect.provide(services(root)))
+        const rule = "is 2097152 bytes, over the 1048576-byte cap for a capability declaration"
+        expect(got.message).toBe(`state root: cannot read ${file}: ${rule}`)
+        expect(scan.valid).toEqual([])
+        expect(scan.invalid.map((e) => e.message)).toEqual([`invalid capability declaration ${file}: cannot be read (${rule})`])
+      }).pipe(Effect.provide(NodeContext.layer))
+    ))
+
   it.live("a launch-read file that is a FIFO is fingerprinted as absent, without blocking; a real file then is a change", () =>
     Effect.scoped(
       Effect.gen(function*() {

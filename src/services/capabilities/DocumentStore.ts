@@ -26,7 +26,8 @@
  * A store is a value built on the `StateRoot` service (it is generic in its
  * Schema, so it is not a service itself); `Capabilities`, `Peers` and
  * `EndpointRecords` each build one, `RuntimeProfiles` decodes its single file with
- * `decodeDocument`.
+ * `decodeDocument`. Each store reads with its kind's size cap (`kind`, files/TextFile.ts): a stored
+ * declaration with the 1 MiB cap `register` applies to its input, the state documents with 16 MiB.
  * @since 0.1.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
@@ -37,6 +38,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
+import type * as TextFile from "../files/TextFile.ts"
 import { StateRoot } from "./StateRoot.ts"
 
 /**
@@ -91,6 +93,8 @@ export interface DocumentStoreOptions<A, I, E> {
   readonly isStem: (stem: string) => boolean
   /** The rule an entry breaks when its name is wrong, e.g. "is not a peer file: expected <personality>.json". */
   readonly namingRule: string
+  /** The kind of file its documents are, with its size cap (default: a state document, 16 MiB). */
+  readonly kind?: TextFile.FileKind
   /** A rule the Schema cannot state alone (it depends on this host); `None` when it holds. */
   readonly check?: (document: A) => Option.Option<{ readonly field: string; readonly rule: string }>
 }
@@ -203,7 +207,7 @@ export const make = <A, I, E>(
      * still remember them in name order (the oldest forgotten first stays the first listed).
      */
     const look = (at: string, stem: string): Effect.Effect<Looked, StateError> =>
-      Effect.flatMap(state.inspect(at), (found): Effect.Effect<Looked, StateError> => {
+      Effect.flatMap(state.inspect(at, options.kind), (found): Effect.Effect<Looked, StateError> => {
         if (Option.isNone(found)) return Effect.succeed({ found: Option.none(), note: () => void memo.delete(at) })
         const info = found.value
         const stamped = stamp(info)
@@ -212,7 +216,7 @@ export const make = <A, I, E>(
           known !== undefined && Option.isSome(stamped) && known.size === info.size &&
           known.mtime === stamped.value.mtime && known.ino === stamped.value.ino
         ) return Effect.succeed({ found: Option.some(known.result), note: nothingToNote })
-        return Effect.flatMap(state.readInspected(at, info), (text): Effect.Effect<Looked> => {
+        return Effect.flatMap(state.readInspected(at, info, options.kind), (text): Effect.Effect<Looked> => {
           if (Option.isNone(text)) return Effect.succeed({ found: Option.none(), note: nothingToNote })
           return Effect.map(Effect.either(decode(state.resolve(at), stem, text.value)), (result) => ({
             found: Option.some(result),

@@ -5,7 +5,8 @@
  * runtime has a core-owned private directory ("`{privateDir}` is the core-owned
  * private directory of the endpoint (OpenCode: `<root>/state/opencode/<p>/`)").
  * An invalid `host.json` is refused with an `InvalidFile` (`HostConfig`); it is read with the
- * host-configuration cap (1 MiB, `files/TextFile.ts`).
+ * host-configuration cap (1 MiB, `files/TextFile.ts`). Its `redact` patterns, with the defaults,
+ * make `redact`, applied where a command's output becomes text (schema/Redaction.ts).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -15,6 +16,7 @@ import * as Option from "effect/Option"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
+import { makeRedact, type Redact } from "../../schema/Redaction.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { decodeDocument } from "./DocumentStore.ts"
 import { StateRoot } from "./StateRoot.ts"
@@ -37,6 +39,8 @@ export class RuntimeProfiles extends Context.Tag("effect-city/RuntimeProfiles")<
     readonly known: ReadonlyArray<string>
     /** The root-relative private directory of (runtime, personality), if the runtime has one. */
     readonly privateDir: (runtime: string, personality: string) => Option.Option<string>
+    /** Replaces secret values in a command's output: the default patterns, then `host.json`'s `redact` (schema/Redaction.ts). */
+    readonly redact: Redact
   }
 >() {}
 
@@ -55,7 +59,8 @@ export const fromConfig = (config: HostConfig): RuntimeProfiles["Type"] => {
     privateDir: (runtime, personality) =>
       Option.fromNullable(config.profiles[runtime]?.private_dir).pipe(
         Option.map((template) => template.split("{personality}").join(personality))
-      )
+      ),
+    redact: makeRedact(config.redact)
   })
 }
 

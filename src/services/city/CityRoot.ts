@@ -30,6 +30,7 @@ import type { RootKind } from "../../schema/LoadReport.ts"
  * | `state/processes/<pid>-<start>.jsonl` | one journal per running `city` process |
  * | `state/status-page.json` | the address of the running status page |
  * | `daemon.pid` | the running `city daemon` |
+ * | `daemon.lock` | the daemon lock, held by the running `city daemon` |
  * | `logs/lifecycle.log` | one logfmt line per call, rotated |
  * | `.lock` | the cross-process root lock |
  * | `plugins.json`, `plugins/`, `data/<plugin>/` | the loader's settings, the instance plugin root, plugin storage |
@@ -63,6 +64,8 @@ export const layout = {
   statusPage: "state/status-page.json",
   /** The running `city daemon`: its pid and start. */
   daemonPid: "daemon.pid",
+  /** The daemon lock's folder, held (refreshed every 2 s) while a `city daemon` runs. */
+  daemonLock: "daemon.lock",
   /** The lifecycle log (its rotations beside it). */
   lifecycleLog: "logs/lifecycle.log",
   /** The cross-process root lock's folder. */

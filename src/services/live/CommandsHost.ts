@@ -21,6 +21,8 @@
  *   then asleep, stopped or foreign is left alone. A claimed reload is not interrupted: a daemon
  *   asked to stop lets it finish (within the finalizer deadline). A missing `reload`/`retire`/`kill` command on
  *   a runtime that has a `status` command is `EndpointHostFailed` (reported `failed`, exit 1).
+ * - A failure's detail (stderr, a `status` command's output) is redacted with the host's `redact`
+ *   (schema/Redaction.ts) before it leaves this host: `last_error`, logs and the board never see a secret.
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
@@ -107,8 +109,10 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
         ...(Option.isSome(ref.privateDir) ? { privateDir: ref.privateDir.value } : {})
       }).pipe(Either.mapLeft((p) => `{${p}} is not available for runtime ${ref.runtime}; refused before spawn`))
 
+    // Every failure's detail (a command's stderr, a `status` command's output) is redacted here,
+    // before an owed reload's `last_error`, the daemon's log or the status board holds it.
     const fail = (ref: EndpointRef, operation: string) => (detail: string) =>
-      new EndpointHostFailed({ identity: ref.identity, operation, detail })
+      new EndpointHostFailed({ identity: ref.identity, operation, detail: profiles.redact(detail) })
 
     const status = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointHostFailed> => {
       const spec = commandsOf(ref.runtime)?.status

@@ -6,11 +6,14 @@
  * timeout, and its end each send the group SIGKILL (nothing it started outlives the call), and so
  * does this process's exit while it runs (ChildGroups.ts). Its output (stdout and stderr together)
  * is read until the pipes close, at most 16 MiB: beyond, the group is killed and the call fails.
+ * A failure's detail is redacted with the default patterns (schema/Redaction.ts); a result is the
+ * caller's data and is returned as printed.
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { ToolFailed } from "../../schema/Live.ts"
+import { redact } from "../../schema/Redaction.ts"
 import * as ChildRunner from "../capabilities/ChildRunner.ts"
 import type { Tool } from "./ToolSurface.ts"
 
@@ -50,6 +53,6 @@ export const callTool = (
   ).pipe(Effect.flatMap(({ outcome, stdout }) => {
     if (outcome.state === "ok") return Effect.succeed(stdout)
     const detail = outcome.state === "timeout" ? `no exit within ${timeoutMs} ms; killed` : outcome.detail ?? outcome.state
-    return Effect.fail(new ToolFailed({ identity, tool: tool.name, detail }))
+    return Effect.fail(new ToolFailed({ identity, tool: tool.name, detail: redact(detail) }))
   }))
 }

@@ -50,6 +50,8 @@ export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptio
   key: { field: "capability", of: (d) => d.capability },
   isStem: isName,
   namingRule: "is not a declaration: expected <name>.json",
+  // The stored copy is held to the cap `register` applies to its input (1 MiB), not the state documents' 16 MiB.
+  kind: TextFile.kinds.declaration,
   check: checkRuntimes(host)
 })
 

@@ -2,7 +2,8 @@
  * One call of a joint (EndpointCalls.ts): substitute the declared command for the endpoint, create
  * its private directory, spawn it (or refuse before spawn), then count and log the outcome
  * (docs/capability-plugin-lifecycle.md, "Joints (core-owned)": "Every call is logged to
- * `lifecycle.log`"), as a `city.provision` span when a tracer is installed.
+ * `lifecycle.log`"), as a `city.provision` span when a tracer is installed. The outcome's detail
+ * is redacted here (the host's `redact`, schema/Redaction.ts), before anything stores or prints it.
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
@@ -89,8 +90,11 @@ export const makeCall = Effect.gen(function*() {
   }
 
   /** Counts and logs one call's outcome; the endpoint's outcome. */
-  const settle = (endpoint: Endpoint, occasion: Occasion, outcome: Outcome, now: number): Effect.Effect<EndpointOutcome> => {
+  const settle = (endpoint: Endpoint, occasion: Occasion, produced: Outcome, now: number): Effect.Effect<EndpointOutcome> => {
     const { declaration, peer, runtime } = endpoint
+    // The one point where a provisioning command's stderr becomes text: secrets are redacted
+    // before the record, the log, the printed table or `--json` see it (schema/Redaction.ts).
+    const outcome = produced.detail === undefined ? produced : { ...produced, detail: profiles.redact(produced.detail) }
     // unsafe: `settle` is a plain function over a settled outcome; the counter is updated in it.
     unsafeProvisioned(outcome.state, occasion)
     const result: EndpointOutcome = {
