@@ -11,7 +11,8 @@ export default defineConfig({
     alias: [
       { find: /^effect-city$/, replacement: source("index") },
       { find: /^effect-city\/plugin$/, replacement: source("plugin") },
-      { find: /^effect-city\/testing$/, replacement: source("testing") }
+      { find: /^effect-city\/testing$/, replacement: source("testing") },
+      { find: /^effect-city\/cluster$/, replacement: source("cluster") }
     ]
   },
   test: {

@@ -1,6 +1,6 @@
 /**
  * The public API as a list: every name the package's entry points export (`effect-city`,
- * `effect-city/plugin`, `effect-city/testing`), one line each, namespaces with their members, each
+ * `effect-city/plugin`, `effect-city/testing`, `effect-city/cluster`), one line each, namespaces with their members, each
  * with its kind. `npm run api` writes it to `docs/public-api.txt`; test/public-api.test.ts fails
  * when the committed file differs from what the entry points export now, so a change of the public
  * surface is always a deliberate, reviewed edit of that file.
@@ -15,7 +15,8 @@ const repo = fileURLToPath(new URL("..", import.meta.url))
 export const entryPoints: ReadonlyArray<{ readonly specifier: string; readonly file: string }> = [
   { specifier: "effect-city", file: "src/index.ts" },
   { specifier: "effect-city/plugin", file: "src/plugin.ts" },
-  { specifier: "effect-city/testing", file: "src/testing.ts" }
+  { specifier: "effect-city/testing", file: "src/testing.ts" },
+  { specifier: "effect-city/cluster", file: "src/cluster.ts" }
 ]
 
 const kindOf = (checker: ts.TypeChecker, symbol: ts.Symbol): string => {

@@ -4,7 +4,7 @@
  * (conventions.md, "How Effect's own packages are written"). This is the API reference's check:
  * an undocumented export fails `npm test`.
  *
- * Which modules: every module reachable from the entry points `src/index.ts`, `src/plugin.ts` and `src/testing.ts`
+ * Which modules: every module reachable from the entry points `src/index.ts`, `src/plugin.ts`, `src/testing.ts` and `src/cluster.ts`
  * through their relative imports and re-exports. The walk test checks that this is every module
  * under `src/` except the programs (`src/programs/`, the demo and the CLI) and the modules only the
  * programs import (the CLI's settings file, for instance): a module reachable from nowhere fails it,
@@ -28,7 +28,7 @@ import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const entryPoints = ["src/index.ts", "src/plugin.ts", "src/testing.ts"]
+const entryPoints = ["src/index.ts", "src/plugin.ts", "src/testing.ts", "src/cluster.ts"]
 
 /** The part of the surface this test covers: all of `src/` but the programs. */
 const inScope = (file: string): boolean => file.startsWith("src/") && !file.startsWith("src/programs/")

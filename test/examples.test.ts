@@ -15,6 +15,10 @@ import * as Effect from "effect/Effect"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as Layer from "effect/Layer"
+import { owed } from "../examples/cluster.ts"
 import { main as dependencies } from "../examples/dependencies.ts"
 import { main } from "../examples/library.ts"
 
@@ -59,4 +63,11 @@ it.effect("the README library example runs a Turn of two Steps", () =>
 it.effect("the guide's dependencies example: a dependent reaches its sibling's typed service", () =>
   Effect.gen(function*() {
     expect(yield* dependencies(mkdtempSync(join(tmpdir(), "city-example-")))).toBe("Hello Grace")
+  }))
+
+it.effect("the cluster guide's example lists the owed work of a fresh SQLite database: none", () =>
+  Effect.gen(function*() {
+    const filename = join(mkdtempSync(join(tmpdir(), "city-example-")), "city.db")
+    const client = Layer.merge(SqliteClient.layer({ filename }), NodeFileSystem.layer)
+    expect(yield* owed.pipe(Effect.provide(client))).toEqual([])
   }))

@@ -6,19 +6,30 @@
  * and after the sequence (a crash possibly in the middle of a reload) draining applies exactly one
  * reload if anything is owed, none otherwise.
  *
+ * Every behaviour test here runs against each implementation of the `Reloads` service: the file
+ * store (live/Reloads.ts, on an in-memory state root) and the SQL store (cluster/SqlReloads.ts, on
+ * SQLite in a temp file), so a difference between them fails.
+ *
  * 500 runs. On failure fast-check prints `seed` and `path`; replay with
  * `CITY_PROP_SEED=<seed> CITY_PROP_PATH=<path> npx vitest run test/property/reloads.test.ts`.
  */
-import { expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import * as Metric from "effect/Metric"
 import * as Observability from "../../src/services/Observability.ts"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
+import * as SqlReloads from "../../src/services/cluster/SqlReloads.ts"
 import * as Reloads from "../../src/services/live/Reloads.ts"
+import type { OwedRecord } from "../../src/schema/Live.ts"
 import { memoryStateRoot } from "../live/memoryState.ts"
 
 type Command = "request" | "start" | "finish" | "crash"
@@ -29,13 +40,62 @@ const seed = process.env["CITY_PROP_SEED"]
 const path = process.env["CITY_PROP_PATH"]
 const replay = seed === undefined ? {} : { seed: Number(seed), ...(path === undefined ? {} : { path }) }
 
+/**
+ * One implementation of the store, fresh for each use, with a way to store an endpoint's record as
+ * text behind the service's back, and the runs of the property (SQLite's durable writes cost about
+ * four times the in-memory root's: fewer runs keep the suite in its budget).
+ */
+interface Store {
+  readonly name: string
+  readonly runs: number
+  readonly make: Effect.Effect<
+    {
+      readonly reloads: Reloads.Reloads["Type"]
+      readonly put: (key: Reloads.EndpointKey, text: string) => Effect.Effect<void>
+    },
+    never,
+    Scope.Scope
+  >
+}
+
+const files: Store = {
+  name: "files",
+  runs: 500,
+  make: Effect.gen(function*() {
+    const memory = memoryStateRoot()
+    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
+    const put = (key: Reloads.EndpointKey, text: string) =>
+      Effect.orDie(memory.service.writeText(`${Reloads.reloadsDir}/${key.runtime}-${key.personality}.json`, text))
+    return { reloads, put }
+  })
+}
+
+const sqlite: Store = {
+  name: "SQLite",
+  runs: 100,
+  make: Effect.gen(function*() {
+    const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+    const context = yield* Layer.build(
+      Layer.provideMerge(SqlReloads.layer, SqliteClient.layer({ filename: `${dir}/city.db` }))
+    )
+    const reloads = Reloads.Reloads.pipe(Effect.provide(context))
+    const sql = SqlClient.SqlClient.pipe(Effect.provide(context))
+    const put = (key: Reloads.EndpointKey, text: string) =>
+      Effect.orDie(Effect.flatMap(sql, (sql) =>
+        sql`INSERT INTO ${sql(SqlReloads.table)} (runtime, personality, record)
+          VALUES (${key.runtime}, ${key.personality}, ${text})
+          ON CONFLICT (runtime, personality) DO UPDATE SET record = excluded.record`))
+    return { reloads: yield* reloads, put }
+  }).pipe(Effect.provide(NodeFileSystem.layer), Effect.orDie)
+}
+
+describe.each([files, sqlite])("the $name store", (store) => {
 it.effect.prop(
   "owed reloads: never consumed silently, coalesced, exactly one more after a crash",
   { commands: FastCheck.array(command, { maxLength: 40 }) },
   ({ commands }) =>
     Effect.gen(function*() {
-      const memory = memoryStateRoot()
-      const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
+      const { reloads } = yield* store.make
       // The model: sequence numbers, and the reload in flight in the current process (lost at a crash).
       let requested = 0
       let applied = 0
@@ -87,15 +147,14 @@ it.effect.prop(
       }
       expect(drained).toBe(requested > applied ? 1 : 0)
       expect(Option.isNone(yield* reloads.get(key))).toBe(true)
-    }),
-  // 500 runs of up to 40 durable steps: seconds alone, much longer on a busy machine.
-  { timeout: 180_000, fastCheck: { numRuns: 500, ...replay } }
+    }).pipe(Effect.scoped),
+  // 500 runs (100 on SQLite) of up to 40 durable steps: seconds alone, much longer on a busy machine.
+  { timeout: 180_000, fastCheck: { numRuns: store.runs, ...replay } }
 )
 
 it.effect("a request arriving during a reload owes exactly one more reload", () =>
   Effect.gen(function*() {
-    const memory = memoryStateRoot()
-    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
+    const { reloads } = yield* store.make
     yield* reloads.request([key], "register")
     yield* reloads.request([key], "sync") // coalesces with the first
     const first = Option.getOrThrow(yield* reloads.claim(key))
@@ -106,7 +165,53 @@ it.effect("a request arriving during a reload owes exactly one more reload", () 
     expect(second).toBe(3)
     yield* reloads.complete(key, second)
     expect(Option.isNone(yield* reloads.claim(key))).toBe(true)
-  }))
+  }).pipe(Effect.scoped))
+
+it.effect("a claim whose holder's pid now belongs to another process (a reused pid) is taken over", () =>
+  Effect.gen(function*() {
+    const { put, reloads } = yield* store.make
+    const [record] = yield* reloads.request([key], "register")
+    // A live process holds the recorded pid, but it is not the one that claimed (another start).
+    const stranger = spawn("sleep", ["60"], { stdio: "ignore" })
+    yield* Effect.addFinalizer(() => Effect.sync(() => void stranger.kill("SIGKILL")))
+    const claimed: OwedRecord = {
+      ...record!,
+      claim: { pid: stranger.pid!, start: "another-boot:1", target: record!.requested, at: record!.updated_at }
+    }
+    yield* put(key, JSON.stringify(claimed))
+    expect(Option.getOrThrow(yield* reloads.claim(key))).toBe(record!.requested)
+  }).pipe(Effect.scoped))
+
+it.effect("listing the owed records sets the owed-work gauges (city_reloads_owed, city_removals_owed)", () =>
+  Effect.gen(function*() {
+    const { reloads } = yield* store.make
+    const other = { ...key, runtime: `${key.runtime}x` }
+    yield* reloads.request([key, other], "register")
+    yield* reloads.requestRemoval(other)
+    yield* reloads.list
+    expect((yield* Metric.value(Observability.owedReloads)).value).toBe(2)
+    expect((yield* Metric.value(Observability.owedRemovals)).value).toBe(1)
+    const target = Option.getOrThrow(yield* reloads.claim(key))
+    yield* reloads.complete(key, target)
+    yield* reloads.list
+    expect((yield* Metric.value(Observability.owedReloads)).value).toBe(1)
+  }).pipe(Effect.scoped))
+
+it.effect("a record that does not decode is reported by invalid, skipped by list, and read as none", () =>
+  Effect.gen(function*() {
+    const { put, reloads } = yield* store.make
+    const other = { ...key, runtime: `${key.runtime}x` }
+    yield* reloads.request([other], "register")
+    yield* put(key, JSON.stringify({ schema: 1, personality: "alice", runtime: "claude", requested: -1 }))
+    expect((yield* reloads.list).map((r) => r.runtime)).toEqual([other.runtime])
+    expect(Option.isNone(yield* reloads.get(key))).toBe(true)
+    const found = yield* reloads.invalid
+    expect(found).toHaveLength(1)
+    expect(found[0]!.file).toContain("claude")
+    expect(found[0]!.file).toContain("alice")
+    expect(found[0]!.rule).toContain("requested")
+  }).pipe(Effect.scoped))
+})
 
 it.effect("a claim held by another live process is respected; a dead claimant's is taken over", () =>
   Effect.gen(function*() {
@@ -123,37 +228,4 @@ it.effect("a claim held by another live process is respected; a dead claimant's 
     expect(Option.isNone(Reloads.transitions.claim(claimed, { pid: 222, start: "boot:2" }, "t3", alive))).toBe(true)
     expect(asked).toEqual([first])
     expect(Option.getOrThrow(Reloads.transitions.claim(claimed, { pid: 222, start: null }, "t3", () => false)).claim?.pid).toBe(222)
-  }))
-
-it.effect("a claim whose holder's pid now belongs to another process (a reused pid) is taken over", () =>
-  Effect.gen(function*() {
-    const memory = memoryStateRoot()
-    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
-    yield* reloads.request([key], "register")
-    // A live process holds the recorded pid, but it is not the one that claimed (another start).
-    const stranger = spawn("sleep", ["60"], { stdio: "ignore" })
-    yield* Effect.addFinalizer(() => Effect.sync(() => void stranger.kill("SIGKILL")))
-    const file = `${Reloads.reloadsDir}/claude-alice.json`
-    const record = JSON.parse(Option.getOrThrow(yield* memory.service.readText(file)))
-    yield* memory.service.writeJson(file, {
-      ...record,
-      claim: { pid: stranger.pid, start: "another-boot:1", target: record.requested, at: record.updated_at }
-    })
-    expect(Option.getOrThrow(yield* reloads.claim(key))).toBe(record.requested)
-  }).pipe(Effect.scoped))
-
-it.effect("listing the owed records sets the owed-work gauges (city_reloads_owed, city_removals_owed)", () =>
-  Effect.gen(function*() {
-    const memory = memoryStateRoot()
-    const reloads = yield* Reloads.make.pipe(Effect.provideService(StateRoot, memory.service), Effect.provide(NodeFileSystem.layer))
-    const other = { ...key, runtime: `${key.runtime}x` }
-    yield* reloads.request([key, other], "register")
-    yield* reloads.requestRemoval(other)
-    yield* reloads.list
-    expect((yield* Metric.value(Observability.owedReloads)).value).toBe(2)
-    expect((yield* Metric.value(Observability.owedRemovals)).value).toBe(1)
-    const target = Option.getOrThrow(yield* reloads.claim(key))
-    yield* reloads.complete(key, target)
-    yield* reloads.list
-    expect((yield* Metric.value(Observability.owedReloads)).value).toBe(1)
   }))

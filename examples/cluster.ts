@@ -1,0 +1,12 @@
+/**
+ * The owed-reload store on SQL, over whichever `SqlClient` the application provides
+ * (docs/cluster.md, "What this part provides").
+ */
+// #region readme
+import { Effect } from "effect"
+import { Reloads, SqlReloads } from "effect-city/cluster"
+
+// Every endpoint's owed work, from the database of the SqlClient layer the caller provides
+// (with a FileSystem): the table is created on first use.
+export const owed = Effect.flatMap(Reloads, (reloads) => reloads.list).pipe(Effect.provide(SqlReloads.layer))
+// #endregion readme

@@ -1,0 +1,84 @@
+/**
+ * `effect-city/cluster` is an entry point that nothing else loads (docs/cluster.md, "What this
+ * part provides"): the import graph of the main entry point, the plugin and testing entry points,
+ * the CLI (its static imports and the handlers it loads with `import()`) and the demo reaches no
+ * `@effect/cluster`, `@effect/sql*`, `@effect/workflow` or `@effect/rpc` module; and every import
+ * of those packages under `src/` is in `src/services/cluster/`.
+ */
+import { expect, it } from "@effect/vitest"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const repo = fileURLToPath(new URL("../..", import.meta.url))
+const clusterPackages = /^@effect\/(cluster|sql|sql-[a-z0-9-]+|workflow|rpc)(\/|$)/
+
+/** What a file imports for its values: static imports and `import("…")`, not `import type`. */
+const imports = (file: string): { readonly files: Array<string>; readonly packages: Array<string> } => {
+  const text = readFileSync(file, "utf8")
+  const specifiers = [
+    ...[...text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1]!),
+    ...[...text.matchAll(/^import\s+"([^"]+)"/gm)].map((m) => m[1]!),
+    ...[...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1]!)
+  ]
+  const files: Array<string> = []
+  const packages: Array<string> = []
+  for (const specifier of specifiers) {
+    if (specifier.startsWith(".")) {
+      const target = resolve(dirname(file), specifier)
+      if (existsSync(target)) files.push(target)
+    } else {
+      packages.push(specifier)
+    }
+  }
+  return { files, packages }
+}
+
+/** Every package the graph from `entry` reaches, with the first file that imports it. */
+const packagesReached = (entry: string): Map<string, string> => {
+  const seen = new Set<string>()
+  const reached = new Map<string, string>()
+  const walk = (file: string) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    const found = imports(file)
+    for (const name of found.packages) if (!reached.has(name)) reached.set(name, relative(repo, file))
+    for (const next of found.files) walk(next)
+  }
+  walk(join(repo, entry))
+  return reached
+}
+
+const clusterReached = (entry: string) =>
+  [...packagesReached(entry)].filter(([name]) => clusterPackages.test(name)).map(([name, file]) => `${name} (from ${file})`)
+
+it.each([
+  "src/index.ts",
+  "src/plugin.ts",
+  "src/testing.ts",
+  "src/programs/binary.ts",
+  "src/programs/main.ts",
+  "src/programs/demoMain.ts"
+])("%s reaches no @effect/cluster, @effect/sql*, @effect/workflow or @effect/rpc module", (entry) => {
+  expect(clusterReached(entry)).toEqual([])
+})
+
+it("the walk finds them: src/cluster.ts reaches @effect/sql, and the CLI's graph includes its handlers", () => {
+  expect(clusterReached("src/cluster.ts")).toEqual(expect.arrayContaining([expect.stringMatching(/^@effect\/sql\//)]))
+  expect([...packagesReached("src/programs/binary.ts").keys()]).toEqual(expect.arrayContaining(["@effect/platform-node/NodeFileSystem"]))
+})
+
+it("every import of the cluster packages under src/ is in src/services/cluster/", () => {
+  const files = (dir: string): Array<string> =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name)
+      return statSync(path).isDirectory() ? files(path) : name.endsWith(".ts") ? [path] : []
+    })
+  const outside = files(join(repo, "src"))
+    .filter((file) => !relative(repo, file).startsWith("src/services/cluster/"))
+    .filter((file) =>
+      [...readFileSync(file, "utf8").matchAll(/from\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g)]
+        .some((m) => clusterPackages.test(m[1] ?? m[2]!)))
+    .map((file) => relative(repo, file))
+  expect(outside).toEqual([])
+})
