@@ -7,7 +7,8 @@
  *    `esm-only` profile: the package is ESM only on purpose (`"type": "module"`, no `require`
  *    condition), so the `node10` and `node16-cjs` resolutions are not targets.
  * 2. A fresh temporary project installs the tarball with the peer dependencies at the versions this
- *    checkout pins (from the npm cache: `--prefer-offline`, no audit, no fund).
+ *    checkout pins (from the npm cache: `--prefer-offline`, no audit, no fund), the optional ones
+ *    (the SQL drivers of `effect-city/cluster`) left out, as a user who needs none of them does.
  * 3. The consumer is `examples/library.ts` (it imports `effect-city`, as a user's copy does), plus
  *    a file that runs it. It is type-checked under `moduleResolution` `nodenext` with
  *    `skipLibCheck: false`, so our shipped `.d.ts` files are checked too (and emitted and run with
@@ -59,7 +60,7 @@ try {
   const packed = JSON.parse(step("npm pack", "npm", ["pack", "--json", "--pack-destination", work, ...npmFlags], repo))
   const tarball = join(work, packed[0].filename)
   const shipped = packed[0].files.map((f) => f.path)
-  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/city.cjs", "dist/city-plugin.mjs", "dist/city-worker.mjs", "schemas/capability-declaration.schema.json"]) {
+  for (const required of ["LICENSE", "dist/index.js", "dist/plugin.d.ts", "dist/cluster.d.ts", "dist/city.cjs", "dist/city-plugin.mjs", "dist/city-worker.mjs", "schemas/capability-declaration.schema.json"]) {
     if (!shipped.includes(required)) {
       console.error(`pack-check: FAILED: the tarball lacks ${required}`)
       process.exit(1)
@@ -71,11 +72,12 @@ try {
 
   // The consumer project: the tarball and the peers at our pinned versions.
   const pinned = (name) => `${name}@${pkg.devDependencies[name].replace(/^[~^]/, "")}`
+  const peers = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta?.[name]?.optional !== true)
   writeFileSync(join(work, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
   step("npm install (tarball + peers)", "npm", [
     "install",
     tarball,
-    ...Object.keys(pkg.peerDependencies).map(pinned),
+    ...peers.map(pinned),
     pinned("@types/node"),
     ...npmFlags
   ])
@@ -280,7 +282,7 @@ try {
     expectLoaded("the project install", step("plugins: city plugins list (project install)", "npx", ["--no-install", "city", "plugins", "list", "--json"], work, pluginEnv))
     const global = join(work, "global")
     step("npm install -g (tarball + peers, temporary prefix)", "npm", [
-      "install", "-g", "--prefix", global, tarball, ...Object.keys(pkg.peerDependencies).map(pinned), ...npmFlags
+      "install", "-g", "--prefix", global, tarball, ...peers.map(pinned), ...npmFlags
     ])
     expectLoaded("the global install", step("plugins: city plugins list (global install)", join(global, "bin", "city"), ["plugins", "list", "--json"], tmpdir(), pluginEnv))
   } finally {
