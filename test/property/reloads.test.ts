@@ -13,14 +13,15 @@
  * 500 runs. On failure fast-check prints `seed` and `path`; replay with
  * `CITY_PROP_SEED=<seed> CITY_PROP_PATH=<path> npx vitest run test/property/reloads.test.ts`.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
 import * as Metric from "effect/Metric"
 import * as Observability from "../../src/services/Observability.ts"
@@ -43,7 +44,7 @@ const replay = seed === undefined ? {} : { seed: Number(seed), ...(path === unde
 /**
  * One implementation of the store, fresh for each use, with a way to store an endpoint's record as
  * text behind the service's back, and the runs of the property (SQLite's durable writes cost about
- * four times the in-memory root's: fewer runs keep the suite in its budget).
+ * twice the in-memory root's: fewer runs keep the suite in its budget).
  */
 interface Store {
   readonly name: string
@@ -70,23 +71,31 @@ const files: Store = {
   })
 }
 
+// One SQLite database in a temp folder for the file (opening one and migrating it costs more than a
+// property run's commands): each use of the store starts from an empty table. The example test
+// (test/examples.test.ts) covers a fresh database.
+const sqliteScope = Effect.runSync(Scope.make())
+afterAll(() => Effect.runPromise(Scope.close(sqliteScope, Exit.void)))
+const sqliteContext = Effect.runSync(Effect.cached(
+  Effect.gen(function*() {
+    const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+    return yield* Layer.build(Layer.provideMerge(SqlReloads.layer, SqliteClient.layer({ filename: `${dir}/city.db` })))
+  }).pipe(Effect.provide(NodeFileSystem.layer), Scope.extend(sqliteScope), Effect.orDie)
+))
+
 const sqlite: Store = {
   name: "SQLite",
-  runs: 100,
+  runs: 200,
   make: Effect.gen(function*() {
-    const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-    const context = yield* Layer.build(
-      Layer.provideMerge(SqlReloads.layer, SqliteClient.layer({ filename: `${dir}/city.db` }))
-    )
-    const reloads = Reloads.Reloads.pipe(Effect.provide(context))
-    const sql = SqlClient.SqlClient.pipe(Effect.provide(context))
+    const context = yield* sqliteContext
+    const sql = yield* Effect.provide(SqlClient.SqlClient, context)
+    yield* sql`DELETE FROM ${sql(SqlReloads.table)}`
     const put = (key: Reloads.EndpointKey, text: string) =>
-      Effect.orDie(Effect.flatMap(sql, (sql) =>
-        sql`INSERT INTO ${sql(SqlReloads.table)} (runtime, personality, record)
+      Effect.orDie(sql`INSERT INTO ${sql(SqlReloads.table)} (runtime, personality, record)
           VALUES (${key.runtime}, ${key.personality}, ${text})
-          ON CONFLICT (runtime, personality) DO UPDATE SET record = excluded.record`))
-    return { reloads: yield* reloads, put }
-  }).pipe(Effect.provide(NodeFileSystem.layer), Effect.orDie)
+          ON CONFLICT (runtime, personality) DO UPDATE SET record = excluded.record`)
+    return { reloads: yield* Effect.provide(Reloads.Reloads, context), put }
+  }).pipe(Effect.orDie)
 }
 
 describe.each([files, sqlite])("the $name store", (store) => {
@@ -148,7 +157,7 @@ it.effect.prop(
       expect(drained).toBe(requested > applied ? 1 : 0)
       expect(Option.isNone(yield* reloads.get(key))).toBe(true)
     }).pipe(Effect.scoped),
-  // 500 runs (100 on SQLite) of up to 40 durable steps: seconds alone, much longer on a busy machine.
+  // 500 runs (200 on SQLite) of up to 40 durable steps: seconds alone, much longer on a busy machine.
   { timeout: 180_000, fastCheck: { numRuns: store.runs, ...replay } }
 )
 
