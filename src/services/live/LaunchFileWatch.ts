@@ -70,6 +70,10 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
   const users = new Map<string, Set<string>>()
   const dirty = new Set<string>()
   const refused = new Set<string>()
+  /** Watched paths whose watch ended or was refused: set up again at the next `set`. */
+  const lost = new Set<string>()
+  /** The list of the last `set`: given the same array again, only the lost watches are set up again. */
+  let previous: ReadonlyArray<readonly [EndpointRef, ReadonlyArray<Place>]> | undefined
 
   const mark = (identities: Iterable<string>) => {
     let any = false
@@ -112,6 +116,7 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
           }
         })
       ),
+      Effect.zipRight(Effect.sync(() => void lost.add(path))),
       Effect.zipRight(Effect.forEach([...(users.get(path) ?? [])], markFolder, { discard: true }))
     )
 
@@ -150,6 +155,7 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
         set.add(folder)
         users.set(path, set)
         refused.delete(path)
+        lost.delete(path)
         // A folder that moved is watched afresh: it may be a new one under the old name.
         yield* FiberMap.run(fibers, path, watchOf(path), { onlyIfMissing: !(moved && path === folder) })
       }
@@ -169,6 +175,11 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
 
   const set = (list: ReadonlyArray<readonly [EndpointRef, ReadonlyArray<Place>]>) =>
     Effect.gen(function*() {
+      // A watch that ended or was refused is tried again.
+      const retried = [...lost].flatMap((path) => [...(users.get(path) ?? [])].map((folder): Change => ({ _tag: "Placed", folder })))
+      lost.clear()
+      if (list === previous) return yield* Queue.offerAll(structure, retried)
+      previous = list
       const next = new Map<string, Map<string, (name: string) => boolean>>()
       endpoints.clear()
       for (const [ref, places] of list) {
@@ -183,12 +194,10 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
       const added = [...next.keys()].filter((folder) => !wanted.has(folder))
       wanted.clear()
       for (const [folder, own] of next) wanted.set(folder, own)
-      // A watch that ended or was refused is tried again.
-      const lost = yield* Effect.filter([...users.keys()], (path) => Effect.map(FiberMap.has(fibers, path), (has) => !has))
       yield* Queue.offerAll(structure, [
         ...gone.map((folder): Change => ({ _tag: "Released", folder })),
         ...added.map((folder): Change => ({ _tag: "Placed", folder })),
-        ...lost.flatMap((path) => [...(users.get(path) ?? [])].map((folder): Change => ({ _tag: "Placed", folder })))
+        ...retried
       ])
     })
 
