@@ -2,7 +2,7 @@
  * Turns a Schema `ParseError` into the field and the rule a person reads:
  * the first issue's path joined with dots (`provision.args`), and its message.
  *
- * The one formatter of a stored document's decode failure (docs/cli.md, "Printing"): every JSON
+ * The one formatter of a stored document's decode failure (docs/cli.md, "Stored records that cannot be read"): every JSON
  * file the project reads (owed-work records, endpoint records, fingerprint records, peers,
  * declarations, `host.json`, `plugins.json`, manifests) says `not valid JSON (<reason>)` for text
  * that is not JSON (`notJsonRule`) and the first Schema issue on one line otherwise, never the

@@ -31,7 +31,7 @@
  * is the reader's one-line rule (`isRefused` tells it from the root's own
  * failures). Listings use the platform `readDirectory`.
  *
- * A write replaces whatever is at its path (docs/cli.md, "Files and permissions"):
+ * A write replaces whatever is at its path (docs/cli.md, "Stored records that cannot be read"):
  * the rename replaces a file, a FIFO, a socket or a device without opening it; a
  * directory in the way is renamed aside to `<file>.invalid-<epoch ms>` (never
  * deleted: it may hold someone's files), then the document takes its place.
