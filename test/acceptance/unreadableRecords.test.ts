@@ -14,7 +14,12 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import { join } from "node:path"
-import { city, declaration, json, provisioner, seedPeer, unreadable, world, writeJson } from "./cityCli.ts"
+import * as Deferred from "effect/Deferred"
+import * as Option from "effect/Option"
+import { execFileSync } from "node:child_process"
+import { eventually } from "../fixtures.ts"
+import { startDaemon } from "../live/daemonProcess.ts"
+import { city, declaration, json, provisioner, seedOwedReload, seedPeer, unreadable, world, writeJson } from "./cityCli.ts"
 
 /** Every `invalid` entry of a `--json` document. */
 const invalidOf = (document: Record<string, unknown>) =>
@@ -112,4 +117,23 @@ describe("records that cannot be read", () => {
         oneLine(rule)
       }
     }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+
+  it.scopedLive("the real `city daemon` goes on past a FIFO record: it replaces it, owing the reload again, and logs that once", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const w = yield* world
+      yield* seedPeer(w.root, "alice", w.work, ["claude"])
+      yield* seedPeer(w.root, "bob", w.work, ["claude"])
+      yield* seedOwedReload(w.root, "bob", "claude", { requested: 1, applied: 0 })
+      const reloads = join(w.root, "state", "reloads")
+      const bad = join(reloads, "claude-alice.json")
+      execFileSync("mkfifo", [bad])
+      const daemon = yield* startDaemon(w.root, w.base, "daemon")
+      // Both endpoints are asleep (nothing hosts them): the owed reloads settle, and the records go.
+      yield* eventually(Effect.map(fs.readDirectory(reloads), (left) => left.length === 0), 60_000)
+      expect(Option.isNone(yield* Deferred.poll(daemon.exited))).toBe(true)
+      const log = yield* fs.readFileString(daemon.log)
+      expect(log.split("\n").filter((l) => l.includes(`owed-work record ${bad} is invalid`))).toHaveLength(1)
+      expect(log).toContain("replaced; the reload it may have stood for is owed again")
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 })
