@@ -9,8 +9,12 @@
  * item per bad entry (docs/capability-plugin-lifecycle.md, "Declaration": "an
  * invalid file found on disk is reported loudly and never skipped silently"):
  * bad JSON, a broken rule, a stem that differs from the name inside, an entry
- * that is not `<name>.json`, a file that cannot be read. Temp files of an
- * interrupted atomic write (`*.tmp`) are ours and are not reported; a file
+ * that is not `<name>.json`, a file that cannot be read (the one reader refuses
+ * it: not UTF-8, over its cap, a FIFO, a directory). `read` gives the same invalid
+ * item for a file it cannot read, so one bad document is a fact about that
+ * document, never a failure of its folder or of the verb. Temp files of an
+ * interrupted atomic write (`*.tmp`) and entries set aside by a write
+ * (`*.invalid-<time>`, StateRoot.ts) are ours and are not reported; a file
  * deleted between the listing and the read is simply gone.
  *
  * The Schema is the only judge of a document. A sweep reads the same small
@@ -39,7 +43,7 @@ import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
 import type * as TextFile from "../files/TextFile.ts"
-import { StateRoot } from "./StateRoot.ts"
+import { isRefused, isSetAside, refusedRule, StateRoot } from "./StateRoot.ts"
 
 /**
  * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.
@@ -231,8 +235,14 @@ export const make = <A, I, E>(
         return found
       })
 
+    /** A file the reader refused, as the store's invalid item: the document, not the folder, is bad. */
+    const refused = (at: string) => (e: StateError) =>
+      Either.left(options.invalid(state.resolve(at), "", refusedRule(e)))
+
     const read = (name: string): Effect.Effect<Option.Option<A>, E | StateError> =>
-      Effect.flatMap(load(relative(name), name), (found) =>
+      Effect.flatMap(
+        Effect.catchIf(load(relative(name), name), isRefused, (e) => Effect.succeed(Option.some(refused(relative(name))(e)))),
+        (found) =>
         Option.match(found, {
           onNone: () => Effect.succeed(Option.none()),
           onSome: Either.match({ onLeft: Effect.fail, onRight: (a) => Effect.succeed(Option.some(a)) })
@@ -272,7 +282,7 @@ export const make = <A, I, E>(
       const entries = yield* state.list(options.dir)
       const looked = yield* Effect.forEach(entries, (entry): Effect.Effect<Looked> => {
         const at = `${options.dir}/${entry}`
-        if (entry.endsWith(".tmp")) return Effect.succeed({ found: Option.none(), note: nothingToNote })
+        if (entry.endsWith(".tmp") || isSetAside(entry)) return Effect.succeed({ found: Option.none(), note: nothingToNote })
         const stem = entry.slice(0, -5)
         if (!entry.endsWith(".json") || !options.isStem(stem)) {
           return Effect.succeed({
@@ -281,12 +291,7 @@ export const make = <A, I, E>(
           })
         }
         return look(at, stem).pipe(
-          Effect.catchAll((e) =>
-            Effect.succeed({
-              found: Option.some(Either.left(options.invalid(state.resolve(at), "", `cannot be read (${e.detail})`))),
-              note: nothingToNote
-            })
-          )
+          Effect.catchAll((e) => Effect.succeed({ found: Option.some(refused(at)(e)), note: nothingToNote }))
         )
       }, { concurrency: listConcurrency })
       for (const { note } of looked) note()

@@ -29,6 +29,14 @@
  *   process's business (the Applier serializes work per endpoint in memory);
  * - asleep/stopped endpoints owe nothing: `settle` marks every request applied (their next launch
  *   reads the current surfaces) but keeps an owed removal.
+ * - a record that cannot be read or decoded (not UTF-8, over the cap, a FIFO, a directory, bad
+ *   JSON, a broken rule) is a fact about that record, never a failure of the folder: `scan`
+ *   reports it (file, field, rule on one line, by the formatter of every stored document,
+ *   `schema/ParseIssue.ts`) beside the valid ones, and `get` fails with it. The next change of
+ *   that endpoint's record (`recover`, which the daemon calls, or any request, claim or settle)
+ *   replaces it with a record that owes a reload again (the one it stood for cannot be known, so
+ *   it is owed rather than lost) and logs that once: the atomic write renames over it, and a
+ *   directory in its place is set aside first (`StateRoot.ts`).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -41,13 +49,14 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import { type RootLockBusy, type RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
+import { documentIssue, fieldRuleLine } from "../../schema/ParseIssue.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import { recordOwed } from "../internal/owedGauges.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { isRefused, refusedRule, StateRoot } from "../capabilities/StateRoot.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
 import { layout } from "../city/CityRoot.ts"
 
@@ -153,6 +162,53 @@ export const transitions = {
 type Errors = StateError | RootLockBusy | RootNotFound
 
 /**
+ * An owed-work record file that cannot be read or decoded.
+ * @since 0.1.0
+ * @category models
+ */
+export interface InvalidOwedRecord {
+  /** The absolute path of the file. */
+  readonly file: string
+  /** Its stem, `<runtime>-<personality>`: the endpoint(s) it may belong to. */
+  readonly identity: string
+  /** The field that breaks a rule; empty when the file as a whole is unusable. */
+  readonly field: string
+  /** The rule, on one line. */
+  readonly rule: string
+}
+
+/**
+ * What one look at the folder found: the valid records and the invalid files.
+ * @since 0.1.0
+ * @category models
+ */
+export interface OwedScan {
+  /** The records that decoded, in file-name order. */
+  readonly valid: ReadonlyArray<OwedRecord>
+  /** One entry per file that did not. */
+  readonly invalid: ReadonlyArray<InvalidOwedRecord>
+}
+
+/**
+ * The endpoints whose identity is `identity` (`<runtime>-<personality>`; both names may hold a
+ * `-`, so one identity can name several endpoints), as keys to look up.
+ * @since 0.1.0
+ * @category utils
+ */
+export const keysOfIdentity = (identity: string): ReadonlyArray<EndpointKey> =>
+  [...identity].flatMap((char, i) =>
+    char === "-" && i > 0 && i < identity.length - 1
+      ? [{ runtime: identity.slice(0, i), personality: identity.slice(i + 1) }]
+      : []
+  )
+
+/** What reading one record file found. */
+type Loaded =
+  | { readonly _tag: "Absent" }
+  | { readonly _tag: "Valid"; readonly record: OwedRecord }
+  | { readonly _tag: "Invalid"; readonly invalid: InvalidOwedRecord }
+
+/**
  * The durable owed-work store.
  * @since 0.1.0
  * @category tags
@@ -181,11 +237,19 @@ export class Reloads extends Context.Tag("effect-city/Reloads")<
     readonly settle: (key: EndpointKey) => Effect.Effect<void, Errors>
     /** The owed removal is done: the record goes. */
     readonly completeRemoval: (key: EndpointKey) => Effect.Effect<void, Errors>
+    /**
+     * Replaces the endpoint's record if it cannot be read or decoded, with one that owes a reload
+     * again (logged); `true` if it did. A valid or absent record is left as it is.
+     */
+    readonly recover: (key: EndpointKey) => Effect.Effect<boolean, Errors>
+    /** The endpoint's record; `None` when there is none. Fails for a record that is invalid. */
     readonly get: (key: EndpointKey) => Effect.Effect<Option.Option<OwedRecord>, StateError>
-    /** Every record of owed work (unreadable files are skipped here and reported by `invalid`). */
+    /** Every record of owed work (invalid files are left out here and reported by `scan`). */
     readonly list: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
+    /** Every record, valid or not, one read each: the valid ones and the invalid files. */
+    readonly scan: Effect.Effect<OwedScan, StateError>
     /** Record files that cannot be read or decoded, with the reason. */
-    readonly invalid: Effect.Effect<ReadonlyArray<{ readonly file: string; readonly rule: string }>, StateError>
+    readonly invalid: Effect.Effect<ReadonlyArray<InvalidOwedRecord>, StateError>
   }
 >() {}
 
@@ -207,12 +271,60 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
   const file = (key: EndpointKey) => `${reloadsDir}/${identityOf(key.runtime, key.personality)}.json`
   const now = Effect.map(DateTime.now, DateTime.formatIso)
 
-  const read = (key: EndpointKey) =>
-    Effect.map(state.readText(file(key)), (text) =>
-      Option.flatMap(text, (t) => Either.getRight(decode(t))))
+  /** One record file, by its entry name: absent, valid, or invalid with its one-line reason. */
+  const load = (name: string): Effect.Effect<Loaded, StateError> => {
+    const at = `${reloadsDir}/${name}`
+    const invalid = ({ field, rule }: { readonly field: string; readonly rule: string }): Loaded => ({
+      _tag: "Invalid",
+      invalid: { file: state.resolve(at), identity: name.slice(0, -".json".length), field, rule }
+    })
+    return state.readText(at).pipe(
+      Effect.map((text): Loaded =>
+        Option.match(text, {
+          onNone: () => ({ _tag: "Absent" }),
+          onSome: (t) =>
+            Either.match(decode(t), {
+              onLeft: (error) => invalid(documentIssue(error)),
+              onRight: (record): Loaded => ({ _tag: "Valid", record })
+            })
+        })
+      ),
+      Effect.catchIf(isRefused, (e) => Effect.succeed(invalid({ field: "", rule: refusedRule(e) })))
+    )
+  }
+  const nameOf = (key: EndpointKey) => `${identityOf(key.runtime, key.personality)}.json`
+
+  const read = (key: EndpointKey): Effect.Effect<Option.Option<OwedRecord>, StateError> =>
+    Effect.flatMap(load(nameOf(key)), (loaded) =>
+      loaded._tag === "Absent"
+        ? Effect.succeed(Option.none())
+        : loaded._tag === "Valid"
+        ? Effect.succeed(Option.some(loaded.record))
+        : Effect.fail(
+          new StateError({ operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) })
+        ))
 
   const write = (key: EndpointKey, record: OwedRecord) =>
     owesWork(record) || record.claim !== undefined ? state.writeJson(file(key), record) : state.remove(file(key))
+
+  /**
+   * The record to change, the root lock held: an invalid one is replaced at once by one that owes
+   * a reload again (so nothing below removes what is in its place), and that is logged.
+   */
+  const current = (key: EndpointKey, at: string): Effect.Effect<readonly [OwedRecord, boolean], StateError> =>
+    Effect.flatMap(load(nameOf(key)), (loaded): Effect.Effect<readonly [OwedRecord, boolean], StateError> => {
+      if (loaded._tag === "Absent") return Effect.succeed([transitions.empty(key, at), false] as const)
+      if (loaded._tag === "Valid") return Effect.succeed([loaded.record, false] as const)
+      const reason = `owed again: its record could not be read (${fieldRuleLine(loaded.invalid)})`
+      const again = transitions.request(transitions.empty(key, at), reason, at)
+      return write(key, again).pipe(
+        Effect.zipRight(Effect.logWarning(
+          `owed-work record ${loaded.invalid.file} is invalid (${fieldRuleLine(loaded.invalid)}): ` +
+            "replaced; the reload it may have stood for is owed again"
+        ).pipe(Effect.annotateLogs({ endpoint: identityOf(key.runtime, key.personality) }))),
+        Effect.as([again, true] as const satisfies readonly [OwedRecord, boolean])
+      )
+    })
 
   /** Read-modify-write of one record under the root lock; `change` returns `None` for "no write". */
   const updateWith = <A>(
@@ -222,8 +334,8 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
     mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
       yield* state.lock
       const at = yield* DateTime.now
-      const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, DateTime.formatIso(at)))
-      const [next, result] = yield* change(current, at)
+      const [record] = yield* current(key, DateTime.formatIso(at))
+      const [next, result] = yield* change(record, at)
       if (Option.isSome(next)) yield* write(key, next.value)
       return result
     })))
@@ -237,8 +349,8 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
       const at = yield* now
       return yield* Effect.forEach(keys, (key) =>
         Effect.gen(function*() {
-          const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, at))
-          const next = transitions.request(current, reason, at, capability)
+          const [record] = yield* current(key, at)
+          const next = transitions.request(record, reason, at, capability)
           yield* write(key, next)
           return next
         }))
@@ -285,6 +397,13 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
   const settle = (key: EndpointKey) =>
     update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
 
+  const recover = (key: EndpointKey) =>
+    mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
+      yield* state.lock
+      const [, replaced] = yield* current(key, yield* now)
+      return replaced
+    })))
+
   const completeRemoval = (key: EndpointKey) =>
     mutex.withPermits(1)(Effect.scoped(Effect.zipRight(state.lock, state.remove(file(key)))))
 
@@ -292,26 +411,20 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
 
   // Every listing (the daemon lists at each pass) sets the owed-work gauges from the files, so they
   // hold across processes: a CLI verb owes, the daemon applies.
-  const list = Effect.flatMap(entries, (names) =>
-    Effect.tap(Effect.map(
-      Effect.forEach(names, (name) =>
-        Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
-          Option.flatMap(text, (t) => Either.getRight(decode(t))))),
-      (records) => records.flatMap((r) => Option.isSome(r) ? [r.value] : [])
-    ), (records) => recordOwed(records)))
-
-  const invalid = Effect.flatMap(entries, (names) =>
+  const scan = Effect.tap(
     Effect.map(
-      Effect.forEach(names, (name) =>
-        Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
-          Option.flatMap(text, (t) => {
-            const decoded = decode(t)
-            return Either.isLeft(decoded)
-              ? Option.some({ file: state.resolve(`${reloadsDir}/${name}`), rule: decoded.left.message })
-              : Option.none()
-          }))),
-      (found) => found.flatMap((f) => Option.isSome(f) ? [f.value] : [])
-    ))
+      Effect.flatMap(entries, (names) => Effect.forEach(names, load)),
+      (found): OwedScan => ({
+        valid: found.flatMap((f) => f._tag === "Valid" ? [f.record] : []),
+        invalid: found.flatMap((f) => f._tag === "Invalid" ? [f.invalid] : [])
+      })
+    ),
+    (found) => recordOwed(found.valid)
+  )
+
+  const list = Effect.map(scan, (found) => found.valid)
+
+  const invalid = Effect.map(scan, (found) => found.invalid)
 
   return Reloads.of({
     request,
@@ -321,8 +434,10 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
     release,
     settle,
     completeRemoval,
+    recover,
     get: read,
     list,
+    scan,
     invalid
   })
 })
