@@ -8,20 +8,20 @@
  * name: a folder deleted and created again, or replaced by a rename, is watched afresh (the old
  * watch sees nothing of the new folder) and its endpoints are marked. A folder that does not exist
  * yet is waited for at its nearest existing ancestor. An event is a signal only: what changed is
- * settled by the fingerprints, never by the event's kind. What watching misses (a network file
- * system, a file system that cannot watch, such as the in-memory one, a watch the system refuses
- * when its inotify limit is reached) is left to the poll, the slow safety net; a watch that cannot be
- * set up is logged once and tried again at the next `set`.
+ * settled by the fingerprints, never by the event's kind. A watch is Node's `fs.watch`, armed
+ * before the check that follows it (see `arm`); folders are looked at through the platform
+ * `FileSystem`. What watching misses (a network file system, a watch the system refuses when its
+ * inotify limit is reached) is left to the poll, the slow safety net; a watch that cannot be set
+ * up is logged once and tried again at the next `set`.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import { basename, dirname, sep } from "node:path"
+import { type FSWatcher, watch } from "node:fs"
+import { dirname, sep } from "node:path"
 import type { EndpointRef } from "./EndpointHost.ts"
 import type { Place } from "./LaunchFiles.ts"
 
@@ -86,15 +86,15 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
   }
   const markFolder = (folder: string) => mark(wanted.get(folder)?.keys() ?? [])
 
-  /** An event in a watched path, naming `name` in it. */
-  const onEvent = (path: string, name: string) =>
+  /** An event in a watched path, naming `name` in it (`undefined`: any name). */
+  const onEvent = (path: string, name: string | undefined) =>
     Effect.suspend(() => {
       const touched: Array<string> = []
       const moved: Array<string> = []
       for (const folder of users.get(path) ?? []) {
         if (folder === path) {
-          for (const [identity, matches] of wanted.get(folder) ?? []) if (matches(name)) touched.push(identity)
-        } else if (nextBelow(path, folder) === name) {
+          for (const [identity, matches] of wanted.get(folder) ?? []) if (name === undefined || matches(name)) touched.push(identity)
+        } else if (name === undefined || nextBelow(path, folder) === name) {
           moved.push(folder)
         }
       }
@@ -104,21 +104,41 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
       )
     })
 
-  /** The watch of one path: events until interrupted; a watch that ends or fails marks its folders and is logged once. */
-  const watchOf = (path: string) =>
-    fs.watch(path).pipe(
-      Stream.runForEach((event) => onEvent(path, basename(event.path))),
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
-          if (!refused.has(path)) {
-            refused.add(path)
-            yield* Effect.logDebug(`launch-read files not watched, left to the poll: ${path}: ${Cause.squash(cause)}`)
-          }
-        })
-      ),
-      Effect.zipRight(Effect.sync(() => void lost.add(path))),
-      Effect.zipRight(Effect.forEach([...(users.get(path) ?? [])], markFolder, { discard: true }))
-    )
+  /** A watch's events: a name in the watched folder, `undefined` when the system gave none, or its failure. */
+  type Event = { readonly name: string | undefined } | { readonly error: unknown }
+
+  const refuse = (path: string, cause: unknown) =>
+    Effect.gen(function*() {
+      lost.add(path)
+      if (!refused.has(path)) {
+        refused.add(path)
+        yield* Effect.logDebug(`launch-read files not watched, left to the poll: ${path}: ${String(cause)}`)
+      }
+      yield* Effect.forEach([...(users.get(path) ?? [])], markFolder, { discard: true })
+    })
+
+  /**
+   * Arms a watch on `path` now. Node's `fs.watch` has set the watch up when it returns; the
+   * platform's `FileSystem.watch` sets it up inside its stream, with no sign of when, so a change
+   * made between the check that follows a placement and the arming would be lost.
+   */
+  const arm = (path: string) =>
+    Effect.flatMap(Queue.unbounded<Event>(), (events) =>
+      Effect.try(() => {
+        // unsafe: Node calls back outside any fiber; an unbounded queue's offer never suspends.
+        const watcher = watch(path, (_, name) => void Queue.unsafeOffer(events, { name: name ?? undefined }))
+        // unsafe: as above, for the watcher's failure.
+        watcher.on("error", (error) => void Queue.unsafeOffer(events, { error }))
+        return { watcher, events }
+      }))
+
+  /** The events of an armed watch until interrupted (the watch is closed then); a failed watch marks its folders, is logged once, and is set up again at the next `set`. */
+  const consume = (path: string, armed: { readonly watcher: FSWatcher; readonly events: Queue.Queue<Event> }) =>
+    Effect.forever(Effect.flatMap(Queue.take(armed.events), (event) =>
+      "error" in event ? Effect.fail(event.error) : onEvent(path, event.name))).pipe(
+        Effect.ensuring(Effect.sync(() => armed.watcher.close())),
+        Effect.catchAll((error) => refuse(path, error))
+      )
 
   const isFolder = (path: string) =>
     Effect.map(Effect.either(fs.stat(path)), (info) => info._tag === "Right" && info.right.type === "Directory")
@@ -156,8 +176,13 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
         users.set(path, set)
         refused.delete(path)
         lost.delete(path)
-        // A folder that moved is watched afresh: it may be a new one under the old name.
-        yield* FiberMap.run(fibers, path, watchOf(path), { onlyIfMissing: !(moved && path === folder) })
+        // A folder that moved is watched afresh: it may be a new one under the old name. The watch
+        // is armed before the folder's endpoints are marked below, so nothing falls between.
+        if (moved && path === folder || !(yield* FiberMap.has(fibers, path))) {
+          const armed = yield* Effect.either(arm(path))
+          if (armed._tag === "Left") yield* refuse(path, armed.left.error)
+          else yield* FiberMap.run(fibers, path, consume(path, armed.right))
+        }
       }
       yield* unwatch(folder, before.filter((path) => !paths.includes(path)))
       yield* markFolder(folder)
