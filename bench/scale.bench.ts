@@ -26,7 +26,8 @@
  * For profiling: `CITY_BENCH_CPU_PROF=<folder>` starts the large daemon with `--cpu-prof` into that
  * folder and stops it right after the idle window (the profile's last `CITY_BENCH_IDLE_S` seconds
  * are the idle ones; bench/profile-tail.mjs summarizes them); `CITY_BENCH_BASELINE=0` skips the
- * baseline daemon. Neither is for the figures.
+ * baseline daemon; `CITY_BENCH_NODE_ARGS` (with `CITY_BENCH_CPU_PROF`) adds Node options to the
+ * large daemon's, e.g. `--require <preload>` to count calls. None of them is for the figures.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -42,6 +43,7 @@ const peers = Number(process.env["CITY_BENCH_PEERS"] ?? 5_000)
 const baselinePeers = 50
 const idleS = Number(process.env["CITY_BENCH_IDLE_S"] ?? 60)
 const cpuProf = process.env["CITY_BENCH_CPU_PROF"]
+const nodeArgs = (process.env["CITY_BENCH_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
 const runBaseline = process.env["CITY_BENCH_BASELINE"] !== "0"
 const edits = 15
 const gets = 20
@@ -129,7 +131,7 @@ const startDaemon = (root: string, args: ReadonlyArray<string>, profileDir?: str
     delete env["NODE_EXTRA_CA_CERTS"]
     delete env["CITY_PRIVATE_DIR"]
     const started = performance.now()
-    const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+    const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, ...nodeArgs]
     const child = spawn(process.execPath, [...profile, binary, "daemon", "--http", "127.0.0.1:0", ...args], {
       env,
       stdio: ["ignore", "pipe", "pipe"]
