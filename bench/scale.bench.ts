@@ -22,6 +22,12 @@
  * the idle CPU of the 3 s poll at 100 endpoints. Start and RSS are reported.
  *
  *   node --import tsx bench/scale.bench.ts        (CITY_BENCH_PEERS=5000, CITY_BENCH_IDLE_S=60)
+ *
+ * For profiling: `CITY_BENCH_CPU_PROF=<folder>` starts the large daemon with `--cpu-prof` into that
+ * folder and stops it right after the idle window (the profile's last `CITY_BENCH_IDLE_S` seconds
+ * are the idle ones; bench/profile-tail.mjs summarizes them); `CITY_BENCH_BASELINE=0` skips the
+ * baseline daemon; `CITY_BENCH_NODE_ARGS` (with `CITY_BENCH_CPU_PROF`) adds Node options to the
+ * large daemon's, e.g. `--require <preload>` to count calls. None of them is for the figures.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -36,6 +42,9 @@ import { finish, goal, medianOf } from "./harness.ts"
 const peers = Number(process.env["CITY_BENCH_PEERS"] ?? 5_000)
 const baselinePeers = 50
 const idleS = Number(process.env["CITY_BENCH_IDLE_S"] ?? 60)
+const cpuProf = process.env["CITY_BENCH_CPU_PROF"]
+const nodeArgs = (process.env["CITY_BENCH_NODE_ARGS"] ?? "").split(" ").filter((a) => a !== "")
+const runBaseline = process.env["CITY_BENCH_BASELINE"] !== "0"
 const edits = 15
 const gets = 20
 const binary = join(dirname(fileURLToPath(import.meta.url)), "..", "bin", "city.mjs")
@@ -116,13 +125,14 @@ interface Daemon {
   readonly surfaces: () => number
 }
 
-const startDaemon = (root: string, args: ReadonlyArray<string>) =>
+const startDaemon = (root: string, args: ReadonlyArray<string>, profileDir?: string) =>
   new Promise<Daemon>((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CITY_ROOT: root }
     delete env["NODE_EXTRA_CA_CERTS"]
     delete env["CITY_PRIVATE_DIR"]
     const started = performance.now()
-    const child = spawn(process.execPath, [binary, "daemon", "--http", "127.0.0.1:0", ...args], {
+    const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, ...nodeArgs]
+    const child = spawn(process.execPath, [...profile, binary, "daemon", "--http", "127.0.0.1:0", ...args], {
       env,
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -254,12 +264,17 @@ const main = async () => {
     const smallBase = mkdtempSync(join(tmpdir(), "city-scale-bench-"))
     bases.push(smallBase)
     const small = buildRoot(smallBase, baselinePeers)
-    const baseline = await startDaemon(small.root, ["--fingerprint-poll-ms", "3000"])
-    daemons.push(baseline)
-    await settle(baseline.pid)
-    const baselineCpu = await idleCpu(baseline.pid)
-    console.error(`(progress) baseline idle CPU ${baselineCpu.toFixed(2)} %`)
-    await baseline.stop()
+    let baselineCpu = Number.NaN
+    let baselineReadyMs = Number.NaN
+    if (runBaseline) {
+      const baseline = await startDaemon(small.root, ["--fingerprint-poll-ms", "3000"])
+      daemons.push(baseline)
+      await settle(baseline.pid)
+      baselineCpu = await idleCpu(baseline.pid)
+      baselineReadyMs = baseline.readyMs
+      console.error(`(progress) baseline idle CPU ${baselineCpu.toFixed(2)} %`)
+      await baseline.stop()
+    }
 
     const base = mkdtempSync(join(tmpdir(), "city-scale-bench-"))
     bases.push(base)
@@ -267,13 +282,18 @@ const main = async () => {
     const big = buildRoot(base, peers)
     const buildS = (performance.now() - t0) / 1000
     const endpoints = peers * 2
-    const daemon = await startDaemon(big.root, [])
+    const daemon = await startDaemon(big.root, [], cpuProf)
     daemons.push(daemon)
     const settledS = await settle(daemon.pid)
     if (daemon.surfaces() > 0) throw new Error(`nothing was edited, yet the daemon logged ${daemon.surfaces()} "surfaces changed" lines:\n${daemon.tail()}`)
     const rss = rssMiB(daemon.pid)
     console.error(`(progress) ready ${daemon.readyMs.toFixed(0)} ms, settled ${settledS.toFixed(0)} s, RSS ${rss.toFixed(0)} MiB`)
     const cpu = await idleCpu(daemon.pid)
+    if (cpuProf !== undefined) {
+      console.error(`(progress) idle CPU ${cpu.toFixed(2)} %; profile written to ${cpuProf}`)
+      await daemon.stop()
+      return
+    }
     const api = await statusLatency(daemon.url)
     console.error(`(progress) idle CPU ${cpu.toFixed(2)} %, GET /api/status ${api.toFixed(1)} ms`)
     const latency = await writeToOwed(daemon, big.cwdOf(Math.floor(peers / 2)), `claude-p${String(Math.floor(peers / 2)).padStart(5, "0")}`)
@@ -292,7 +312,7 @@ const main = async () => {
         `bare fs.watch callback median ${latency.bare.toFixed(2)} ms, min ${latency.bareMin.toFixed(2)} ms`
     )
     console.log(
-      `baseline: ${baselinePeers * 2} endpoints, --fingerprint-poll-ms 3000: start to ready ${baseline.readyMs.toFixed(0)} ms, ` +
+      `baseline: ${baselinePeers * 2} endpoints, --fingerprint-poll-ms 3000: start to ready ${baselineReadyMs.toFixed(0)} ms, ` +
         `idle CPU over ${idleS} s ${baselineCpu.toFixed(2)} % of a core`
     )
     goal(

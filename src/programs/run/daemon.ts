@@ -150,7 +150,7 @@ export const run = (
     yield* page.serve(http.value, Duration.decode(interval), () => {
       const busy = inbox.busy()
       return { count: hosted.size, busy: [...hosted.keys()].filter((identity) => busy.has(identity)).length }
-    })
+    }, fingerprintPoll)
   }
   yield* launchAll
   yield* applier.start(interval)

@@ -24,8 +24,11 @@
  * file reader): an unchanged file is neither read nor decoded again, and any
  * rewrite changes one of them (an atomic write is a new inode). A document the
  * store itself writes or removes is forgotten at once. The memory is bounded
- * (`rememberedDocuments` per store, the oldest forgotten first); a file whose
- * stat has no inode or no mtime is never remembered.
+ * by the folder: it holds as many documents as the last `list` found entries
+ * (at least `rememberedDocuments`), the oldest forgotten first. A fixed bound
+ * below the folder's size would forget, at every `list`, the documents the
+ * next `list` reads first (a daemon of 5,000 peers re-read ~900 of them at
+ * every poll). A file whose stat has no inode or no mtime is never remembered.
  *
  * A store is a value built on the `StateRoot` service (it is generic in its
  * Schema, so it is not a service itself); `Capabilities`, `Peers` and
@@ -152,7 +155,8 @@ export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
 }
 
 /**
- * How many decoded documents one store remembers (see the module comment).
+ * How many decoded documents one store remembers at least; a folder whose last `list` found more
+ * entries raises the bound to their number (see the module comment).
  * @since 0.1.0
  * @category constants
  */
@@ -187,12 +191,14 @@ export const make = <A, I, E>(
     const decode = decoder(options)
     const encode = Schema.encode(Schema.parseJson(options.schema, { space: 2 }))
     const memo = new Map<string, Remembered<A, E>>()
+    /** The memory's bound: the entries of the folder's last `list`, at least `rememberedDocuments`. */
+    let capacity = rememberedDocuments
 
     const remember = (at: string, entry: Remembered<A, E>) => {
       memo.delete(at)
-      if (memo.size >= rememberedDocuments) {
-        const oldest = memo.keys().next()
-        if (oldest.done !== true) memo.delete(oldest.value)
+      for (const oldest of memo.keys()) {
+        if (memo.size < capacity) break
+        memo.delete(oldest)
       }
       memo.set(at, entry)
     }
@@ -280,6 +286,7 @@ export const make = <A, I, E>(
     // memory learns from them in name order afterwards.
     const list = Effect.gen(function*() {
       const entries = yield* state.list(options.dir)
+      capacity = Math.max(rememberedDocuments, entries.length)
       const looked = yield* Effect.forEach(entries, (entry): Effect.Effect<Looked> => {
         const at = `${options.dir}/${entry}`
         if (entry.endsWith(".tmp") || isSetAside(entry)) return Effect.succeed({ found: Option.none(), note: nothingToNote })
