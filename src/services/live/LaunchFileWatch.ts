@@ -20,9 +20,10 @@ import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import { type FSWatcher, watch } from "node:fs"
 import { dirname, sep } from "node:path"
 import type { EndpointRef } from "./EndpointHost.ts"
+import * as FolderWatch from "./internal/folderWatch.ts"
+import { makeMarks } from "./internal/marks.ts"
 import type { Place } from "./LaunchFiles.ts"
 
 /**
@@ -58,32 +59,22 @@ const nextBelow = (parent: string, folder: string): string => {
 export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem | Scope.Scope> = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const fibers = yield* FiberMap.make<string>()
-  const marked = yield* Queue.dropping<void>(1)
   /** Changes to what is watched, applied one at a time by one fiber. */
   const structure = yield* Queue.unbounded<Change>()
   const endpoints = new Map<string, EndpointRef>()
+  const { mark, take } = yield* makeMarks(endpoints)
   /** Wanted folder → the endpoints with launch-read files there, and which names are theirs. */
   const wanted = new Map<string, Map<string, (name: string) => boolean>>()
   /** Wanted folder → the paths watched for it: its anchor (itself, or its nearest existing ancestor) and the anchor's parent. */
   const watchedFor = new Map<string, ReadonlyArray<string>>()
   /** Watched path → the wanted folders that watch it. */
   const users = new Map<string, Set<string>>()
-  const dirty = new Set<string>()
   const refused = new Set<string>()
   /** Watched paths whose watch ended or was refused: set up again at the next `set`. */
   const lost = new Set<string>()
   /** The list of the last `set`: given the same array again, only the lost watches are set up again. */
   let previous: ReadonlyArray<readonly [EndpointRef, ReadonlyArray<Place>]> | undefined
 
-  const mark = (identities: Iterable<string>) => {
-    let any = false
-    for (const identity of identities) {
-      if (!endpoints.has(identity)) continue
-      dirty.add(identity)
-      any = true
-    }
-    return any ? Queue.offer(marked, undefined) : Effect.void
-  }
   const markFolder = (folder: string) => mark(wanted.get(folder)?.keys() ?? [])
 
   /** An event in a watched path, naming `name` in it (`undefined`: any name). */
@@ -104,9 +95,6 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
       )
     })
 
-  /** A watch's events: a name in the watched folder, `undefined` when the system gave none, or its failure. */
-  type Event = { readonly name: string | undefined } | { readonly error: unknown }
-
   const refuse = (path: string, cause: unknown) =>
     Effect.gen(function*() {
       lost.add(path)
@@ -117,34 +105,11 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
       yield* Effect.forEach([...(users.get(path) ?? [])], markFolder, { discard: true })
     })
 
-  /**
-   * Arms a watch on `path` now. Node's `fs.watch` has set the watch up when it returns; the
-   * platform's `FileSystem.watch` sets it up inside its stream, with no sign of when, so a change
-   * made between the check that follows a placement and the arming would be lost.
-   */
-  const arm = (path: string) =>
-    Effect.flatMap(Queue.unbounded<Event>(), (events) =>
-      Effect.try(() => {
-        // unsafe: Node calls back outside any fiber; an unbounded queue's offer never suspends.
-        const watcher = watch(path, (_, name) => void Queue.unsafeOffer(events, { name: name ?? undefined }))
-        // unsafe: as above, for the watcher's failure.
-        watcher.on("error", (error) => void Queue.unsafeOffer(events, { error }))
-        return { watcher, events }
-      }))
+  /** The events of an armed watch until interrupted; a failed watch marks its folders, is logged once, and is set up again at the next `set`. */
+  const consume = (path: string, armed: FolderWatch.Armed) =>
+    Effect.catchAll(FolderWatch.run(armed, (name) => onEvent(path, name)), (error) => refuse(path, error))
 
-  /** The events of an armed watch until interrupted (the watch is closed then); a failed watch marks its folders, is logged once, and is set up again at the next `set`. */
-  const consume = (path: string, armed: { readonly watcher: FSWatcher; readonly events: Queue.Queue<Event> }) =>
-    Effect.forever(Effect.flatMap(Queue.take(armed.events), (event) =>
-      "error" in event ? Effect.fail(event.error) : onEvent(path, event.name))).pipe(
-        Effect.ensuring(Effect.sync(() => armed.watcher.close())),
-        Effect.catchAll((error) => refuse(path, error))
-      )
-
-  const isFolder = (path: string) =>
-    Effect.map(Effect.either(fs.stat(path)), (info) => info._tag === "Right" && info.right.type === "Directory")
-
-  const anchorOf = (folder: string): Effect.Effect<string> =>
-    Effect.flatMap(isFolder(folder), (exists) => exists || dirname(folder) === folder ? Effect.succeed(folder) : anchorOf(dirname(folder)))
+  const anchorOf = (folder: string) => FolderWatch.nearestFolder(fs, folder)
 
   /** Stops watching `paths` for `folder`; a path no folder needs any more is no longer watched. */
   const unwatch = (folder: string, paths: ReadonlyArray<string>) =>
@@ -179,8 +144,8 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
         // A folder that moved is watched afresh: it may be a new one under the old name. The watch
         // is armed before the folder's endpoints are marked below, so nothing falls between.
         if (moved && path === folder || !(yield* FiberMap.has(fibers, path))) {
-          const armed = yield* Effect.either(arm(path))
-          if (armed._tag === "Left") yield* refuse(path, armed.left.error)
+          const armed = yield* Effect.either(FolderWatch.arm(path))
+          if (armed._tag === "Left") yield* refuse(path, armed.left)
           else yield* FiberMap.run(fibers, path, consume(path, armed.right))
         }
       }
@@ -225,18 +190,6 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
         ...retried
       ])
     })
-
-  const take = Effect.zipRight(
-    Queue.take(marked),
-    Effect.sync(() => {
-      const refs = [...dirty].flatMap((identity) => {
-        const ref = endpoints.get(identity)
-        return ref === undefined ? [] : [ref]
-      })
-      dirty.clear()
-      return refs
-    })
-  )
 
   return { set, take }
 })
