@@ -43,170 +43,35 @@ import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
-import { type RootLockBusy, type RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
-import { identityOf } from "../../schema/Outcome.ts"
-import { documentIssue, fieldRuleLine } from "../../schema/ParseIssue.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import { recordOwed } from "../internal/owedGauges.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
-import { isRefused, refusedRule, StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../capabilities/StateRoot.ts"
+import { makeRecordFile } from "./OwedRecordFile.ts"
+import { type EndpointKey, type Errors, type InvalidOwedRecord, type OwedScan, reloadsDir, transitions } from "./OwedRecords.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
-import { layout } from "../city/CityRoot.ts"
 
 /**
- * The folder of the records, relative to the root.
+ * The records as data (OwedRecords.ts): their folder, the endpoint key, the protocol's
+ * transitions, what a look at the folder finds.
  * @since 0.1.0
- * @category constants
  */
-export const reloadsDir = layout.reloads
-
-/**
- * An endpoint, by its two names.
- * @since 0.1.0
- * @category models
- */
-export interface EndpointKey {
-  /** The peer's personality. */
-  readonly personality: string
-  /** The runtime. */
-  readonly runtime: string
-}
-
-/**
- * Is a reload owed by this record?
- * @since 0.1.0
- * @category guards
- */
-export const isOwed = (record: OwedRecord): boolean => record.requested > record.applied
-
-/**
- * Is anything (a reload or a removal) owed?
- * @since 0.1.0
- * @category guards
- */
-export const owesWork = (record: OwedRecord): boolean => isOwed(record) || record.removal !== undefined
-
-/**
- * Is the record's next attempt due at `now` (epoch milliseconds)? A record that never failed is.
- * @since 0.1.0
- * @category guards
- */
-export const isDue = (record: OwedRecord, now: number): boolean =>
-  record.next_attempt_at === undefined || Date.parse(record.next_attempt_at) <= now
-
-/** The record without its backoff. */
-const withoutBackoff = ({ attempts: _attempts, next_attempt_at: _next, ...rest }: OwedRecord): OwedRecord => rest
-
-/**
- * The pure transitions of a record; the service below makes each one durable.
- * @since 0.1.0
- * @category constructors
- */
-export const transitions = {
-  empty: (key: EndpointKey, at: string): OwedRecord => ({
-    schema: 1,
-    personality: key.personality,
-    runtime: key.runtime,
-    requested: 0,
-    applied: 0,
-    reason: "",
-    updated_at: at
-  }),
-  request: (record: OwedRecord, reason: string, at: string, capability?: string): OwedRecord => {
-    const { capability: _previous, ...rest } = withoutBackoff(record)
-    return {
-      ...rest,
-      requested: record.requested + 1,
-      reason,
-      ...(capability === undefined ? {} : { capability }),
-      updated_at: at
-    }
-  },
-  /**
-   * Claims an owed reload for the process `self`; `None` when nothing is owed or a live other
-   * process holds it (`alive` says whether the holder still runs).
-   */
-  claim: (
-    record: OwedRecord,
-    self: ProcessIdentityT,
-    at: string,
-    alive: (holder: ProcessIdentityT) => boolean
-  ): Option.Option<OwedRecord> => {
-    if (!isOwed(record)) return Option.none()
-    const held = record.claim
-    if (held !== undefined && held.pid !== self.pid && alive({ pid: held.pid, start: held.start ?? null })) return Option.none()
-    return Option.some({ ...record, claim: { pid: self.pid, start: self.start, target: record.requested, at }, updated_at: at })
-  },
-  complete: (record: OwedRecord, target: number, at: string): OwedRecord => {
-    const { claim: _claim, last_error: _error, ...rest } = withoutBackoff(record)
-    return { ...rest, applied: Math.max(record.applied, target), updated_at: at }
-  },
-  /** A failed attempt: the claim goes, one more failure counts, the next attempt is due at `next`. */
-  release: (record: OwedRecord, error: string, at: string, next: string): OwedRecord => {
-    const { claim: _claim, ...rest } = record
-    return { ...rest, last_error: error, attempts: (record.attempts ?? 0) + 1, next_attempt_at: next, updated_at: at }
-  },
-  settle: (record: OwedRecord, at: string): OwedRecord => {
-    const { claim: _claim, ...rest } = withoutBackoff(record)
-    return { ...rest, applied: record.requested, updated_at: at }
-  }
-}
-
-type Errors = StateError | RootLockBusy | RootNotFound
-
-/**
- * An owed-work record file that cannot be read or decoded.
- * @since 0.1.0
- * @category models
- */
-export interface InvalidOwedRecord {
-  /** The absolute path of the file. */
-  readonly file: string
-  /** Its stem, `<runtime>-<personality>`: the endpoint(s) it may belong to. */
-  readonly identity: string
-  /** The field that breaks a rule; empty when the file as a whole is unusable. */
-  readonly field: string
-  /** The rule, on one line. */
-  readonly rule: string
-}
-
-/**
- * What one look at the folder found: the valid records and the invalid files.
- * @since 0.1.0
- * @category models
- */
-export interface OwedScan {
-  /** The records that decoded, in file-name order. */
-  readonly valid: ReadonlyArray<OwedRecord>
-  /** One entry per file that did not. */
-  readonly invalid: ReadonlyArray<InvalidOwedRecord>
-}
-
-/**
- * The endpoints whose identity is `identity` (`<runtime>-<personality>`; both names may hold a
- * `-`, so one identity can name several endpoints), as keys to look up.
- * @since 0.1.0
- * @category utils
- */
-export const keysOfIdentity = (identity: string): ReadonlyArray<EndpointKey> =>
-  [...identity].flatMap((char, i) =>
-    char === "-" && i > 0 && i < identity.length - 1
-      ? [{ runtime: identity.slice(0, i), personality: identity.slice(i + 1) }]
-      : []
-  )
-
-/** What reading one record file found. */
-type Loaded =
-  | { readonly _tag: "Absent" }
-  | { readonly _tag: "Valid"; readonly record: OwedRecord }
-  | { readonly _tag: "Invalid"; readonly invalid: InvalidOwedRecord }
+export {
+  type EndpointKey,
+  type InvalidOwedRecord,
+  isDue,
+  isOwed,
+  keysOfIdentity,
+  type OwedScan,
+  owesWork,
+  reloadsDir,
+  transitions
+} from "./OwedRecords.ts"
 
 /**
  * The durable owed-work store.
@@ -253,7 +118,6 @@ export class Reloads extends Context.Tag("effect-city/Reloads")<
   }
 >() {}
 
-const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
 
 /**
  * Builds the owed-work store on the state root.
@@ -268,63 +132,9 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
   // One lock holder per process at a time: the root lock is not re-entrant, and this spares
   // the retry loop when fibers of the same process contend.
   const mutex = yield* Effect.makeSemaphore(1)
-  const file = (key: EndpointKey) => `${reloadsDir}/${identityOf(key.runtime, key.personality)}.json`
   const now = Effect.map(DateTime.now, DateTime.formatIso)
 
-  /** One record file, by its entry name: absent, valid, or invalid with its one-line reason. */
-  const load = (name: string): Effect.Effect<Loaded, StateError> => {
-    const at = `${reloadsDir}/${name}`
-    const invalid = ({ field, rule }: { readonly field: string; readonly rule: string }): Loaded => ({
-      _tag: "Invalid",
-      invalid: { file: state.resolve(at), identity: name.slice(0, -".json".length), field, rule }
-    })
-    return state.readText(at).pipe(
-      Effect.map((text): Loaded =>
-        Option.match(text, {
-          onNone: () => ({ _tag: "Absent" }),
-          onSome: (t) =>
-            Either.match(decode(t), {
-              onLeft: (error) => invalid(documentIssue(error)),
-              onRight: (record): Loaded => ({ _tag: "Valid", record })
-            })
-        })
-      ),
-      Effect.catchIf(isRefused, (e) => Effect.succeed(invalid({ field: "", rule: refusedRule(e) })))
-    )
-  }
-  const nameOf = (key: EndpointKey) => `${identityOf(key.runtime, key.personality)}.json`
-
-  const read = (key: EndpointKey): Effect.Effect<Option.Option<OwedRecord>, StateError> =>
-    Effect.flatMap(load(nameOf(key)), (loaded) =>
-      loaded._tag === "Absent"
-        ? Effect.succeed(Option.none())
-        : loaded._tag === "Valid"
-        ? Effect.succeed(Option.some(loaded.record))
-        : Effect.fail(
-          new StateError({ operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) })
-        ))
-
-  const write = (key: EndpointKey, record: OwedRecord) =>
-    owesWork(record) || record.claim !== undefined ? state.writeJson(file(key), record) : state.remove(file(key))
-
-  /**
-   * The record to change, the root lock held: an invalid one is replaced at once by one that owes
-   * a reload again (so nothing below removes what is in its place), and that is logged.
-   */
-  const current = (key: EndpointKey, at: string): Effect.Effect<readonly [OwedRecord, boolean], StateError> =>
-    Effect.flatMap(load(nameOf(key)), (loaded): Effect.Effect<readonly [OwedRecord, boolean], StateError> => {
-      if (loaded._tag === "Absent") return Effect.succeed([transitions.empty(key, at), false] as const)
-      if (loaded._tag === "Valid") return Effect.succeed([loaded.record, false] as const)
-      const reason = `owed again: its record could not be read (${fieldRuleLine(loaded.invalid)})`
-      const again = transitions.request(transitions.empty(key, at), reason, at)
-      return write(key, again).pipe(
-        Effect.zipRight(Effect.logWarning(
-          `owed-work record ${loaded.invalid.file} is invalid (${fieldRuleLine(loaded.invalid)}): ` +
-            "replaced; the reload it may have stood for is owed again"
-        ).pipe(Effect.annotateLogs({ endpoint: identityOf(key.runtime, key.personality) }))),
-        Effect.as([again, true] as const satisfies readonly [OwedRecord, boolean])
-      )
-    })
+  const { current, file, load, read, write } = makeRecordFile(state)
 
   /** Read-modify-write of one record under the root lock; `change` returns `None` for "no write". */
   const updateWith = <A>(
