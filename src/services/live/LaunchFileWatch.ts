@@ -77,7 +77,7 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
 
   const markFolder = (folder: string) => mark(wanted.get(folder)?.keys() ?? [])
 
-  /** An event in a watched path, naming `name` in it (`undefined`: any name). */
+  /** An event in a watched path, naming `name` in it (`undefined` when the system gave no name: every name). */
   const onEvent = (path: string, name: string | undefined) =>
     Effect.suspend(() => {
       const touched: Array<string> = []
