@@ -11,23 +11,33 @@ import * as StatusHttp from "../layers/StatusHttp.ts"
 import { StatusListenFailed } from "../schema/Live.ts"
 import * as StatusAddress from "../services/status/StatusAddress.ts"
 import * as StatusBoard from "../services/status/StatusBoard.ts"
+import { StateRoot } from "../services/capabilities/StateRoot.ts"
+import { layout } from "../services/city/CityRoot.ts"
+import * as FolderRead from "../services/files/FolderRead.ts"
 import { version } from "./version.ts"
 
 /**
  * Serves the page for the caller's Scope: refreshed every `interval`, `sessions` counting the
  * hosted endpoints and the busy ones; fails with `StatusListenFailed` when the address cannot be
- * listened on.
+ * listened on. The endpoints' declarations, peers and records are read again only when their
+ * folders may have changed, and at least every `reread` (files/FolderRead.ts): with thousands of
+ * peers, reading every peer file at each refresh was most of an idle daemon's work.
  * @since 0.1.0
  */
 export const serve = (
   options: StatusHttp.StatusHttpOptions,
   interval: Duration.Duration,
-  sessions: () => { readonly count: number; readonly busy: number }
+  sessions: () => { readonly count: number; readonly busy: number },
+  reread: Duration.DurationInput = Duration.minutes(5)
 ) =>
   Effect.gen(function*() {
+    const sources = yield* StatusBoard.fromServices
+    const state = yield* StateRoot
+    const folders = [layout.capabilities, layout.peers, layout.endpoints].map((folder) => state.resolve(folder))
+    const capabilities = yield* FolderRead.make(sources.capabilities, folders, reread)
     const board = yield* StatusBoard.make(
       { version: yield* version, pollInterval: interval, sessions: Effect.sync(sessions) },
-      yield* StatusBoard.fromServices
+      { ...sources, capabilities }
     )
     yield* board.run
     const address = `${options.listen.host}:${options.listen.port}`

@@ -1,6 +1,12 @@
 /**
  * Turns a Schema `ParseError` into the field and the rule a person reads:
  * the first issue's path joined with dots (`provision.args`), and its message.
+ *
+ * The one formatter of a stored document's decode failure (docs/cli.md, "Stored records that cannot be read"): every JSON
+ * file the project reads (owed-work records, endpoint records, fingerprint records, peers,
+ * declarations, `host.json`, `plugins.json`, manifests) says `not valid JSON (<reason>)` for text
+ * that is not JSON (`notJsonRule`) and the first Schema issue on one line otherwise, never the
+ * Schema's tree.
  * @since 0.1.0
  */
 import * as ParseResult from "effect/ParseResult"
@@ -15,6 +21,20 @@ export interface FieldRule {
   readonly field: string
   readonly rule: string
 }
+
+/** The longest reason `notJsonRule` keeps from the JSON parser. */
+const reasonMax = 200
+
+/** The longest field and rule `documentIssue` gives (a stored file can hold any key). */
+const fieldMax = 120
+const ruleMax = 300
+
+/**
+ * The rule of text that is not JSON: `not valid JSON (<reason>)`, the parser's reason on one line.
+ * @since 0.1.0
+ * @category utils
+ */
+export const notJsonRule = (reason: string): string => `not valid JSON (${oneLine(reason, reasonMax)})`
 
 const joinPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
@@ -44,11 +64,19 @@ export const firstIssue = (error: ParseResult.ParseError): FieldRule => {
 export const documentIssue = (error: ParseResult.ParseError): FieldRule => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   if (issue !== undefined && issue.path.length === 0) {
-    if (issue._tag === "Transformation") return { field: "", rule: `not valid JSON (${issue.message})` }
+    if (issue._tag === "Transformation") return { field: "", rule: notJsonRule(issue.message) }
     if (issue._tag === "Type" && issue.message.startsWith("Expected {")) return { field: "", rule: "must be a JSON object" }
   }
-  return firstIssue(error)
+  const { field, rule } = firstIssue(error)
+  return { field: oneLine(field, fieldMax), rule: oneLine(rule, ruleMax) }
 }
+
+/**
+ * A field and rule as one line: `field: rule`, or the rule alone for the document itself.
+ * @since 0.1.0
+ * @category utils
+ */
+export const fieldRuleLine = ({ field, rule }: FieldRule): string => field === "" ? rule : `${field}: ${rule}`
 
 /**
  * The first issue of a parse error on one line, `field: rule` (the rule alone for the value

@@ -11,7 +11,7 @@ import type * as Path from "@effect/platform/Path"
 import type * as Terminal from "@effect/platform/Terminal"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -280,3 +280,14 @@ export const seedOwedReload = (
       ...fields
     })
   })
+
+/** The ways a record can be unreadable, each written at `file` (the folder exists). */
+export const unreadable: ReadonlyArray<readonly [string, (file: string) => Effect.Effect<void, unknown, FileSystem.FileSystem>]> = [
+  ["a FIFO", (file) => Effect.sync(() => void execFileSync("mkfifo", [file]))],
+  ["a directory", (file) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeDirectory(join(file, "inside"), { recursive: true }))],
+  ["bytes that are not UTF-8", (file) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.writeFile(file, new Uint8Array([0xff, 0xfe, 0x7b, 0x7d])))],
+  // Sparse: the size is over the 16 MiB cap, and the reader refuses it on its stat.
+  ["over the state cap", (file) =>
+    Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.zipRight(fs.writeFileString(file, ""), fs.truncate(file, 16 * 1024 * 1024 + 1)))],
+  ["truncated JSON", (file) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.writeFileString(file, "{\"schema\":1,\"personality\":\"al"))]
+]

@@ -353,7 +353,7 @@ describe("Plugin loader", () => {
         const report = yield* generations.current
         const manifestOf = (folder: string) => path.join(instance, folder, "city-plugin.json")
         expect(report.skipped.map((s) => [s.name, s.kind, s.reason])).toEqual([
-          ["a-bad-json", "ManifestInvalid", expect.stringMatching(new RegExp(`^${manifestOf("a-bad-json")}: is not valid JSON: `))],
+          ["a-bad-json", "ManifestInvalid", expect.stringMatching(new RegExp(`^${manifestOf("a-bad-json")}: not valid JSON \\(`))],
           ["b-not-object", "ManifestInvalid", `${manifestOf("b-not-object")}: must be a JSON object, got an array`],
           ["c-mismatch", "ManifestInvalid", `${manifestOf("c-mismatch")}: name: must equal the folder name "c-mismatch", got "other-name"`],
           ["d-api", "ManifestInvalid", `${manifestOf("d-api")}: apiVersion: unsupported plugin API version \"2\": this loader supports \"1\"`],

@@ -67,6 +67,19 @@ const countingOpens = Effect.gen(function*() {
   return { fs, opened, counting }
 })
 
+const noteName = (i: number) => `n${String(i).padStart(5, "0")}`
+
+/** `count` valid notes written directly into `<root>/notes`. */
+const writeNotes = (fs: FileSystem.FileSystem, root: string, count: number) =>
+  Effect.zipRight(
+    fs.makeDirectory(join(root, "notes")),
+    Effect.forEach(
+      Array.from({ length: count }, (_, i) => i),
+      (i) => fs.writeFileString(join(root, "notes", `${noteName(i)}.json`), JSON.stringify({ name: noteName(i), size: i })),
+      { concurrency: 16, discard: true }
+    )
+  )
+
 describe("DocumentStore memory", () => {
   it.scoped("an unchanged file is not read again; one changed in size, mtime or inode is decoded again", () =>
     Effect.gen(function*() {
@@ -121,25 +134,33 @@ describe("DocumentStore memory", () => {
       expect(yield* notes.read("b")).toEqual(Option.none())
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scoped("memory is bounded: past rememberedDocuments the oldest document is read again", () =>
+  it.scoped("a folder larger than rememberedDocuments is remembered whole: a second list opens no file", () =>
+    Effect.gen(function*() {
+      const { counting, fs, opened } = yield* countingOpens
+      const root = yield* fs.makeTempDirectoryScoped()
+      const notes = yield* store.pipe(Effect.provide(StateRoot.layer({ root })), Effect.provideService(FileSystem.FileSystem, counting))
+      const count = DocumentStore.rememberedDocuments + 100
+      yield* writeNotes(fs, root, count)
+      expect((yield* notes.list).valid).toHaveLength(count)
+      opened.length = 0
+      expect((yield* notes.list).valid).toHaveLength(count)
+      expect(opened).toEqual([])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("memory is bounded: past rememberedDocuments documents read one by one, the oldest is read again", () =>
     Effect.gen(function*() {
       const { counting, fs, opened } = yield* countingOpens
       const root = yield* fs.makeTempDirectoryScoped()
       const notes = yield* store.pipe(Effect.provide(StateRoot.layer({ root })), Effect.provideService(FileSystem.FileSystem, counting))
       const count = DocumentStore.rememberedDocuments + 1
-      yield* fs.makeDirectory(join(root, "notes"))
-      const name = (i: number) => `n${String(i).padStart(5, "0")}`
-      yield* Effect.forEach(
-        Array.from({ length: count }, (_, i) => i),
-        (i) => fs.writeFileString(join(root, "notes", `${name(i)}.json`), JSON.stringify({ name: name(i), size: i })),
-        { concurrency: 16, discard: true }
-      )
-      expect((yield* notes.list).valid).toHaveLength(count)
+      yield* writeNotes(fs, root, count)
+      // No list: the bound is rememberedDocuments, whatever the folder holds.
+      yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) => notes.read(noteName(i)), { discard: true })
       opened.length = 0
-      yield* notes.read(name(count - 1)) // the newest is remembered
+      yield* notes.read(noteName(count - 1)) // the newest is remembered
       expect(opened).toEqual([])
-      yield* notes.read(name(0)) // the oldest was forgotten when the last one came in
-      expect(opened).toEqual([join(root, "notes", `${name(0)}.json`)])
+      yield* notes.read(noteName(0)) // the oldest was forgotten when the last one came in
+      expect(opened).toEqual([join(root, "notes", `${noteName(0)}.json`)])
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

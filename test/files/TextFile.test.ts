@@ -348,7 +348,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
           return { got: yield* Effect.flip(capabilities.get("big")), scan: yield* capabilities.scan }
         }).pipe(Effect.provide(services(root)))
         const rule = "is 2097152 bytes, over the 1048576-byte cap for a capability declaration"
-        expect(got.message).toBe(`state root: cannot read ${file}: ${rule}`)
+        expect(got.message).toBe(`invalid capability declaration ${file}: cannot be read (${rule})`)
         expect(scan.valid).toEqual([])
         expect(scan.invalid.map((e) => e.message)).toEqual([`invalid capability declaration ${file}: cannot be read (${rule})`])
       }).pipe(Effect.provide(NodeContext.layer))

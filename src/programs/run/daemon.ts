@@ -64,6 +64,8 @@ import { StateRoot } from "../../services/capabilities/StateRoot.ts"
 import { CitySessionsHost } from "../../services/live/CitySessionsHost.ts"
 import type { EndpointRef } from "../../services/live/EndpointHost.ts"
 import { makeRefs } from "../../services/live/Endpoints.ts"
+import * as EndpointList from "../../services/live/EndpointList.ts"
+import { layout } from "../../services/city/CityRoot.ts"
 import { Reloads } from "../../services/live/Reloads.ts"
 import * as TurnInbox from "../../services/live/TurnInbox.ts"
 import { RetryBackoff } from "../../services/live/RetryBackoff.ts"
@@ -104,6 +106,8 @@ export const run = (
   const sessions = yield* CitySessionsHost
   const profiles = yield* RuntimeProfiles
   const refs = makeRefs(profiles, yield* Peers, yield* StateRoot)
+  // Every endpoint, the peer files read again only when `peers/` changed (EndpointList.ts).
+  const endpoints = yield* EndpointList.make(refs.all, (yield* StateRoot).resolve(layout.peers), fingerprintPoll)
   const city = new Set(cityRuntimes(profiles.config))
   const hosted = new Map<string, EndpointRef>()
   const owed = yield* reloads.list
@@ -113,7 +117,7 @@ export const run = (
 
   /** Hosts every endpoint of a `city` runtime that is not hosted yet (new peers included). */
   const launchAll = Effect.gen(function*() {
-    for (const ref of yield* refs.all) {
+    for (const ref of yield* endpoints) {
       if (!city.has(ref.runtime) || hosted.has(ref.identity)) continue
       yield* sessions.launch(ref).pipe(
         Effect.tap(() => Effect.sync(() => void hosted.set(ref.identity, ref))),
@@ -146,11 +150,11 @@ export const run = (
     yield* page.serve(http.value, Duration.decode(interval), () => {
       const busy = inbox.busy()
       return { count: hosted.size, busy: [...hosted.keys()].filter((identity) => busy.has(identity)).length }
-    })
+    }, fingerprintPoll)
   }
   yield* launchAll
   yield* applier.start(interval)
-  yield* Effect.forkScoped(FingerprintPoll.run({ interval, poll: fingerprintPoll }))
+  yield* Effect.forkScoped(FingerprintPoll.run({ interval, poll: fingerprintPoll, endpoints }))
   yield* Effect.forkScoped(Effect.forever(Effect.zipRight(
     Effect.zipRight(launchAll, inbox.pass.pipe(Effect.catchAll((e) => Effect.logError(`turn inbox: ${e.message}`)))),
     Effect.sleep(interval)

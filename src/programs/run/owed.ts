@@ -4,7 +4,8 @@
  * the owed reloads and removals of `city capability list` and `city status`. An endpoint whose
  * owed work failed shows its backoff ("Failed owed work: the backoff"): `failing (attempt N, next
  * at <ISO time>)` and the last reason on one line; in `--json`, `attempts`, `next_attempt_at`,
- * `last_error`.
+ * `last_error`. A record file that cannot be read or decoded is an `INVALID` row of the owed table
+ * (and a warning; `InvalidOwedRecord` in `--json`'s `invalid`), never a failure of the verb.
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
@@ -12,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
+import { fieldRuleLine } from "../../schema/ParseIssue.ts"
 import * as DaemonLock from "../../services/live/DaemonLock.ts"
 import { isOwed, Reloads } from "../../services/live/Reloads.ts"
 import type * as Json from "../jsonOutput.ts"
@@ -65,18 +67,23 @@ export const owedWork = Effect.gen(function*() {
     invalidJson: invalid.map((i): typeof Json.Invalid.Type => ({
       kind: "InvalidOwedRecord",
       file: i.file,
-      field: "",
+      field: i.field,
       rule: i.rule,
-      message: `invalid owed-work record ${i.file}: ${i.rule}`
+      message: `invalid owed-work record ${i.file}: ${fieldRuleLine(i)}`
     })),
-    rows: records.map((r) => [
-      identityOf(r.runtime, r.personality),
-      isOwed(r) ? `reload (${r.applied}/${r.requested})` : "",
-      r.removal === undefined ? "" : "removal",
-      failing(r),
-      r.last_error === undefined ? "" : Out.oneLine(r.last_error, 200),
-      r.updated_at
-    ])
+    rows: [
+      ...records.map((r) => [
+        identityOf(r.runtime, r.personality),
+        isOwed(r) ? `reload (${r.applied}/${r.requested})` : "",
+        r.removal === undefined ? "" : "removal",
+        failing(r),
+        r.last_error === undefined ? "" : Out.oneLine(r.last_error, 200),
+        r.updated_at
+      ]),
+      // A record that cannot be read: its row names the file and the reason (the next change of
+      // that endpoint's record replaces it, owing a reload again: Reloads.ts).
+      ...invalid.map((i) => [i.identity, "INVALID", "", "", Out.oneLine(`${i.file}: ${fieldRuleLine(i)}`, 400), ""])
+    ]
   }
 })
 

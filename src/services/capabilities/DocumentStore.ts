@@ -9,8 +9,12 @@
  * item per bad entry (docs/capability-plugin-lifecycle.md, "Declaration": "an
  * invalid file found on disk is reported loudly and never skipped silently"):
  * bad JSON, a broken rule, a stem that differs from the name inside, an entry
- * that is not `<name>.json`, a file that cannot be read. Temp files of an
- * interrupted atomic write (`*.tmp`) are ours and are not reported; a file
+ * that is not `<name>.json`, a file that cannot be read (the one reader refuses
+ * it: not UTF-8, over its cap, a FIFO, a directory). `read` gives the same invalid
+ * item for a file it cannot read, so one bad document is a fact about that
+ * document, never a failure of its folder or of the verb. Temp files of an
+ * interrupted atomic write (`*.tmp`) and entries set aside by a write
+ * (`*.invalid-<time>`, StateRoot.ts) are ours and are not reported; a file
  * deleted between the listing and the read is simply gone.
  *
  * The Schema is the only judge of a document. A sweep reads the same small
@@ -20,8 +24,11 @@
  * file reader): an unchanged file is neither read nor decoded again, and any
  * rewrite changes one of them (an atomic write is a new inode). A document the
  * store itself writes or removes is forgotten at once. The memory is bounded
- * (`rememberedDocuments` per store, the oldest forgotten first); a file whose
- * stat has no inode or no mtime is never remembered.
+ * by the folder: it holds as many documents as the last `list` found entries
+ * (at least `rememberedDocuments`), the oldest forgotten first. A fixed bound
+ * below the folder's size would forget, at every `list`, the documents the
+ * next `list` reads first (a daemon of 5,000 peers re-read ~900 of them at
+ * every poll). A file whose stat has no inode or no mtime is never remembered.
  *
  * A store is a value built on the `StateRoot` service (it is generic in its
  * Schema, so it is not a service itself); `Capabilities`, `Peers` and
@@ -39,7 +46,7 @@ import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
 import type * as TextFile from "../files/TextFile.ts"
-import { StateRoot } from "./StateRoot.ts"
+import { isRefused, isSetAside, refusedRule, StateRoot } from "./StateRoot.ts"
 
 /**
  * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.
@@ -148,7 +155,8 @@ export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
 }
 
 /**
- * How many decoded documents one store remembers (see the module comment).
+ * How many decoded documents one store remembers at least; a folder whose last `list` found more
+ * entries raises the bound to their number (see the module comment).
  * @since 0.1.0
  * @category constants
  */
@@ -183,12 +191,14 @@ export const make = <A, I, E>(
     const decode = decoder(options)
     const encode = Schema.encode(Schema.parseJson(options.schema, { space: 2 }))
     const memo = new Map<string, Remembered<A, E>>()
+    /** The memory's bound: the entries of the folder's last `list`, at least `rememberedDocuments`. */
+    let capacity = rememberedDocuments
 
     const remember = (at: string, entry: Remembered<A, E>) => {
       memo.delete(at)
-      if (memo.size >= rememberedDocuments) {
-        const oldest = memo.keys().next()
-        if (oldest.done !== true) memo.delete(oldest.value)
+      for (const oldest of memo.keys()) {
+        if (memo.size < capacity) break
+        memo.delete(oldest)
       }
       memo.set(at, entry)
     }
@@ -231,8 +241,14 @@ export const make = <A, I, E>(
         return found
       })
 
+    /** A file the reader refused, as the store's invalid item: the document, not the folder, is bad. */
+    const refused = (at: string) => (e: StateError) =>
+      Either.left(options.invalid(state.resolve(at), "", refusedRule(e)))
+
     const read = (name: string): Effect.Effect<Option.Option<A>, E | StateError> =>
-      Effect.flatMap(load(relative(name), name), (found) =>
+      Effect.flatMap(
+        Effect.catchIf(load(relative(name), name), isRefused, (e) => Effect.succeed(Option.some(refused(relative(name))(e)))),
+        (found) =>
         Option.match(found, {
           onNone: () => Effect.succeed(Option.none()),
           onSome: Either.match({ onLeft: Effect.fail, onRight: (a) => Effect.succeed(Option.some(a)) })
@@ -270,9 +286,10 @@ export const make = <A, I, E>(
     // memory learns from them in name order afterwards.
     const list = Effect.gen(function*() {
       const entries = yield* state.list(options.dir)
+      capacity = Math.max(rememberedDocuments, entries.length)
       const looked = yield* Effect.forEach(entries, (entry): Effect.Effect<Looked> => {
         const at = `${options.dir}/${entry}`
-        if (entry.endsWith(".tmp")) return Effect.succeed({ found: Option.none(), note: nothingToNote })
+        if (entry.endsWith(".tmp") || isSetAside(entry)) return Effect.succeed({ found: Option.none(), note: nothingToNote })
         const stem = entry.slice(0, -5)
         if (!entry.endsWith(".json") || !options.isStem(stem)) {
           return Effect.succeed({
@@ -281,12 +298,7 @@ export const make = <A, I, E>(
           })
         }
         return look(at, stem).pipe(
-          Effect.catchAll((e) =>
-            Effect.succeed({
-              found: Option.some(Either.left(options.invalid(state.resolve(at), "", `cannot be read (${e.detail})`))),
-              note: nothingToNote
-            })
-          )
+          Effect.catchAll((e) => Effect.succeed({ found: Option.some(refused(at)(e)), note: nothingToNote }))
         )
       }, { concurrency: listConcurrency })
       for (const { note } of looked) note()

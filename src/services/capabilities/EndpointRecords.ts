@@ -8,9 +8,11 @@
  * The records hold stderr tails, stored by the one rule of `schema/StoredText.ts`
  * (escaped, capped), in 0600 files in a 0700 folder like everything under the
  * root (`StateRoot`). They are a record of what happened, not
- * state a joint depends on: an invalid records file is reported (never read as
- * empty in silence) and replaced by the next write, which then holds only the
- * calls made since.
+ * state a joint depends on: an invalid records file (bad JSON, a broken rule, or
+ * a file the one reader refuses: not UTF-8, over the cap, a FIFO, a directory)
+ * is reported (never read as empty in silence) and replaced by the next write,
+ * which then holds only the calls made since (a directory in its place is set
+ * aside, StateRoot.ts).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -138,9 +140,10 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
           for (const [personality, runtimes] of Object.entries(endpoints)) {
             if (Object.keys(runtimes).length === 0) delete endpoints[personality]
           }
-          yield* Object.keys(endpoints).length === 0
-            ? store.remove(capability)
-            : store.write({ schema: 1, capability, endpoints })
+          // An invalid file is replaced before an emptied one is deleted: a directory in its place
+          // is set aside by the write (StateRoot.ts), never deleted with what it holds.
+          if (Option.isSome(invalid) || Object.keys(endpoints).length > 0) yield* store.write({ schema: 1, capability, endpoints })
+          if (Object.keys(endpoints).length === 0) yield* store.remove(capability)
           return invalid
         })),
       (invalid) => invalid.flatMap(Option.toArray)

@@ -28,7 +28,13 @@
  * and durability"): a state document is capped at 16 MiB unless the caller names
  * another kind (`host.json` is a `hostConfig`), a FIFO or device under the root
  * is refused without being opened, and a refusal is a `StateError` whose detail
- * is the reader's one-line rule. Listings use the platform `readDirectory`.
+ * is the reader's one-line rule (`isRefused` tells it from the root's own
+ * failures). Listings use the platform `readDirectory`.
+ *
+ * A write replaces whatever is at its path (docs/cli.md, "Stored records that cannot be read"):
+ * the rename replaces a file, a FIFO, a socket or a device without opening it; a
+ * directory in the way is renamed aside to `<file>.invalid-<epoch ms>` (never
+ * deleted: it may hold someone's files), then the document takes its place.
  * @since 0.1.0
  */
 import type * as PlatformError from "@effect/platform/Error"
@@ -196,7 +202,16 @@ const atomicWriter = (fs: FileSystem.FileSystem, path: Path.Path, folders: Retur
       )
       // The umask may have taken bits of `fileMode` at the open; the rename keeps the mode.
       yield* fs.chmod(tmp, fileMode)
-      yield* fs.rename(tmp, target)
+      yield* fs.rename(tmp, target).pipe(
+        Effect.catchAll((error) =>
+          // A directory where the document goes is not ours to delete: it is set aside, then
+          // the document takes its place (a FIFO, socket or device is replaced by the rename).
+          Effect.flatMap(Effect.option(fs.stat(target)), (info) =>
+            Option.isSome(info) && info.value.type === "Directory"
+              ? Effect.zipRight(fs.rename(target, setAsideName(target, Date.now())), fs.rename(tmp, target))
+              : Effect.fail(error))
+        )
+      )
       // Make the rename itself durable; some file systems refuse to fsync a directory.
       yield* Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
     }).pipe(
@@ -205,6 +220,38 @@ const atomicWriter = (fs: FileSystem.FileSystem, path: Path.Path, folders: Retur
     )
   }
 }
+
+/**
+ * The name a write gives the directory it found where its document goes:
+ * `<file>.invalid-<epoch milliseconds>`, beside it (see the module comment).
+ * @since 0.1.0
+ * @category utils
+ */
+export const setAsideName = (file: string, at: number): string => `${file}.invalid-${at}`
+
+/**
+ * Is this folder entry one a write set aside (`<file>.invalid-<epoch milliseconds>`)? Listings skip them.
+ * @since 0.1.0
+ * @category guards
+ */
+export const isSetAside = (entry: string): boolean => /\.invalid-\d+$/.test(entry)
+
+/**
+ * Is this error the one reader's refusal of a file (not UTF-8, over its cap, not a regular file,
+ * unreadable)? Such a file is a bad document, to report and replace; other errors are the root's.
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRefused = (error: StateError): boolean =>
+  error.operation === "read" && typeof error.cause === "object" && error.cause !== null &&
+  "_tag" in error.cause && error.cause._tag === "FileRefused"
+
+/**
+ * The rule of a file the one reader refused, as a store reports it: `cannot be read (<reason>)`.
+ * @since 0.1.0
+ * @category utils
+ */
+export const refusedRule = (error: StateError): string => `cannot be read (${error.detail})`
 
 /** Succeeds when `root` is an existing directory; `RootNotFound` when it does not exist. */
 const requireRoot = (fs: FileSystem.FileSystem, root: string) =>

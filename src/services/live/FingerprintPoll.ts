@@ -12,6 +12,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
@@ -19,7 +20,7 @@ import { Applier } from "./Applier.ts"
 import { EndpointHost, type EndpointRef } from "./EndpointHost.ts"
 import { makeRefs } from "./Endpoints.ts"
 import { Fingerprints } from "./Fingerprints.ts"
-import { placesOf, resolveTemplates } from "./LaunchFiles.ts"
+import { type Place, placesOf, resolveTemplates } from "./LaunchFiles.ts"
 import * as LaunchFileWatch from "./LaunchFileWatch.ts"
 import { Reloads } from "./Reloads.ts"
 
@@ -83,9 +84,15 @@ export const pass = Effect.flatMap(allRefs, (refs) => check(refs))
  * @since 0.1.0
  * @category constructors
  */
-export const run = (options: { readonly interval: Duration.DurationInput; readonly poll: Duration.DurationInput }) =>
+export const run = (options: {
+  readonly interval: Duration.DurationInput
+  readonly poll: Duration.DurationInput
+  /** The endpoint list to watch (the daemon's `EndpointList`); by default every endpoint read each time. */
+  readonly endpoints?: Effect.Effect<ReadonlyArray<EndpointRef>, StateError>
+}) =>
   Effect.scoped(Effect.gen(function*() {
     const watch = yield* LaunchFileWatch.make
+    const endpoints = options.endpoints ?? allRefs
     const config = (yield* RuntimeProfiles).config
     const one = yield* Effect.makeSemaphore(1)
     const logged = <A, E extends { readonly message: string }, R>(what: string, effect: Effect.Effect<A, E, R>) =>
@@ -95,10 +102,15 @@ export const run = (options: { readonly interval: Duration.DurationInput; readon
       interval: Duration.DurationInput,
       effect: Effect.Effect<A, E, R>
     ) => Effect.forever(Effect.zipRight(logged(what, effect), Effect.sleep(interval)))
-    const watched = Effect.flatMap(
-      allRefs,
-      (refs) => watch.set(refs.map((ref) => [ref, placesOf(resolveTemplates(config, ref), ref)] as const))
-    )
+    // The same list (the EndpointList's answer when no peer changed) is given to the watch as the
+    // same array, which then only sets up again the watches it lost.
+    let last: readonly [ReadonlyArray<EndpointRef>, ReadonlyArray<readonly [EndpointRef, ReadonlyArray<Place>]>] | undefined
+    const watched = Effect.flatMap(endpoints, (refs) => {
+      if (last === undefined || last[0] !== refs) {
+        last = [refs, refs.map((ref) => [ref, placesOf(resolveTemplates(config, ref), ref)] as const)]
+      }
+      return watch.set(last[1])
+    })
     yield* watched.pipe(Effect.catchAll((e) => Effect.logError(`fingerprint watch failed: ${e.message}`)))
     yield* Effect.forkScoped(Effect.forever(
       Effect.flatMap(watch.take, (refs) => logged("check", one.withPermits(1)(check(refs, { byContent: true }))))

@@ -8,21 +8,22 @@
  * name: a folder deleted and created again, or replaced by a rename, is watched afresh (the old
  * watch sees nothing of the new folder) and its endpoints are marked. A folder that does not exist
  * yet is waited for at its nearest existing ancestor. An event is a signal only: what changed is
- * settled by the fingerprints, never by the event's kind. What watching misses (a network file
- * system, a file system that cannot watch, such as the in-memory one, a watch the system refuses
- * when its inotify limit is reached) is left to the poll, the slow safety net; a watch that cannot be
- * set up is logged once and tried again at the next `set`.
+ * settled by the fingerprints, never by the event's kind. A watch is Node's `fs.watch`, armed
+ * before the check that follows it (see `arm`); folders are looked at through the platform
+ * `FileSystem`. What watching misses (a network file system, a watch the system refuses when its
+ * inotify limit is reached) is left to the poll, the slow safety net; a watch that cannot be set
+ * up is logged once and tried again at the next `set`.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
-import { basename, dirname, sep } from "node:path"
+import { dirname, sep } from "node:path"
 import type { EndpointRef } from "./EndpointHost.ts"
+import * as FolderWatch from "./internal/folderWatch.ts"
+import { makeMarks } from "./internal/marks.ts"
 import type { Place } from "./LaunchFiles.ts"
 
 /**
@@ -58,39 +59,33 @@ const nextBelow = (parent: string, folder: string): string => {
 export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem | Scope.Scope> = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const fibers = yield* FiberMap.make<string>()
-  const marked = yield* Queue.dropping<void>(1)
   /** Changes to what is watched, applied one at a time by one fiber. */
   const structure = yield* Queue.unbounded<Change>()
   const endpoints = new Map<string, EndpointRef>()
+  const { mark, take } = yield* makeMarks(endpoints)
   /** Wanted folder → the endpoints with launch-read files there, and which names are theirs. */
   const wanted = new Map<string, Map<string, (name: string) => boolean>>()
   /** Wanted folder → the paths watched for it: its anchor (itself, or its nearest existing ancestor) and the anchor's parent. */
   const watchedFor = new Map<string, ReadonlyArray<string>>()
   /** Watched path → the wanted folders that watch it. */
   const users = new Map<string, Set<string>>()
-  const dirty = new Set<string>()
   const refused = new Set<string>()
+  /** Watched paths whose watch ended or was refused: set up again at the next `set`. */
+  const lost = new Set<string>()
+  /** The list of the last `set`: given the same array again, only the lost watches are set up again. */
+  let previous: ReadonlyArray<readonly [EndpointRef, ReadonlyArray<Place>]> | undefined
 
-  const mark = (identities: Iterable<string>) => {
-    let any = false
-    for (const identity of identities) {
-      if (!endpoints.has(identity)) continue
-      dirty.add(identity)
-      any = true
-    }
-    return any ? Queue.offer(marked, undefined) : Effect.void
-  }
   const markFolder = (folder: string) => mark(wanted.get(folder)?.keys() ?? [])
 
-  /** An event in a watched path, naming `name` in it. */
-  const onEvent = (path: string, name: string) =>
+  /** An event in a watched path, naming `name` in it (`undefined` when the system gave no name: every name). */
+  const onEvent = (path: string, name: string | undefined) =>
     Effect.suspend(() => {
       const touched: Array<string> = []
       const moved: Array<string> = []
       for (const folder of users.get(path) ?? []) {
         if (folder === path) {
-          for (const [identity, matches] of wanted.get(folder) ?? []) if (matches(name)) touched.push(identity)
-        } else if (nextBelow(path, folder) === name) {
+          for (const [identity, matches] of wanted.get(folder) ?? []) if (name === undefined || matches(name)) touched.push(identity)
+        } else if (name === undefined || nextBelow(path, folder) === name) {
           moved.push(folder)
         }
       }
@@ -100,26 +95,21 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
       )
     })
 
-  /** The watch of one path: events until interrupted; a watch that ends or fails marks its folders and is logged once. */
-  const watchOf = (path: string) =>
-    fs.watch(path).pipe(
-      Stream.runForEach((event) => onEvent(path, basename(event.path))),
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
-          if (!refused.has(path)) {
-            refused.add(path)
-            yield* Effect.logDebug(`launch-read files not watched, left to the poll: ${path}: ${Cause.squash(cause)}`)
-          }
-        })
-      ),
-      Effect.zipRight(Effect.forEach([...(users.get(path) ?? [])], markFolder, { discard: true }))
-    )
+  const refuse = (path: string, cause: unknown) =>
+    Effect.gen(function*() {
+      lost.add(path)
+      if (!refused.has(path)) {
+        refused.add(path)
+        yield* Effect.logDebug(`launch-read files not watched, left to the poll: ${path}: ${String(cause)}`)
+      }
+      yield* Effect.forEach([...(users.get(path) ?? [])], markFolder, { discard: true })
+    })
 
-  const isFolder = (path: string) =>
-    Effect.map(Effect.either(fs.stat(path)), (info) => info._tag === "Right" && info.right.type === "Directory")
+  /** The events of an armed watch until interrupted; a failed watch marks its folders, is logged once, and is set up again at the next `set`. */
+  const consume = (path: string, armed: FolderWatch.Armed) =>
+    Effect.catchAll(FolderWatch.run(armed, (name) => onEvent(path, name)), (error) => refuse(path, error))
 
-  const anchorOf = (folder: string): Effect.Effect<string> =>
-    Effect.flatMap(isFolder(folder), (exists) => exists || dirname(folder) === folder ? Effect.succeed(folder) : anchorOf(dirname(folder)))
+  const anchorOf = (folder: string) => FolderWatch.nearestFolder(fs, folder)
 
   /** Stops watching `paths` for `folder`; a path no folder needs any more is no longer watched. */
   const unwatch = (folder: string, paths: ReadonlyArray<string>) =>
@@ -150,8 +140,14 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
         set.add(folder)
         users.set(path, set)
         refused.delete(path)
-        // A folder that moved is watched afresh: it may be a new one under the old name.
-        yield* FiberMap.run(fibers, path, watchOf(path), { onlyIfMissing: !(moved && path === folder) })
+        lost.delete(path)
+        // A folder that moved is watched afresh: it may be a new one under the old name. The watch
+        // is armed before the folder's endpoints are marked below, so nothing falls between.
+        if (moved && path === folder || !(yield* FiberMap.has(fibers, path))) {
+          const armed = yield* Effect.either(FolderWatch.arm(path))
+          if (armed._tag === "Left") yield* refuse(path, armed.left)
+          else yield* FiberMap.run(fibers, path, consume(path, armed.right))
+        }
       }
       yield* unwatch(folder, before.filter((path) => !paths.includes(path)))
       yield* markFolder(folder)
@@ -169,6 +165,11 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
 
   const set = (list: ReadonlyArray<readonly [EndpointRef, ReadonlyArray<Place>]>) =>
     Effect.gen(function*() {
+      // A watch that ended or was refused is tried again.
+      const retried = [...lost].flatMap((path) => [...(users.get(path) ?? [])].map((folder): Change => ({ _tag: "Placed", folder })))
+      lost.clear()
+      if (list === previous) return yield* Queue.offerAll(structure, retried)
+      previous = list
       const next = new Map<string, Map<string, (name: string) => boolean>>()
       endpoints.clear()
       for (const [ref, places] of list) {
@@ -183,26 +184,12 @@ export const make: Effect.Effect<LaunchFileWatch, never, FileSystem.FileSystem |
       const added = [...next.keys()].filter((folder) => !wanted.has(folder))
       wanted.clear()
       for (const [folder, own] of next) wanted.set(folder, own)
-      // A watch that ended or was refused is tried again.
-      const lost = yield* Effect.filter([...users.keys()], (path) => Effect.map(FiberMap.has(fibers, path), (has) => !has))
       yield* Queue.offerAll(structure, [
         ...gone.map((folder): Change => ({ _tag: "Released", folder })),
         ...added.map((folder): Change => ({ _tag: "Placed", folder })),
-        ...lost.flatMap((path) => [...(users.get(path) ?? [])].map((folder): Change => ({ _tag: "Placed", folder })))
+        ...retried
       ])
     })
-
-  const take = Effect.zipRight(
-    Queue.take(marked),
-    Effect.sync(() => {
-      const refs = [...dirty].flatMap((identity) => {
-        const ref = endpoints.get(identity)
-        return ref === undefined ? [] : [ref]
-      })
-      dirty.clear()
-      return refs
-    })
-  )
 
   return { set, take }
 })

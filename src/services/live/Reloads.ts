@@ -29,128 +29,49 @@
  *   process's business (the Applier serializes work per endpoint in memory);
  * - asleep/stopped endpoints owe nothing: `settle` marks every request applied (their next launch
  *   reads the current surfaces) but keeps an owed removal.
+ * - a record that cannot be read or decoded (not UTF-8, over the cap, a FIFO, a directory, bad
+ *   JSON, a broken rule) is a fact about that record, never a failure of the folder: `scan`
+ *   reports it (file, field, rule on one line, by the formatter of every stored document,
+ *   `schema/ParseIssue.ts`) beside the valid ones, and `get` fails with it. The next change of
+ *   that endpoint's record (`recover`, which the daemon calls, or any request, claim or settle)
+ *   replaces it with a record that owes a reload again (the one it stood for cannot be known, so
+ *   it is owed rather than lost) and logs that once: the atomic write renames over it, and a
+ *   directory in its place is set aside first (`StateRoot.ts`).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
-import { identityOf } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import { recordOwed } from "../internal/owedGauges.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
+import { makeRecordFile } from "./OwedRecordFile.ts"
+import { type EndpointKey, type Errors, type InvalidOwedRecord, type OwedScan, reloadsDir, transitions } from "./OwedRecords.ts"
 import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
-import { layout } from "../city/CityRoot.ts"
 
 /**
- * The folder of the records, relative to the root.
+ * The records as data (OwedRecords.ts): their folder, the endpoint key, the protocol's
+ * transitions, what a look at the folder finds.
  * @since 0.1.0
- * @category constants
  */
-export const reloadsDir = layout.reloads
-
-/**
- * An endpoint, by its two names.
- * @since 0.1.0
- * @category models
- */
-export interface EndpointKey {
-  /** The peer's personality. */
-  readonly personality: string
-  /** The runtime. */
-  readonly runtime: string
-}
-
-/**
- * Is a reload owed by this record?
- * @since 0.1.0
- * @category guards
- */
-export const isOwed = (record: OwedRecord): boolean => record.requested > record.applied
-
-/**
- * Is anything (a reload or a removal) owed?
- * @since 0.1.0
- * @category guards
- */
-export const owesWork = (record: OwedRecord): boolean => isOwed(record) || record.removal !== undefined
-
-/**
- * Is the record's next attempt due at `now` (epoch milliseconds)? A record that never failed is.
- * @since 0.1.0
- * @category guards
- */
-export const isDue = (record: OwedRecord, now: number): boolean =>
-  record.next_attempt_at === undefined || Date.parse(record.next_attempt_at) <= now
-
-/** The record without its backoff. */
-const withoutBackoff = ({ attempts: _attempts, next_attempt_at: _next, ...rest }: OwedRecord): OwedRecord => rest
-
-/**
- * The pure transitions of a record; the service below makes each one durable.
- * @since 0.1.0
- * @category constructors
- */
-export const transitions = {
-  empty: (key: EndpointKey, at: string): OwedRecord => ({
-    schema: 1,
-    personality: key.personality,
-    runtime: key.runtime,
-    requested: 0,
-    applied: 0,
-    reason: "",
-    updated_at: at
-  }),
-  request: (record: OwedRecord, reason: string, at: string, capability?: string): OwedRecord => {
-    const { capability: _previous, ...rest } = withoutBackoff(record)
-    return {
-      ...rest,
-      requested: record.requested + 1,
-      reason,
-      ...(capability === undefined ? {} : { capability }),
-      updated_at: at
-    }
-  },
-  /**
-   * Claims an owed reload for the process `self`; `None` when nothing is owed or a live other
-   * process holds it (`alive` says whether the holder still runs).
-   */
-  claim: (
-    record: OwedRecord,
-    self: ProcessIdentityT,
-    at: string,
-    alive: (holder: ProcessIdentityT) => boolean
-  ): Option.Option<OwedRecord> => {
-    if (!isOwed(record)) return Option.none()
-    const held = record.claim
-    if (held !== undefined && held.pid !== self.pid && alive({ pid: held.pid, start: held.start ?? null })) return Option.none()
-    return Option.some({ ...record, claim: { pid: self.pid, start: self.start, target: record.requested, at }, updated_at: at })
-  },
-  complete: (record: OwedRecord, target: number, at: string): OwedRecord => {
-    const { claim: _claim, last_error: _error, ...rest } = withoutBackoff(record)
-    return { ...rest, applied: Math.max(record.applied, target), updated_at: at }
-  },
-  /** A failed attempt: the claim goes, one more failure counts, the next attempt is due at `next`. */
-  release: (record: OwedRecord, error: string, at: string, next: string): OwedRecord => {
-    const { claim: _claim, ...rest } = record
-    return { ...rest, last_error: error, attempts: (record.attempts ?? 0) + 1, next_attempt_at: next, updated_at: at }
-  },
-  settle: (record: OwedRecord, at: string): OwedRecord => {
-    const { claim: _claim, ...rest } = withoutBackoff(record)
-    return { ...rest, applied: record.requested, updated_at: at }
-  }
-}
-
-type Errors = StateError | RootLockBusy | RootNotFound
+export {
+  type EndpointKey,
+  type InvalidOwedRecord,
+  isDue,
+  isOwed,
+  keysOfIdentity,
+  type OwedScan,
+  owesWork,
+  reloadsDir,
+  transitions
+} from "./OwedRecords.ts"
 
 /**
  * The durable owed-work store.
@@ -181,15 +102,22 @@ export class Reloads extends Context.Tag("effect-city/Reloads")<
     readonly settle: (key: EndpointKey) => Effect.Effect<void, Errors>
     /** The owed removal is done: the record goes. */
     readonly completeRemoval: (key: EndpointKey) => Effect.Effect<void, Errors>
+    /**
+     * Replaces the endpoint's record if it cannot be read or decoded, with one that owes a reload
+     * again (logged); `true` if it did. A valid or absent record is left as it is.
+     */
+    readonly recover: (key: EndpointKey) => Effect.Effect<boolean, Errors>
+    /** The endpoint's record; `None` when there is none. Fails for a record that is invalid. */
     readonly get: (key: EndpointKey) => Effect.Effect<Option.Option<OwedRecord>, StateError>
-    /** Every record of owed work (unreadable files are skipped here and reported by `invalid`). */
+    /** Every record of owed work (invalid files are left out here and reported by `scan`). */
     readonly list: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
+    /** Every record, valid or not, one read each: the valid ones and the invalid files. */
+    readonly scan: Effect.Effect<OwedScan, StateError>
     /** Record files that cannot be read or decoded, with the reason. */
-    readonly invalid: Effect.Effect<ReadonlyArray<{ readonly file: string; readonly rule: string }>, StateError>
+    readonly invalid: Effect.Effect<ReadonlyArray<InvalidOwedRecord>, StateError>
   }
 >() {}
 
-const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
 
 /**
  * Builds the owed-work store on the state root.
@@ -204,15 +132,9 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
   // One lock holder per process at a time: the root lock is not re-entrant, and this spares
   // the retry loop when fibers of the same process contend.
   const mutex = yield* Effect.makeSemaphore(1)
-  const file = (key: EndpointKey) => `${reloadsDir}/${identityOf(key.runtime, key.personality)}.json`
   const now = Effect.map(DateTime.now, DateTime.formatIso)
 
-  const read = (key: EndpointKey) =>
-    Effect.map(state.readText(file(key)), (text) =>
-      Option.flatMap(text, (t) => Either.getRight(decode(t))))
-
-  const write = (key: EndpointKey, record: OwedRecord) =>
-    owesWork(record) || record.claim !== undefined ? state.writeJson(file(key), record) : state.remove(file(key))
+  const { current, file, load, read, write } = makeRecordFile(state)
 
   /** Read-modify-write of one record under the root lock; `change` returns `None` for "no write". */
   const updateWith = <A>(
@@ -222,8 +144,8 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
     mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
       yield* state.lock
       const at = yield* DateTime.now
-      const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, DateTime.formatIso(at)))
-      const [next, result] = yield* change(current, at)
+      const [record] = yield* current(key, DateTime.formatIso(at))
+      const [next, result] = yield* change(record, at)
       if (Option.isSome(next)) yield* write(key, next.value)
       return result
     })))
@@ -237,8 +159,8 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
       const at = yield* now
       return yield* Effect.forEach(keys, (key) =>
         Effect.gen(function*() {
-          const current = Option.getOrElse(yield* read(key), () => transitions.empty(key, at))
-          const next = transitions.request(current, reason, at, capability)
+          const [record] = yield* current(key, at)
+          const next = transitions.request(record, reason, at, capability)
           yield* write(key, next)
           return next
         }))
@@ -285,6 +207,13 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
   const settle = (key: EndpointKey) =>
     update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
 
+  const recover = (key: EndpointKey) =>
+    mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
+      yield* state.lock
+      const [, replaced] = yield* current(key, yield* now)
+      return replaced
+    })))
+
   const completeRemoval = (key: EndpointKey) =>
     mutex.withPermits(1)(Effect.scoped(Effect.zipRight(state.lock, state.remove(file(key)))))
 
@@ -292,26 +221,20 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
 
   // Every listing (the daemon lists at each pass) sets the owed-work gauges from the files, so they
   // hold across processes: a CLI verb owes, the daemon applies.
-  const list = Effect.flatMap(entries, (names) =>
-    Effect.tap(Effect.map(
-      Effect.forEach(names, (name) =>
-        Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
-          Option.flatMap(text, (t) => Either.getRight(decode(t))))),
-      (records) => records.flatMap((r) => Option.isSome(r) ? [r.value] : [])
-    ), (records) => recordOwed(records)))
-
-  const invalid = Effect.flatMap(entries, (names) =>
+  const scan = Effect.tap(
     Effect.map(
-      Effect.forEach(names, (name) =>
-        Effect.map(state.readText(`${reloadsDir}/${name}`), (text) =>
-          Option.flatMap(text, (t) => {
-            const decoded = decode(t)
-            return Either.isLeft(decoded)
-              ? Option.some({ file: state.resolve(`${reloadsDir}/${name}`), rule: decoded.left.message })
-              : Option.none()
-          }))),
-      (found) => found.flatMap((f) => Option.isSome(f) ? [f.value] : [])
-    ))
+      Effect.flatMap(entries, (names) => Effect.forEach(names, load)),
+      (found): OwedScan => ({
+        valid: found.flatMap((f) => f._tag === "Valid" ? [f.record] : []),
+        invalid: found.flatMap((f) => f._tag === "Invalid" ? [f.invalid] : [])
+      })
+    ),
+    (found) => recordOwed(found.valid)
+  )
+
+  const list = Effect.map(scan, (found) => found.valid)
+
+  const invalid = Effect.map(scan, (found) => found.invalid)
 
   return Reloads.of({
     request,
@@ -321,8 +244,10 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
     release,
     settle,
     completeRemoval,
+    recover,
     get: read,
     list,
+    scan,
     invalid
   })
 })

@@ -32,6 +32,7 @@ import type { RootKind } from "../../schema/LoadReport.ts"
 import * as Manifest from "../../schema/Manifest.ts"
 import * as ManifestFolder from "./internal/manifestFolder.ts"
 import { oneLine } from "../../schema/OneLine.ts"
+import { notJsonRule } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
 
 /**
@@ -134,7 +135,7 @@ const validate = (text: string, root: PluginRoot, name: string, folder: string, 
     try {
       json = JSON.parse(text)
     } catch (error) {
-      return Effect.succeed(invalid([{ field: "", rule: `is not valid JSON: ${error instanceof Error ? error.message : String(error)}` }]))
+      return Effect.succeed(invalid([{ field: "", rule: notJsonRule(error instanceof Error ? error.message : String(error)) }]))
     }
     const decoded = Manifest.decode(json)
     if ("issues" in decoded) return Effect.succeed(invalid(decoded.issues))

@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
 import { oneLine } from "../../schema/OneLine.ts"
-import { firstIssue } from "../../schema/ParseIssue.ts"
+import { firstIssue, notJsonRule } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
 import * as CityRoot from "../city/CityRoot.ts"
 import type { PluginRoot } from "./Discovery.ts"
@@ -68,7 +68,7 @@ export const read = (root: string): Effect.Effect<
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text.value),
       catch: (error) =>
-        new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: oneLine(`is not valid JSON: ${String(error)}`, 300) })
+        new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: notJsonRule(error instanceof Error ? error.message : String(error)) })
     })
     const decoded = decodeSettings(json)
     if (decoded._tag === "Right") return { ...decoded.right, exists: true }

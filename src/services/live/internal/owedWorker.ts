@@ -3,7 +3,9 @@
  * endpoint": owed reloads and removals carried out at Turn boundaries): `drain` applies one
  * endpoint's owed work, serialized per endpoint; `pass` drains every endpoint whose next attempt
  * is due (RetryBackoff.ts), in the worker if one runs; `start` runs the worker, a pass every
- * interval and on `wake`.
+ * interval and on `wake`. A pass first recovers the record files that cannot be read (Reloads.ts):
+ * each is replaced by one owing a reload again, or, naming no endpoint, logged once and left; the
+ * other endpoints' work goes on either way.
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
@@ -14,10 +16,11 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type { OwedRecord } from "../../../schema/Live.ts"
 import { oneLine } from "../../../schema/OneLine.ts"
+import { fieldRuleLine } from "../../../schema/ParseIssue.ts"
 import type { EndpointHostShape } from "../EndpointHost.ts"
 import type { makeRefs } from "../Endpoints.ts"
 import type { makeOwedWork } from "../OwedWork.ts"
-import { type EndpointKey, isDue, isOwed, type Reloads } from "../Reloads.ts"
+import { type EndpointKey, type InvalidOwedRecord, isDue, isOwed, keysOfIdentity, type Reloads } from "../Reloads.ts"
 
 /**
  * The worker over the endpoint host, the owed-work store and the owed-work steps.
@@ -64,9 +67,42 @@ export const makeOwedWorker = (deps: {
       Effect.annotateLogs({ endpoint: `${key.runtime}-${key.personality}` })
     )
 
+  /** The invalid record files already logged, with the reason logged: each is logged once. */
+  const reported = new Map<string, string>()
+
+  /**
+   * A record file that cannot be read: replaced, owing a reload again, for each endpoint its name
+   * may belong to (`Reloads.recover` logs that); else logged once per file and reason, and left.
+   */
+  const recoverInvalid = (bad: InvalidOwedRecord) =>
+    Effect.gen(function*() {
+      let recovered = false
+      for (const key of keysOfIdentity(bad.identity)) {
+        if (Option.isNone(yield* refs.resolve(key))) continue
+        recovered = (yield* reloads.recover(key)) || recovered
+      }
+      if (recovered) return reported.delete(bad.file)
+      const line = `owed-work record ${bad.file} is invalid (${fieldRuleLine(bad)}) and names no endpoint of this root: left as it is`
+      if (reported.get(bad.file) === line) return
+      reported.set(bad.file, line)
+      yield* Effect.logWarning(line)
+    }).pipe(
+      Effect.catchAll((e) => {
+        const line = `owed-work record ${bad.file} is invalid (${fieldRuleLine(bad)}) and could not be replaced: ${oneLine(e.message, 300)}`
+        return reported.get(bad.file) === line ? Effect.void : Effect.zipRight(
+          Effect.sync(() => void reported.set(bad.file, line)),
+          Effect.logWarning(line)
+        )
+      }),
+      Effect.annotateLogs({ endpoint: bad.identity })
+    )
+
   const pass = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const owed = (yield* reloads.list).filter((record) => isDue(record, now))
+    const scanned = yield* reloads.scan
+    for (const file of reported.keys()) if (!scanned.invalid.some((bad) => bad.file === file)) reported.delete(file)
+    yield* Effect.forEach(scanned.invalid, recoverInvalid, { discard: true })
+    const owed = (scanned.invalid.length === 0 ? scanned.valid : yield* reloads.list).filter((record) => isDue(record, now))
     const w = worker
     if (w === undefined) return yield* Effect.forEach(owed, drain, { discard: true, concurrency: 4 })
     for (const record of owed) {
