@@ -206,19 +206,39 @@ it.effect("listing the owed records sets the owed-work gauges (city_reloads_owed
     expect((yield* Metric.value(Observability.owedReloads)).value).toBe(1)
   }).pipe(Effect.scoped))
 
-it.effect("a record that does not decode is reported by invalid, skipped by list, and read as none", () =>
+it.effect("a record that does not decode is reported by scan and invalid, skipped by list, refused by get, replaced by recover", () =>
   Effect.gen(function*() {
     const { put, reloads } = yield* store.make
     const other = { ...key, runtime: `${key.runtime}x` }
     yield* reloads.request([other], "register")
     yield* put(key, JSON.stringify({ schema: 1, personality: "alice", runtime: "claude", requested: -1 }))
     expect((yield* reloads.list).map((r) => r.runtime)).toEqual([other.runtime])
-    expect(Option.isNone(yield* reloads.get(key))).toBe(true)
+    const refused = yield* Effect.flip(reloads.get(key))
+    expect(refused._tag).toBe("StateError")
+    expect(refused.detail).toContain("requested")
     const found = yield* reloads.invalid
     expect(found).toHaveLength(1)
+    expect(found[0]!.identity).toBe("claude-alice")
     expect(found[0]!.file).toContain("claude")
     expect(found[0]!.file).toContain("alice")
-    expect(found[0]!.rule).toContain("requested")
+    expect(found[0]!.field).toBe("requested")
+    expect((yield* reloads.scan).valid.map((r) => r.runtime)).toEqual([other.runtime])
+    // Replaced by a record owing one reload (the one it stood for cannot be known); once only.
+    expect(yield* reloads.recover(key)).toBe(true)
+    expect(yield* reloads.recover(key)).toBe(false)
+    const replaced = Option.getOrThrow(yield* reloads.get(key))
+    expect(replaced.requested).toBeGreaterThan(replaced.applied)
+    expect(yield* reloads.invalid).toEqual([])
+    expect(yield* reloads.recover(other)).toBe(false)
+  }).pipe(Effect.scoped))
+
+it.effect("a request on an endpoint whose record does not decode replaces it and owes a reload", () =>
+  Effect.gen(function*() {
+    const { put, reloads } = yield* store.make
+    yield* put(key, "{ not json")
+    const [record] = yield* reloads.request([key], "sync")
+    expect(record!.requested - record!.applied).toBe(2) // the one it stood for, and this one
+    expect(yield* reloads.invalid).toEqual([])
   }).pipe(Effect.scoped))
 })
 

@@ -5,8 +5,11 @@
  * Same protocol, same transitions (`Reloads.transitions`), same record: one row per endpoint in
  * `city_owed_reloads`, keyed by runtime and personality, whose `record` column holds the
  * `OwedRecord` as JSON text, written by encoding through the Schema and read by decoding through
- * it (a row that does not decode is reported by `invalid` and skipped by `list`, as an unreadable
- * file is).
+ * it. A row that does not decode is what an unreadable record file is in the file store: `scan`
+ * and `invalid` report it (`file` names the table and the endpoint, `field` and `rule` as the one
+ * formatter gives them), `list` leaves it out, `get` fails with it, and the next change of that
+ * endpoint (`recover`, a request, a claim, a settle) replaces it with a row owing a reload again,
+ * logged once.
  *
  * Decisions where the spec is silent:
  * - each read-modify-write is one transaction: the row is inserted empty when absent, then read

@@ -15,9 +15,12 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { StateError } from "../../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../../schema/Live.ts"
+import { identityOf } from "../../../schema/Outcome.ts"
+import { documentIssue, fieldRuleLine } from "../../../schema/ParseIssue.ts"
 import { storedText } from "../../../schema/StoredText.ts"
 import * as ProcessIdentity from "../../capabilities/ProcessIdentity.ts"
 import { recordOwed } from "../../internal/owedGauges.ts"
+import { type Loaded, type OwedScan } from "../../live/OwedRecords.ts"
 import { type EndpointKey, owesWork, Reloads, transitions } from "../../live/Reloads.ts"
 import { delayAfter, RetryBackoff } from "../../live/RetryBackoff.ts"
 
@@ -29,6 +32,17 @@ import { delayAfter, RetryBackoff } from "../../live/RetryBackoff.ts"
 export const table = "city_owed_reloads"
 
 const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
+const rowName = (key: EndpointKey) => `${table} (${key.runtime}, ${key.personality})`
+
+/** One row, as a record file is loaded (live/OwedRecords.ts): valid, or invalid with its reason. */
+const loadRow = (row: Row): Loaded =>
+  Either.match(decode(row.record), {
+    onLeft: (error): Loaded => ({
+      _tag: "Invalid",
+      invalid: { file: rowName(row), identity: identityOf(row.runtime, row.personality), ...documentIssue(error) }
+    }),
+    onRight: (record): Loaded => ({ _tag: "Valid", record })
+  })
 const encode = Schema.encodeSync(Schema.parseJson(OwedRecord))
 
 interface Row {
@@ -48,7 +62,6 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
     const fs = yield* FileSystem.FileSystem
     const self = yield* ProcessIdentity.identify(process.pid)
     const backoff = yield* RetryBackoff
-    const where = (key: EndpointKey) => `${table} (${key.runtime}, ${key.personality})`
     const failed = (operation: string, path: string) => (error: SqlError) =>
       new StateError({ operation, path, detail: error.message, cause: error })
 
@@ -60,8 +73,16 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
 
     const get = (key: EndpointKey) =>
       select(key, false).pipe(
-        Effect.map((rows) => Option.flatMap(Option.fromNullable(rows[0]), (row) => Either.getRight(decode(row.record)))),
-        Effect.mapError(failed("read", where(key)))
+        Effect.mapError(failed("read", rowName(key))),
+        Effect.flatMap((rows) => {
+          if (rows[0] === undefined) return Effect.succeed(Option.none<OwedRecord>())
+          const loaded = loadRow(rows[0])
+          return loaded._tag === "Invalid"
+            ? Effect.fail(new StateError({ operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) }))
+            : loaded._tag === "Valid"
+            ? Effect.succeed(Option.some(loaded.record))
+            : Effect.succeed(Option.none<OwedRecord>())
+        })
       )
 
     const write = (key: EndpointKey, record: OwedRecord) =>
@@ -70,25 +91,42 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
             WHERE runtime = ${key.runtime} AND personality = ${key.personality}`
         : sql`DELETE FROM ${sql(table)} WHERE runtime = ${key.runtime} AND personality = ${key.personality}`
 
-    /** One transaction: the row made present, read, changed by `change` (`None`: as it was), written back. */
+    /**
+     * The row to change, inside the transaction: made present (empty) when absent, read (locked on
+     * PostgreSQL); a row that does not decode is replaced at once by one that owes a reload again,
+     * logged, as an unreadable record file is (live/OwedRecordFile.ts). `true` when it was.
+     */
+    const current = (key: EndpointKey, at: string) =>
+      Effect.gen(function*() {
+        const empty = transitions.empty(key, at)
+        yield* sql`INSERT INTO ${sql(table)} (runtime, personality, record)
+          VALUES (${key.runtime}, ${key.personality}, ${encode(empty)}) ON CONFLICT DO NOTHING`
+        const rows = yield* select(key, true)
+        const loaded: Loaded = rows[0] === undefined ? { _tag: "Absent" } : loadRow(rows[0])
+        if (loaded._tag === "Valid") return [loaded.record, false] as const
+        if (loaded._tag === "Absent") return [empty, false] as const
+        const reason = `owed again: its record could not be read (${fieldRuleLine(loaded.invalid)})`
+        const again = transitions.request(empty, reason, at)
+        yield* write(key, again)
+        yield* Effect.logWarning(
+          `owed-work record ${loaded.invalid.file} is invalid (${fieldRuleLine(loaded.invalid)}): ` +
+            "replaced; the reload it may have stood for is owed again"
+        ).pipe(Effect.annotateLogs({ endpoint: identityOf(key.runtime, key.personality) }))
+        return [again, true] as const
+      })
+
+    /** One transaction: the row read by `current`, changed by `change` (`None`: as it was), written back. */
     const updateWith = <A>(
       key: EndpointKey,
       change: (record: OwedRecord, at: DateTime.Utc) => Effect.Effect<readonly [Option.Option<OwedRecord>, A]>
     ) =>
       sql.withTransaction(Effect.gen(function*() {
         const at = yield* DateTime.now
-        const empty = transitions.empty(key, DateTime.formatIso(at))
-        yield* sql`INSERT INTO ${sql(table)} (runtime, personality, record)
-          VALUES (${key.runtime}, ${key.personality}, ${encode(empty)}) ON CONFLICT DO NOTHING`
-        const rows = yield* select(key, true)
-        const current = Option.getOrElse(
-          Option.flatMap(Option.fromNullable(rows[0]), (row) => Either.getRight(decode(row.record))),
-          () => empty
-        )
-        const [next, result] = yield* change(current, at)
-        yield* write(key, Option.getOrElse(next, () => current))
+        const [record] = yield* current(key, DateTime.formatIso(at))
+        const [next, result] = yield* change(record, at)
+        yield* write(key, Option.getOrElse(next, () => record))
         return result
-      })).pipe(Effect.mapError(failed("update", where(key))))
+      })).pipe(Effect.mapError(failed("update", rowName(key))))
 
     const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
       updateWith(key, (record, at) => Effect.succeed(change(record, DateTime.formatIso(at))))
@@ -139,28 +177,49 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
     const settle = (key: EndpointKey) =>
       update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
 
+    const recover = (key: EndpointKey) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const [record, replaced] = yield* current(key, DateTime.formatIso(yield* DateTime.now))
+        yield* write(key, record)
+        return replaced
+      })).pipe(Effect.mapError(failed("update", rowName(key))))
+
     const completeRemoval = (key: EndpointKey) =>
       sql`DELETE FROM ${sql(table)} WHERE runtime = ${key.runtime} AND personality = ${key.personality}`.pipe(
         Effect.asVoid,
-        Effect.mapError(failed("delete", where(key)))
+        Effect.mapError(failed("delete", rowName(key)))
       )
 
-    const rows = sql<Row>`SELECT runtime, personality, record FROM ${sql(table)} ORDER BY runtime, personality`.pipe(
-      Effect.mapError(failed("list", table))
+    // Every look sets the owed-work gauges, as the file store's does.
+    const scan = sql<Row>`SELECT runtime, personality, record FROM ${sql(table)} ORDER BY runtime, personality`.pipe(
+      Effect.mapError(failed("list", table)),
+      Effect.map((rows): OwedScan => {
+        const found = rows.map(loadRow)
+        return {
+          valid: found.flatMap((f) => f._tag === "Valid" ? [f.record] : []),
+          invalid: found.flatMap((f) => f._tag === "Invalid" ? [f.invalid] : [])
+        }
+      }),
+      Effect.tap((found) => recordOwed(found.valid))
     )
 
-    // Every listing sets the owed-work gauges, as the file store's does.
-    const list = rows.pipe(
-      Effect.map((found) => found.flatMap((row) => Either.match(decode(row.record), { onLeft: () => [], onRight: (r) => [r] }))),
-      Effect.tap((records) => recordOwed(records))
-    )
+    const list = Effect.map(scan, (found) => found.valid)
 
-    const invalid = Effect.map(rows, (found) =>
-      found.flatMap((row) => {
-        const decoded = decode(row.record)
-        return Either.isLeft(decoded) ? [{ file: where(row), rule: decoded.left.message }] : []
-      }))
+    const invalid = Effect.map(scan, (found) => found.invalid)
 
-    return Reloads.of({ request, requestRemoval, claim, complete, release, settle, completeRemoval, get, list, invalid })
+    return Reloads.of({
+      request,
+      requestRemoval,
+      claim,
+      complete,
+      release,
+      settle,
+      completeRemoval,
+      recover,
+      get,
+      list,
+      scan,
+      invalid
+    })
   }
 )
