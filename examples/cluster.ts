@@ -6,7 +6,9 @@
 import { Effect } from "effect"
 import { Reloads, SqlReloads } from "effect-city/cluster"
 
-// Every endpoint's owed work, from the database of the SqlClient layer the caller provides
-// (with a FileSystem): the table is created on first use.
-export const owed = Effect.flatMap(Reloads, (reloads) => reloads.list).pipe(Effect.provide(SqlReloads.layer))
+// The owed work of host web-01's endpoints, from the database of the SqlClient layer the caller
+// provides (with a FileSystem): the table is created on first use.
+export const owed = Effect.flatMap(Reloads, (reloads) => reloads.list).pipe(
+  Effect.provide(SqlReloads.layer({ host: "web-01" }))
+)
 // #endregion readme

@@ -79,7 +79,7 @@ afterAll(() => Effect.runPromise(Scope.close(sqliteScope, Exit.void)))
 const sqliteContext = Effect.runSync(Effect.cached(
   Effect.gen(function*() {
     const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-    return yield* Layer.build(Layer.provideMerge(SqlReloads.layer, SqliteClient.layer({ filename: `${dir}/city.db` })))
+    return yield* Layer.build(Layer.provideMerge(SqlReloads.layer({ host: "web-01" }), SqliteClient.layer({ filename: `${dir}/city.db` })))
   }).pipe(Effect.provide(NodeFileSystem.layer), Scope.extend(sqliteScope), Effect.orDie)
 ))
 
@@ -91,9 +91,9 @@ const sqlite: Store = {
     const sql = yield* Effect.provide(SqlClient.SqlClient, context)
     yield* sql`DELETE FROM ${sql(SqlReloads.table)}`
     const put = (key: Reloads.EndpointKey, text: string) =>
-      Effect.orDie(sql`INSERT INTO ${sql(SqlReloads.table)} (runtime, personality, record)
-          VALUES (${key.runtime}, ${key.personality}, ${text})
-          ON CONFLICT (runtime, personality) DO UPDATE SET record = excluded.record`)
+      Effect.orDie(sql`INSERT INTO ${sql(SqlReloads.table)} (host, runtime, personality, record)
+          VALUES (${"web-01"}, ${key.runtime}, ${key.personality}, ${text})
+          ON CONFLICT (host, runtime, personality) DO UPDATE SET record = excluded.record`)
     return { reloads: yield* Effect.provide(Reloads.Reloads, context), put }
   }).pipe(Effect.orDie)
 }
@@ -241,6 +241,22 @@ it.effect("a request on an endpoint whose record does not decode replaces it and
     expect(yield* reloads.invalid).toEqual([])
   }).pipe(Effect.scoped))
 })
+
+it.effect("on SQL, each host's store sees and changes its own rows only", () =>
+  Effect.gen(function*() {
+    yield* sqlite.make
+    const context = yield* sqliteContext
+    const web01 = yield* Effect.provide(Reloads.Reloads, context)
+    const web02 = yield* SqlReloads.make("web-02").pipe(Effect.provide(context), Effect.provide(NodeFileSystem.layer))
+    yield* web01.request([key], "register")
+    expect(yield* web02.list).toEqual([])
+    expect(Option.isNone(yield* web02.get(key))).toBe(true)
+    expect(Option.isNone(yield* web02.claim(key))).toBe(true)
+    yield* web02.request([key], "sync")
+    yield* web02.completeRemoval(key)
+    expect(Option.getOrThrow(yield* web01.get(key)).requested).toBe(1)
+    expect((yield* web01.list).map((r) => r.personality)).toEqual([key.personality])
+  }).pipe(Effect.scoped))
 
 it.effect("a claim held by another live process is respected; a dead claimant's is taken over", () =>
   Effect.gen(function*() {

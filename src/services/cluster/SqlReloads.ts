@@ -3,7 +3,8 @@
  * `SqlClient`, for hosts that share one database (docs/cluster.md, "Owed reloads on SQL").
  *
  * Same protocol, same transitions (`Reloads.transitions`), same record: one row per endpoint in
- * `city_owed_reloads`, keyed by runtime and personality, whose `record` column holds the
+ * `city_owed_reloads`, keyed by host, runtime and personality (each host's store sees its own
+ * rows only: an endpoint's runtime files live on its host, docs/cluster.md), whose `record` column holds the
  * `OwedRecord` as JSON text, written by encoding through the Schema and read by decoding through
  * it. A row that does not decode is what an unreadable record file is in the file store: `scan`
  * and `invalid` report it (`file` names the table and the endpoint, `field` and `rule` as the one
@@ -54,10 +55,11 @@ export const migrationsTable = "city_migrations"
 export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_owed_reloads": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE ${sql(table)} (
+      host TEXT NOT NULL,
       runtime TEXT NOT NULL,
       personality TEXT NOT NULL,
       record TEXT NOT NULL,
-      PRIMARY KEY (runtime, personality)
+      PRIMARY KEY (host, runtime, personality)
     )`.pipe(Effect.asVoid))
 }
 
@@ -71,19 +73,22 @@ export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, Sq
 )
 
 /**
- * Builds the owed-work store on the `SqlClient` (the table must exist: see `migrate`).
+ * Builds the owed-work store of the host `host` on the `SqlClient` (the table must exist: see
+ * `migrate`). Another host's rows are neither seen nor changed.
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | FileSystem.FileSystem> = internal.make
+export const make: (host: string) => Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | FileSystem.FileSystem> =
+  internal.make
 
 /**
- * The owed-work store on the `SqlClient` as a layer: runs the migrations, then serves `Reloads`.
+ * The owed-work store of one host on the `SqlClient` as a layer: runs the migrations, then serves
+ * `Reloads` for `options.host` (a `Name`: docs/cluster.md, "Hosts").
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<
+export const layer = (options: { readonly host: string }): Layer.Layer<
   Reloads,
   Migrator.MigrationError | SqlError,
   SqlClient.SqlClient | FileSystem.FileSystem
-> = Layer.effect(Reloads, Effect.zipRight(migrate, make))
+> => Layer.effect(Reloads, Effect.zipRight(migrate, make(options.host)))

@@ -32,7 +32,8 @@ import { delayAfter, RetryBackoff } from "../../live/RetryBackoff.ts"
 export const table = "city_owed_reloads"
 
 const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
-const rowName = (key: EndpointKey) => `${table} (${key.runtime}, ${key.personality})`
+const rowName = (key: EndpointKey & { readonly host: string }) =>
+  `${table} (${key.host}, ${key.runtime}, ${key.personality})`
 
 /** One row, as a record file is loaded (live/OwedRecords.ts): valid, or invalid with its reason. */
 const loadRow = (row: Row): Loaded =>
@@ -46,18 +47,19 @@ const loadRow = (row: Row): Loaded =>
 const encode = Schema.encodeSync(Schema.parseJson(OwedRecord))
 
 interface Row {
+  readonly host: string
   readonly runtime: string
   readonly personality: string
   readonly record: string
 }
 
 /**
- * Builds the owed-work store on the `SqlClient` (the table must exist).
+ * Builds one host's owed-work store on the `SqlClient` (the table must exist).
  * @since 0.1.0
  * @category internals
  */
-export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | FileSystem.FileSystem> = Effect.gen(
-  function*() {
+export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const fs = yield* FileSystem.FileSystem
     const self = yield* ProcessIdentity.identify(process.pid)
@@ -66,14 +68,14 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
       new StateError({ operation, path, detail: error.message, cause: error })
 
     const select = (key: EndpointKey, lock: boolean) =>
-      sql<Row>`SELECT runtime, personality, record FROM ${sql(table)}
-        WHERE runtime = ${key.runtime} AND personality = ${key.personality}${
+      sql<Row>`SELECT host, runtime, personality, record FROM ${sql(table)}
+        WHERE host = ${host} AND runtime = ${key.runtime} AND personality = ${key.personality}${
         lock ? sql.onDialectOrElse({ pg: () => sql.literal(" FOR UPDATE"), orElse: () => sql.literal("") }) : sql.literal("")
       }`
 
     const get = (key: EndpointKey) =>
       select(key, false).pipe(
-        Effect.mapError(failed("read", rowName(key))),
+        Effect.mapError(failed("read", rowName({ host, ...key }))),
         Effect.flatMap((rows) => {
           if (rows[0] === undefined) return Effect.succeed(Option.none<OwedRecord>())
           const loaded = loadRow(rows[0])
@@ -88,8 +90,8 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
     const write = (key: EndpointKey, record: OwedRecord) =>
       owesWork(record) || record.claim !== undefined
         ? sql`UPDATE ${sql(table)} SET record = ${encode(record)}
-            WHERE runtime = ${key.runtime} AND personality = ${key.personality}`
-        : sql`DELETE FROM ${sql(table)} WHERE runtime = ${key.runtime} AND personality = ${key.personality}`
+            WHERE host = ${host} AND runtime = ${key.runtime} AND personality = ${key.personality}`
+        : sql`DELETE FROM ${sql(table)} WHERE host = ${host} AND runtime = ${key.runtime} AND personality = ${key.personality}`
 
     /**
      * The row to change, inside the transaction: made present (empty) when absent, read (locked on
@@ -99,8 +101,8 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
     const current = (key: EndpointKey, at: string) =>
       Effect.gen(function*() {
         const empty = transitions.empty(key, at)
-        yield* sql`INSERT INTO ${sql(table)} (runtime, personality, record)
-          VALUES (${key.runtime}, ${key.personality}, ${encode(empty)}) ON CONFLICT DO NOTHING`
+        yield* sql`INSERT INTO ${sql(table)} (host, runtime, personality, record)
+          VALUES (${host}, ${key.runtime}, ${key.personality}, ${encode(empty)}) ON CONFLICT DO NOTHING`
         const rows = yield* select(key, true)
         const loaded: Loaded = rows[0] === undefined ? { _tag: "Absent" } : loadRow(rows[0])
         if (loaded._tag === "Valid") return [loaded.record, false] as const
@@ -126,7 +128,7 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
         const [next, result] = yield* change(record, at)
         yield* write(key, Option.getOrElse(next, () => record))
         return result
-      })).pipe(Effect.mapError(failed("update", rowName(key))))
+      })).pipe(Effect.mapError(failed("update", rowName({ host, ...key }))))
 
     const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
       updateWith(key, (record, at) => Effect.succeed(change(record, DateTime.formatIso(at))))
@@ -182,17 +184,17 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
         const [record, replaced] = yield* current(key, DateTime.formatIso(yield* DateTime.now))
         yield* write(key, record)
         return replaced
-      })).pipe(Effect.mapError(failed("update", rowName(key))))
+      })).pipe(Effect.mapError(failed("update", rowName({ host, ...key }))))
 
     const completeRemoval = (key: EndpointKey) =>
-      sql`DELETE FROM ${sql(table)} WHERE runtime = ${key.runtime} AND personality = ${key.personality}`.pipe(
+      sql`DELETE FROM ${sql(table)} WHERE host = ${host} AND runtime = ${key.runtime} AND personality = ${key.personality}`.pipe(
         Effect.asVoid,
-        Effect.mapError(failed("delete", rowName(key)))
+        Effect.mapError(failed("delete", rowName({ host, ...key })))
       )
 
     // Every look sets the owed-work gauges, as the file store's does.
-    const scan = sql<Row>`SELECT runtime, personality, record FROM ${sql(table)} ORDER BY runtime, personality`.pipe(
-      Effect.mapError(failed("list", table)),
+    const scan = sql<Row>`SELECT host, runtime, personality, record FROM ${sql(table)} WHERE host = ${host} ORDER BY runtime, personality`.pipe(
+      Effect.mapError(failed("list", `${table} (${host})`)),
       Effect.map((rows): OwedScan => {
         const found = rows.map(loadRow)
         return {
@@ -221,5 +223,4 @@ export const make: Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | F
       scan,
       invalid
     })
-  }
-)
+  })
