@@ -6,6 +6,8 @@
  *
  * - `SqlReloads`: the owed-reload store (the `Reloads` service) over any `SqlClient`, its table created by
  *   `@effect/sql`'s `Migrator`.
+ * - `EndpointEntity`, `HostWork`, `ClusterRunner`: endpoints as entities with host affinity, a
+ *   host's runner and a client.
  *
  * ```ts
  * import { SqlReloads } from "effect-city/cluster"
@@ -19,6 +21,26 @@
  * @since 0.1.0
  */
 export * as SqlReloads from "./services/cluster/SqlReloads.ts"
+/**
+ * An endpoint as an `@effect/cluster` entity whose shard group is its host: its messages
+ * (`Reload`, persisted and deduplicated; `Provision`), its id.
+ * @since 0.1.0
+ */
+export * as EndpointEntity from "./services/cluster/EndpointEntity.ts"
+
+/**
+ * What an endpoint's messages ask of their host: the Tag a host runner provides.
+ * @since 0.1.0
+ */
+export * as HostWork from "./services/cluster/HostWork.ts"
+
+/**
+ * A host's runner (`Sharding` serving its host's endpoints) and a client of the fleet, over the
+ * shared SQL database.
+ * @since 0.1.0
+ */
+export * as ClusterRunner from "./services/cluster/ClusterRunner.ts"
+
 /**
  * The owed-work store's Tag, which `SqlReloads.layer` provides (a City on one host provides it from
  * its files), and an endpoint's key in it.
