@@ -18,7 +18,8 @@ export default defineConfig({
   test: {
     // The examples' tests too: examples/testing.test.ts is the README's test example.
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
-    globalSetup: ["test/globalSetup.ts"],
+    // The bundle, then one PostgreSQL server for the whole run (its URL: `inject("postgresUrl")`).
+    globalSetup: ["test/globalSetup.ts", "test/support/postgres.ts"],
     // Two test files at a time on a 2-core machine (vitest's default is one fewer than the cores):
     // many files wait on real processes, signals and timers, and the other file uses that time.
     maxWorkers: 2,

@@ -8,9 +8,11 @@
  *
  * Every behaviour test here runs against each implementation of the `Reloads` service: the file
  * store (live/Reloads.ts, on an in-memory state root) and the SQL store (cluster/SqlReloads.ts, on
- * SQLite in a temp file), so a difference between them fails.
+ * SQLite in a temp file and on PostgreSQL in a database of this file's own, on the run's server:
+ * test/support/postgres.ts), so a difference between them fails. On PostgreSQL, two clients race
+ * too: their changes of one row are serialized (`FOR UPDATE`).
  *
- * 500 runs. On failure fast-check prints `seed` and `path`; replay with
+ * 500 runs (fewer on SQL). On failure fast-check prints `seed` and `path`; replay with
  * `CITY_PROP_SEED=<seed> CITY_PROP_PATH=<path> npx vitest run test/property/reloads.test.ts`.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -18,6 +20,15 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Deferred from "effect/Deferred"
+import * as Fiber from "effect/Fiber"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import { inject } from "vitest"
+import { freshDatabase } from "../support/pgDatabase.ts"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -98,7 +109,35 @@ const sqlite: Store = {
   }).pipe(Effect.orDie)
 }
 
-describe.each([files, sqlite])("the $name store", (store) => {
+// One database of this file's own on the run's PostgreSQL server, migrated once, as SQLite's.
+const pgScope = Effect.runSync(Scope.make())
+afterAll(() => Effect.runPromise(Scope.close(pgScope, Exit.void)))
+const pgUrl = Effect.runSync(Effect.cached(Effect.orDie(Scope.extend(freshDatabase(inject("postgresUrl")), pgScope))))
+const pgClient = (url: string) => PgClient.layer({ url: Redacted.make(url) })
+const pgContext = Effect.runSync(Effect.cached(
+  Effect.gen(function*() {
+    const url = yield* pgUrl
+    return yield* Layer.build(Layer.provideMerge(SqlReloads.layer({ host: "web-01" }), Layer.merge(pgClient(url), NodeFileSystem.layer)))
+  }).pipe(Scope.extend(pgScope), Effect.orDie)
+))
+
+const postgres: Store = {
+  name: "PostgreSQL",
+  // A command is a few round trips to the server (about SQLite's cost again): fewer runs still.
+  runs: 100,
+  make: Effect.gen(function*() {
+    const context = yield* pgContext
+    const sql = yield* Effect.provide(SqlClient.SqlClient, context)
+    yield* sql`DELETE FROM ${sql(SqlReloads.table)}`
+    const put = (key: Reloads.EndpointKey, text: string) =>
+      Effect.orDie(sql`INSERT INTO ${sql(SqlReloads.table)} (host, runtime, personality, record)
+          VALUES (${"web-01"}, ${key.runtime}, ${key.personality}, ${text})
+          ON CONFLICT (host, runtime, personality) DO UPDATE SET record = excluded.record`)
+    return { reloads: yield* Effect.provide(Reloads.Reloads, context), put }
+  }).pipe(Effect.orDie)
+}
+
+describe.each([files, sqlite, postgres])("the $name store", (store) => {
 it.effect.prop(
   "owed reloads: never consumed silently, coalesced, exactly one more after a crash",
   { commands: FastCheck.array(command, { maxLength: 40 }) },
@@ -157,7 +196,7 @@ it.effect.prop(
       expect(drained).toBe(requested > applied ? 1 : 0)
       expect(Option.isNone(yield* reloads.get(key))).toBe(true)
     }).pipe(Effect.scoped),
-  // 500 runs (200 on SQLite) of up to 40 durable steps: seconds alone, much longer on a busy machine.
+  // 500 runs (200 on SQLite, 100 on PostgreSQL) of up to 40 durable steps: seconds alone, much longer on a busy machine.
   { timeout: 180_000, fastCheck: { numRuns: store.runs, ...replay } }
 )
 
@@ -274,3 +313,66 @@ it.effect("a claim held by another live process is respected; a dead claimant's 
     expect(asked).toEqual([first])
     expect(Option.getOrThrow(Reloads.transitions.claim(claimed, { pid: 222, start: null }, "t3", () => false)).claim?.pid).toBe(222)
   }))
+
+/** The store of host web-01 on its own client (its own pool of connections) to the file's database. */
+const secondClient = Effect.gen(function*() {
+  const url = yield* pgUrl
+  const context = yield* Layer.build(Layer.merge(pgClient(url), NodeFileSystem.layer))
+  return yield* SqlReloads.make("web-01").pipe(Effect.provide(context))
+})
+
+it.live("on PostgreSQL, concurrent requests from two clients are never lost", () =>
+  Effect.gen(function*() {
+    const { reloads } = yield* postgres.make
+    const other = yield* secondClient
+    const n = 40
+    yield* Effect.all(
+      Array.from({ length: n }, (_, i) => (i % 2 === 0 ? reloads : other).request([key], `r${i}`)),
+      { concurrency: "unbounded" }
+    )
+    expect(Option.getOrThrow(yield* reloads.get(key)).requested).toBe(n)
+  }).pipe(Effect.scoped))
+
+it.live("on PostgreSQL, two processes racing to claim one endpoint never both get the target", () =>
+  Effect.gen(function*() {
+    const { reloads } = yield* postgres.make
+    const url = yield* pgUrl
+    yield* reloads.request([key], "register")
+    // The other claimant is another process: a claim by this process is its own business.
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "test/fixtures/pgClaimant.ts", url, "web-01", key.runtime, key.personality],
+      { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: ["pipe", "pipe", "inherit"] }
+    )
+    yield* Effect.addFinalizer(() => Effect.sync(() => void child.kill("SIGKILL")))
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+    const nextLine = Effect.promise(() => lines.next()).pipe(Effect.map((r) => r.done ? "(exited)" : String(r.value)))
+    expect(yield* nextLine).toBe("ready")
+
+    // A third connection holds the row, so both claims are under way before either can change it.
+    const lockClient = yield* Layer.build(pgClient(url))
+    const sql = yield* Effect.provide(SqlClient.SqlClient, lockClient)
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT record FROM ${sql(SqlReloads.table)} WHERE host = ${"web-01"} FOR UPDATE`
+      yield* Deferred.succeed(locked, undefined)
+      yield* Deferred.await(release)
+    })).pipe(Effect.fork)
+    yield* Deferred.await(locked)
+
+    const ours = yield* Effect.fork(reloads.claim(key))
+    child.stdin!.write("claim\n")
+    const theirs = yield* Effect.fork(nextLine)
+    // Both claims wait on the row's lock (whichever statement of theirs reaches it).
+    const waiting = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(Effect.map((rows) => rows[0]!.n))
+    yield* waiting.pipe(Effect.repeat({ schedule: Schedule.spaced("10 millis"), until: (n) => n >= 2 }))
+    yield* Deferred.succeed(release, undefined)
+    yield* Fiber.join(holder)
+
+    const got = [Option.getOrNull(yield* Fiber.join(ours)), JSON.parse(yield* Fiber.join(theirs)) as number | null]
+    expect(got.filter((target) => target === 1)).toHaveLength(1)
+    expect(got.filter((target) => target === null)).toHaveLength(1)
+    child.stdin!.end()
+  }).pipe(Effect.scoped), 60_000)
