@@ -6,8 +6,8 @@
  * timeout, driven by TestClock), the same sweep of the same revision runs once, a new revision
  * runs again.
  *
- * What the memory engine cannot show: durability across a restart (its executions and activity
- * results live in the layer). That is the cluster engine's, tested with the endpoint entities.
+ * The memory engine keeps its executions in the layer, so it cannot show a sweep surviving a
+ * restart: test/cluster/sweepRestart.test.ts shows that on the cluster engine.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
