@@ -24,6 +24,8 @@
  *   the verdict is `failed` (exit 1); the detail tells them apart;
  * - a call that timed out is abandoned, not withdrawn: the carrier may still deliver it when the
  *   host comes back, and the host's own record then says what it did;
+ * - the timeout is the activity's own, not a durable clock: a sweep resumed by another runner
+ *   gives each call that had not answered a whole `callTimeout` again;
  * - at most `concurrency` calls at once (default 16: the calls wait on other hosts, not on this
  *   machine);
  * - the report is the `JointReport` of one host with each outcome's host added, judged by the
