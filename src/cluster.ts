@@ -8,9 +8,11 @@
  *   `@effect/sql`'s `Migrator`.
  * - `EndpointEntity`, `HostWork`, `ClusterRunner`: endpoints as entities with host affinity, a
  *   host's runner and a client.
+ * - `Sweep`: `register` / `sync` / `unregister` across hosts as the durable workflow `CapabilitySweep`,
+ *   its calls made through `FleetCalls` (the endpoints of every host, and the call to one host).
  *
  * ```ts
- * import { SqlReloads } from "effect-city/cluster"
+ * import { FleetCalls, SqlReloads, Sweep } from "effect-city/cluster"
  * ```
  * @module
  * @since 0.1.0
@@ -47,3 +49,14 @@ export * as ClusterRunner from "./services/cluster/ClusterRunner.ts"
  * @since 0.1.0
  */
 export { type EndpointKey, Reloads } from "./services/live/Reloads.ts"
+/**
+ * A capability's sweep across hosts as a durable workflow: `CapabilitySweep`, its layer and `run`.
+ * @since 0.1.0
+ */
+export * as Sweep from "./services/cluster/Sweep.ts"
+/**
+ * What a sweep across hosts calls: the `FleetCalls` Tag (every host's endpoints of a capability,
+ * and one call carried to an endpoint's host), its models and `HostUnavailable`.
+ * @since 0.1.0
+ */
+export * as FleetCalls from "./services/cluster/FleetCalls.ts"

@@ -23,7 +23,8 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import { createServer } from "node:net"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
-import { EndpointEntity, entityIdOf, type FleetEndpoint } from "../../src/services/cluster/EndpointEntity.ts"
+import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
+import type { FleetEndpoint } from "../../src/services/cluster/FleetCalls.ts"
 import { HostWork } from "../../src/services/cluster/HostWork.ts"
 // The handlers alone (the runner layer includes them, with a socket transport).
 import { handlers as ClusterRunnerHandlers } from "../../src/services/cluster/internal/endpointHandlers.ts"
@@ -71,7 +72,7 @@ describe("the endpoint entity, in memory", () => {
       expect(yield* Ref.get(seen)).toEqual([["only", "claude/alice"]])
       yield* endpoint.Reload({ id: "r-2", reason: "sync" })
       expect((yield* Ref.get(seen)).length).toBe(2)
-      const outcome = yield* endpoint.Provision({ verb: "sync", capability: "scribe", revision: 3 })
+      const outcome = yield* endpoint.Provision({ verb: "sync", capability: "scribe", revision: "3" })
       expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok" })
     }))
 })

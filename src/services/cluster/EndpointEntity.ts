@@ -26,20 +26,7 @@ import * as Schema from "effect/Schema"
 import { Name } from "../../schema/Name.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { EndpointKey } from "../live/OwedRecords.ts"
-
-/**
- * One endpoint of the fleet: its host and its two names.
- * @since 0.1.0
- * @category schemas
- */
-export const FleetEndpoint = Schema.Struct({ host: Name, runtime: Name, personality: Name })
-
-/**
- * One endpoint of the fleet, as decoded.
- * @since 0.1.0
- * @category models
- */
-export type FleetEndpoint = typeof FleetEndpoint.Type
+import { type FleetEndpoint, Revision, SweepVerb } from "./FleetCalls.ts"
 
 /**
  * What handling one `Reload` did: `applied` (the endpoint reloaded), `settled` (asleep or stopped:
@@ -62,20 +49,6 @@ export const ReloadResult = Schema.Struct({
 export type ReloadResult = typeof ReloadResult.Type
 
 /**
- * The verbs a sweep carries to each endpoint.
- * @since 0.1.0
- * @category schemas
- */
-export const SweepVerb = Schema.Literal("register", "sync", "unregister")
-
-/**
- * The verbs a sweep carries to each endpoint, as decoded.
- * @since 0.1.0
- * @category models
- */
-export type SweepVerb = typeof SweepVerb.Type
-
-/**
  * An owed reload, persisted, deduplicated by the sender's id for it: a retried send carries the
  * same id and runs once.
  * @since 0.1.0
@@ -93,7 +66,7 @@ export const Reload = Rpc.make("Reload", {
  * @category schemas
  */
 export const Provision = Rpc.make("Provision", {
-  payload: { verb: SweepVerb, capability: Name, revision: Schema.Int },
+  payload: { verb: SweepVerb, capability: Name, revision: Revision },
   success: EndpointOutcome
 })
 

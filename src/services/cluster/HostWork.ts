@@ -9,21 +9,8 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { EndpointKey } from "../live/OwedRecords.ts"
-import type { ReloadResult, SweepVerb } from "./EndpointEntity.ts"
-
-/**
- * One provisioning call of a sweep, for one endpoint.
- * @since 0.1.0
- * @category models
- */
-export interface ProvisionCall {
-  /** The sweep's verb. */
-  readonly verb: SweepVerb
-  /** The capability's name. */
-  readonly capability: string
-  /** The declaration's revision the sweep carries. */
-  readonly revision: number
-}
+import type { ReloadResult } from "./EndpointEntity.ts"
+import type { FleetRequest } from "./FleetCalls.ts"
 
 /**
  * The host's side of an endpoint's messages.
@@ -39,6 +26,6 @@ export class HostWork extends Context.Tag("effect-city/cluster/HostWork")<
      */
     readonly drain: (key: EndpointKey) => Effect.Effect<ReloadResult>
     /** Runs the provisioning call for the endpoint on this host: the outcome it recorded. */
-    readonly provision: (key: EndpointKey, call: ProvisionCall) => Effect.Effect<EndpointOutcome>
+    readonly provision: (key: EndpointKey, call: FleetRequest) => Effect.Effect<EndpointOutcome>
   }
 >() {}
