@@ -16,16 +16,15 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { StateRoot } from "../services/capabilities/StateRoot.ts"
-import * as Applier from "../services/live/Applier.ts"
 import * as CitySessionsHost from "../services/live/CitySessionsHost.ts"
 import * as CitySessionsInternal from "../services/live/internal/citySessionsHost.ts"
 import * as CommandsHost from "../services/live/CommandsHost.ts"
 import * as DaemonHostedHost from "../services/live/DaemonHostedHost.ts"
 import { EndpointHost } from "../services/live/EndpointHost.ts"
 import * as Fingerprints from "../services/live/Fingerprints.ts"
-import * as LiveJoints from "../services/live/LiveJoints.ts"
 import * as Reloads from "../services/live/Reloads.ts"
 import * as CapabilityServices from "./CapabilityServices.ts"
+import { servicesWith } from "./internal/liveServices.ts"
 import { routed } from "./internal/routedHost.ts"
 
 /**
@@ -33,10 +32,7 @@ import { routed } from "./internal/routedHost.ts"
  * @since 0.1.0
  * @category layers
  */
-export const services = LiveJoints.layer.pipe(
-  Layer.provideMerge(Applier.layer),
-  Layer.provideMerge(Layer.mergeAll(Reloads.layer, Fingerprints.layer))
-)
+export const services = servicesWith(Reloads.layer)
 
 /**
  * The City-sessions host (as `CitySessionsHost`, to launch endpoints and run their Turns); each
@@ -106,8 +102,20 @@ export const layer = (config: LiveConfig) =>
  * @since 0.1.0
  * @category layers
  */
-export const daemonLayer = (commands: CommandsHost.CommandsHostConfig = {}) =>
-  services.pipe(
+export const daemonLayer = (commands: CommandsHost.CommandsHostConfig = {}) => daemonLayerWith(Reloads.layer, commands)
+
+/**
+ * The daemon's live services over the owed-work store `reloads` (`daemonLayer` is this over the
+ * state root's files; `effect-city/cluster`'s `SqlReloads.layer` keeps a host's owed work in the
+ * fleet's database: docs/cluster.md).
+ * @since 0.1.0
+ * @category layers
+ */
+export const daemonLayerWith = <E, R>(
+  reloads: Layer.Layer<Reloads.Reloads, E, R>,
+  commands: CommandsHost.CommandsHostConfig = {}
+) =>
+  servicesWith(reloads).pipe(
     Layer.provideMerge(routed(Effect.map(CitySessionsHost.CitySessionsHost, (c) => c.host), commands)),
     Layer.provideMerge(citySessions({ publish: true }))
   )

@@ -30,6 +30,28 @@ export const layerWith = <E, R>(
     readonly log?: LifecycleLog.LifecycleLogConfig
   },
   runner: Layer.Layer<CommandRunner.CommandRunner, E, R>
+) => layerWithStores(config, runner, fileStores)
+
+/**
+ * The declaration and peer stores on the state root's files: the default.
+ * @since 0.1.0
+ * @category internals
+ */
+export const fileStores = Layer.merge(Capabilities.layer, Peers.layer)
+
+/**
+ * The services with the declaration and peer stores given (`effect-city/cluster` gives them on
+ * SQL: docs/cluster.md); everything else on the state root.
+ * @since 0.1.0
+ * @category internals
+ */
+export const layerWithStores = <E, R, SE, SR>(
+  config: StateRoot.StateRootConfig & {
+    readonly killGrace?: Duration.DurationInput
+    readonly log?: LifecycleLog.LifecycleLogConfig
+  },
+  runner: Layer.Layer<CommandRunner.CommandRunner, E, R>,
+  declarationsAndPeers: Layer.Layer<Capabilities.Capabilities | Peers.Peers, SE, SR>
 ) => {
   const root = StateRoot.layer({
     root: config.root,
@@ -41,8 +63,7 @@ export const layerWith = <E, R>(
     ProcessRecords.layer(config.killGrace ? { killGrace: config.killGrace } : {})
   ).pipe(Layer.provideMerge(root))
   const stores = Layer.mergeAll(
-    Capabilities.layer,
-    Peers.layer,
+    declarationsAndPeers,
     EndpointRecords.layer,
     LifecycleLog.layer(config.log ?? {}),
     runner
