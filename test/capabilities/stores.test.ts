@@ -15,7 +15,8 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, truncateSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Declaration } from "../../src/schema/Declaration.ts"
 import { defaultHostConfig } from "../../src/schema/HostConfig.ts"
@@ -35,7 +36,7 @@ class Behind extends Context.Tag("test/Behind")<Behind, {
 
 interface Store {
   readonly name: string
-  readonly layer: (root: string) => Layer.Layer<Capabilities.Capabilities | Peers.Peers | Behind, unknown, StateRoot.StateRoot>
+  readonly layer: (root: string) => Layer.Layer<Capabilities.Capabilities | Peers.Peers | Behind, unknown>
 }
 
 /** What every store runs on: this host's state root (a peer's private directories) and host.json's defaults. */
@@ -108,7 +109,7 @@ const withStore = <A, E>(
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = yield* fs.makeTempDirectoryScoped()
-    return yield* body(root).pipe(Effect.provide(store.layer(root)), Effect.provide(StateRoot.layer({ root })))
+    return yield* body(root).pipe(Effect.provide(store.layer(root)))
   }).pipe(Effect.provide(NodeContext.layer))
 
 describe.each([files, sqlite])("the $name stores", (store) => {
@@ -140,6 +141,15 @@ describe.each([files, sqlite])("the $name stores", (store) => {
         expect(yield* capabilities.readFile(file)).toEqual(declaration("mail"))
         const missing = yield* Effect.flip(capabilities.readFile(join(root, "input", "none.json")))
         expect([missing.name, missing.file, missing.rule]).toEqual(["InvalidDeclaration", join(root, "input", "none.json"), "does not exist"])
+        // The one reader's refusals: a FIFO is refused at once, a file over the declaration cap too.
+        execFileSync("mkfifo", [join(root, "input", "pipe.json")])
+        writeFileSync(join(root, "input", "big.json"), "")
+        truncateSync(join(root, "input", "big.json"), 2 * 1024 * 1024)
+        const refused = yield* Effect.forEach(["pipe.json", "big.json"], (name) => Effect.flip(capabilities.readFile(join(root, "input", name))))
+        expect(refused.map((e) => e.rule)).toEqual([
+          "is a FIFO, not a regular file",
+          "is 2097152 bytes, over the 1048576-byte cap for a capability declaration"
+        ])
         yield* write(join(root, "input", "chat.json"), JSON.stringify({ ...declaration("chat"), runtimes: ["claude", "telegram"] }))
         const channel = yield* Effect.flip(capabilities.readFile(join(root, "input", "chat.json")))
         expect([channel.field, channel.rule]).toEqual(["runtimes[1]", expect.stringContaining("telegram is a channel runtime of this host")])

@@ -10,7 +10,12 @@
  * - every store's layer runs `migrate` before it serves: it is idempotent (the `Migrator` skips
  *   what it has recorded), and layers that build at once in one process wait for each other (a
  *   migration run is one transaction: SQLite's client serializes them, PostgreSQL's `Migrator`
- *   locks its table), so the second finds the work done.
+ *   locks its table), so the second finds the work done;
+ * - the `Migrator` creates `city_migrations` before it locks anything, so on PostgreSQL two
+ *   connections migrating an empty database at once (layers built together over a pool, or two
+ *   processes) can both try to create it, and one fails with "already exists": a run that fails
+ *   with an `SqlError` is tried again, up to `migrateAttempts` runs in all, and the next run finds
+ *   the table. A `MigrationError` (a migration that failed) is never retried.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -67,10 +72,19 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
 }
 
 /**
+ * How many runs `migrate` makes at most when a run fails with an `SqlError` (see the module comment).
+ * @since 0.1.0
+ * @category constants
+ */
+export const migrateAttempts = 3
+
+/**
  * Runs the migrations not yet applied; applied ones are skipped, so every layer may run it.
  * @since 0.1.0
  * @category constructors
  */
 export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> = Effect.asVoid(
-  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable })
+  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable }).pipe(
+    Effect.retry({ times: migrateAttempts - 1, while: (error) => error._tag === "SqlError" })
+  )
 )

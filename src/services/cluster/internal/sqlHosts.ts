@@ -98,8 +98,9 @@ export const make = Effect.gen(function*() {
       return rows.length > 0
     })
 
-  // Host order by code units (a database's collation may differ).
-  const list = sql<Row>`SELECT host, profiles, started_at, seen_at FROM ${sql(table)}`.pipe(
+  // Host order by code units (a database's collation may differ). The column names as they are,
+  // whatever name transform the caller's client applies to results.
+  const list = sql<Row>`SELECT host, profiles, started_at, seen_at FROM ${sql(table)}`.withoutTransform.pipe(
     Effect.mapError(failed("list", table)),
     Effect.map((rows) => {
       const found = Arr.sort(rows, byHost).map(decode)
