@@ -10,6 +10,12 @@
  *   host's runner and a client.
  * - `Sweep`: `register` / `sync` / `unregister` across hosts as the durable workflow `CapabilitySweep`,
  *   its calls made through `FleetCalls` (the endpoints of every host, and the call to one host).
+ * - `SqlCapabilities`, `SqlPeers`, `SqlHosts`: the declaration store (`Capabilities`, fleet-wide, with
+ *   revisions), the peer store (`Peers`, per host, and the fleet's peers) and the host table (`Hosts`).
+ * - `Migrations`: the one migration set of every table above.
+ *
+ * `SqlCapabilities.layer` and `SqlPeers.layer` provide the Tags `effect-city` exports as
+ * `Capabilities.Capabilities` and `Peers.Peers`.
  *
  * ```ts
  * import { FleetCalls, SqlReloads, Sweep } from "effect-city/cluster"
@@ -43,6 +49,28 @@ export * as HostWork from "./services/cluster/HostWork.ts"
  */
 export * as ClusterRunner from "./services/cluster/ClusterRunner.ts"
 
+/**
+ * The declaration store on SQL: the `Capabilities` service over any `SqlClient`, one row per
+ * capability for the fleet, each `store` a new revision.
+ * @since 0.1.0
+ */
+export * as SqlCapabilities from "./services/cluster/SqlCapabilities.ts"
+/**
+ * The peer store on SQL: the `Peers` service of one host over any `SqlClient`, and every host's
+ * peers (`fleet`).
+ * @since 0.1.0
+ */
+export * as SqlPeers from "./services/cluster/SqlPeers.ts"
+/**
+ * The hosts of the fleet on SQL: each host's runtime profiles, start and last sight (`Hosts`).
+ * @since 0.1.0
+ */
+export * as SqlHosts from "./services/cluster/SqlHosts.ts"
+/**
+ * The one migration set of the SQL stores, recorded in `city_migrations`.
+ * @since 0.1.0
+ */
+export * as Migrations from "./services/cluster/Migrations.ts"
 /**
  * The owed-work store's Tag, which `SqlReloads.layer` provides (a City on one host provides it from
  * its files), and an endpoint's key in it.

@@ -18,7 +18,7 @@
  *   writers), changed and written back, or deleted when settled (the table lists owed work only);
  * - the schema is created by `@effect/sql`'s `Migrator` at layer build, in its own migrations
  *   table `city_migrations` (a database shared with an application keeps its own
- *   `effect_sql_migrations`);
+ *   `effect_sql_migrations`), by the one migration set of the cluster folder (Migrations.ts);
  * - a claim still names its holder by pid and start and is judged by this machine's process table,
  *   as in the file store: claims across hosts are the cluster's business (docs/cluster.md);
  * - a database failure is a `StateError` naming the table and the operation.
@@ -27,11 +27,12 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as FileSystem from "@effect/platform/FileSystem"
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Reloads } from "../live/Reloads.ts"
 import * as internal from "./internal/sqlReloads.ts"
+import * as Migrations from "./Migrations.ts"
 
 /**
  * The table of owed work: one row per endpoint.
@@ -41,36 +42,26 @@ import * as internal from "./internal/sqlReloads.ts"
 export const table: string = internal.table
 
 /**
- * The table `@effect/sql`'s `Migrator` records our migrations in.
+ * The table `@effect/sql`'s `Migrator` records our migrations in (Migrations.ts).
  * @since 0.1.0
  * @category constants
  */
-export const migrationsTable = "city_migrations"
+export const migrationsTable: string = Migrations.migrationsTable
 
 /**
- * The migrations of the owed-work table, for `Migrator.fromRecord`.
+ * The migrations of the cluster folder, for `Migrator.fromRecord` (Migrations.ts: one set for
+ * every SQL store).
  * @since 0.1.0
  * @category constants
  */
-export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
-  "1_owed_reloads": Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`CREATE TABLE ${sql(table)} (
-      host TEXT NOT NULL,
-      runtime TEXT NOT NULL,
-      personality TEXT NOT NULL,
-      record TEXT NOT NULL,
-      PRIMARY KEY (host, runtime, personality)
-    )`.pipe(Effect.asVoid))
-}
+export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = Migrations.migrations
 
 /**
- * Runs the migrations not yet applied.
+ * Runs the migrations not yet applied (Migrations.ts).
  * @since 0.1.0
  * @category constructors
  */
-export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> = Effect.asVoid(
-  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable })
-)
+export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> = Migrations.migrate
 
 /**
  * Builds the owed-work store of the host `host` on the `SqlClient` (the table must exist: see

@@ -69,28 +69,39 @@ export const validate = (
 ): Effect.Effect<Declaration, InvalidFile> => DocumentStore.decoder(storeOptions(host))(file, stem, text)
 
 /**
+ * Reads and validates a declaration file anywhere on disk (the input of `register`), through the
+ * one file reader with the declaration cap, on this host's rules; every store reads it so.
+ * @since 0.1.0
+ * @category utils
+ */
+export const readFile = (host: HostConfig) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const decode = DocumentStore.decoder(storeOptions(host))
+    return (file: string): Effect.Effect<Declaration, InvalidFile> => {
+      const absolute = path.resolve(file)
+      const stem = path.basename(absolute, path.extname(absolute))
+      return TextFile.read(absolute, TextFile.kinds.declaration).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.mapError((e) => invalid(absolute, "", e.rule)),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(invalid(absolute, "", "does not exist")),
+          onSome: (text) => decode(absolute, stem, text)
+        }))
+      )
+    }
+  })
+
+/**
  * Makes the declaration store on the state root.
  * @since 0.1.0
  * @category constructors
  */
 export const make = Effect.gen(function*() {
   const profiles = yield* RuntimeProfiles
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
   const store = yield* DocumentStore.make(storeOptions(profiles.config))
-
-  const readFile = (file: string) => {
-    const absolute = path.resolve(file)
-    const stem = path.basename(absolute, path.extname(absolute))
-    return TextFile.read(absolute, TextFile.kinds.declaration).pipe(
-      Effect.provideService(FileSystem.FileSystem, fs),
-      Effect.mapError((e) => invalid(absolute, "", e.rule)),
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(invalid(absolute, "", "does not exist")),
-        onSome: (text) => store.decode(absolute, stem, text)
-      }))
-    )
-  }
+  const read = yield* readFile(profiles.config)
 
   const get = (name: string) =>
     Effect.flatMap(store.read(name), (found) =>
@@ -99,5 +110,5 @@ export const make = Effect.gen(function*() {
         onSome: Effect.succeed
       }))
 
-  return { readFile, store: store.write, get, remove: store.remove, file: store.file, scan: store.list }
+  return { readFile: read, store: store.write, get, remove: store.remove, file: store.file, scan: store.list }
 })

@@ -30,14 +30,33 @@ const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded
 export const validate = DocumentStore.decoder(storeOptions)
 
 /**
+ * The peer's private directories on this host's disk (one per runtime profile that has one, e.g.
+ * `state/opencode/<p>/`): removing one runtime's, or all of them. Every peer store purges so.
+ * @since 0.1.0
+ * @category utils
+ */
+export const privateDirs = Effect.gen(function*() {
+  const state = yield* StateRoot
+  const profiles = yield* RuntimeProfiles
+  const purgeRuntime = (personality: string, runtime: string) =>
+    Option.match(profiles.privateDir(runtime, personality), {
+      onNone: () => Effect.void,
+      onSome: (dir) => state.remove(dir)
+    })
+  const purgeAll = (personality: string) =>
+    Effect.forEach(Object.keys(profiles.config.profiles), (runtime) => purgeRuntime(personality, runtime), { discard: true })
+  return { purgeRuntime, purgeAll }
+})
+
+/**
  * Makes the peer store on the state root.
  * @since 0.1.0
  * @category constructors
  */
 export const make = Effect.gen(function*() {
   const state = yield* StateRoot
-  const profiles = yield* RuntimeProfiles
   const store = yield* DocumentStore.make(storeOptions)
+  const dirs = yield* privateDirs
 
   const get = (personality: string) =>
     Effect.flatMap(store.read(personality), (found) =>
@@ -49,19 +68,9 @@ export const make = Effect.gen(function*() {
   const exists = (personality: string) =>
     Effect.map(state.inspect(`${layout.peers}/${personality}.json`), Option.isSome)
 
-  const purgeRuntime = (personality: string, runtime: string) =>
-    Option.match(profiles.privateDir(runtime, personality), {
-      onNone: () => Effect.void,
-      onSome: (dir) => state.remove(dir)
-    })
-
   // The private folders first, the peer file last: a purge a crash cut is done again while the
   // file is there (PeerJoints.ts, removePeer).
-  const purge = (personality: string) =>
-    Effect.gen(function*() {
-      for (const runtime of Object.keys(profiles.config.profiles)) yield* purgeRuntime(personality, runtime)
-      yield* store.remove(personality)
-    })
+  const purge = (personality: string) => Effect.zipRight(dirs.purgeAll(personality), store.remove(personality))
 
-  return { get, exists, put: store.write, purge, purgeRuntime, file: store.file, scan: store.list }
+  return { get, exists, put: store.write, purge, purgeRuntime: dirs.purgeRuntime, file: store.file, scan: store.list }
 })
