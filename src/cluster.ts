@@ -6,8 +6,8 @@
  *
  * - `SqlReloads`: the owed-reload store (the `Reloads` service) over any `SqlClient`, its table created by
  *   `@effect/sql`'s `Migrator`.
- * - `EndpointEntity`, `HostWork`, `ClusterRunner`: endpoints as entities with host affinity, a
- *   host's runner and a client.
+ * - `EndpointEntity`, `HostWork`, `ClusterRunner`, `ClusterHost`: endpoints as entities with host
+ *   affinity, a runner and a client, one host of the fleet on its own services.
  * - `Sweep`: `register` / `sync` / `unregister` across hosts as the durable workflow `CapabilitySweep`,
  *   its calls made through `FleetCalls` (the endpoints of every host, and the call to one host).
  * - `SqlCapabilities`, `SqlPeers`, `SqlHosts`: the declaration store (`Capabilities`, fleet-wide, with
@@ -48,6 +48,13 @@ export * as HostWork from "./services/cluster/HostWork.ts"
  * @since 0.1.0
  */
 export * as ClusterRunner from "./services/cluster/ClusterRunner.ts"
+
+/**
+ * One host of the fleet: its stores on the shared database and its runner, serving its endpoints'
+ * messages through its own applier and endpoint calls, announced in the host table.
+ * @since 0.1.0
+ */
+export * as ClusterHost from "./services/cluster/ClusterHost.ts"
 
 /**
  * The declaration store on SQL: the `Capabilities` service over any `SqlClient`, one row per

@@ -99,7 +99,11 @@ const storage = Layer.mergeAll(
 )
 
 /**
- * A host's runner: `Sharding` serving its host's endpoints through `HostWork`.
+ * A host's runner: `Sharding` serving its host's endpoints through `HostWork`. Fresh, as
+ * `clientLayer` is: both are built from `@effect/cluster`'s own layers (`Sharding.layer`, the
+ * storage, whose behaviour depends on the `ShardingConfig` each is given), and a layer shared by
+ * reference in one application is built once: a runner and a client composed together would
+ * otherwise be one `Sharding`.
  * @since 0.1.0
  * @category layers
  */
@@ -108,7 +112,7 @@ export const layer = (options: RunnerOptions): Layer.Layer<
   SocketServer.SocketServerError | SqlError,
   SqlClient.SqlClient | HostWork
 > =>
-  handlers.pipe(
+  Layer.fresh(handlers.pipe(
     Layer.provideMerge(SocketRunner.layer),
     Layer.provide(NodeClusterSocket.layerSocketServer),
     Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc))),
@@ -116,16 +120,16 @@ export const layer = (options: RunnerOptions): Layer.Layer<
     Layer.provideMerge(storage),
     Layer.provide(shardingConfig(options)),
     Layer.provide(RpcSerialization.layerMsgPack)
-  )
+  ))
 
 /**
  * A client of the fleet: sends messages to any host's endpoints, runs none.
  * @since 0.1.0
  * @category layers
  */
-export const clientLayer: Layer.Layer<Sharding.Sharding, SqlError, SqlClient.SqlClient> = SocketRunner.layerClientOnly.pipe(
+export const clientLayer: Layer.Layer<Sharding.Sharding, SqlError, SqlClient.SqlClient> = Layer.fresh(SocketRunner.layerClientOnly.pipe(
   Layer.provide(NodeClusterSocket.layerClientProtocol),
   Layer.provide(storage),
   Layer.provide(ShardingConfig.layer({ runnerAddress: Option.none(), shardsPerGroup: shardsPerHost, shardLockDisableAdvisory: true })),
   Layer.provide(RpcSerialization.layerMsgPack)
-)
+))

@@ -1,0 +1,63 @@
+/**
+ * One host of the fleet (docs/cluster.md, "A host in the fleet"): its stores on the shared
+ * database and its runner serving its endpoints' messages through its own services.
+ *
+ * - `stores(host)`: the declaration store (fleet-wide, `SqlCapabilities`) and the host's peer store
+ *   (`SqlPeers`), for `CapabilityServices`; `reloads(host)`: the host's owed-work store
+ *   (`SqlReloads`), for the live services.
+ * - `layer(options)`: the runner (`ClusterRunner.layer`) whose `HostWork` is the host's applier
+ *   (a `Reload` drains the endpoint's owed work) and its endpoint calls (a `Provision` runs the
+ *   endpoint's call under the host's root lock, records it, converges the endpoint); the host is
+ *   announced in the host table at start with its `host.json`, and seen again every 30 s.
+ *
+ * What stays on the host's own disk, as on one host: the endpoint records (`state/endpoints/`),
+ * the lifecycle log, the process records, the fingerprints, the plugin registry, leases, Sessions
+ * and the loader. They describe this machine's processes and files; the fleet reads them through
+ * the host (its outcomes in a sweep's report).
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
+import * as ClusterRunner from "./ClusterRunner.ts"
+import { HostWork } from "./HostWork.ts"
+import * as internal from "./internal/hostWork.ts"
+import * as SqlCapabilities from "./SqlCapabilities.ts"
+import * as SqlHosts from "./SqlHosts.ts"
+import * as SqlPeers from "./SqlPeers.ts"
+import * as SqlReloads from "./SqlReloads.ts"
+
+/**
+ * The declaration store and the host's peer store on the shared database.
+ * @since 0.1.0
+ * @category layers
+ */
+export const stores = (host: string) => Layer.merge(SqlCapabilities.layer, SqlPeers.layer({ host }))
+
+/**
+ * The host's owed-work store on the shared database.
+ * @since 0.1.0
+ * @category layers
+ */
+export const reloads = (host: string) => SqlReloads.layer({ host })
+
+const announced = (host: string) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const hosts = yield* SqlHosts.Hosts
+    yield* hosts.announce(host, (yield* RuntimeProfiles).config)
+    yield* Effect.forkScoped(
+      Effect.repeat(Effect.ignore(hosts.seen(host)), Schedule.spaced("30 seconds"))
+    )
+  }))
+
+/**
+ * The host's runner, announced: serves its endpoints' messages through its own services.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: ClusterRunner.RunnerOptions) =>
+  Layer.merge(
+    ClusterRunner.layer(options).pipe(Layer.provide(Layer.effect(HostWork, internal.make))),
+    announced(options.host).pipe(Layer.provide(SqlHosts.layer))
+  )

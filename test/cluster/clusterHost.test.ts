@@ -1,0 +1,86 @@
+/**
+ * One host of the fleet, whole, in process (docs/cluster.md, "A host in the fleet"): its capability
+ * services on the SQL stores (declarations fleet-wide, its peers per host), its live services on
+ * its SQL owed-work store, and its runner serving its endpoints' messages through them; a client
+ * elsewhere sends a `Provision` (the call runs here, its outcome comes back) and `Reload`s (owed in
+ * the host's store first, then one reload per send; a resend with the same id runs nothing).
+ * SQLite, one process.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { createServer } from "node:net"
+import { layerWithStores } from "../../src/layers/internal/capabilityServices.ts"
+import { servicesWith } from "../../src/layers/internal/liveServices.ts"
+import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
+import { Peers } from "../../src/services/capabilities/Peers.ts"
+import { Provisioner } from "../../src/services/capabilities/Provisioner.ts"
+import * as ClusterHost from "../../src/services/cluster/ClusterHost.ts"
+import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
+import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
+import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
+import { EndpointHost, type EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
+import { Reloads } from "../../src/services/live/Reloads.ts"
+import { RetryBackoff } from "../../src/services/live/RetryBackoff.ts"
+import { capability, world } from "../live/world.ts"
+
+const freePort = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+describe("a host of the fleet", () => {
+  it.live("Provision runs the call on the host; Reloads are owed in its store and applied once per send", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const file = yield* capability(w, "scribe", ["claude"])
+      let runs = 0
+      const host: EndpointHostShape = {
+        status: () => Effect.succeed("idle"),
+        reload: (_ref, claim) => Effect.tap(claim, (claimed) => Effect.sync(() => Option.isSome(claimed) && runs++)),
+        retire: () => Effect.void,
+        kill: () => Effect.void
+      }
+      const sqlite = SqliteClient.layer({ filename: `${w.base}/fleet.db` })
+      const capabilities = layerWithStores(
+        { root: w.root, lockWait: Duration.seconds(30) },
+        CommandRunner.layer({}),
+        ClusterHost.stores("web-01")
+      )
+      const live = servicesWith(ClusterHost.reloads("web-01")).pipe(
+        Layer.provideMerge(Layer.succeed(EndpointHost, host)),
+        Layer.provideMerge(capabilities)
+      )
+      const port = yield* freePort
+      const whole = ClusterHost.layer({ host: "web-01", address: { host: "127.0.0.1", port } }).pipe(
+        Layer.provideMerge(live),
+        Layer.provideMerge(Layer.merge(ClusterRunner.clientLayer, SqlHosts.layer).pipe(Layer.provideMerge(sqlite))),
+        Layer.provideMerge(sqlite)
+      )
+      yield* Effect.gen(function*() {
+        yield* (yield* Peers).put({ schema: 1, personality: "alice", cwd: w.work, runtimes: ["claude"], default_runtime: "claude" })
+        yield* (yield* Provisioner).register(file)
+        expect((yield* (yield* SqlHosts.Hosts).list).valid.map((h) => h.host)).toEqual(["web-01"])
+        const send = (yield* EndpointEntity.client)(entityIdOf({ host: "web-01", runtime: "claude", personality: "alice" }))
+        const outcome = yield* send.Provision({ verb: "sync", capability: "scribe", revision: "1" })
+        expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok" })
+
+        const reloads = yield* Reloads
+        const before = runs
+        yield* reloads.request([{ runtime: "claude", personality: "alice" }], "test")
+        expect(yield* send.Reload({ id: "one", reason: "test" })).toEqual({ state: "applied" })
+        expect(runs).toBe(before + 1)
+        expect(yield* send.Reload({ id: "one", reason: "test" })).toEqual({ state: "applied" })
+        expect(yield* send.Reload({ id: "two", reason: "test" })).toEqual({ state: "none" })
+        expect(runs).toBe(before + 1)
+      }).pipe(Effect.provide(whole), Effect.provideService(RetryBackoff, { base: Duration.seconds(1), cap: Duration.seconds(8) }))
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), { timeout: 60_000 })
+})
