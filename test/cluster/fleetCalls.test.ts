@@ -191,6 +191,10 @@ describe("FleetCalls on the cluster", () => {
           ["HostConfig", "city_hosts (web-05)"],
           ["HostConfig", "city_hosts (web-04)"]
         ])
+        expect(again.invalid[2]!.message).toBe(
+          "invalid host configuration city_hosts (web-04): is missing: the host has peers in city_peers but never " +
+            "announced itself (its daemon announces it when it starts)"
+        )
 
         const unknown = yield* Effect.flip(fleet.endpoints("nothing"))
         expect(unknown.message).toBe("state root: cannot read city_capabilities (nothing): no declaration: nothing to sweep")

@@ -46,28 +46,26 @@ export const endpointsAcross = (
   declaration: Declaration,
   peers: ReadonlyArray<FleetPeer>,
   hosts: ReadonlyArray<HostEntry>,
-  invalidHosts: ReadonlyArray<string>
+  invalidHosts: ReadonlyArray<InvalidFile>
 ): { readonly endpoints: ReadonlyArray<FleetEndpoint>; readonly missing: ReadonlyArray<InvalidFile> } => {
-  const byHost = Arr.groupBy(peers, (p) => p.host)
+  const byHost = new Map<string, Array<FleetPeer["peer"]>>()
+  for (const { host, peer } of peers) byHost.set(host, [...(byHost.get(host) ?? []), peer])
   const endpoints = hosts.flatMap((entry) =>
-    endpointsOf(declaration, (byHost[entry.host] ?? []).map((p) => p.peer), fromConfig(entry.profiles).isAgent).map(
+    endpointsOf(declaration, byHost.get(entry.host) ?? [], fromConfig(entry.profiles).isAgent).map(
       (e): FleetEndpoint => ({ host: entry.host, runtime: e.runtime, personality: e.peer.personality })
     )
   )
-  const known = new Set([...hosts.map((h) => h.host), ...invalidHosts])
-  const missing = Arr.sort(Object.keys(byHost).filter((host) => !known.has(host)), Order.string).map((host) =>
+  const rows = new Set([...hosts.map((h) => hostLocator(h.host)), ...invalidHosts.map((e) => e.file)])
+  const missing = Arr.sort([...byHost.keys()].filter((host) => !rows.has(hostLocator(host))), Order.string).map((host) =>
     new InvalidFile({
       reason: "HostConfig",
       file: hostLocator(host),
       field: "",
-      rule: `is missing: ${host} has peers in city_peers but never announced itself (its daemon does when it starts)`
+      rule: "is missing: the host has peers in city_peers but never announced itself (its daemon announces it when it starts)"
     })
   )
   return { endpoints: Arr.sort(endpoints, byEndpoint), missing }
 }
-
-/** The host named in a host row's locator, `city_hosts (<host>)`. */
-const hostOf = (file: string): string => file.slice(file.indexOf("(") + 1, file.lastIndexOf(")"))
 
 /**
  * Why a send failed, in one line: the carrier's error (`MailboxFull`, `PersistenceError`, …) or the
@@ -118,7 +116,7 @@ export const make: Effect.Effect<
         declaration.declaration,
         peers.valid,
         listed.valid,
-        listed.invalid.map((e) => hostOf(e.file))
+        listed.invalid
       )
       return { endpoints: found.endpoints, invalid: [...invalid, ...found.missing] }
     })
