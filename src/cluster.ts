@@ -10,6 +10,7 @@
  *   affinity, a runner and a client, one host of the fleet on its own services.
  * - `Sweep`: `register` / `sync` / `unregister` across hosts as the durable workflow `CapabilitySweep`,
  *   its calls made through `FleetCalls` (the endpoints of every host, and the call to one host).
+ * - `ClusterFleetCalls`: `FleetCalls` over the SQL stores and the endpoint entities.
  * - `SqlCapabilities`, `SqlPeers`, `SqlHosts`: the declaration store (`Capabilities`, fleet-wide, with
  *   revisions), the peer store (`Peers`, per host, and the fleet's peers) and the host table (`Hosts`).
  * - `Migrations`: the one migration set of every table above.
@@ -95,3 +96,9 @@ export * as Sweep from "./services/cluster/Sweep.ts"
  * @since 0.1.0
  */
 export * as FleetCalls from "./services/cluster/FleetCalls.ts"
+/**
+ * `FleetCalls` on the cluster: the endpoints of every host listed from the SQL stores, each call
+ * carried to its host's runner by the endpoint entities.
+ * @since 0.1.0
+ */
+export * as ClusterFleetCalls from "./services/cluster/ClusterFleetCalls.ts"
