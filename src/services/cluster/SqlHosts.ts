@@ -24,7 +24,6 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Migrator from "@effect/sql/Migrator"
@@ -35,6 +34,7 @@ import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { HostConfig } from "../../schema/HostConfig.ts"
 import type * as DocumentStore from "../capabilities/DocumentStore.ts"
 import * as internal from "./internal/sqlHosts.ts"
+import type { HostEntry } from "./internal/sqlHosts.ts"
 import { migrate } from "./Migrations.ts"
 
 /**
@@ -44,21 +44,7 @@ import { migrate } from "./Migrations.ts"
  */
 export const table: string = internal.table
 
-/**
- * One host of the fleet as its row has it.
- * @since 0.1.0
- * @category models
- */
-export interface HostEntry {
-  /** The host's name (a `Name`). */
-  readonly host: string
-  /** Its runtimes and their profiles, as its `host.json` has them. */
-  readonly profiles: HostConfig
-  /** When it last announced itself (its process started). */
-  readonly started_at: DateTime.Utc
-  /** When it last said it was there. */
-  readonly seen_at: DateTime.Utc
-}
+export type { HostEntry } from "./internal/sqlHosts.ts"
 
 /**
  * The hosts of the fleet: announce this one, refresh it, list them all.

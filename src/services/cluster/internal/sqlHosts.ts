@@ -17,7 +17,22 @@ import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { HostConfig } from "../../../schema/HostConfig.ts"
 import { Name } from "../../../schema/Name.ts"
 import { documentIssue, firstIssue } from "../../../schema/ParseIssue.ts"
-import type { HostEntry, Hosts } from "../SqlHosts.ts"
+
+/**
+ * One host of the fleet as its row has it.
+ * @since 0.1.0
+ * @category models
+ */
+export interface HostEntry {
+  /** The host's name (a `Name`). */
+  readonly host: string
+  /** Its runtimes and their profiles, as its `host.json` has them. */
+  readonly profiles: HostConfig
+  /** When it last announced itself (its process started). */
+  readonly started_at: DateTime.Utc
+  /** When it last said it was there. */
+  readonly seen_at: DateTime.Utc
+}
 
 /**
  * The table of hosts: one row per host.
@@ -108,5 +123,5 @@ export const make = Effect.gen(function*() {
     })
   )
 
-  return { announce, seen, list } satisfies Hosts["Type"]
+  return { announce, seen, list }
 })
