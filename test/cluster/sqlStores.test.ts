@@ -67,7 +67,7 @@ const applied = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ migration_id: number; name: string }>`SELECT migration_id, name FROM city_migrations ORDER BY migration_id`)
 
 describe("SqlCapabilities", () => {
-  it.scoped("every store raises the revision by one, the first is 1; a removed capability has none", () =>
+  it.scoped("every store raises the revision by one, the first is 1; a removed capability has none; registered again, it goes on from its last", () =>
     onDatabase(() =>
       Effect.gen(function*() {
         const capabilities = yield* Capabilities
@@ -82,6 +82,9 @@ describe("SqlCapabilities", () => {
         expect((yield* capabilities.get("mail")).version).toBe("2.0.0")
         yield* capabilities.remove("mail")
         expect(yield* SqlCapabilities.revision("mail")).toEqual(Option.none())
+        // A revision never repeats: a sweep keyed by it is never mistaken for an earlier one.
+        yield* capabilities.store(declaration("mail"))
+        expect(yield* SqlCapabilities.revision("mail")).toEqual(Option.some(4))
       }).pipe(Effect.provide(SqlCapabilities.layer))))
 
   it.scoped("a row that does not decode is named city_capabilities (<name>), as file(name) is", () =>
@@ -197,7 +200,7 @@ describe("SqlHosts", () => {
 })
 
 describe("Migrations", () => {
-  const every = [[1, "owed_reloads"], [2, "capabilities"], [3, "peers"], [4, "hosts"]]
+  const every = [[1, "owed_reloads"], [2, "capabilities"], [3, "peers"], [4, "hosts"], [5, "capability_revisions"]]
   const allStores = Layer.mergeAll(
     SqlReloads.layer({ host: "web-01" }),
     SqlCapabilities.layer,

@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { table as capabilitiesTable } from "./internal/sqlCapabilities.ts"
+import { revisionsTable, table as capabilitiesTable } from "./internal/sqlCapabilities.ts"
 import { table as hostsTable } from "./internal/sqlHosts.ts"
 import { table as peersTable } from "./internal/sqlPeers.ts"
 import { table as reloadsTable } from "./internal/sqlReloads.ts"
@@ -68,6 +68,11 @@ export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.
       profiles TEXT NOT NULL,
       started_at TEXT NOT NULL,
       seen_at TEXT NOT NULL
+    )`.pipe(Effect.asVoid)),
+  "5_capability_revisions": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`CREATE TABLE ${sql(revisionsTable)} (
+      name TEXT PRIMARY KEY,
+      last INTEGER NOT NULL
     )`.pipe(Effect.asVoid))
 }
 

@@ -12,7 +12,9 @@
  * Decisions where the spec is silent:
  * - every `store` raises the row's `revision` by one (the first is 1), even when the declaration
  *   is unchanged: a `register` is a new revision, and a sweep is keyed by it (`revision`);
- * - `remove` deletes the row, so a capability registered again after it starts at revision 1;
+ * - `remove` deletes the row but not the name's last revision (`city_capability_revisions`): a
+ *   capability registered again goes on from it, so a revision never repeats, nor the sweep keyed
+ *   by it;
  * - a row that does not decode is an `InvalidFile` (`Declaration`) whose `file` is
  *   `city_capabilities (<name>)` (what `file(name)` returns): `scan` reports it beside the valid
  *   ones, `get` fails with it, as an invalid file is on one host;

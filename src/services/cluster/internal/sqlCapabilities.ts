@@ -57,6 +57,13 @@ export const revision = (name: string): Effect.Effect<Option.Option<number>, Sta
     ))
 
 /**
+ * The last revision given to each name, kept when its declaration is removed.
+ * @since 0.1.0
+ * @category internals
+ */
+export const revisionsTable = "city_capability_revisions"
+
+/**
  * Builds the declaration store on the `SqlClient` (the table must exist).
  * @since 0.1.0
  * @category internals
@@ -72,10 +79,15 @@ export const make = Effect.gen(function*() {
     return encode(declaration).pipe(
       Effect.mapError((e) => new StateError({ operation: "encode", path: locator(name), detail: e.message, cause: e })),
       Effect.flatMap((text) =>
-        sql`INSERT INTO ${sql(table)} (name, revision, declaration) VALUES (${name}, 1, ${text})
-          ON CONFLICT (name) DO UPDATE SET revision = ${sql(table)}.revision + 1, declaration = excluded.declaration`.pipe(
-          Effect.mapError(failed("write", locator(name)))
-        )
+        sql.withTransaction(Effect.gen(function*() {
+          // The name's last revision, never deleted: a declaration removed and registered again
+          // goes on from it, so a revision (and the sweep keyed by it) never repeats.
+          yield* sql`INSERT INTO ${sql(revisionsTable)} (name, last) VALUES (${name}, 1)
+            ON CONFLICT (name) DO UPDATE SET last = ${sql(revisionsTable)}.last + 1`
+          const [row] = yield* sql<{ readonly last: number }>`SELECT last FROM ${sql(revisionsTable)} WHERE name = ${name}`
+          yield* sql`INSERT INTO ${sql(table)} (name, revision, declaration) VALUES (${name}, ${Number(row?.last ?? 1)}, ${text})
+            ON CONFLICT (name) DO UPDATE SET revision = excluded.revision, declaration = excluded.declaration`
+        })).pipe(Effect.mapError(failed("write", locator(name))))
       ),
       Effect.asVoid
     )
