@@ -4,11 +4,19 @@
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
+import * as Option from "effect/Option"
 import * as Opt from "./options.ts"
 import { bundled } from "./plugins.ts"
 import { loaded, verb } from "./verbs.ts"
 
 const handlers = () => import("./run/daemon.ts")
+
+/**
+ * The daemon of a host of a fleet: loaded only with `--cluster`, the one door of the `city`
+ * program to the cluster packages (docs/cluster.md; test/programs/clusterImports.test.ts holds it
+ * to that).
+ */
+const clusterHandlers = () => import("./run/clusterDaemon.ts")
 
 const logFormat = Opt.described(
   Opt.choiceOption("log-format", ["logfmt", "json"], "logfmt").pipe(Options.withDescription("The daemon's log format")),
@@ -92,17 +100,65 @@ const httpTokenFile = Opt.optionalText(
   "host.json's daemon.http.token_file, else no token"
 )
 
+const cluster = Opt.optionalText(
+  "cluster",
+  "url",
+  "Run as one host of a fleet whose state is in this database: postgres://… (or sqlite:<file> for one process)",
+  "no fleet: the state root's files"
+)
+
+const clusterHost = Opt.optionalText(
+  "cluster-host",
+  "name",
+  "This host's name in the fleet (a name: a-z, 0-9, '.', '_' or '-')",
+  "this machine's name, in lower case"
+)
+
+const clusterAddress = Opt.described(
+  Options.text("cluster-address").pipe(
+    Options.withPseudoName("host:port"),
+    Options.withDescription("Where the fleet's other runners and clients reach this host's runner (it listens there)"),
+    Options.withDefault("127.0.0.1:34431")
+  ),
+  {
+    kind: "flag",
+    usage: "--cluster-address <host:port>",
+    description: "Where the fleet's other runners and clients reach this host's runner (it listens there)",
+    default: "127.0.0.1:34431"
+  }
+)
+
 export const daemon = verb(
   "daemon",
   "Carry out owed reloads and removals, watch launch-read files, host the City and its plugins",
-  { root: Opt.root, json, pollMs, fingerprintPollMs, retryBaseMs, retryCapMs, logFormat, deadlineMs, bundled, http, httpPublic, httpTokenFile },
-  (o) => loaded(handlers, (daemon) => daemon.daemon(o)),
+  {
+    root: Opt.root,
+    json,
+    pollMs,
+    fingerprintPollMs,
+    retryBaseMs,
+    retryCapMs,
+    logFormat,
+    deadlineMs,
+    bundled,
+    http,
+    httpPublic,
+    httpTokenFile,
+    cluster,
+    clusterHost,
+    clusterAddress
+  },
+  (o) =>
+    Option.isSome(o.cluster)
+      ? loaded(clusterHandlers, (daemon) => daemon.daemon(o))
+      : loaded(handlers, (daemon) => daemon.daemon(o)),
   [
     "city daemon",
     "city daemon --poll-ms 1000 --json",
     "city daemon --retry-base-ms 5000 --retry-cap-ms 600000",
     "city daemon --bundled /opt/app/plugins",
     "city daemon --http 127.0.0.1:8765",
-    "city daemon --http 0.0.0.0:8765 --http-public --http-token-file ~/.city-token"
+    "city daemon --http 0.0.0.0:8765 --http-public --http-token-file ~/.city-token",
+    "city daemon --cluster postgres://city@db.internal/fleet --cluster-host web-01 --cluster-address 10.0.0.5:34431"
   ]
 )

@@ -32,7 +32,8 @@ export const refusedByTag = {
   PluginRootUnreadable: false,
   DaemonAlreadyRunning: false,
   StatusListenFailed: false,
-  NoStatusPage: false
+  NoStatusPage: false,
+  ClusterUnavailable: false
 } as const
 
 /**

@@ -263,3 +263,17 @@ export class NoStatusPage extends Schema.TaggedError<NoStatusPage>()("NoStatusPa
       : `no city daemon is running on ${this.root}, so no status page is served (start one with city daemon --http 127.0.0.1:<port>)`
   }
 }
+
+/**
+ * The fleet's database, or this host's runner, cannot be used (docs/cluster.md): it names what,
+ * on one line. Exit 1, as an unreadable state root is.
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>()("ClusterUnavailable", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return `the cluster cannot be used: ${this.detail}`
+  }
+}

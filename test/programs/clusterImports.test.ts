@@ -4,6 +4,10 @@
  * the CLI (its static imports and the handlers it loads with `import()`) and the demo reaches no
  * `@effect/cluster`, `@effect/sql*`, `@effect/workflow` or `@effect/rpc` module; and every import
  * of those packages under `src/` is in `src/services/cluster/`.
+ *
+ * The `city` program has one door to them: `city daemon --cluster` loads `run/clusterDaemon.ts`
+ * with `import()`, in `programs/daemon.ts` only. The walk of the CLI stops at that door, and a test
+ * below holds the door to that one place.
  */
 import { expect, it } from "@effect/vitest"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
@@ -34,12 +38,15 @@ const imports = (file: string): { readonly files: Array<string>; readonly packag
   return { files, packages }
 }
 
+/** The `city` program's one door to the cluster packages, loaded only with `--cluster`. */
+const door = join(repo, "src/programs/run/clusterDaemon.ts")
+
 /** Every package the graph from `entry` reaches, with the first file that imports it. */
-const packagesReached = (entry: string): Map<string, string> => {
+const packagesReached = (entry: string, stopAtDoor = true): Map<string, string> => {
   const seen = new Set<string>()
   const reached = new Map<string, string>()
   const walk = (file: string) => {
-    if (seen.has(file)) return
+    if (seen.has(file) || (stopAtDoor && file === door)) return
     seen.add(file)
     const found = imports(file)
     for (const name of found.packages) if (!reached.has(name)) reached.set(name, relative(repo, file))
@@ -81,4 +88,20 @@ it("every import of the cluster packages under src/ is in src/services/cluster/"
         .some((m) => clusterPackages.test(m[1] ?? m[2]!)))
     .map((file) => relative(repo, file))
   expect(outside).toEqual([])
+})
+
+it("the city program's door to the cluster packages is one import() in programs/daemon.ts, behind --cluster", () => {
+  const sources = (dir: string): Array<string> =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name)
+      return statSync(path).isDirectory() ? sources(path) : name.endsWith(".ts") ? [path] : []
+    })
+  const importers = sources(join(repo, "src")).filter((file) => imports(file).files.includes(door))
+  expect(importers.map((file) => relative(repo, file))).toEqual(["src/programs/daemon.ts"])
+  const text = readFileSync(join(repo, "src/programs/daemon.ts"), "utf8")
+  expect(text).toMatch(/Option\.isSome\(o\.cluster\)\s*\?\s*loaded\(clusterHandlers/)
+  expect(text).toMatch(/const clusterHandlers = \(\) => import\("\.\/run\/clusterDaemon\.ts"\)/)
+  // Behind the door the walk does reach them: the door is the only thing keeping them out.
+  const behind = [...packagesReached("src/programs/run/clusterDaemon.ts", false).keys()]
+  expect(behind).toEqual(expect.arrayContaining(["@effect/cluster/Entity", "@effect/sql/SqlClient"]))
 })

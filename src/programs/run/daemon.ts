@@ -45,6 +45,7 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
@@ -66,7 +67,7 @@ import type { EndpointRef } from "../../services/live/EndpointHost.ts"
 import { makeRefs } from "../../services/live/Endpoints.ts"
 import * as EndpointList from "../../services/live/EndpointList.ts"
 import { layout } from "../../services/city/CityRoot.ts"
-import { Reloads } from "../../services/live/Reloads.ts"
+import { layer as ReloadsLayer, Reloads } from "../../services/live/Reloads.ts"
 import * as TurnInbox from "../../services/live/TurnInbox.ts"
 import { RetryBackoff } from "../../services/live/RetryBackoff.ts"
 import { Applier } from "../../services/live/Applier.ts"
@@ -80,6 +81,7 @@ import { markGracefulStop, onDeadline } from "../main.ts"
 import * as Opt from "../options.ts"
 import { Invocation } from "../invocation.ts"
 import { exitCodeOf } from "../../schema/ExitPolicy.ts"
+import type { ClusterUnavailable } from "../../schema/Live.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
@@ -236,15 +238,53 @@ export interface DaemonInput {
   readonly httpTokenFile: Option.Option<string>
 }
 
+/**
+ * Where the daemon keeps its stores, and what runs beside its work: on one host, the state root's
+ * files and nothing; with `--cluster`, the fleet's database and the host's runner
+ * (`run/clusterDaemon.ts`, loaded only then: docs/cluster.md).
+ */
+export interface DaemonStores {
+  /** The capability services on the root. */
+  readonly capabilities: (root: string) => Layer.Layer<
+    CapabilityServices.CapabilityServices,
+    CapabilityServices.CapabilityServicesError | ClusterUnavailable
+  >
+  /** The owed-work store of the live services. */
+  readonly reloads: Layer.Layer<Reloads, ClusterUnavailable, StateRoot | FileSystem.FileSystem>
+  /** What runs beside the daemon's work, over its services (the host's runner). */
+  readonly beside: Layer.Layer<never, ClusterUnavailable, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
+}
+
+/** The stores of one host: the state root's files. */
+const files: DaemonStores = {
+  capabilities: (root) => CapabilityServices.layer({ root }),
+  reloads: ReloadsLayer,
+  beside: Layer.empty
+}
+
+/**
+ * The daemon's failure: one line on stderr, with `--json` the envelope on one last line of
+ * stdout, and the exit code the error carries.
+ */
+export const reportFailure = (o: DaemonInput, error: Parameters<typeof Out.printFailure>[1] & Parameters<typeof exitCodeOf>[0]) =>
+  Effect.all([
+    Console.error(Out.safe`city: error: ${error.message}`),
+    o.json ? Out.printFailure("daemon", error, "line") : Effect.void,
+    Out.setExitCode(exitCodeOf(error))
+  ])
+
 /** `city daemon`: the pid file, the City with its plugins, the live services, until a signal. */
-export const daemon = (o: DaemonInput) =>
+export const daemon = (o: DaemonInput) => daemonWith(o, files)
+
+/** `city daemon` with its stores given (`files`, or the fleet's with `--cluster`). */
+export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
   Effect.gen(function*() {
     const invocation = yield* Invocation
     const root = Opt.resolveRoot(o.root, invocation)
     const bundledRoot = Plugins.resolveBundled(o.bundled, invocation)
     const interval = Duration.millis(Math.max(10, o.pollMs))
     const logger = Logger.withConsoleLog(o.json || o.logFormat === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
-    const capabilities = CapabilityServices.layer({ root })
+    const capabilities = stores.capabilities(root)
     // The pid file first: a second daemon refuses before any plugin code runs. Then the
     // settings and the request record as they are before generation 1 loads; then the City
     // with the loader (generation 1) and the live services over it. Released in reverse: the
@@ -258,9 +298,10 @@ export const daemon = (o: DaemonInput) =>
       const options = yield* Settings.options(root, bundledRoot)
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
-      const layer = LiveApplication.daemonLayer({ pollInterval: interval }).pipe(
+      const live = LiveApplication.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(
         Layer.provideMerge(Loader.city({ root }, options))
       )
+      const layer = stores.beside.pipe(Layer.provideMerge(live))
       const fingerprintPoll = Duration.millis(Math.max(10, o.fingerprintPollMs))
       yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before, page, fingerprintPoll)).pipe(
         Effect.provide(layer),
@@ -280,13 +321,7 @@ export const daemon = (o: DaemonInput) =>
       // input such as a bad plugins.json or host.json, 1 for a second daemon, an unreadable root
       // or plugin root, a City that cannot start).
       // With --json the failure is also the last line on stdout, the envelope on one line.
-      Effect.catchAll((error) =>
-        Effect.all([
-          Console.error(Out.safe`city: error: ${error.message}`),
-          o.json ? Out.printFailure("daemon", error, "line") : Effect.void,
-          Out.setExitCode(exitCodeOf(error))
-        ])
-      ),
+      Effect.catchAll((error) => reportFailure(o, error)),
       // Stopped by SIGINT/SIGTERM and everything above closed: a graceful stop, exit 0.
       Effect.onInterrupt(() => Effect.sync(markGracefulStop))
     )
