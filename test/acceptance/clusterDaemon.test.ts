@@ -4,7 +4,9 @@
  * reload in the host's store and sends it: the endpoint's reload command runs once, a resend of the
  * same message runs nothing. Then the daemon is killed with SIGKILL in the middle of a reload and
  * started again: the owed reload is applied exactly once after it took its shards back, and no
- * reload command of the endpoint ever runs while another one does.
+ * reload command of the endpoint ever runs while another one does. And a sweep over three hosts,
+ * one of them down: the two others run their endpoints' calls, the third's endpoints are `failed`
+ * after the call timeout, the verdict is `failed`, nothing hangs.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -17,6 +19,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { Declaration } from "../../src/schema/Declaration.ts"
 import { createServer } from "node:net"
 import { join } from "node:path"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
@@ -26,7 +30,15 @@ import { eventually } from "../fixtures.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
 import { world } from "../live/world.ts"
 import { freshDatabase } from "../support/pgDatabase.ts"
-import { sh, writeJson } from "./cityCli.ts"
+import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import { Capabilities } from "../../src/services/capabilities/Capabilities.ts"
+import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
+import * as ClusterFleetCalls from "../../src/services/cluster/ClusterFleetCalls.ts"
+import * as SqlCapabilities from "../../src/services/cluster/SqlCapabilities.ts"
+import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
+import * as Sweep from "../../src/services/cluster/Sweep.ts"
+import { FleetCalls } from "../../src/services/cluster/FleetCalls.ts"
+import { declaration, journalOf, provisioner, sh, writeJson } from "./cityCli.ts"
 
 const freePort = Effect.async<number>((resume) => {
   const server = createServer()
@@ -131,5 +143,77 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       expect(lines.indexOf(`end ${pids[2]}`)).toBeGreaterThan(third)
       yield* second.kill("SIGTERM")
       expect((yield* Deferred.await(second.exited)).code).toBe(0)
+    }).pipe(Effect.provide(NodeContext.layer)), 180_000)
+
+  it.scopedLive("a sweep over three hosts with one down: the others' calls run, the silent host's endpoints are failed after the call timeout", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { context, sql, url } = yield* fleet
+      const hosts = ["web-01", "web-02", "web-03"] as const
+      const personalities = { "web-01": "alice", "web-02": "bob", "web-03": "carol" } as const
+      const roots = yield* Effect.forEach(hosts, () => hostRoot)
+      const daemons = yield* Effect.forEach(hosts, (name, i) =>
+        Effect.flatMap(freePort, (port) =>
+          startDaemon(roots[i]!.w.root, roots[i]!.w.base, name, [
+            "--cluster",
+            url,
+            "--cluster-host",
+            name,
+            "--cluster-address",
+            `127.0.0.1:${port}`
+          ])))
+      yield* eventually(
+        Effect.map(
+          Effect.orElseSucceed(sql<{ readonly host: string }>`SELECT host FROM city_hosts`, () => []),
+          (rows) => rows.length === 3
+        ),
+        60_000
+      )
+      for (const [i, name] of hosts.entries()) {
+        const personality = personalities[name]
+        yield* sql`INSERT INTO city_peers (host, personality, peer) VALUES (${name}, ${personality}, ${
+          JSON.stringify({ schema: 1, personality, cwd: roots[i]!.w.work, runtimes: ["claude"], default_runtime: "claude" })
+        })`
+      }
+      const journal = join(roots[0]!.w.base, "journal")
+      const command = yield* provisioner(roots[0]!.w.bin, "stamp", journal)
+      const hostConfig = JSON.parse(yield* fs.readFileString(join(roots[0]!.w.root, "host.json")))
+      const stores = yield* Layer.build(
+        Layer.mergeAll(SqlCapabilities.layer, SqlHosts.layer).pipe(
+          Layer.provideMerge(Layer.succeed(RuntimeProfiles.RuntimeProfiles, RuntimeProfiles.fromConfig(hostConfig))),
+          Layer.provideMerge(Layer.succeedContext(context)),
+          Layer.provideMerge(NodeContext.layer)
+        )
+      )
+      yield* Effect.flatMap(Capabilities, (c) => c.store(Schema.decodeUnknownSync(Declaration)(declaration({ name: "stamp", runtimes: ["claude"], command })))).pipe(
+        Effect.provide(stores)
+      )
+      const revision = Option.getOrThrow(yield* SqlCapabilities.revision("stamp").pipe(Effect.provide(stores)))
+      // web-03 goes down.
+      yield* daemons[2]!.kill("SIGTERM")
+      yield* Deferred.await(daemons[2]!.exited)
+
+      const calls = yield* Layer.build(ClusterFleetCalls.layer.pipe(Layer.provide(Layer.succeedContext(stores))))
+      // The client learns the runners' shards (it refreshes them every 3 s) before the timed sweep.
+      yield* Effect.flatMap(FleetCalls, (fleetCalls) =>
+        Effect.forEach(["web-01", "web-02"] as const, (name) =>
+          fleetCalls.call(
+            { host: name, runtime: "claude", personality: personalities[name] },
+            { verb: "sync", capability: "stamp", revision: "warm-up" }
+          ))).pipe(Effect.provide(calls))
+      const before = (yield* journalOf(journal)).length
+      const report = yield* Sweep.run({ verb: "register", capability: "stamp", revision: String(revision) }).pipe(
+        Effect.provide(Sweep.layer({ callTimeout: "5 seconds" }).pipe(Layer.provideMerge(WorkflowEngine.layerMemory))),
+        Effect.provide(calls)
+      )
+      expect(report.verdict).toBe("failed")
+      expect(report.outcomes.map((o) => [o.host, o.personality, o.state])).toEqual([
+        ["web-01", "alice", "ok"],
+        ["web-02", "bob", "ok"],
+        ["web-03", "carol", "failed"]
+      ])
+      expect(report.outcomes[2]!.detail).toContain("web-03")
+      const made = (yield* journalOf(journal)).slice(before).map((call) => call.args[1])
+      expect([...made].sort()).toEqual(["alice", "bob"])
     }).pipe(Effect.provide(NodeContext.layer)), 180_000)
 })
