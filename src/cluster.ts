@@ -58,6 +58,12 @@ export * as ClusterRunner from "./services/cluster/ClusterRunner.ts"
 export * as ClusterHost from "./services/cluster/ClusterHost.ts"
 
 /**
+ * The retention of processed messages: `prune`, and the hourly job every host's runner runs.
+ * @since 0.1.0
+ */
+export * as ClusterRetention from "./services/cluster/ClusterRetention.ts"
+
+/**
  * The declaration store on SQL: the `Capabilities` service over any `SqlClient`, one row per
  * capability for the fleet, each `store` a new revision.
  * @since 0.1.0

@@ -8,7 +8,8 @@
  * - `layer(options)`: the runner (`ClusterRunner.layer`) whose `HostWork` is the host's applier
  *   (a `Reload` drains the endpoint's owed work) and its endpoint calls (a `Provision` runs the
  *   endpoint's call under the host's root lock, records it, converges the endpoint); the host is
- *   announced in the host table at start with its `host.json`, and seen again every 30 s.
+ *   announced in the host table at start with its `host.json`, and seen again every 30 s; processed
+ *   messages older than a week are pruned every hour (`ClusterRetention`).
  *
  * What stays on the host's own disk, as on one host: the endpoint records (`state/endpoints/`),
  * the lifecycle log, the process records, the fingerprints, the plugin registry, leases, Sessions
@@ -20,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
+import * as ClusterRetention from "./ClusterRetention.ts"
 import * as ClusterRunner from "./ClusterRunner.ts"
 import { HostWork } from "./HostWork.ts"
 import * as internal from "./internal/hostWork.ts"
@@ -57,7 +59,8 @@ const announced = (host: string) =>
  * @category layers
  */
 export const layer = (options: ClusterRunner.RunnerOptions) =>
-  Layer.merge(
+  Layer.mergeAll(
     ClusterRunner.layer(options).pipe(Layer.provide(Layer.effect(HostWork, internal.make))),
-    announced(options.host).pipe(Layer.provide(SqlHosts.layer))
+    announced(options.host).pipe(Layer.provide(SqlHosts.layer)),
+    Layer.scopedDiscard(ClusterRetention.run())
   )
