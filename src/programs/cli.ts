@@ -34,6 +34,7 @@ import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
 import { capability } from "./capability.ts"
 import { daemon } from "./daemon.ts"
+import { fleet } from "./fleet.ts"
 import { reload, status } from "./live.ts"
 import * as Help from "./help.ts"
 import { Invocation, stdoutColor } from "./invocation.ts"
@@ -49,7 +50,9 @@ export const city = group("city", "effect-city: capability plugins and peers on 
   // Live application.
   status,
   reload,
-  daemon
+  daemon,
+  // Many hosts.
+  fleet
 ])
 
 const config = CliConfig.make({})

@@ -16,7 +16,7 @@ const handlers = () => import("./run/daemon.ts")
  * program to the cluster packages (docs/cluster.md; test/programs/clusterImports.test.ts holds it
  * to that).
  */
-const clusterHandlers = () => import("./run/clusterDaemon.ts")
+const clusterHandlers = () => import("./run/cluster.ts")
 
 const logFormat = Opt.described(
   Opt.choiceOption("log-format", ["logfmt", "json"], "logfmt").pipe(Options.withDescription("The daemon's log format")),
@@ -104,28 +104,21 @@ const cluster = Opt.optionalText(
   "cluster",
   "url",
   "Run as one host of a fleet whose state is in this database: postgres://… (or sqlite:<file> for one process)",
-  "no fleet: the state root's files"
+  "host.json's cluster.url, else no fleet: the state root's files"
 )
 
 const clusterHost = Opt.optionalText(
   "cluster-host",
   "name",
   "This host's name in the fleet (a name: a-z, 0-9, '.', '_' or '-')",
-  "this machine's name, in lower case"
+  "host.json's cluster.host, else this machine's name in lower case"
 )
 
-const clusterAddress = Opt.described(
-  Options.text("cluster-address").pipe(
-    Options.withPseudoName("host:port"),
-    Options.withDescription("Where the fleet's other runners and clients reach this host's runner (it listens there)"),
-    Options.withDefault("127.0.0.1:34431")
-  ),
-  {
-    kind: "flag",
-    usage: "--cluster-address <host:port>",
-    description: "Where the fleet's other runners and clients reach this host's runner (it listens there)",
-    default: "127.0.0.1:34431"
-  }
+const clusterAddress = Opt.optionalText(
+  "cluster-address",
+  "host:port",
+  "Where the fleet's other runners and clients reach this host's runner (it listens there)",
+  "host.json's cluster.address, else 127.0.0.1:34431"
 )
 
 export const daemon = verb(

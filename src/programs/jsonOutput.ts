@@ -209,6 +209,19 @@ export const documents = {
     removal_detail: Schema.NullOr(Schema.String),
     daemon: Daemon
   }),
+  fleet: Schema.Struct({
+    ...envelope("fleet"),
+    hosts: Schema.Array(Schema.Struct({
+      host: Schema.String,
+      up: Schema.Boolean,
+      started_at: Schema.String,
+      seen_at: Schema.String,
+      peers: Schema.Number,
+      owed_reloads: Schema.Number,
+      owed_removals: Schema.Number
+    })),
+    invalid: Schema.Array(Invalid)
+  }),
   "peer list": Schema.Struct({ ...envelope("peer list"), peers: Schema.Array(PeerJson), invalid: Schema.Array(Invalid) }),
   "status": Schema.Struct({
     ...envelope("status"),

@@ -58,6 +58,16 @@ export const HostConfig = Schema.Struct({
       public: Schema.optional(Schema.Boolean),
       token_file: Schema.optional(Schema.String)
     }))
+  })),
+  /**
+   * The fleet this host belongs to (docs/cluster.md, "Running a fleet"): its database's URL, this
+   * host's name in it, where its runner is reached. `city daemon` and `city fleet` use them when
+   * their `--cluster*` flags are not given.
+   */
+  cluster: Schema.optional(Schema.Struct({
+    url: Schema.String.pipe(Schema.minLength(1, { message: () => "must be the fleet's database URL" })),
+    host: Schema.optional(Name),
+    address: Schema.optional(Schema.String)
   }))
 }).pipe(
   Schema.filter((host) => {

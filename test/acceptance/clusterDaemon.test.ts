@@ -38,7 +38,7 @@ import * as SqlCapabilities from "../../src/services/cluster/SqlCapabilities.ts"
 import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
 import * as Sweep from "../../src/services/cluster/Sweep.ts"
 import { FleetCalls } from "../../src/services/cluster/FleetCalls.ts"
-import { declaration, journalOf, provisioner, sh, writeJson } from "./cityCli.ts"
+import { city, declaration, journalOf, provisioner, sh, writeJson } from "./cityCli.ts"
 
 const freePort = Effect.async<number>((resume) => {
   const server = createServer()
@@ -215,5 +215,17 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       expect(report.outcomes[2]!.detail).toContain("web-03")
       const made = (yield* journalOf(journal)).slice(before).map((call) => call.args[1])
       expect([...made].sort()).toEqual(["alice", "bob"])
+
+      // The fleet's status: three hosts, web-03 down, one peer each.
+      const status = yield* city(["fleet", "--cluster", url, "--json"], {})
+      expect(status.code).toBe(0)
+      const document = JSON.parse(status.stdout) as { readonly hosts: ReadonlyArray<Record<string, unknown>> }
+      expect(document.hosts.map((h) => [h["host"], h["up"], h["peers"]])).toEqual([
+        ["web-01", true, 1],
+        ["web-02", true, 1],
+        ["web-03", false, 1]
+      ])
+      const plain = yield* city(["fleet", "--cluster", url], {})
+      expect(plain.stdout).toMatch(/web-03\s+down/)
     }).pipe(Effect.provide(NodeContext.layer)), 180_000)
 })

@@ -80,6 +80,7 @@ const prepare = Effect.gen(function*() {
     "peer remove-runtime": ["carol", "claude"],
     "peer list": [],
     "status": [],
+    "fleet": ["--cluster", `sqlite:${join(w.base, "fleet.db")}`],
     "reload": ["alice"],
     "plugins list": [],
     "plugins discover": [],

@@ -5,8 +5,9 @@
  * `@effect/cluster`, `@effect/sql*`, `@effect/workflow` or `@effect/rpc` module; and every import
  * of those packages under `src/` is in `src/services/cluster/`.
  *
- * The `city` program has one door to them: `city daemon --cluster` loads `run/clusterDaemon.ts`
- * with `import()`, in `programs/daemon.ts` only. The walk of the CLI stops at that door, and a test
+ * The `city` program has one door to them: `run/cluster.ts`, loaded with `import()` by
+ * `city daemon` when it is the daemon of a host of a fleet (`--cluster`, or host.json's
+ * `cluster.url`) and by `city fleet`, the one verb that only speaks to a fleet. The walk of the CLI stops at that door, and a test
  * below holds the door to that one place.
  */
 import { expect, it } from "@effect/vitest"
@@ -39,7 +40,7 @@ const imports = (file: string): { readonly files: Array<string>; readonly packag
 }
 
 /** The `city` program's one door to the cluster packages, loaded only with `--cluster`. */
-const door = join(repo, "src/programs/run/clusterDaemon.ts")
+const door = join(repo, "src/programs/run/cluster.ts")
 
 /** Every package the graph from `entry` reaches, with the first file that imports it. */
 const packagesReached = (entry: string, stopAtDoor = true): Map<string, string> => {
@@ -90,18 +91,22 @@ it("every import of the cluster packages under src/ is in src/services/cluster/"
   expect(outside).toEqual([])
 })
 
-it("the city program's door to the cluster packages is one import() in programs/daemon.ts, behind --cluster", () => {
+it("the city program's door to the cluster packages is run/cluster.ts, loaded by import() for a daemon of a fleet and for fleet only", () => {
   const sources = (dir: string): Array<string> =>
     readdirSync(dir).flatMap((name) => {
       const path = join(dir, name)
       return statSync(path).isDirectory() ? sources(path) : name.endsWith(".ts") ? [path] : []
     })
   const importers = sources(join(repo, "src")).filter((file) => imports(file).files.includes(door))
-  expect(importers.map((file) => relative(repo, file))).toEqual(["src/programs/daemon.ts"])
+  expect(importers.map((file) => relative(repo, file)).sort()).toEqual([
+    "src/programs/daemon.ts",
+    "src/programs/fleet.ts",
+    "src/programs/run/daemon.ts"
+  ])
   const text = readFileSync(join(repo, "src/programs/daemon.ts"), "utf8")
   expect(text).toMatch(/Option\.isSome\(o\.cluster\)\s*\?\s*loaded\(clusterHandlers/)
-  expect(text).toMatch(/const clusterHandlers = \(\) => import\("\.\/run\/clusterDaemon\.ts"\)/)
+  expect(text).toMatch(/const clusterHandlers = \(\) => import\("\.\/run\/cluster\.ts"\)/)
   // Behind the door the walk does reach them: the door is the only thing keeping them out.
-  const behind = [...packagesReached("src/programs/run/clusterDaemon.ts", false).keys()]
+  const behind = [...packagesReached("src/programs/run/cluster.ts", false).keys()]
   expect(behind).toEqual(expect.arrayContaining(["@effect/cluster/Entity", "@effect/sql/SqlClient"]))
 })

@@ -45,6 +45,7 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
+import * as NodePath from "@effect/platform-node/NodePath"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
@@ -59,9 +60,9 @@ import * as CapabilityServices from "../../layers/CapabilityServices.ts"
 import * as Loader from "../../layers/Loader.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
 import { cityRuntimes } from "../../layers/internal/routedHost.ts"
-import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
+import { make as RuntimeProfilesMake, RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../services/capabilities/Peers.ts"
-import { StateRoot } from "../../services/capabilities/StateRoot.ts"
+import { layer as StateRootLayer, StateRoot } from "../../services/capabilities/StateRoot.ts"
 import { CitySessionsHost } from "../../services/live/CitySessionsHost.ts"
 import type { EndpointRef } from "../../services/live/EndpointHost.ts"
 import { makeRefs } from "../../services/live/Endpoints.ts"
@@ -236,12 +237,18 @@ export interface DaemonInput {
   readonly http: Option.Option<string>
   readonly httpPublic: boolean
   readonly httpTokenFile: Option.Option<string>
+  /** The fleet's database (`--cluster`), else host.json's `cluster.url`, else none: one host. */
+  readonly cluster: Option.Option<string>
+  /** This host's name in the fleet (`--cluster-host`). */
+  readonly clusterHost: Option.Option<string>
+  /** Where its runner is reached (`--cluster-address`). */
+  readonly clusterAddress: Option.Option<string>
 }
 
 /**
  * Where the daemon keeps its stores, and what runs beside its work: on one host, the state root's
  * files and nothing; with `--cluster`, the fleet's database and the host's runner
- * (`run/clusterDaemon.ts`, loaded only then: docs/cluster.md).
+ * (`run/cluster.ts`, loaded only then: docs/cluster.md).
  */
 export interface DaemonStores {
   /** The capability services on the root. */
@@ -273,8 +280,25 @@ export const reportFailure = (o: DaemonInput, error: Parameters<typeof Out.print
     Out.setExitCode(exitCodeOf(error))
   ])
 
-/** `city daemon`: the pid file, the City with its plugins, the live services, until a signal. */
-export const daemon = (o: DaemonInput) => daemonWith(o, files)
+/**
+ * `city daemon`: the pid file, the City with its plugins, the live services, until a signal. A
+ * `host.json` naming a fleet (`cluster.url`) makes it the daemon of a host of that fleet, as
+ * `--cluster` does (`run/cluster.ts`, loaded only then). A `host.json` that cannot be read is left
+ * to the daemon to report.
+ */
+export const daemon = (o: DaemonInput) =>
+  Effect.gen(function*() {
+    const root = Opt.resolveRoot(o.root, yield* Invocation)
+    const configured = yield* RuntimeProfilesMake.pipe(
+      Effect.provide(StateRootLayer({ root }).pipe(Layer.provide(NodePath.layer))),
+      Effect.map((profiles) => Option.fromNullable(profiles.config.cluster)),
+      Effect.orElseSucceed(() => Option.none())
+    )
+    if (Option.isSome(configured)) {
+      return yield* Effect.flatMap(Effect.promise(() => import("./cluster.ts")), (run) => run.daemon(o, configured.value))
+    }
+    return yield* daemonWith(o, files)
+  })
 
 /** `city daemon` with its stores given (`files`, or the fleet's with `--cluster`). */
 export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>

@@ -1,0 +1,157 @@
+/**
+ * The `city` program's cluster verbs, behind its one door to the cluster packages:
+ * `city fleet --cluster <url>` (below) and `city daemon --cluster <url>`, the daemon of one host of
+ * a fleet (docs/cluster.md, "Running a fleet"). Everything `city daemon` does on one host, with the capability declarations, this
+ * host's peers and its owed work in the fleet's database, and beside it the host's runner: it
+ * serves this host's endpoints' messages (a `Reload` drains the endpoint's owed work, a
+ * `Provision` runs its call here), reached by the other runners and clients at
+ * `--cluster-address`, and announces the host with its `host.json`.
+ *
+ * Loaded only when `--cluster` is given: nothing else in the `city` program reaches the cluster
+ * packages (their drivers are optional). Refused input (exit 2, before anything starts): a URL
+ * that is neither `postgres://…` nor `sqlite:<file>`, a host name that is not a `Name`, an
+ * address that is not `host:port` with a port of 1-65535. A database that cannot be reached, a
+ * driver that is not installed or an address that is taken: `ClusterUnavailable`, exit 1.
+ * @since 0.1.0
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { hostname } from "node:os"
+import { layerWithStores } from "../../layers/internal/capabilityServices.ts"
+import type { HostConfig } from "../../schema/HostConfig.ts"
+import { ClusterUnavailable } from "../../schema/Live.ts"
+import { isName, nameRule } from "../../schema/Name.ts"
+import * as HttpListen from "../../schema/HttpListen.ts"
+import { oneLine } from "../../schema/OneLine.ts"
+import * as CommandRunner from "../../services/capabilities/CommandRunner.ts"
+import * as ClusterDatabase from "../../services/cluster/ClusterDatabase.ts"
+import * as ClusterHost from "../../services/cluster/ClusterHost.ts"
+import * as FleetStatus from "../../services/cluster/FleetStatus.ts"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as Out from "../output.ts"
+import { Invocation } from "../invocation.ts"
+import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
+import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+import * as Opt from "../options.ts"
+import { type DaemonInput, type DaemonStores, daemonWith, reportFailure } from "./daemon.ts"
+
+/** What `city daemon` is given (with `--cluster`, or a host.json naming a fleet). */
+type ClusterInput = DaemonInput
+
+/** The fleet settings of `host.json` (`cluster`), which the flags override. */
+export type ClusterConfig = NonNullable<HostConfig["cluster"]>
+
+const unavailable = (error: { readonly message: string }) =>
+  error instanceof ClusterUnavailable ? error : new ClusterUnavailable({ detail: oneLine(error.message, 300) })
+
+/** The fleet's stores and this host's runner, over one database client. */
+const storesOf = (
+  sql: ReturnType<typeof ClusterDatabase.layer>,
+  host: string,
+  address: HttpListen.HttpListen
+): DaemonStores => ({
+  capabilities: (root) =>
+    layerWithStores(
+      { root },
+      CommandRunner.layer({}),
+      ClusterHost.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))
+    ),
+  reloads: ClusterHost.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)),
+  beside: ClusterHost.layer({ host, address: { host: address.host, port: address.port } }).pipe(
+    Layer.mapError(unavailable),
+    Layer.provide(sql)
+  )
+})
+
+/** The flags (else host.json's `cluster`) checked: the database, the host's name, the runner's address; or the refusal. */
+const settings = (o: ClusterInput, configured: ClusterConfig | undefined) =>
+  Effect.gen(function*() {
+    const url = Option.getOrElse(o.cluster, () => configured?.url ?? "")
+    const target = yield* Either.mapLeft(ClusterDatabase.parse(url), (rule) => new Opt.UsageError({ message: `--cluster ${rule}` }))
+    const host = Option.getOrElse(o.clusterHost, () => configured?.host ?? hostname().toLowerCase())
+    if (!isName(host)) {
+      return yield* new Opt.UsageError({
+        message: `${Option.isSome(o.clusterHost) ? "--cluster-host" : `this machine's name ${JSON.stringify(host)} (give --cluster-host)`} ${nameRule}`
+      })
+    }
+    const address = yield* Either.mapLeft(
+      HttpListen.parse(Option.getOrElse(o.clusterAddress, () => configured?.address ?? "127.0.0.1:34431")),
+      (rule) => new Opt.UsageError({ message: `--cluster-address ${rule}` })
+    )
+    if (address.port === 0) {
+      return yield* new Opt.UsageError({ message: "--cluster-address needs a port of 1-65535: the other runners reach this one there" })
+    }
+    return { target, host, address }
+  })
+
+/** `city daemon --cluster <url>` (or with host.json's `cluster`, `configured`). */
+export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
+  Effect.scoped(Effect.gen(function*() {
+    const checked = yield* Effect.either(settings(o, configured))
+    if (Either.isLeft(checked)) return yield* reportFailure(o, checked.left)
+    const { address, host, target } = checked.right
+    // One client for the whole daemon, built when first needed (inside the daemon, so its failure
+    // is reported as the daemon's), shared by the stores and the runner.
+    const sql = yield* Layer.memoize(ClusterDatabase.layer(target))
+    yield* daemonWith(o, storesOf(sql, host, address))
+  }))
+
+/** host.json's `cluster.url` on the root, or the refusal saying where the URL is looked for. */
+const configuredUrl = (root: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const resolved = Opt.resolveRoot(root, yield* Invocation)
+    const profiles = yield* RuntimeProfiles.make.pipe(
+      Effect.provide(StateRoot.layer({ root: resolved }).pipe(Layer.provide(NodePath.layer)))
+    )
+    const url = profiles.config.cluster?.url
+    if (url === undefined) {
+      return yield* new Opt.UsageError({ message: `no fleet named: give --cluster <url>, or cluster.url in ${resolved}/host.json` })
+    }
+    return url
+  })
+
+/** How long ago `iso` was, for a person: seconds, minutes, hours or days. */
+const ago = (iso: string, now: number) => {
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000))
+  return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : s < 172800 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} d ago`
+}
+
+/** `city fleet --cluster <url>`: the hosts of the fleet, and every row that could not be read. */
+export const fleet = (o: { readonly json: boolean; readonly root: Option.Option<string>; readonly cluster: Option.Option<string> }) =>
+  Out.runVerb(
+    "fleet",
+    o.json,
+    Effect.gen(function*() {
+      const url = Option.isSome(o.cluster) ? o.cluster.value : yield* configuredUrl(o.root)
+      const target = yield* Either.mapLeft(ClusterDatabase.parse(url), (rule) => new Opt.UsageError({ message: `--cluster ${rule}` }))
+      const found = yield* FleetStatus.read.pipe(Effect.provide(ClusterDatabase.layer(target)))
+      const invalid = found.invalid.map((e) => ({
+        kind: "name" in e ? e.name : "OwedRecord",
+        file: e.file,
+        field: e.field,
+        rule: e.rule,
+        message: "message" in e ? e.message : `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`
+      }))
+      for (const e of invalid) yield* Console.error(Out.safe`city: warning: ${e.message}`)
+      if (o.json) return yield* Out.printDocument("fleet", { ok: true, hosts: found.hosts, invalid })
+      const now = Date.now()
+      yield* Console.log(
+        found.hosts.length === 0
+          ? "no hosts: no city daemon --cluster has started on this database"
+          : Out.table(
+            ["HOST", "STATE", "SEEN", "PEERS", "OWED RELOADS", "OWED REMOVALS"],
+            found.hosts.map((h) => [
+              h.host,
+              h.up ? "up" : "down",
+              ago(h.seen_at, now),
+              String(h.peers),
+              String(h.owed_reloads),
+              String(h.owed_removals)
+            ])
+          )
+      )
+    })
+  )
