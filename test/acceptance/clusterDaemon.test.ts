@@ -93,7 +93,7 @@ const fleet = Effect.gen(function*() {
 
 
 describe("city daemon --cluster, real processes on PostgreSQL", () => {
-  it.scopedLive("a client's Reload runs the endpoint's reload on its host once; a SIGKILL mid-reload, then a restart: applied exactly once, never two at once", () =>
+  it.scopedLive("a client's Reload runs the endpoint's reload on its host once; a SIGKILL mid-reload, then a restart (configured by host.json): applied exactly once, never two at once", () =>
     Effect.gen(function*() {
       const host = yield* hostRoot
       const { context, sql, url } = yield* fleet
@@ -128,7 +128,15 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       yield* host.setDelay(0)
-      const second = yield* startDaemon(host.w.root, host.w.base, "daemon-2", args)
+      // Started again with no flags: host.json names the fleet this time.
+      const fs = yield* FileSystem.FileSystem
+      const hostJson = join(host.w.root, "host.json")
+      const config = JSON.parse(yield* fs.readFileString(hostJson)) as Record<string, unknown>
+      yield* fs.writeFileString(
+        hostJson,
+        JSON.stringify({ ...config, cluster: { url, host: "web-01", address: `127.0.0.1:${port}` } })
+      )
+      const second = yield* startDaemon(host.w.root, host.w.base, "daemon-2")
       // The owed reload is applied after the restart: the record settles.
       yield* eventually(Effect.map(reloads.get(key), Option.isNone), 90_000)
       const lines = yield* host.lines
