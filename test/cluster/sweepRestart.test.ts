@@ -12,6 +12,7 @@ import * as Runners from "@effect/cluster/Runners"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import { fleetGroup } from "../../src/services/cluster/ClusterRunner.ts"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -63,7 +64,13 @@ it.scopedLive("a runner closed mid-sweep: the next runner resumes it and calls o
       Layer.provide(Runners.layerNoop),
       Layer.provide(Layer.effect(MessageStorage.MessageStorage, Effect.map(MessageStorage.MemoryDriver, (d) => d.storage))),
       Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop]),
-      Layer.provide(ShardingConfig.layer({ entityMessagePollInterval: "50 millis", entityTerminationTimeout: "100 millis" })),
+      Layer.provide(ShardingConfig.layer({
+        // The sweeps' shard group, as a host's runner serves it (ClusterRunner.fleetGroup).
+        availableShardGroups: ["default", fleetGroup],
+        assignedShardGroups: ["default", fleetGroup],
+        entityMessagePollInterval: "50 millis",
+        entityTerminationTimeout: "100 millis"
+      })),
       Layer.provide(Layer.succeedContext(shared))
     )
     const payload = { verb: "register", capability: "search", revision: "1" } as const

@@ -9,7 +9,9 @@
  *   (a `Reload` drains the endpoint's owed work) and its endpoint calls (a `Provision` runs the
  *   endpoint's call under the host's root lock, records it, converges the endpoint); the host is
  *   announced in the host table at start with its `host.json`, and seen again every 30 s; processed
- *   messages older than a week are pruned every hour (`ClusterRetention`).
+ *   messages older than a week are pruned every hour (`ClusterRetention`); and it runs the fleet's
+ *   sweeps (`Sweep`, on `@effect/cluster`'s workflow engine, their calls through
+ *   `ClusterFleetCalls`) whose shard it holds.
  *
  * What stays on the host's own disk, as on one host: the endpoint records (`state/endpoints/`),
  * the lifecycle log, the process records, the fingerprints, the plugin registry, leases, Sessions
@@ -21,6 +23,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
+import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import * as ClusterFleetCalls from "./ClusterFleetCalls.ts"
 import * as ClusterRetention from "./ClusterRetention.ts"
 import * as ClusterRunner from "./ClusterRunner.ts"
 import { HostWork } from "./HostWork.ts"
@@ -29,6 +33,7 @@ import * as SqlCapabilities from "./SqlCapabilities.ts"
 import * as SqlHosts from "./SqlHosts.ts"
 import * as SqlPeers from "./SqlPeers.ts"
 import * as SqlReloads from "./SqlReloads.ts"
+import * as Sweep from "./Sweep.ts"
 
 /**
  * The declaration store and the host's peer store on the shared database.
@@ -58,9 +63,17 @@ const announced = (host: string) =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: ClusterRunner.RunnerOptions) =>
-  Layer.mergeAll(
-    ClusterRunner.layer(options).pipe(Layer.provide(Layer.effect(HostWork, internal.make))),
+export const layer = (options: ClusterRunner.RunnerOptions) => {
+  const runner = ClusterRunner.layer(options).pipe(Layer.provide(Layer.effect(HostWork, internal.make)))
+  // The fleet's sweeps run on whichever host's runner holds their shard (the fleet's group).
+  const sweeps = Sweep.layer().pipe(
+    Layer.provide(Layer.merge(ClusterFleetCalls.layer, ClusterWorkflowEngine.layer)),
+    Layer.provideMerge(runner),
+    Layer.provide(SqlHosts.layer)
+  )
+  return Layer.mergeAll(
+    sweeps,
     announced(options.host).pipe(Layer.provide(SqlHosts.layer)),
     Layer.scopedDiscard(ClusterRetention.run())
   )
+}

@@ -14,8 +14,9 @@
  * - shard locks are table locks (`shardLockDisableAdvisory`): PostgreSQL advisory lock numbers are
  *   derived from each runner's own list of shard groups, so runners of different hosts (whose
  *   lists differ) would take each other's numbers and starve;
- * - a runner lists its host as its one shard group, available and assigned: the assignments of a
- *   group come from the runners registered in it, so no runner needs the fleet's list;
+ * - a runner serves two shard groups, its host's and the fleet's (`fleetGroup`: a sweep's workflow,
+ *   which any host may run): the assignments of a group come from the runners registered in it,
+ *   so no runner needs the fleet's list of hosts;
  * - a runner whose process dies is found by the others' health checks (`healthCheckInterval`,
  *   default 5 s, then a few pings) and its shards are taken once its locks expire
  *   (`lockExpiration`, default 15 s, refreshed every third of it): the takeover after a `kill -9`
@@ -23,6 +24,7 @@
  * - an endpoint's messages are handled one at a time (the entity's concurrency is 1).
  * @since 0.1.0
  */
+import type * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as Runners from "@effect/cluster/Runners"
 import type * as Sharding from "@effect/cluster/Sharding"
@@ -48,6 +50,14 @@ import { handlers } from "./internal/endpointHandlers.ts"
  * @category constants
  */
 export const tablePrefix = "city_cluster"
+
+/**
+ * The shard group every runner serves beside its host's: the fleet's own work, which any host may
+ * do (a sweep's workflow), as opposed to an endpoint's, which only its host does.
+ * @since 0.1.0
+ * @category constants
+ */
+export const fleetGroup = "fleet"
 
 /**
  * The shards of each host: the unit of balancing between one host's runners. Every runner and
@@ -83,8 +93,8 @@ const shardingConfig = (options: RunnerOptions) => {
       Option.fromNullable(options.listen),
       (listen) => new RunnerAddress.RunnerAddress({ host: listen.host, port: listen.port })
     ),
-    availableShardGroups: [options.host],
-    assignedShardGroups: [options.host],
+    availableShardGroups: [options.host, fleetGroup],
+    assignedShardGroups: [options.host, fleetGroup],
     shardsPerGroup: shardsPerHost,
     shardLockDisableAdvisory: true,
     shardLockExpiration: expiration,
@@ -108,7 +118,7 @@ const storage = Layer.mergeAll(
  * @category layers
  */
 export const layer = (options: RunnerOptions): Layer.Layer<
-  Sharding.Sharding,
+  Sharding.Sharding | MessageStorage.MessageStorage,
   SocketServer.SocketServerError | SqlError,
   SqlClient.SqlClient | HostWork
 > =>
@@ -127,9 +137,13 @@ export const layer = (options: RunnerOptions): Layer.Layer<
  * @since 0.1.0
  * @category layers
  */
-export const clientLayer: Layer.Layer<Sharding.Sharding, SqlError, SqlClient.SqlClient> = Layer.fresh(SocketRunner.layerClientOnly.pipe(
+export const clientLayer: Layer.Layer<
+  Sharding.Sharding | MessageStorage.MessageStorage,
+  SqlError,
+  SqlClient.SqlClient
+> = Layer.fresh(SocketRunner.layerClientOnly.pipe(
   Layer.provide(NodeClusterSocket.layerClientProtocol),
-  Layer.provide(storage),
+  Layer.provideMerge(storage),
   Layer.provide(ShardingConfig.layer({ runnerAddress: Option.none(), shardsPerGroup: shardsPerHost, shardLockDisableAdvisory: true })),
   Layer.provide(RpcSerialization.layerMsgPack)
 ))

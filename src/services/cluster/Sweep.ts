@@ -38,11 +38,13 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { type InvalidJointSettings, type InvalidName, StateError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { Name } from "../../schema/Name.ts"
+import { fleetGroup } from "./ClusterRunner.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { Verdict } from "../capabilities/JointReport.ts"
 import type { FleetCalls } from "./FleetCalls.ts"
@@ -128,7 +130,7 @@ export const CapabilitySweep = Workflow.make({
   idempotencyKey,
   success: SweepReport,
   error: StateError
-})
+}).annotate(ClusterSchema.ShardGroup, () => fleetGroup)
 
 /**
  * How long a sweep waits for one call's answer before it reports the endpoint `failed`: 60 s.
