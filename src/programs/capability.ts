@@ -10,10 +10,18 @@ const handlers = () => import("./run/capability.ts")
 
 const nameArg = Opt.text("name", "The name of a registered capability")
 
+/** `--cluster`: the sweep is the fleet's (docs/cluster.md, "Verbs on a fleet"). */
+const cluster = Opt.optionalText(
+  "cluster",
+  "url",
+  "Register for a fleet: store the declaration in the fleet's database and sweep every host's endpoints",
+  "host.json's cluster.url, else this host's files"
+)
+
 const register = verb(
   "register",
   "Validate a declaration file, store it, and provision every endpoint (sweep-on)",
-  { ...Opt.commandOptions, file: Opt.file("file", "The declaration to register (JSON, named <capability>.json)") },
+  { ...Opt.commandOptions, cluster, file: Opt.file("file", "The declaration to register (JSON, named <capability>.json)") },
   (o) => loaded(handlers, (capability) => capability.register(o)),
   ["city capability register ./stat.json", "city capability register ./stat.json --json --concurrency 8"]
 )
@@ -21,7 +29,7 @@ const register = verb(
 const sync = verb(
   "sync",
   "Provision every endpoint of a registered capability again (the repair)",
-  { ...Opt.commandOptions, name: nameArg },
+  { ...Opt.commandOptions, cluster, name: nameArg },
   (o) => loaded(handlers, (capability) => capability.sync(o))
 )
 
@@ -30,6 +38,7 @@ const unregister = verb(
   "Unprovision every endpoint (off-all), then delete the declaration",
   {
     ...Opt.commandOptions,
+    cluster,
     name: nameArg,
     force: Opt.force("Delete the declaration even when it is invalid; its endpoints cannot be unprovisioned and are listed")
   },

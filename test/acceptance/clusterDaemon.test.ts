@@ -224,6 +224,17 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       const made = (yield* journalOf(journal)).slice(before).map((call) => call.args[1])
       expect([...made].sort()).toEqual(["alice", "bob"])
 
+      // The verb on the fleet: stored for the fleet, swept on every host by a host's runner, printed
+      // as on one host, exit 1 for the silent host's endpoint.
+      const file = yield* writeJson(roots[0]!.w.base, "stamp2.json", declaration({ name: "stamp2", runtimes: ["claude"], command }))
+      const registered = yield* city(
+        ["capability", "register", file, "--cluster", url, "--timeout-ms", "5000", "--json"],
+        { root: roots[0]!.w.root }
+      )
+      expect(registered.code).toBe(1)
+      const sweep = JSON.parse(registered.stdout) as { readonly outcomes: ReadonlyArray<Record<string, unknown>> }
+      expect(sweep.outcomes.map((o) => [o["peer"], o["state"]])).toEqual([["alice", "ok"], ["bob", "ok"], ["carol", "failed"]])
+
       // The fleet's status: three hosts, web-03 down, one peer each.
       const status = yield* city(["fleet", "--cluster", url, "--json"], {})
       expect(status.code).toBe(0)

@@ -7,7 +7,8 @@
  *
  * The `city` program has one door to them: `run/cluster.ts`, loaded with `import()` by
  * `city daemon` when it is the daemon of a host of a fleet (`--cluster`, or host.json's
- * `cluster.url`) and by `city fleet`, the one verb that only speaks to a fleet. The walk of the CLI stops at that door, and a test
+ * `cluster.url`), by `capability register|sync|unregister` on a fleet (the same), and by
+ * `city fleet`, the one verb that only speaks to a fleet. The walk of the CLI stops at that door, and a test
  * below holds the door to that one place.
  */
 import { expect, it } from "@effect/vitest"
@@ -91,7 +92,7 @@ it("every import of the cluster packages under src/ is in src/services/cluster/"
   expect(outside).toEqual([])
 })
 
-it("the city program's door to the cluster packages is run/cluster.ts, loaded by import() for a daemon of a fleet and for fleet only", () => {
+it("the city program's door to the cluster packages is run/cluster.ts, loaded by import() for a daemon or a sweep on a fleet and for fleet only", () => {
   const sources = (dir: string): Array<string> =>
     readdirSync(dir).flatMap((name) => {
       const path = join(dir, name)
@@ -101,6 +102,7 @@ it("the city program's door to the cluster packages is run/cluster.ts, loaded by
   expect(importers.map((file) => relative(repo, file)).sort()).toEqual([
     "src/programs/daemon.ts",
     "src/programs/fleet.ts",
+    "src/programs/run/capability.ts",
     "src/programs/run/daemon.ts"
   ])
   const text = readFileSync(join(repo, "src/programs/daemon.ts"), "utf8")

@@ -5,7 +5,14 @@
  * peer file could not be read, so some endpoint could not be attempted).
  * @since 0.1.0
  */
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
+import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+import { Invocation } from "../invocation.ts"
+import type { VerbContext } from "../verbs.ts"
 import type { JointReport } from "../../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../../services/live/LiveJoints.ts"
 import * as JsonValues from "../jsonValues.ts"
@@ -16,7 +23,8 @@ import * as Services from "./services.ts"
 
 type SweepVerb = "capability register" | "capability sync" | "capability unregister"
 
-const renderSweep = <V extends SweepVerb>(
+/** A sweep's report printed as the verb prints it (shared by the verbs on a fleet: `run/cluster.ts`). */
+export const renderSweep = <V extends SweepVerb>(
   verb: V,
   json: boolean,
   report: JointReport,
@@ -30,8 +38,36 @@ const renderSweep = <V extends SweepVerb>(
     yield* Live.notePending(report.outcomes.filter((o) => o.application === "pending").length, json)
   })
 
+/**
+ * The fleet a sweep verb is for: `--cluster`, else the root's host.json `cluster.url`, else none
+ * (this host's files). A host.json that cannot be read is left to the verb to report.
+ */
+const fleetOf = (o: { readonly root: Option.Option<string>; readonly cluster: Option.Option<string> }) =>
+  Option.isSome(o.cluster) ? Effect.succeed(o.cluster) : Effect.gen(function*() {
+    const root = Opt.resolveRoot(o.root, yield* Invocation)
+    return yield* RuntimeProfiles.make.pipe(
+      Effect.provide(StateRoot.layer({ root }).pipe(Layer.provide(NodePath.layer))),
+      Effect.map((profiles) => Option.fromNullable(profiles.config.cluster?.url)),
+      Effect.orElseSucceed(() => Option.none<string>())
+    )
+  })
+
+/** The verb on the fleet of `url` (`run/cluster.ts`, the door to the cluster packages), else on this host. */
+const onFleetOr = <A extends { readonly root: Option.Option<string>; readonly cluster: Option.Option<string> }>(
+  o: A,
+  fleet: (run: typeof import("./cluster.ts"), url: string) => Effect.Effect<void, never, VerbContext>,
+  here: Effect.Effect<void, never, VerbContext>
+) =>
+  Effect.flatMap(fleetOf(o), (url) =>
+    Option.isSome(url)
+      ? Effect.flatMap(Effect.promise(() => import("./cluster.ts")), (run) => fleet(run, url.value))
+      : here)
+
 /** `capability register <file>` */
-export const register = (o: Opt.CommandInput & { readonly file: string }) =>
+export const register = (o: Opt.CommandInput & { readonly cluster: Option.Option<string>; readonly file: string }) =>
+  onFleetOr(o, (run, url) => run.register({ ...o, url }), registerHere(o))
+
+const registerHere = (o: Opt.CommandInput & { readonly file: string }) =>
   Out.runVerb(
     "capability register",
     o.json,
@@ -57,7 +93,10 @@ export const register = (o: Opt.CommandInput & { readonly file: string }) =>
   )
 
 /** `capability sync <name>`: the repair */
-export const sync = (o: Opt.CommandInput & { readonly name: string }) =>
+export const sync = (o: Opt.CommandInput & { readonly cluster: Option.Option<string>; readonly name: string }) =>
+  onFleetOr(o, (run, url) => run.sync({ ...o, url }), syncHere(o))
+
+const syncHere = (o: Opt.CommandInput & { readonly name: string }) =>
   Out.runVerb(
     "capability sync",
     o.json,
@@ -75,7 +114,11 @@ export const sync = (o: Opt.CommandInput & { readonly name: string }) =>
   )
 
 /** `capability unregister <name> [--force]` */
-export const unregister = (o: Opt.CommandInput & { readonly name: string; readonly force: boolean }) =>
+export const unregister = (
+  o: Opt.CommandInput & { readonly cluster: Option.Option<string>; readonly name: string; readonly force: boolean }
+) => onFleetOr(o, (run, url) => run.unregister({ ...o, url }), unregisterHere(o))
+
+const unregisterHere = (o: Opt.CommandInput & { readonly name: string; readonly force: boolean }) =>
   Out.runVerb(
     "capability unregister",
     o.json,

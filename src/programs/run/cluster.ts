@@ -29,7 +29,15 @@ import { oneLine } from "../../schema/OneLine.ts"
 import * as CommandRunner from "../../services/capabilities/CommandRunner.ts"
 import * as ClusterDatabase from "../../services/cluster/ClusterDatabase.ts"
 import * as ClusterHost from "../../services/cluster/ClusterHost.ts"
+import * as FleetClient from "../../services/cluster/FleetClient.ts"
 import * as FleetStatus from "../../services/cluster/FleetStatus.ts"
+import * as SqlCapabilities from "../../services/cluster/SqlCapabilities.ts"
+import * as Sweep from "../../services/cluster/Sweep.ts"
+import { Capabilities } from "../../services/capabilities/Capabilities.ts"
+import type { JointReport } from "../../services/capabilities/Provisioner.ts"
+import { UnknownCapability } from "../../schema/CapabilityErrors.ts"
+import * as JsonValues from "../jsonValues.ts"
+import { renderSweep } from "./capability.ts"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as Out from "../output.ts"
 import { Invocation } from "../invocation.ts"
@@ -154,4 +162,99 @@ export const fleet = (o: { readonly json: boolean; readonly root: Option.Option<
           )
       )
     })
+  )
+
+/** The capability verbs on a fleet: its declaration store and a client, over the database of `url`. */
+const fleetServices = (url: string, root: string) =>
+  Effect.map(
+    Either.mapLeft(ClusterDatabase.parse(url), (rule) => new Opt.UsageError({ message: `--cluster ${rule}` })),
+    (target) => {
+      const local = StateRoot.layer({ root }).pipe(Layer.provideMerge(NodePath.layer))
+      const profiles = RuntimeProfiles.layer.pipe(Layer.provideMerge(local))
+      return Layer.mergeAll(SqlCapabilities.layer, FleetClient.layer).pipe(
+        Layer.mapError(unavailable),
+        Layer.provideMerge(ClusterDatabase.layer(target)),
+        Layer.provideMerge(profiles)
+      )
+    }
+  )
+
+/** The sweep of the capability's current revision across the fleet, as a joint's report. */
+const fleetSweep = (verb: "register" | "sync" | "unregister", capability: string, timeoutMs: number) =>
+  Effect.gen(function*() {
+    const revision = yield* SqlCapabilities.revision(capability)
+    if (Option.isNone(revision)) {
+      return yield* new UnknownCapability({ capability, file: (yield* Capabilities).file(capability) })
+    }
+    const report = yield* Sweep.run({ verb, capability, revision: String(revision.value), call_timeout_ms: timeoutMs })
+    return {
+      outcomes: report.outcomes.map(({ host: _host, ...outcome }) => outcome),
+      invalid: report.invalid,
+      verdict: report.verdict
+    } satisfies JointReport
+  })
+
+/** What a capability verb on a fleet is given. */
+type FleetVerbInput = Opt.CommandInput & { readonly url: string }
+
+/** The verb's work on the fleet, with its services and the local daemon's state for the report. */
+const onFleet = <A, E, R>(o: FleetVerbInput, body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const root = Opt.resolveRoot(o.root, yield* Invocation)
+    return yield* Effect.provide(body, yield* fleetServices(o.url, root))
+  })
+
+/** `capability register <file>` on a fleet: stored for the fleet, then swept on every host. */
+export const register = (o: FleetVerbInput & { readonly file: string }) =>
+  Out.runVerb(
+    "capability register",
+    o.json,
+    onFleet(o, Effect.gen(function*() {
+      const file = yield* Opt.inputFile(o.file)
+      const capabilities = yield* Capabilities
+      const declaration = yield* capabilities.readFile(file)
+      yield* capabilities.store(declaration)
+      const report = yield* fleetSweep("register", declaration.capability, o.timeoutMs)
+      yield* renderSweep(
+        "capability register",
+        o.json,
+        report,
+        JsonValues.capabilityJson(declaration),
+        Out.safe`registered ${declaration.capability}${declaration.version === undefined ? "" : ` ${declaration.version}`} ` +
+          `for the fleet; sweep-on over ${report.outcomes.length} endpoint(s)`
+      )
+    }))
+  )
+
+/** `capability sync <name>` on a fleet: stored again (a new revision: the repair runs), then swept. */
+export const sync = (o: FleetVerbInput & { readonly name: string }) =>
+  Out.runVerb(
+    "capability sync",
+    o.json,
+    onFleet(o, Effect.gen(function*() {
+      const capabilities = yield* Capabilities
+      yield* capabilities.store(yield* capabilities.get(o.name))
+      const report = yield* fleetSweep("sync", o.name, o.timeoutMs)
+      yield* renderSweep("capability sync", o.json, report, { capability: o.name }, Out.safe`sync ${o.name} on the fleet: sweep-on over ${report.outcomes.length} endpoint(s)`)
+    }))
+  )
+
+/** `capability unregister <name>` on a fleet: swept off every host, then deleted for the fleet. */
+export const unregister = (o: FleetVerbInput & { readonly name: string }) =>
+  Out.runVerb(
+    "capability unregister",
+    o.json,
+    onFleet(o, Effect.gen(function*() {
+      const capabilities = yield* Capabilities
+      yield* capabilities.get(o.name)
+      const report = yield* fleetSweep("unregister", o.name, o.timeoutMs)
+      yield* capabilities.remove(o.name)
+      yield* renderSweep(
+        "capability unregister",
+        o.json,
+        report,
+        { capability: o.name },
+        Out.safe`unregistered ${o.name} from the fleet: off-all over ${report.outcomes.length} endpoint(s); declaration deleted`
+      )
+    }))
   )

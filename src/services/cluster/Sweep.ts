@@ -94,14 +94,17 @@ export const SweepReport = Schema.Struct({
 export type SweepReport = typeof SweepReport.Type
 
 /**
- * A sweep's payload: the verb, the capability's name and the revision of its declaration.
+ * A sweep's payload: the verb, the capability's name and the revision of its declaration; and,
+ * when the caller says so, how long each call's answer is waited for (milliseconds; else the
+ * layer's `callTimeout`): a `city` verb passes its `--timeout-ms`. Not part of the key.
  * @since 0.1.0
  * @category schemas
  */
 export const SweepPayload = Schema.Struct({
   verb: SweepVerb,
   capability: Name,
-  revision: Revision
+  revision: Revision,
+  call_timeout_ms: Schema.optional(Schema.Int.pipe(Schema.positive()))
 })
 /**
  * A sweep's payload, as decoded.
@@ -181,5 +184,6 @@ export const run = (payload: {
   readonly verb: SweepVerb
   readonly capability: string
   readonly revision: string
+  readonly call_timeout_ms?: number
 }): Effect.Effect<SweepReport, StateError | InvalidName, WorkflowEngine> =>
   Effect.flatMap(internal.checkPayload(payload), (checked) => CapabilitySweep.execute(checked))

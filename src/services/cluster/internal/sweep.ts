@@ -164,15 +164,21 @@ const call = (fleet: FleetCalls["Type"], endpoint: FleetEndpoint, request: Fleet
  * @category internals
  */
 export const sweep = (settings: Checked) =>
-(payload: { readonly verb: SweepVerb; readonly capability: string; readonly revision: string }) =>
+(payload: {
+  readonly verb: SweepVerb
+  readonly capability: string
+  readonly revision: string
+  readonly call_timeout_ms?: number | undefined
+}) =>
   Effect.gen(function*() {
     const fleet = yield* FleetCalls
     const found = yield* listing(fleet, payload.capability)
     const request: FleetRequest = { verb: payload.verb, capability: payload.capability, revision: payload.revision }
+    const timeout = payload.call_timeout_ms === undefined ? settings.callTimeout : Duration.millis(payload.call_timeout_ms)
     const outcomes = yield* Effect.forEach(
       found.endpoints,
       (endpoint) =>
-        Effect.map(call(fleet, endpoint, request, settings.callTimeout), (outcome) => ({
+        Effect.map(call(fleet, endpoint, request, timeout), (outcome) => ({
           host: endpoint.host,
           ...outcome
         })),
