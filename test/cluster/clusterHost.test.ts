@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -81,6 +82,18 @@ describe("a host of the fleet", () => {
         expect(yield* send.Reload({ id: "one", reason: "test" })).toEqual({ state: "applied" })
         expect(yield* send.Reload({ id: "two", reason: "test" })).toEqual({ state: "none" })
         expect(runs).toBe(before + 1)
+
+        // The peer cannot be read now (its table is away): the endpoint is not "gone", the reload
+        // stays owed, and it is applied once the peer can be read again.
+        const sql = yield* SqlClient.SqlClient
+        yield* reloads.request([{ runtime: "claude", personality: "alice" }], "test")
+        yield* sql`ALTER TABLE city_peers RENAME TO city_peers_away`
+        expect((yield* send.Reload({ id: "three", reason: "test" })).state).toBe("failed")
+        expect(Option.isSome(yield* reloads.get({ runtime: "claude", personality: "alice" }))).toBe(true)
+        expect(runs).toBe(before + 1)
+        yield* sql`ALTER TABLE city_peers_away RENAME TO city_peers`
+        expect(yield* send.Reload({ id: "four", reason: "test" })).toEqual({ state: "applied" })
+        expect(runs).toBe(before + 2)
       }).pipe(Effect.provide(whole), Effect.provideService(RetryBackoff, { base: Duration.seconds(1), cap: Duration.seconds(8) }))
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), { timeout: 60_000 })
 })

@@ -5,12 +5,8 @@
  * peer file could not be read, so some endpoint could not be attempted).
  * @since 0.1.0
  */
-import * as NodePath from "@effect/platform-node/NodePath"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../services/capabilities/StateRoot.ts"
 import { Invocation } from "../invocation.ts"
 import type { VerbContext } from "../verbs.ts"
 import type { JointReport } from "../../services/capabilities/Provisioner.ts"
@@ -19,6 +15,7 @@ import * as JsonValues from "../jsonValues.ts"
 import * as Live from "./owed.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
+import { configuredFleet } from "./fleetConfig.ts"
 import * as Services from "./services.ts"
 
 type SweepVerb = "capability register" | "capability sync" | "capability unregister"
@@ -45,11 +42,7 @@ export const renderSweep = <V extends SweepVerb>(
 const fleetOf = (o: { readonly root: Option.Option<string>; readonly cluster: Option.Option<string> }) =>
   Option.isSome(o.cluster) ? Effect.succeed(o.cluster) : Effect.gen(function*() {
     const root = Opt.resolveRoot(o.root, yield* Invocation)
-    return yield* RuntimeProfiles.make.pipe(
-      Effect.provide(StateRoot.layer({ root }).pipe(Layer.provide(NodePath.layer))),
-      Effect.map((profiles) => Option.fromNullable(profiles.config.cluster?.url)),
-      Effect.orElseSucceed(() => Option.none<string>())
-    )
+    return Option.map(yield* configuredFleet(root), (fleet) => fleet.url)
   })
 
 /** The verb on the fleet of `url` (`run/cluster.ts`, the door to the cluster packages), else on this host. */

@@ -45,7 +45,6 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import * as NodePath from "@effect/platform-node/NodePath"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
@@ -60,9 +59,9 @@ import * as CapabilityServices from "../../layers/CapabilityServices.ts"
 import * as Loader from "../../layers/Loader.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
 import { cityRuntimes } from "../../layers/internal/routedHost.ts"
-import { make as RuntimeProfilesMake, RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
+import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../services/capabilities/Peers.ts"
-import { layer as StateRootLayer, StateRoot } from "../../services/capabilities/StateRoot.ts"
+import { StateRoot } from "../../services/capabilities/StateRoot.ts"
 import { CitySessionsHost } from "../../services/live/CitySessionsHost.ts"
 import type { EndpointRef } from "../../services/live/EndpointHost.ts"
 import { makeRefs } from "../../services/live/Endpoints.ts"
@@ -87,6 +86,7 @@ import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
 import * as Out from "../output.ts"
+import { configuredFleet } from "./fleetConfig.ts"
 import * as Plugins from "./plugins.ts"
 
 /**
@@ -289,11 +289,7 @@ export const reportFailure = (o: DaemonInput, error: Parameters<typeof Out.print
 export const daemon = (o: DaemonInput) =>
   Effect.gen(function*() {
     const root = Opt.resolveRoot(o.root, yield* Invocation)
-    const configured = yield* RuntimeProfilesMake.pipe(
-      Effect.provide(StateRootLayer({ root }).pipe(Layer.provide(NodePath.layer))),
-      Effect.map((profiles) => Option.fromNullable(profiles.config.cluster)),
-      Effect.orElseSucceed(() => Option.none())
-    )
+    const configured = yield* configuredFleet(root)
     if (Option.isSome(configured)) {
       return yield* Effect.flatMap(Effect.promise(() => import("./cluster.ts")), (run) => run.daemon(o, configured.value))
     }

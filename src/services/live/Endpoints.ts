@@ -23,13 +23,21 @@ export const makeRefs = (host: RuntimeProfiles["Type"], peers: Peers["Type"], st
   const of = (peer: Peer, runtime: string): EndpointRef =>
     refOf(peer, runtime, Option.map(host.privateDir(runtime, peer.personality), state.resolve))
 
-  /** The endpoint of a key, if its peer still declares that agent runtime. */
-  const resolve = (key: EndpointKey): Effect.Effect<Option.Option<EndpointRef>> =>
+  /**
+   * The endpoint of a key, if its peer still declares that agent runtime. A peer that is gone or
+   * whose file is invalid has no endpoint; a peer that cannot be read now (`StateError`: the disk,
+   * or the fleet's database, failing) is a failure, never "gone": whatever is owed to the endpoint
+   * must stay owed until it can be read.
+   */
+  const resolve = (key: EndpointKey): Effect.Effect<Option.Option<EndpointRef>, StateError> =>
     peers.get(key.personality).pipe(
       Effect.map((peer) =>
         peer.runtimes.includes(key.runtime) && host.isAgent(key.runtime) ? Option.some(of(peer, key.runtime)) : Option.none()
       ),
-      Effect.orElseSucceed(() => Option.none<EndpointRef>())
+      Effect.catchIf(
+        (error): error is Exclude<typeof error, StateError> => error._tag !== "StateError",
+        () => Effect.succeed(Option.none<EndpointRef>())
+      )
     )
 
   /**
