@@ -18,7 +18,9 @@
  *   the same address: once after a pause of 2 s (restart -> applied: the line of the reload run
  *   after the restart), once at once when the kill's exit is seen (kill -> applied).
  * Every daemon and every fleet is warmed first (one reload per host, requested, sent and applied
- * before the clock starts), and throughput rounds alternate their order (`CITY_BENCH_ROUNDS`,
+ * before the clock starts); after each round, untimed, its records settle (nothing owed) and the
+ * daemons rest 1 s; a reload that neither runs nor stays owed fails the benchmark. Throughput
+ * rounds alternate their order (`CITY_BENCH_ROUNDS`,
  * default 3): the median of each side is printed with its rounds.
  * Goal: reloads/s with 3 runners >= reloads/s of the file-backed daemon (medians).
  *
@@ -51,6 +53,8 @@ import { finish, goal, medianOf } from "./harness.ts"
 
 const reloadsN = Number(process.env["CITY_BENCH_RELOADS"] ?? 200)
 const rounds = Number(process.env["CITY_BENCH_ROUNDS"] ?? 3)
+/** Keeps the temp folder (roots, reload lines, daemon logs) for a look after the run; not for the figures. */
+const keep = process.env["CITY_BENCH_KEEP"] === "1"
 const binary = join(dirname(fileURLToPath(import.meta.url)), "..", "bin", "city.mjs")
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -151,7 +155,9 @@ const startDaemon = (root: string, args: ReadonlyArray<string>) =>
     const exited = new Promise<void>((done) => child.once("exit", () => done()))
     let tail = ""
     let ready = false
+    const logFile = join(root, "..", `daemon-${child.pid}.log`)
     const onData = (chunk: Buffer) => {
+      if (keep) writeFileSync(logFile, chunk, { flag: "a" })
       tail = (tail + chunk.toString()).slice(-4000)
       if (!ready && tail.includes("status page at ")) {
         ready = true
@@ -193,14 +199,29 @@ const until = (what: string, done: () => boolean, ms = 120_000) =>
   })
 
 /** The reloads/s of one round: `owe` requests (and sends) `n` reloads; done when `count()` grew by n. */
-const throughput = (n: number, count: () => number, owe: Effect.Effect<void, unknown>, what: string) =>
+const throughput = (
+  n: number,
+  count: () => number,
+  owe: Effect.Effect<void, unknown>,
+  what: string,
+  owedLeft: Effect.Effect<number>,
+  detail: Effect.Effect<string> = Effect.succeed("")
+) =>
   Effect.gen(function*() {
     const before = count()
     const t0 = performance.now()
     yield* Effect.orDie(owe)
-    const t1 = yield* until(what, () => count() >= before + n).pipe(
-      Effect.catchAllDefect((defect) => Effect.dieMessage(`${String(defect)} (${count() - before} of ${n} ran)`))
+    const t1 = yield* until(what, () => count() >= before + n, 60_000).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.flatMap(detail, (d) => Effect.dieMessage(`${String(defect)} (${count() - before} of ${n} ran${d})`))
+      )
     )
+    // Untimed: the round's records settle (nothing owed) and the daemons rest 1 s, so the next
+    // round starts from an idle fleet.
+    yield* Effect.promise(async () => {
+      for (let i = 0; i < 600 && (await Effect.runPromise(owedLeft)) > 0; i++) await sleep(50)
+    })
+    yield* Effect.sleep(1000)
     return n / ((t1 - t0) / 1000)
   })
 
@@ -217,7 +238,13 @@ const fileDaemon = (base: string) =>
     yield* Effect.orDie(reloads.request([{ runtime: "claude", personality: "warm" }], "bench"))
     yield* until("file daemon warm-up", () => host.lines().includes("warm"))
     return (round: number) =>
-      throughput(reloadsN, () => host.lines().length, reloads.request(keys, `bench ${round}`), "file daemon: every reload")
+      throughput(
+        reloadsN,
+        () => host.lines().length,
+        reloads.request(keys, `bench ${round}`),
+        "file daemon: every reload",
+        Effect.map(Effect.orElseSucceed(reloads.list, () => []), (owed) => owed.length)
+      )
   })
 
 interface Fleet {
@@ -251,7 +278,7 @@ const fleetHost = (f: Fleet, base: string, host: string, personalities: Readonly
   Effect.gen(function*() {
     const root = buildRoot(base, host, ["warm", ...personalities], false)
     const args = ["--cluster", f.url, "--cluster-host", host, "--cluster-address", `127.0.0.1:${port}`]
-    yield* daemon(root.root, args)
+    const started = yield* daemon(root.root, args)
     const announced = Effect.map(
       Effect.orElseSucceed(f.sql<{ readonly host: string }>`SELECT host FROM city_hosts`, () => []),
       (rows) => rows.some((row) => row.host === host)
@@ -266,7 +293,7 @@ const fleetHost = (f: Fleet, base: string, host: string, personalities: Readonly
     yield* Effect.orDie(reloads.request([{ runtime: "claude", personality: "warm" }], "bench"))
     yield* f.send(host, "warm", `warm-${host}`)
     yield* until(`${host} warm-up`, () => root.lines().includes("warm"))
-    return { host, root, reloads, args }
+    return { host, root, reloads, args, daemon: started }
   })
 
 /** A fleet of `hosts` hosts with N endpoints spread over them: a round owes and sends N reloads. */
@@ -292,7 +319,21 @@ const fleetOf = (server: string, base: string, hosts: number) =>
             m.reloads.request(m.root.personalities.slice(1).map((p) => ({ runtime: "claude", personality: p })), `bench ${round}`),
             Effect.forEach(m.root.personalities.slice(1), (p) => f.send(m.host, p, `r${round}-${p}`), { concurrency: 16, discard: true })
           ), { concurrency: "unbounded", discard: true }),
-        `${hosts}-host fleet: every reload`
+        `${hosts}-host fleet: every reload`,
+        Effect.map(
+          Effect.forEach(members, (m) => Effect.map(Effect.orElseSucceed(m.reloads.list, () => []), (owed) => owed.length)),
+          (counts) => counts.reduce((a, b) => a + b, 0)
+        ),
+        // A round that does not finish: how many of each host's endpoints still owe a reload (the
+        // rest of the missing ones were neither run nor left owed: lost).
+        Effect.map(
+          Effect.forEach(members, (m) =>
+            Effect.map(
+              Effect.orElseSucceed(m.reloads.list, () => []),
+              (owed) => `; ${m.host}: ${m.root.lines().length} lines in all, ${owed.length} endpoint(s) still owed`
+            )),
+          (parts) => parts.join("")
+        )
       )
   })
 
@@ -333,7 +374,7 @@ const main = Effect.gen(function*() {
   yield* Effect.promise(() => ensureBundle())
   const server = yield* Effect.acquireRelease(Effect.promise(() => startPostgres()), (s) => Effect.promise(() => s.stop()))
   const base = mkdtempSync(join(tmpdir(), "city-cluster-bench-"))
-  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(base, { recursive: true, force: true })))
+  yield* Effect.addFinalizer(() => Effect.sync(() => keep ? console.error(`(kept) ${base}`) : rmSync(base, { recursive: true, force: true })))
 
   const sides = [
     { name: "file-backed daemon, 1 host", run: yield* fileDaemon(base) },
