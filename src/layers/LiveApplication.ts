@@ -89,10 +89,26 @@ export interface LiveConfig extends CapabilityServices.CapabilitiesConfig {
  * @category layers
  */
 export const layer = (config: LiveConfig) =>
-  services.pipe(
+  layerWith(config, { reloads: Reloads.layer, capabilities: CapabilityServices.layer(config) })
+
+/**
+ * Every capability and live service on Node over the stores given: the owed-work store and the
+ * capability services (`layer` is this over the state root's files; a host of a fleet gives the
+ * fleet's database: docs/cluster.md).
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWith = <RE, RR, CE>(
+  config: LiveConfig,
+  stores: {
+    readonly reloads: Layer.Layer<Reloads.Reloads, RE, RR>
+    readonly capabilities: Layer.Layer<CapabilityServices.CapabilityServices, CE>
+  }
+) =>
+  servicesWith(stores.reloads).pipe(
     Layer.provideMerge(routed(DaemonHostedHost.make(), config.commands ?? {})),
-    Layer.provideMerge(Reloads.layer),
-    Layer.provideMerge(CapabilityServices.layer(config))
+    Layer.provideMerge(stores.reloads),
+    Layer.provideMerge(stores.capabilities)
   )
 
 /**

@@ -108,9 +108,23 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
         ),
         60_000
       )
-      yield* sql`INSERT INTO city_peers (host, personality, peer) VALUES (${"web-01"}, ${"alice"}, ${
-        JSON.stringify({ schema: 1, personality: "alice", cwd: host.w.work, runtimes: ["claude"], default_runtime: "claude" })
-      })`
+      // The peer, by the verb, on a host whose host.json names the fleet: written to its rows.
+      const fs = yield* FileSystem.FileSystem
+      const hostJson = join(host.w.root, "host.json")
+      const config = JSON.parse(yield* fs.readFileString(hostJson)) as Record<string, unknown>
+      yield* fs.writeFileString(
+        hostJson,
+        JSON.stringify({ ...config, cluster: { url, host: "web-01", address: `127.0.0.1:${port}` } })
+      )
+      const created = yield* city(["peer", "create", "alice", "--cwd", host.w.work, "--runtime", "claude"], { root: host.w.root })
+      expect(created.code).toBe(0)
+      expect(yield* fs.exists(join(host.w.root, "peers", "alice.json"))).toBe(false)
+      const rows = yield* sql<{ readonly host: string; readonly personality: string }>`SELECT host, personality FROM city_peers`
+      expect(rows.map((row) => [row.host, row.personality])).toEqual([["web-01", "alice"]])
+      const listed = JSON.parse((yield* city(["peer", "list", "--json"], { root: host.w.root })).stdout) as {
+        readonly peers: ReadonlyArray<{ readonly peer: string }>
+      }
+      expect(listed.peers.map((p) => p.peer)).toEqual(["alice"])
       const reloads = yield* SqlReloads.make("web-01").pipe(Effect.provide(context))
       const send = (yield* Effect.provide(EndpointEntity.client, context))(entityIdOf(alice))
 
@@ -128,14 +142,7 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       yield* host.setDelay(0)
-      // Started again with no flags: host.json names the fleet this time.
-      const fs = yield* FileSystem.FileSystem
-      const hostJson = join(host.w.root, "host.json")
-      const config = JSON.parse(yield* fs.readFileString(hostJson)) as Record<string, unknown>
-      yield* fs.writeFileString(
-        hostJson,
-        JSON.stringify({ ...config, cluster: { url, host: "web-01", address: `127.0.0.1:${port}` } })
-      )
+      // Started again with no flags: host.json names the fleet.
       const second = yield* startDaemon(host.w.root, host.w.base, "daemon-2")
       // The owed reload is applied after the restart: the record settles.
       yield* eventually(Effect.map(reloads.get(key), Option.isNone), 90_000)

@@ -7,8 +7,9 @@
  *
  * The `city` program has one door to them: `run/cluster.ts`, loaded with `import()` by
  * `city daemon` when it is the daemon of a host of a fleet (`--cluster`, or host.json's
- * `cluster.url`), by `capability register|sync|unregister` on a fleet (the same), and by
- * `city fleet`, the one verb that only speaks to a fleet. The walk of the CLI stops at that door, and a test
+ * `cluster.url`), by the verbs' services on a host of a fleet (the same: `run/services.ts`,
+ * `run/stores.ts`, and the sweeps of `run/capability.ts`), and by `city fleet`, the one verb that
+ * only speaks to a fleet. The walk of the CLI stops at that door, and a test
  * below holds the door to that one place.
  */
 import { expect, it } from "@effect/vitest"
@@ -103,7 +104,9 @@ it("the city program's door to the cluster packages is run/cluster.ts, loaded by
     "src/programs/daemon.ts",
     "src/programs/fleet.ts",
     "src/programs/run/capability.ts",
-    "src/programs/run/daemon.ts"
+    "src/programs/run/daemon.ts",
+    "src/programs/run/services.ts",
+    "src/programs/run/stores.ts"
   ])
   const text = readFileSync(join(repo, "src/programs/daemon.ts"), "utf8")
   expect(text).toMatch(/Option\.isSome\(o\.cluster\)\s*\?\s*loaded\(clusterHandlers/)

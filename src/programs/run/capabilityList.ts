@@ -6,18 +6,16 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Listings } from "../../services/capabilities/Listings.ts"
-import * as Reloads from "../../services/live/Reloads.ts"
 import * as JsonValues from "../jsonValues.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
 import * as Live from "./owed.ts"
-import { capabilityStores } from "./stores.ts"
+import { capabilityAndOwedStores } from "./stores.ts"
 
 /** The capability stores and the owed-work records on the state root the operator chose. */
-const stores = (flag: Option.Option<string>) => Reloads.layer.pipe(Layer.provideMerge(capabilityStores(flag)))
+const stores = (flag: Option.Option<string>) => capabilityAndOwedStores(flag)
 
 /** `capability list` */
 export const list = (o: Opt.ReadInput) =>

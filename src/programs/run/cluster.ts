@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { hostname } from "node:os"
 import { layerWithStores } from "../../layers/internal/capabilityServices.ts"
+import * as LiveApplication from "../../layers/LiveApplication.ts"
 import type { HostConfig } from "../../schema/HostConfig.ts"
 import { ClusterUnavailable } from "../../schema/Live.ts"
 import { isName, nameRule } from "../../schema/Name.ts"
@@ -50,7 +51,7 @@ import { type DaemonInput, type DaemonStores, daemonWith, reportFailure } from "
 type ClusterInput = DaemonInput
 
 /** The fleet settings of `host.json` (`cluster`), which the flags override. */
-export type ClusterConfig = NonNullable<HostConfig["cluster"]>
+type ClusterConfig = NonNullable<HostConfig["cluster"]>
 
 const unavailable = (error: { readonly message: string }) =>
   error instanceof ClusterUnavailable ? error : new ClusterUnavailable({ detail: oneLine(error.message, 300) })
@@ -258,3 +259,48 @@ export const unregister = (o: FleetVerbInput & { readonly name: string }) =>
       )
     }))
   )
+
+/** This host's name in its fleet: host.json's `cluster.host`, else the machine's name in lower case. */
+const hostNameOf = (fleet: ClusterConfig) => fleet.host ?? hostname().toLowerCase()
+
+/** The fleet's database of host.json's `cluster.url`, or the refusal naming the file and the rule. */
+const databaseOf = (root: string, fleet: ClusterConfig) =>
+  Either.mapLeft(
+    ClusterDatabase.parse(fleet.url),
+    (rule) => new Opt.UsageError({ message: `${root}/host.json: cluster.url ${rule}` })
+  )
+
+/**
+ * The capability stores of a host of a fleet, for the verbs that only read: the declarations and
+ * this host's peers in the fleet's database, the rest on the state root.
+ */
+export const storesOnFleet = (root: string, fleet: ClusterConfig) =>
+  Layer.unwrapEffect(Effect.map(databaseOf(root, fleet), (target) =>
+    layerWithStores(
+      { root },
+      CommandRunner.layer({}),
+      ClusterHost.stores(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))
+    )))
+
+/** The owed-work store of a host of a fleet (needs a FileSystem). */
+export const reloadsOnFleet = (root: string, fleet: ClusterConfig) =>
+  Layer.unwrapEffect(Effect.map(databaseOf(root, fleet), (target) =>
+    ClusterHost.reloads(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))))
+
+/**
+ * Every capability and live service of a host of a fleet, for the verbs: its stores in the
+ * fleet's database (one client for both), the rest as on one host.
+ */
+export const liveOnFleet = (config: LiveApplication.LiveConfig, fleet: ClusterConfig) =>
+  Layer.unwrapEffect(Effect.map(databaseOf(config.root, fleet), (target) => {
+    const sql = ClusterDatabase.layer(target)
+    const host = hostNameOf(fleet)
+    return LiveApplication.layerWith(config, {
+      reloads: ClusterHost.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)),
+      capabilities: layerWithStores(
+        config,
+        CommandRunner.layer(config.killGrace === undefined ? {} : { killGrace: config.killGrace }),
+        ClusterHost.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))
+      )
+    })
+  }))
