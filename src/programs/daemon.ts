@@ -4,7 +4,9 @@
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { Invocation } from "./invocation.ts"
 import * as Opt from "./options.ts"
 import { bundled } from "./plugins.ts"
 import { loaded, verb } from "./verbs.ts"
@@ -17,6 +19,9 @@ const handlers = () => import("./run/daemon.ts")
  * to that).
  */
 const clusterHandlers = () => import("./run/cluster.ts")
+
+/** Whether the root's host.json names a fleet (`cluster`): then the daemon is a host of it. */
+const fleetConfig = () => import("./run/fleetConfig.ts")
 
 const logFormat = Opt.described(
   Opt.choiceOption("log-format", ["logfmt", "json"], "logfmt").pipe(Options.withDescription("The daemon's log format")),
@@ -144,7 +149,11 @@ export const daemon = verb(
   (o) =>
     Option.isSome(o.cluster)
       ? loaded(clusterHandlers, (daemon) => daemon.daemon(o))
-      : loaded(handlers, (daemon) => daemon.daemon(o)),
+      : loaded(fleetConfig, (config) =>
+        Effect.flatMap(Effect.flatMap(Invocation, (i) => config.configuredFleet(Opt.resolveRoot(o.root, i))), (fleet) =>
+          Option.isSome(fleet)
+            ? loaded(clusterHandlers, (daemon) => daemon.daemon(o, fleet.value))
+            : loaded(handlers, (daemon) => daemon.daemon(o)))),
   [
     "city daemon",
     "city daemon --poll-ms 1000 --json",

@@ -104,7 +104,6 @@ it("the city program's door to the cluster packages is run/cluster.ts, loaded by
     "src/programs/daemon.ts",
     "src/programs/fleet.ts",
     "src/programs/run/capability.ts",
-    "src/programs/run/daemon.ts",
     "src/programs/run/services.ts",
     "src/programs/run/stores.ts"
   ])

@@ -9,31 +9,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Invocation } from "../invocation.ts"
 import type { VerbContext } from "../verbs.ts"
-import type { JointReport } from "../../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../../services/live/LiveJoints.ts"
 import * as JsonValues from "../jsonValues.ts"
-import * as Live from "./owed.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
 import { configuredFleet } from "./fleetConfig.ts"
+import { renderSweep } from "./sweepReport.ts"
 import * as Services from "./services.ts"
-
-type SweepVerb = "capability register" | "capability sync" | "capability unregister"
-
-/** A sweep's report printed as the verb prints it (shared by the verbs on a fleet: `run/cluster.ts`). */
-export const renderSweep = <V extends SweepVerb>(
-  verb: V,
-  json: boolean,
-  report: JointReport,
-  extra: Omit<Out.Extra<V>, "daemon">,
-  headline: string
-) =>
-  Effect.gen(function*() {
-    // Live application: whether a daemon runs to carry out `pending` work.
-    const daemon = yield* Live.daemonInfo
-    yield* Out.renderReport({ policy: "sweep", verb, json, report, extra: { ...extra, daemon } as Out.Extra<V>, headline })
-    yield* Live.notePending(report.outcomes.filter((o) => o.application === "pending").length, json)
-  })
 
 /**
  * The fleet a sweep verb is for: `--cluster`, else the root's host.json `cluster.url`, else none

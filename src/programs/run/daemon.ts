@@ -86,7 +86,6 @@ import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
 import * as Out from "../output.ts"
-import { configuredFleet } from "./fleetConfig.ts"
 import * as Plugins from "./plugins.ts"
 
 /**
@@ -280,21 +279,8 @@ export const reportFailure = (o: DaemonInput, error: Parameters<typeof Out.print
     Out.setExitCode(exitCodeOf(error))
   ])
 
-/**
- * `city daemon`: the pid file, the City with its plugins, the live services, until a signal. A
- * `host.json` naming a fleet (`cluster.url`) makes it the daemon of a host of that fleet, as
- * `--cluster` does (`run/cluster.ts`, loaded only then). A `host.json` that cannot be read is left
- * to the daemon to report.
- */
-export const daemon = (o: DaemonInput) =>
-  Effect.gen(function*() {
-    const root = Opt.resolveRoot(o.root, yield* Invocation)
-    const configured = yield* configuredFleet(root)
-    if (Option.isSome(configured)) {
-      return yield* Effect.flatMap(Effect.promise(() => import("./cluster.ts")), (run) => run.daemon(o, configured.value))
-    }
-    return yield* daemonWith(o, files)
-  })
+/** `city daemon` on one host: the pid file, the City with its plugins, the live services, until a signal. */
+export const daemon = (o: DaemonInput) => daemonWith(o, files)
 
 /** `city daemon` with its stores given (`files`, or the fleet's with `--cluster`). */
 export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
