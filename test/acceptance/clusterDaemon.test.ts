@@ -6,7 +6,9 @@
  * started again: the owed reload is applied exactly once after it took its shards back, and no
  * reload command of the endpoint ever runs while another one does. And a sweep over three hosts,
  * one of them down: the two others run their endpoints' calls, the third's endpoints are `failed`
- * after the call timeout, the verdict is `failed`, nothing hangs.
+ * after the call timeout, the verdict is `failed`, nothing hangs. And three runner processes with
+ * reloads owed on each, one killed with SIGKILL in the middle of its reload and started again:
+ * every owed reload applied exactly once, never two of one endpoint at once.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -253,5 +255,58 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       ])
       const plain = yield* city(["fleet", "--cluster", url], {})
       expect(plain.stdout).toMatch(/web-03\s+down/)
+    }).pipe(Effect.provide(NodeContext.layer)), 180_000)
+
+  it.scopedLive("three runner processes, one killed with SIGKILL mid-reload and started again: every owed reload applied exactly once, never two at once", () =>
+    Effect.gen(function*() {
+      const { context, sql, url } = yield* fleet
+      const hosts = ["web-01", "web-02", "web-03"] as const
+      const roots = yield* Effect.forEach(hosts, () => hostRoot)
+      const ports = yield* Effect.forEach(hosts, () => freePort)
+      const argsOf = (i: number) => ["--cluster", url, "--cluster-host", hosts[i]!, "--cluster-address", `127.0.0.1:${ports[i]}`]
+      const daemons = yield* Effect.forEach(hosts, (name, i) => startDaemon(roots[i]!.w.root, roots[i]!.w.base, name, argsOf(i)))
+      yield* eventually(
+        Effect.map(
+          Effect.orElseSucceed(sql<{ readonly host: string }>`SELECT host FROM city_hosts`, () => []),
+          (rows) => rows.length === 3
+        ),
+        60_000
+      )
+      for (const [i, name] of hosts.entries()) {
+        yield* sql`INSERT INTO city_peers (host, personality, peer) VALUES (${name}, ${"alice"}, ${
+          JSON.stringify({ schema: 1, personality: "alice", cwd: roots[i]!.w.work, runtimes: ["claude"], default_runtime: "claude" })
+        })`
+      }
+      const send = yield* Effect.provide(EndpointEntity.client, context)
+      // web-02's reload takes 3 s; each host owes its endpoint one reload, sent as one message.
+      yield* roots[1]!.setDelay(3)
+      for (const name of hosts) {
+        yield* Effect.flatMap(SqlReloads.make(name), (store) => store.request([key], "sync")).pipe(Effect.provide(context))
+        yield* send(entityIdOf({ host: name, ...key })).Reload({ id: `once-${name}`, reason: "sync" }, { discard: true })
+      }
+      const starts = (i: number) => Effect.map(roots[i]!.lines, (l) => l.filter((x) => x.startsWith("start")))
+      yield* eventually(Effect.map(starts(1), (s) => s.length === 1), 30_000)
+      yield* daemons[1]!.kill("SIGKILL")
+      yield* Deferred.await(daemons[1]!.exited)
+      yield* roots[1]!.setDelay(0)
+      yield* startDaemon(roots[1]!.w.root, roots[1]!.w.base, "web-02-again", argsOf(1))
+      // Every host's owed reload is applied: the records settle.
+      for (const name of hosts) {
+        const store = yield* SqlReloads.make(name).pipe(Effect.provide(context))
+        yield* eventually(Effect.map(store.get(key), Option.isNone), 90_000)
+      }
+      // web-01 and web-03: exactly once. web-02: the cut reload, then exactly one more, never two at once.
+      for (const i of [0, 2]) {
+        const lines = yield* roots[i]!.lines
+        expect(lines.filter((l) => l.startsWith("start"))).toHaveLength(1)
+        expect(lines.filter((l) => l.startsWith("end"))).toHaveLength(1)
+      }
+      const lines = yield* roots[1]!.lines
+      const pids = lines.filter((l) => l.startsWith("start")).map((l) => l.split(" ")[1])
+      expect(pids).toHaveLength(2)
+      const cutEnd = lines.indexOf(`end ${pids[0]}`)
+      const again = lines.indexOf(`start ${pids[1]}`)
+      expect(cutEnd === -1 || cutEnd < again).toBe(true)
+      expect(lines.indexOf(`end ${pids[1]}`)).toBeGreaterThan(again)
     }).pipe(Effect.provide(NodeContext.layer)), 180_000)
 })
