@@ -131,9 +131,12 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       const send = (yield* Effect.provide(EndpointEntity.client, context))(entityIdOf(alice))
 
       yield* reloads.request([key], "sync")
-      expect(yield* send.Reload({ id: "first", reason: "sync" })).toEqual({ state: "applied" })
+      // The message drains the endpoint (`applied`), unless the daemon's own pass over its owed
+      // work got there first (`none`: the message found nothing owed); either way, once.
+      const answer = yield* send.Reload({ id: "first", reason: "sync" })
+      expect(["applied", "none"]).toContain(answer.state)
       expect((yield* host.lines).filter((l) => l.startsWith("start"))).toHaveLength(1)
-      expect(yield* send.Reload({ id: "first", reason: "sync" })).toEqual({ state: "applied" })
+      expect(yield* send.Reload({ id: "first", reason: "sync" })).toEqual(answer)
       expect((yield* host.lines).filter((l) => l.startsWith("start"))).toHaveLength(1)
 
       // A reload that takes 3 s; the daemon dies in the middle of it.
