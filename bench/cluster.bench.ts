@@ -36,7 +36,6 @@ import type * as Scope from "effect/Scope"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -50,6 +49,7 @@ import * as Reloads from "../src/services/live/Reloads.ts"
 import { freshDatabase } from "../test/support/pgDatabase.ts"
 import { startPostgres } from "../test/support/postgresServer.ts"
 import { finish, goal, medianOf } from "./harness.ts"
+import { freePortNow as freePort } from "../test/support/freePort.ts"
 
 const reloadsN = Number(process.env["CITY_BENCH_RELOADS"] ?? 200)
 const rounds = Number(process.env["CITY_BENCH_ROUNDS"] ?? 3)
@@ -59,16 +59,6 @@ const binary = join(dirname(fileURLToPath(import.meta.url)), "..", "bin", "city.
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const personality = (i: number) => `p${String(i).padStart(4, "0")}`
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
-    })
-  })
 
 interface Root {
   readonly root: string

@@ -23,7 +23,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { Declaration } from "../../src/schema/Declaration.ts"
-import { createServer } from "node:net"
 import { join } from "node:path"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
 import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
@@ -41,15 +40,7 @@ import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
 import * as Sweep from "../../src/services/cluster/Sweep.ts"
 import { FleetCalls } from "../../src/services/cluster/FleetCalls.ts"
 import { city, declaration, journalOf, provisioner, sh, writeJson } from "./cityCli.ts"
-
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+import { freePort } from "../support/freePort.ts"
 
 const key = { runtime: "claude", personality: "alice" }
 const alice = { host: "web-01", ...key }
@@ -92,7 +83,6 @@ const fleet = Effect.gen(function*() {
   const sql = Context.get(context, SqlClient.SqlClient)
   return { url, context, sql }
 })
-
 
 describe("city daemon --cluster, real processes on PostgreSQL", () => {
   it.scopedLive("a client's Reload runs the endpoint's reload on its host once; a SIGKILL mid-reload, then a restart (configured by host.json): applied exactly once, never two at once", () =>

@@ -14,7 +14,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { createServer } from "node:net"
 import { layerWithStores } from "../../src/layers/internal/capabilityServices.ts"
 import { servicesWith } from "../../src/layers/internal/liveServices.ts"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
@@ -28,15 +27,7 @@ import { EndpointHost, type EndpointHostShape } from "../../src/services/live/En
 import { Reloads } from "../../src/services/live/Reloads.ts"
 import { RetryBackoff } from "../../src/services/live/RetryBackoff.ts"
 import { capability, world } from "../live/world.ts"
-
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+import { freePort } from "../support/freePort.ts"
 
 describe("a host of the fleet", () => {
   it.live("Provision runs the call on the host; Reloads are owed in its store and applied once per send", () =>

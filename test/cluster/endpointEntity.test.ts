@@ -21,7 +21,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
-import { createServer } from "node:net"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
 import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
 import type { FleetEndpoint } from "../../src/services/cluster/FleetCalls.ts"
@@ -29,6 +28,7 @@ import { HostWork } from "../../src/services/cluster/HostWork.ts"
 // The handlers alone (the runner layer includes them, with a socket transport).
 import { handlers as ClusterRunnerHandlers } from "../../src/services/cluster/internal/endpointHandlers.ts"
 import type { EndpointKey } from "../../src/services/live/OwedRecords.ts"
+import { freePort } from "../support/freePort.ts"
 
 /** A host's work that records which runner drained which endpoint, and can hold a drain. */
 const recorder = (runner: string, seen: Ref.Ref<ReadonlyArray<readonly [string, string]>>, hold?: Deferred.Deferred<void>) =>
@@ -75,15 +75,6 @@ describe("the endpoint entity, in memory", () => {
       const outcome = yield* endpoint.Provision({ verb: "sync", capability: "scribe", revision: "3" })
       expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok" })
     }))
-})
-
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
 })
 
 describe("three host runners over one SQLite file", () => {

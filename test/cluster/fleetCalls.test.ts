@@ -18,7 +18,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { createServer } from "node:net"
 import { join } from "node:path"
 import { StateError } from "../../src/schema/CapabilityErrors.ts"
 import type { Declaration } from "../../src/schema/Declaration.ts"
@@ -38,6 +37,7 @@ import { Hosts } from "../../src/services/cluster/SqlHosts.ts"
 import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
 import * as SqlPeers from "../../src/services/cluster/SqlPeers.ts"
 import * as Sweep from "../../src/services/cluster/Sweep.ts"
+import { freePort } from "../support/freePort.ts"
 
 type Seen = Ref.Ref<ReadonlyArray<string>>
 
@@ -57,15 +57,6 @@ const recorder = (runner: string, seen: Seen) =>
         })
       )
   })
-
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 const scribe: Declaration = {
   schema: 1,

@@ -16,20 +16,11 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { createServer } from "node:net"
 import * as ClusterRetention from "../../src/services/cluster/ClusterRetention.ts"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
 import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
 import { HostWork } from "../../src/services/cluster/HostWork.ts"
-
-const freePort = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+import { freePort } from "../support/freePort.ts"
 
 const databases = [
   {

@@ -19,9 +19,9 @@
  */
 import { execFile } from "node:child_process"
 import { access, chown, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
+import { freePortNow as freePort } from "./freePort.ts"
 
 /** Thrown with a one-line reason; vitest fails the run with it. */
 export class PostgresUnavailable extends Error {
@@ -81,16 +81,6 @@ const serverOwner = async (): Promise<Owner | undefined> => {
   }
   return { uid: await id("-u"), gid: await id("-g") }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
-    })
-  })
 
 /** A running throwaway server: its URL (superuser `city`, database `postgres`) and its stop. */
 export interface PostgresServer {

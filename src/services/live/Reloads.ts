@@ -41,20 +41,19 @@
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
-import { storedText } from "../../schema/StoredText.ts"
 import { recordOwed } from "../internal/owedGauges.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { makeRecordFile } from "./OwedRecordFile.ts"
 import { type EndpointKey, type Errors, type InvalidOwedRecord, type OwedScan, reloadsDir, transitions } from "./OwedRecords.ts"
-import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
+import { makeOwedChanges } from "./OwedChanges.ts"
+import { RetryBackoff } from "./RetryBackoff.ts"
 
 /**
  * The records as data (OwedRecords.ts): their folder, the endpoint key, the protocol's
@@ -150,9 +149,6 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
       return result
     })))
 
-  const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
-    updateWith(key, (record, at) => Effect.succeed(change(record, DateTime.formatIso(at))))
-
   const request = (keys: ReadonlyArray<EndpointKey>, reason: string, capability?: string) =>
     keys.length === 0 ? Effect.succeed([]) : mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
       yield* state.lock
@@ -166,46 +162,7 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
         }))
     })))
 
-  const requestRemoval = (key: EndpointKey, force = false) =>
-    update(key, (record, at) => {
-      const removal = record.removal ?? { requested_at: at }
-      const next: OwedRecord = { ...record, removal: force ? { ...removal, force: true } : removal, updated_at: at }
-      return [Option.some(next), next] as const
-    })
-
-  // A claim names its holder by pid and start: a claim left by a dead daemon whose pid now belongs
-  // to another process is not respected (capabilities/ProcessIdentity.ts).
-  const claim = (key: EndpointKey) =>
-    updateWith(key, (record, at) =>
-      Effect.map(
-        record.claim === undefined
-          ? Effect.succeed<boolean | undefined>(false)
-          : ProcessIdentity.running({ pid: record.claim.pid, start: record.claim.start ?? null }).pipe(
-            Effect.provideService(FileSystem.FileSystem, fs)
-          ),
-        (alive) => {
-          const claimed = transitions.claim(record, self, DateTime.formatIso(at), () => alive !== false)
-          return [claimed, Option.map(claimed, (r) => r.requested)] as const
-        }
-      ))
-
-  const complete = (key: EndpointKey, target: number) =>
-    update(key, (record, at) => [Option.some(transitions.complete(record, target, at)), undefined] as const)
-
-  const release = (key: EndpointKey, error: string) =>
-    updateWith(key, (record, at) =>
-      Effect.map(delayAfter(backoff, (record.attempts ?? 0) + 1), (delay: Duration.Duration) => {
-        const next = transitions.release(
-          record,
-          storedText(error),
-          DateTime.formatIso(at),
-          DateTime.formatIso(DateTime.addDuration(at, delay))
-        )
-        return [Option.some(next), next] as const
-      }))
-
-  const settle = (key: EndpointKey) =>
-    update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
+  const { claim, complete, release, requestRemoval, settle } = makeOwedChanges({ updateWith, self, backoff, fs })
 
   const recover = (key: EndpointKey) =>
     mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {

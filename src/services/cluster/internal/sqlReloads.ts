@@ -5,7 +5,6 @@
  * @since 0.1.0
  */
 import * as DateTime from "effect/DateTime"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -17,12 +16,12 @@ import { StateError } from "../../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../../schema/Live.ts"
 import { identityOf } from "../../../schema/Outcome.ts"
 import { documentIssue, fieldRuleLine } from "../../../schema/ParseIssue.ts"
-import { storedText } from "../../../schema/StoredText.ts"
 import * as ProcessIdentity from "../../capabilities/ProcessIdentity.ts"
 import { recordOwed } from "../../internal/owedGauges.ts"
 import { type Loaded, type OwedScan } from "../../live/OwedRecords.ts"
 import { type EndpointKey, owesWork, Reloads, transitions } from "../../live/Reloads.ts"
-import { delayAfter, RetryBackoff } from "../../live/RetryBackoff.ts"
+import { makeOwedChanges } from "../../live/OwedChanges.ts"
+import { RetryBackoff } from "../../live/RetryBackoff.ts"
 
 /**
  * The table of owed work: one row per endpoint.
@@ -130,54 +129,14 @@ export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlCli
         return result
       })).pipe(Effect.mapError(failed("update", rowName({ host, ...key }))))
 
-    const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
-      updateWith(key, (record, at) => Effect.succeed(change(record, DateTime.formatIso(at))))
-
     const request = (keys: ReadonlyArray<EndpointKey>, reason: string, capability?: string) =>
       keys.length === 0 ? Effect.succeed([]) : sql.withTransaction(Effect.forEach(keys, (key) =>
-        update(key, (record, at) => {
-          const next = transitions.request(record, reason, at, capability)
-          return [Option.some(next), next] as const
+        updateWith(key, (record, at) => {
+          const next = transitions.request(record, reason, DateTime.formatIso(at), capability)
+          return Effect.succeed([Option.some(next), next] as const)
         }))).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(failed("update", table)(error))))
 
-    const requestRemoval = (key: EndpointKey, force = false) =>
-      update(key, (record, at) => {
-        const removal = record.removal ?? { requested_at: at }
-        const next: OwedRecord = { ...record, removal: force ? { ...removal, force: true } : removal, updated_at: at }
-        return [Option.some(next), next] as const
-      })
-
-    const claim = (key: EndpointKey) =>
-      updateWith(key, (record, at) =>
-        Effect.map(
-          record.claim === undefined
-            ? Effect.succeed<boolean | undefined>(false)
-            : ProcessIdentity.running({ pid: record.claim.pid, start: record.claim.start ?? null }).pipe(
-              Effect.provideService(FileSystem.FileSystem, fs)
-            ),
-          (alive) => {
-            const claimed = transitions.claim(record, self, DateTime.formatIso(at), () => alive !== false)
-            return [claimed, Option.map(claimed, (r) => r.requested)] as const
-          }
-        ))
-
-    const complete = (key: EndpointKey, target: number) =>
-      update(key, (record, at) => [Option.some(transitions.complete(record, target, at)), undefined] as const)
-
-    const release = (key: EndpointKey, error: string) =>
-      updateWith(key, (record, at) =>
-        Effect.map(delayAfter(backoff, (record.attempts ?? 0) + 1), (delay: Duration.Duration) => {
-          const next = transitions.release(
-            record,
-            storedText(error),
-            DateTime.formatIso(at),
-            DateTime.formatIso(DateTime.addDuration(at, delay))
-          )
-          return [Option.some(next), next] as const
-        }))
-
-    const settle = (key: EndpointKey) =>
-      update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
+    const { claim, complete, release, requestRemoval, settle } = makeOwedChanges({ updateWith, self, backoff, fs })
 
     const recover = (key: EndpointKey) =>
       sql.withTransaction(Effect.gen(function*() {
