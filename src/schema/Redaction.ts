@@ -52,11 +52,30 @@ export const defaultPatterns: ReadonlyArray<RegExp> = [
  */
 export type Redact = (text: string) => string
 
-const applyDefaults = (text: string): string => {
+const defaultsOnce = (text: string): string => {
   let out = text
   for (const pattern of defaultPatterns) out = out.replace(pattern, (_, kept: string) => `${kept}${marker}`)
   return out
 }
+
+/**
+ * `pass` again until the text stays as it is, so that redacting twice changes nothing: a marker a
+ * pass wrote can make a new value with the text beside it (`Authorization: sk-1Bearer x`, with the
+ * host pattern `sk-[0-9a-z]+`, becomes `Authorization: [redacted]Bearer [redacted]`, whose value is
+ * now `[redacted]Bearer`). Every change leaves fewer characters outside markers, or fewer markers,
+ * so it ends; the bound only guards against a pattern that would prove that wrong.
+ */
+const untilStable = (pass: Redact): Redact => (text) => {
+  let out = pass(text)
+  for (let i = 0; i < 16; i++) {
+    const next = pass(out)
+    if (next === out) return out
+    out = next
+  }
+  return out
+}
+
+const applyDefaults = untilStable(defaultsOnce)
 
 /**
  * Redaction with the default patterns only.
@@ -95,11 +114,11 @@ export const patternProblem = (source: string): string | undefined => {
 export const makeRedact = (sources: ReadonlyArray<string> = []): Redact => {
   if (sources.length === 0) return applyDefaults
   const patterns = sources.map((source) => new RegExp(source, "g"))
-  return (text) =>
-    applyDefaults(text).split(marker).map((piece) => {
+  return untilStable((text) =>
+    defaultsOnce(text).split(marker).map((piece) => {
       let out = piece
       // An empty match (`\b`, a lookahead) is left alone: a marker always stands for some text.
       for (const pattern of patterns) out = out.replace(pattern, (match) => match === "" ? match : marker)
       return out
-    }).join(marker)
+    }).join(marker))
 }
