@@ -59,6 +59,11 @@ export const build = async () => {
     write: false,
     logLevel: "warning",
     define: { "import.meta.url": "__cityBundleUrl" },
+    // A native addon stays a `require` of its installed package: better-sqlite3 (under
+    // `@effect/sql-sqlite-node`, for `--cluster sqlite:<file>`) finds its `.node` file from the
+    // call stack's file names (the `bindings` package), which inside the bundle are all the
+    // bundle's own, so bundled it cannot load at all.
+    external: ["better-sqlite3"],
     outfile: bundlePath
   })
   // The plugin entry and the isolation worker's main: ES modules whose packages stay imports.

@@ -357,6 +357,15 @@ describe("the real process", () => {
       expect(json(runs[2] ?? { code: 0, stdout: "", stderr: "" })).toMatchObject({ ok: false, verb: "capability" })
     }))
 
+  scenario("a fleet on SQLite through the binary: the bundle loads the native driver from node_modules", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      // Bundled, better-sqlite3 cannot find its `.node` file (scripts/bundle.mjs keeps it external).
+      const run = yield* cityProcess(["fleet", "--cluster", `sqlite:${join(w.base, "fleet.db")}`, "--json"])
+      expect(run.stderr).toBe("")
+      expect([run.code, JSON.parse(run.stdout)]).toEqual([0, { ok: true, verb: "fleet", hosts: [], invalid: [] }])
+    }))
+
   scenario("the installed package runs from its bundle alone: package.json, bin/ and dist/city.cjs, no node_modules", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
