@@ -13,7 +13,7 @@ const cluster = Opt.optionalText("cluster", "url", "The fleet's database: postgr
 
 export const fleet = verb(
   "fleet",
-  "The hosts of a fleet: up or down, when last seen, their peers and owed work",
+  "The hosts of a fleet: up or down, when last seen, their peers, endpoints and owed work",
   { ...Opt.readOptions, cluster },
   (o) => loaded(handlers, (run) => run.fleet(o)),
   ["city fleet", "city fleet --cluster postgres://city@db.internal/fleet", "city fleet --json"]

@@ -18,6 +18,7 @@ import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
 import { Occasion } from "../schema/Occasion.ts"
 import { EndpointRecord, ProvisionState } from "../schema/Outcome.ts"
 import { PluginSnapshot } from "../schema/PluginSnapshot.ts"
+import { StatusFleetHost } from "../schema/StatusDocument.ts"
 
 // The pieces.
 
@@ -211,15 +212,7 @@ export const documents = {
   }),
   fleet: Schema.Struct({
     ...envelope("fleet"),
-    hosts: Schema.Array(Schema.Struct({
-      host: Schema.String,
-      up: Schema.Boolean,
-      started_at: Schema.String,
-      seen_at: Schema.String,
-      peers: Schema.Number,
-      owed_reloads: Schema.Number,
-      owed_removals: Schema.Number
-    })),
+    hosts: Schema.Array(StatusFleetHost),
     invalid: Schema.Array(Invalid)
   }),
   "peer list": Schema.Struct({ ...envelope("peer list"), peers: Schema.Array(PeerJson), invalid: Schema.Array(Invalid) }),
@@ -246,6 +239,8 @@ export const documents = {
     }),
     /** The status page's address when the running daemon serves one (`city daemon --http`), else null. */
     page: Schema.NullOr(Schema.String),
+    /** On a host of a fleet (host.json's `cluster`): this host, every host as `city fleet` lists them; else null. */
+    fleet: Schema.NullOr(Schema.Struct({ host: Schema.String, hosts: Schema.Array(StatusFleetHost), invalid: Schema.Array(Invalid) })),
     invalid: Schema.Array(Invalid)
   }),
   "reload": Schema.Struct({

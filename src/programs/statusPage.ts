@@ -21,14 +21,16 @@ import { version } from "./version.ts"
  * hosted endpoints and the busy ones; fails with `StatusListenFailed` when the address cannot be
  * listened on. The endpoints' declarations, peers and records are read again only when their
  * folders may have changed, and at least every `reread` (files/FolderRead.ts): with thousands of
- * peers, reading every peer file at each refresh was most of an idle daemon's work.
+ * peers, reading every peer file at each refresh was most of an idle daemon's work. On a host of
+ * a fleet, `fleet` reads the fleet's hosts for the page (docs/cluster.md, "The fleet's status").
  * @since 0.1.0
  */
 export const serve = (
   options: StatusHttp.StatusHttpOptions,
   interval: Duration.Duration,
   sessions: () => { readonly count: number; readonly busy: number },
-  reread: Duration.DurationInput = Duration.minutes(5)
+  reread: Duration.DurationInput = Duration.minutes(5),
+  fleet?: StatusBoard.FleetSource
 ) =>
   Effect.gen(function*() {
     const sources = yield* StatusBoard.fromServices
@@ -36,7 +38,7 @@ export const serve = (
     const folders = [layout.capabilities, layout.peers, layout.endpoints].map((folder) => state.resolve(folder))
     const capabilities = yield* FolderRead.make(sources.capabilities, folders, reread)
     const board = yield* StatusBoard.make(
-      { version: yield* version, pollInterval: interval, sessions: Effect.sync(sessions) },
+      { version: yield* version, pollInterval: interval, sessions: Effect.sync(sessions), ...(fleet === undefined ? {} : { fleet }) },
       { ...sources, capabilities }
     )
     yield* board.run

@@ -3,7 +3,8 @@
  * and the events of `GET /api/events`. The document is one picture of the daemon: its plugin
  * generation, the plugins with their snapshots and where they come from, the folders skipped with
  * their reasons, its City Sessions, every endpoint with its last provisioning call and owed work,
- * the recent lifecycle events, and its own health. Shipped as `schemas/status.schema.json`.
+ * the recent lifecycle events, and its own health; on a host of a fleet, the fleet's hosts too
+ * (docs/cluster.md, "The fleet's status"). Shipped as `schemas/status.schema.json`.
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
@@ -105,8 +106,11 @@ export type StatusEndpoint = typeof StatusEndpoint.Type
  */
 export const StatusLogEntry = Schema.Struct({
   at: Schema.String,
-  /** `plugin`, `endpoint`, `generation` or `provision` (a line of `logs/lifecycle.log`). */
-  kind: Schema.Literal("plugin", "endpoint", "generation", "provision"),
+  /**
+   * `plugin`, `endpoint`, `generation` or `provision` (a line of `logs/lifecycle.log`), or `fleet`
+   * (a host of the fleet joined, went down or came back up).
+   */
+  kind: Schema.Literal("plugin", "endpoint", "generation", "provision", "fleet"),
   text: Schema.String
 })
 /**
@@ -115,6 +119,54 @@ export const StatusLogEntry = Schema.Struct({
  * @category models
  */
 export type StatusLogEntry = typeof StatusLogEntry.Type
+
+/**
+ * One host of the fleet, as the fleet's database has it (what `city fleet --json` lists).
+ * @since 0.1.0
+ * @category models
+ */
+export const StatusFleetHost = Schema.Struct({
+  host: Schema.String,
+  /** Whether a runner of it is registered and healthy now. */
+  up: Schema.Boolean,
+  /** When it last started, ISO 8601. */
+  started_at: Schema.String,
+  /** When it last said it was there (every 30 s while it runs), ISO 8601. */
+  seen_at: Schema.String,
+  peers: Schema.Number,
+  /** Its (peer, runtime) pairs whose runtime it runs as an agent. */
+  endpoints: Schema.Number,
+  owed_reloads: Schema.Number,
+  owed_removals: Schema.Number
+})
+/**
+ * One host of the fleet.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusFleetHost = typeof StatusFleetHost.Type
+
+/**
+ * The fleet this daemon's host belongs to: its hosts as last read from the fleet's database.
+ * @since 0.1.0
+ * @category models
+ */
+export const StatusFleet = Schema.Struct({
+  /** This daemon's host. */
+  host: Schema.String,
+  /** When the fleet was last read, ISO 8601; `null` before the first read succeeded. */
+  read_at: Schema.NullOr(Schema.String),
+  /** In name order (code units). */
+  hosts: Schema.Array(StatusFleetHost),
+  /** One line per row of the fleet's database that could not be read: the row, the field, the rule. */
+  invalid: Schema.Array(Schema.String)
+})
+/**
+ * The fleet part of the status document.
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusFleet = typeof StatusFleet.Type
 
 /**
  * `GET /api/status`: the whole document.
@@ -152,7 +204,9 @@ export const StatusDocument = Schema.Struct({
     /** When the daemon last looked at the state root (owed work, endpoints), ISO 8601. */
     last_poll_at: Schema.NullOr(Schema.String),
     poll_ms: Schema.Number
-  })
+  }),
+  /** The fleet, on a host of one (`city daemon --cluster`); `null` on a host alone. */
+  fleet: Schema.NullOr(StatusFleet)
 }).annotations({ identifier: "StatusDocument", title: "effect-city status document" })
 /**
  * The status document.
@@ -164,8 +218,8 @@ export type StatusDocument = typeof StatusDocument.Type
 /**
  * `GET /api/events`: one server-sent event. The first event of every connection is `status`, the
  * whole document; then `plugin`, `plugin-removed`, `endpoint`, `endpoint-removed` and `log` as
- * they happen, and `status` again when the generation changes. Each is the `data:` of an event
- * named by its `_tag`.
+ * they happen, `health` at every poll (the daemon's health, its Sessions and the fleet), and
+ * `status` again when the generation changes. Each is the `data:` of an event named by its `_tag`.
  * @since 0.1.0
  * @category schemas
  */
@@ -176,7 +230,11 @@ export const StatusEvent = Schema.Union(
   Schema.TaggedStruct("endpoint", { endpoint: StatusEndpoint }),
   Schema.TaggedStruct("endpoint-removed", { capability: Schema.NullOr(Schema.String), peer: Schema.String, runtime: Schema.String }),
   Schema.TaggedStruct("log", { entry: StatusLogEntry }),
-  Schema.TaggedStruct("health", { daemon: StatusDocument.fields.daemon, sessions: StatusDocument.fields.sessions })
+  Schema.TaggedStruct("health", {
+    daemon: StatusDocument.fields.daemon,
+    sessions: StatusDocument.fields.sessions,
+    fleet: StatusDocument.fields.fleet
+  })
 )
 /**
  * One server-sent event of `GET /api/events`.

@@ -8,7 +8,8 @@
  * one of them down: the two others run their endpoints' calls, the third's endpoints are `failed`
  * after the call timeout, the verdict is `failed`, nothing hangs. And three runner processes with
  * reloads owed on each, one killed with SIGKILL in the middle of its reload and started again:
- * every owed reload applied exactly once, never two of one endpoint at once.
+ * every owed reload applied exactly once, never two of one endpoint at once. The restarted host
+ * shows the fleet on its status page and in `city status`.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -29,6 +30,8 @@ import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointE
 import * as SqlReloads from "../../src/services/cluster/SqlReloads.ts"
 import { eventually } from "../fixtures.ts"
 import { startDaemon } from "../live/daemonProcess.ts"
+import { startStatusDaemon } from "../status/statusWorld.ts"
+import type { StatusFleet } from "../../src/schema/StatusDocument.ts"
 import { world } from "../live/world.ts"
 import { freshDatabase } from "../support/pgDatabase.ts"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
@@ -137,8 +140,8 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       yield* first.kill("SIGKILL")
       yield* Deferred.await(first.exited)
       yield* host.setDelay(0)
-      // Started again with no flags: host.json names the fleet.
-      const second = yield* startDaemon(host.w.root, host.w.base, "daemon-2")
+      // Started again with no flags but a status page: host.json names the fleet.
+      const { daemon: second, url: page } = yield* startStatusDaemon(host.w, "daemon-2")
       // The owed reload is applied after the restart: the record settles.
       yield* eventually(Effect.map(reloads.get(key), Option.isNone), 90_000)
       const lines = yield* host.lines
@@ -151,6 +154,21 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       const cutEnd = lines.indexOf(`end ${pids[1]}`)
       expect(cutEnd === -1 || cutEnd < third).toBe(true)
       expect(lines.indexOf(`end ${pids[2]}`)).toBeGreaterThan(third)
+
+      // The fleet, as this host shows it: on its status page (the document and the HTML), and by
+      // `city status`.
+      const fleetOf = (document: unknown) => (document as { readonly fleet: StatusFleet | null }).fleet
+      const served = (path: string) => Effect.promise(() => fetch(new URL(path, page)).then((r) => r.text()))
+      // Read at most every 5 s: it shows the owed reload settled a little after the database does.
+      const hostsOnPage = Effect.map(served("/api/status"), (text) =>
+        fleetOf(JSON.parse(text))?.hosts.map((h) => [h.host, h.up, h.peers, h.endpoints, h.owed_reloads]))
+      yield* eventually(Effect.map(hostsOnPage, (hosts) => JSON.stringify(hosts) === JSON.stringify([["web-01", true, 1, 1, 0]])), 30_000)
+      expect(fleetOf(JSON.parse(yield* served("/api/status")))?.host).toBe("web-01")
+      expect(yield* served("/")).toMatch(/<tr data-host="web-01" data-up="true" data-this-host="">/)
+      const status = yield* city(["status", "--json"], { root: host.w.root })
+      expect(status.code).toBe(0)
+      expect(fleetOf(JSON.parse(status.stdout))).toMatchObject({ host: "web-01", hosts: [{ host: "web-01", up: true, endpoints: 1 }] })
+      expect((yield* city(["status"], { root: host.w.root })).stdout).toContain("fleet: this is host web-01; 1 host(s), 1 up")
       yield* second.kill("SIGTERM")
       expect((yield* Deferred.await(second.exited)).code).toBe(0)
     }).pipe(Effect.provide(NodeContext.layer)), 180_000)
@@ -241,10 +259,10 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       const status = yield* city(["fleet", "--cluster", url, "--json"], {})
       expect(status.code).toBe(0)
       const document = JSON.parse(status.stdout) as { readonly hosts: ReadonlyArray<Record<string, unknown>> }
-      expect(document.hosts.map((h) => [h["host"], h["up"], h["peers"]])).toEqual([
-        ["web-01", true, 1],
-        ["web-02", true, 1],
-        ["web-03", false, 1]
+      expect(document.hosts.map((h) => [h["host"], h["up"], h["peers"], h["endpoints"]])).toEqual([
+        ["web-01", true, 1, 1],
+        ["web-02", true, 1, 1],
+        ["web-03", false, 1, 1]
       ])
       const plain = yield* city(["fleet", "--cluster", url], {})
       expect(plain.stdout).toMatch(/web-03\s+down/)

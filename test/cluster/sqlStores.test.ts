@@ -25,6 +25,7 @@ import { Capabilities } from "../../src/services/capabilities/Capabilities.ts"
 import { Peers } from "../../src/services/capabilities/Peers.ts"
 import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
 import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as FleetStatus from "../../src/services/cluster/FleetStatus.ts"
 import * as Migrations from "../../src/services/cluster/Migrations.ts"
 import * as SqlCapabilities from "../../src/services/cluster/SqlCapabilities.ts"
 import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
@@ -238,4 +239,34 @@ describe("Migrations", () => {
         expect(rows.map((r) => [r.migration_id, r.name])).toEqual(every)
         expect(yield* sql`SELECT personality FROM city_owed_reloads`).toEqual([{ personality: "ann" }])
       })))
+})
+
+describe("FleetStatus", () => {
+  it.scoped("each host with its peers, its endpoints by its own profiles and its owed work; torn rows listed; no runner means down", () =>
+    onDatabase(() =>
+      Effect.gen(function*() {
+        const fresh = yield* FleetStatus.read
+        expect(fresh).toEqual({ hosts: [], invalid: [] })
+        const hosts = yield* SqlHosts.Hosts
+        const sql = yield* SqlClient.SqlClient
+        // web-02 runs only claude as an agent: opencode there is no endpoint.
+        yield* hosts.announce("web-02", { ...defaultHostConfig, agent_runtimes: ["claude"], channel_runtimes: ["opencode"] })
+        yield* hosts.announce("web-01", defaultHostConfig)
+        const web1 = yield* SqlPeers.make("web-01")
+        const web2 = yield* SqlPeers.make("web-02")
+        yield* web1.put(peer("alice", "/one"))
+        yield* web2.put(peer("alice", "/two"))
+        yield* web2.put(peer("bob", "/two/bob"))
+        const reloads1 = yield* SqlReloads.make("web-01")
+        yield* reloads1.request([{ personality: "alice", runtime: "claude" }], "register mail")
+        yield* reloads1.request([{ personality: "alice", runtime: "opencode" }], "register mail")
+        yield* reloads1.requestRemoval({ personality: "alice", runtime: "opencode" })
+        yield* sql`INSERT INTO city_owed_reloads (host, runtime, personality, record) VALUES ('web-02', 'claude', 'bob', '{ torn')`
+        const found = yield* FleetStatus.current
+        expect(found.hosts.map((h) => [h.host, h.up, h.peers, h.endpoints, h.owed_reloads, h.owed_removals])).toEqual([
+          ["web-01", false, 1, 2, 2, 1],
+          ["web-02", false, 2, 2, 1, 0]
+        ])
+        expect(found.invalid).toEqual([expect.objectContaining({ file: "city_owed_reloads (web-02, claude, bob)" })])
+      }).pipe(Effect.provide(SqlHosts.layer))))
 })

@@ -1,12 +1,14 @@
 /**
  * The status board (docs/status-page.md): its document and JSON agree, a change reaches the
  * events and the JSON, a client subscribed late starts from the whole document, and the
- * endpoints' standing follows the owed work.
+ * endpoints' standing follows the owed work; on a host of a fleet, the fleet comes with each
+ * health event and a host that goes down or joins is a log line.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
@@ -16,7 +18,7 @@ import * as Stream from "effect/Stream"
 import type { OwedRecord } from "../../src/schema/Live.ts"
 import type { LoadReport } from "../../src/schema/LoadReport.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../src/schema/PluginSnapshot.ts"
-import { StatusDocument, StatusEvent } from "../../src/schema/StatusDocument.ts"
+import { StatusDocument, StatusEvent, type StatusFleetHost } from "../../src/schema/StatusDocument.ts"
 import type { CapabilityListing } from "../../src/services/capabilities/Listings.ts"
 import type { WorkerHeap } from "../../src/services/isolation/Workers.ts"
 import * as StatusBoard from "../../src/services/status/StatusBoard.ts"
@@ -47,13 +49,13 @@ const listing: CapabilityListing = {
 }
 const owedRecord: OwedRecord = { schema: 1, personality: "alice", runtime: "claude", requested: 2, applied: 1, reason: "register stamp", updated_at: at }
 
-const world = Effect.gen(function*() {
+const world = (fleet?: StatusBoard.FleetSource) => Effect.gen(function*() {
   const changes = yield* PubSub.unbounded<SnapshotChange>()
   const generation = yield* Ref.make(1)
   const owed = yield* Ref.make<ReadonlyArray<OwedRecord>>([])
   const heaps = yield* Ref.make<ReadonlyArray<WorkerHeap>>([])
   const board = yield* StatusBoard.make(
-    { version: "0.1.0", pollInterval: "1 hour", sessions: Effect.succeed({ count: 2, busy: 1 }) },
+    { version: "0.1.0", pollInterval: "1 hour", sessions: Effect.succeed({ count: 2, busy: 1 }), ...(fleet === undefined ? {} : { fleet }) },
     {
       snapshots: Effect.succeed([snapshot("clock"), snapshot("alarm", "error")]),
       changes: Stream.fromPubSub(changes),
@@ -87,7 +89,7 @@ const subscribed = <A>(stream: Stream.Stream<A>, done: (seen: ReadonlyArray<A>) 
 describe("StatusBoard", () => {
   it.scoped("the JSON it serves decodes to the document it holds", () =>
     Effect.gen(function*() {
-      const { board } = yield* world
+      const { board } = yield* world()
       const document = yield* board.current
       expect(decodeDocument(JSON.parse(yield* board.encoded))).toEqual(document)
       expect(document.plugins.map((p) => [p.name, p.status, p.root, p.folder])).toEqual([
@@ -101,7 +103,7 @@ describe("StatusBoard", () => {
 
   it.scoped("a change reaches a subscriber and the served JSON; a late subscriber starts from the whole document", () =>
     Effect.gen(function*() {
-      const { board, changes } = yield* world
+      const { board, changes } = yield* world()
       const early = yield* subscribed(board.events, (seen) => seen.length === 3)
       const first = yield* board.encoded
       yield* PubSub.publish(changes, { _tag: "Updated", snapshot: snapshot("alarm", "ready") })
@@ -121,7 +123,7 @@ describe("StatusBoard", () => {
 
   it.scoped("an endpoint goes pending, failing, applied as its owed work does; encoded events decode", () =>
     Effect.gen(function*() {
-      const { board, owed } = yield* world
+      const { board, owed } = yield* world()
       const standing = Effect.map(board.current, (d) => d.endpoints[0]?.standing)
       const encoded = yield* subscribed(board.encodedEvents, (seen) => seen.length === 6)
       yield* Ref.set(owed, [owedRecord])
@@ -145,7 +147,7 @@ describe("StatusBoard", () => {
 
   it.scoped("an isolated plugin's worker heap, read at each refresh: a changed figure is a plugin event and in the served JSON", () =>
     Effect.gen(function*() {
-      const { board, heaps } = yield* world
+      const { board, heaps } = yield* world()
       const heapOf = Effect.map(board.current, (d) => d.plugins.find((p) => p.name === "clock")?.heap_used_bytes)
       expect(yield* heapOf).toBeNull()
       const events = yield* subscribed(board.events, (seen) => seen.filter((e) => e._tag === "plugin").length === 2)
@@ -164,7 +166,7 @@ describe("StatusBoard", () => {
 
   it.scoped("a new generation sends the whole document again", () =>
     Effect.gen(function*() {
-      const { board, generation } = yield* world
+      const { board, generation } = yield* world()
       const events = yield* subscribed(board.events, (seen) => {
         const last = seen[seen.length - 1]
         return last?._tag === "status" && last.document.generation.number === 2
@@ -174,5 +176,68 @@ describe("StatusBoard", () => {
       const seen = yield* events
       expect(seen.some((e) => e._tag === "log" && e.entry.text.startsWith("plugin generation 2 ready"))).toBe(true)
       expect((yield* board.current).generation.number).toBe(2)
+    }))
+
+  it.scoped("on a host of a fleet: the fleet with each health event, a host down or joining a log line, a failed read keeps the last", () =>
+    Effect.gen(function*() {
+      const fleetHost = (host: string, up: boolean): StatusFleetHost => ({
+        host,
+        up,
+        started_at: at,
+        seen_at: at,
+        peers: 1,
+        endpoints: 2,
+        owed_reloads: 0,
+        owed_removals: 0
+      })
+      const read = yield* Ref.make<Either.Either<ReadonlyArray<StatusFleetHost>, string>>(
+        Either.right([fleetHost("web-01", true), fleetHost("web-02", true)])
+      )
+      const { board } = yield* world({
+        host: "web-01",
+        read: Effect.flatMap(Ref.get(read), (e) =>
+          Either.match(e, {
+            onLeft: (message) => Effect.fail({ message }),
+            onRight: (hosts) => Effect.succeed({ hosts, invalid: ["city_peers (web-02, bob): runtimes: is missing"] })
+          }))
+      })
+      const first = yield* board.current
+      expect(first.fleet).toMatchObject({ host: "web-01", hosts: [fleetHost("web-01", true), fleetHost("web-02", true)] })
+      expect(first.fleet?.read_at).not.toBeNull()
+      expect(first.fleet?.invalid).toEqual(["city_peers (web-02, bob): runtimes: is missing"])
+      // The first read is how the fleet was found, not news.
+      expect(first.log.filter((e) => e.kind === "fleet")).toEqual([])
+
+      const seen = yield* subscribed(board.events, (events) => events.some((e) => e._tag === "health"))
+      const next = [fleetHost("web-01", true), fleetHost("web-02", false), fleetHost("web-03", true)]
+      yield* Ref.set(read, Either.right(next))
+      yield* board.refresh
+      const events = yield* seen
+      expect(events.flatMap((e) => (e._tag === "log" ? [[e.entry.kind, e.entry.text]] : []))).toEqual([
+        ["fleet", `web-02 down (last seen ${at})`],
+        ["fleet", "web-03 joined the fleet (up)"]
+      ])
+      const health = events.find((e) => e._tag === "health")
+      expect(health?._tag === "health" ? health.fleet?.hosts : undefined).toEqual(next)
+      expect(Schema.decodeUnknownSync(StatusEvent)(JSON.parse(JSON.stringify(Schema.encodeSync(StatusEvent)(health!))))).toEqual(health)
+
+      // A read that fails keeps what was seen, with the time it was read.
+      const kept = (yield* board.current).fleet
+      yield* Ref.set(read, Either.left("connection refused"))
+      yield* board.refresh
+      expect((yield* board.current).fleet).toEqual(kept)
+      expect(decodeDocument(JSON.parse(yield* board.encoded))).toEqual(yield* board.current)
+
+      // Up again.
+      yield* Ref.set(read, Either.right([fleetHost("web-01", true), fleetHost("web-02", true), fleetHost("web-03", true)]))
+      yield* board.refresh
+      expect((yield* board.current).log.at(-1)).toMatchObject({ kind: "fleet", text: "web-02 up" })
+    }))
+
+  it.scoped("a host alone has no fleet part", () =>
+    Effect.gen(function*() {
+      const { board } = yield* world()
+      expect((yield* board.current).fleet).toBeNull()
+      expect(JSON.parse(yield* board.encoded).fleet).toBeNull()
     }))
 })

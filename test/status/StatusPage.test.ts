@@ -33,6 +33,20 @@ const evil = {
 }
 const hostile = Object.values(evil)
 
+/** One host of the fleet, as the database has it. */
+function fleetHost(host: string, up: boolean) {
+  return {
+    host,
+    up,
+    started_at: "2025-03-01T08:00:00Z",
+    seen_at: "2025-03-01T10:00:00Z",
+    peers: 2,
+    endpoints: 3,
+    owed_reloads: up ? 0 : 1,
+    owed_removals: 0
+  }
+}
+
 const document = Schema.decodeUnknownSync(StatusDocument)({
   schema: 1,
   generation: { number: 7, started_at: "2025-03-01T10:00:00.123Z" },
@@ -128,6 +142,16 @@ const document = Schema.decodeUnknownSync(StatusDocument)({
     uptime_ms: 3_723_000,
     last_poll_at: null,
     poll_ms: 2000
+  },
+  fleet: {
+    host: evil.breakout,
+    read_at: "2025-03-01T10:00:06Z",
+    hosts: [
+      fleetHost(evil.breakout, true),
+      fleetHost(evil.emoji, false),
+      fleetHost("web-03", true)
+    ],
+    invalid: [`city_peers (web-03, ${evil.script}): runtimes: ${evil.long}`]
   }
 })
 
@@ -140,7 +164,8 @@ const empty = Schema.decodeUnknownSync(StatusDocument)({
   sessions: { count: 0, busy: 0, idle: 0 },
   endpoints: [],
   log: [],
-  daemon: { pid: 1, version: "0.1.0", started_at: "2025-03-01T10:00:00Z", uptime_ms: 500, last_poll_at: "2025-03-01T10:00:00Z", poll_ms: 1000 }
+  daemon: { pid: 1, version: "0.1.0", started_at: "2025-03-01T10:00:00Z", uptime_ms: 500, last_poll_at: "2025-03-01T10:00:00Z", poll_ms: 1000 },
+  fleet: null
 })
 
 const html = page(document)
@@ -240,6 +265,26 @@ describe("page", () => {
     expect(html).toContain("<span class=\"field\"><span class=\"label\">exit</span>2</span>")
   })
 
+  it("on a host of a fleet, shows every host with its state, this host marked, and the rows that could not be read", () => {
+    const table = inside(html, "<table id=\"fleet\">", "</table>")
+    const rows = [...table.matchAll(/<tr data-host="([^"]*)" data-up="(true|false)"( data-this-host="")?>/g)].map((m) => [m[1], m[2], m[3] !== undefined])
+    expect(rows).toEqual([[escapeHtml(evil.breakout), "true", true], [escapeHtml(evil.emoji), "false", false], ["web-03", "true", false]])
+    expect(table).toContain("<td class=\"updown\"><span class=\"badge host-up\">up</span></td>")
+    expect(table).toContain("<td class=\"updown\"><span class=\"badge host-down\">down</span></td>")
+    expect(table).toContain("<td class=\"number\">3</td><td class=\"number\">1</td><td class=\"number\">0</td>")
+    const about = inside(html, "<p id=\"fleet-about\" class=\"hint\">", "</p>")
+    expect(about).toBe(
+      `This daemon is host <code>${escapeHtml(evil.breakout)}</code> of a fleet of 3 hosts, 2 up; ` +
+        "<span>read from its database at <time datetime=\"2025-03-01T10:00:06Z\">2025-03-01 10:00:06 UTC</time>.</span>"
+    )
+    expect(inside(html, "<ul id=\"fleet-invalid\" aria-labelledby=\"fleet-invalid-title\">", "</ul>")).toBe(
+      `<li>${escapeHtml(document.fleet!.invalid[0]!)}</li>`
+    )
+    // The fleet comes first; a host alone has no fleet section at all.
+    expect(html.indexOf("<table id=\"fleet\">")).toBeLessThan(html.indexOf("<table id=\"plugins\">"))
+    expect(page(empty)).not.toMatch(/fleet/)
+  })
+
   it("lists the log newest first", () => {
     const kinds = [...inside(html, "<ol id=\"log\" aria-labelledby=\"log-title\">", "</ol>").matchAll(/<li data-kind="([a-z]+)">/g)]
       .map((m) => m[1])
@@ -267,7 +312,7 @@ describe("stylesheet", () => {
     expect(stylesheet).toContain("overflow-x: auto;")
     expect(stylesheet).toContain("system-ui")
     expect(stylesheet).not.toMatch(/url\(|@import|@font-face|https?:\/\//i)
-    for (const cls of ["status-ready", "status-initializing", "status-disposing", "status-error", "standing-applied", "standing-pending", "standing-failing"]) {
+    for (const cls of ["status-ready", "status-initializing", "status-disposing", "status-error", "standing-applied", "standing-pending", "standing-failing", "host-up", "host-down"]) {
       expect(stylesheet).toContain(`.${cls}`)
     }
   })
@@ -351,6 +396,13 @@ describe("script", () => {
       expect(inside(rendered, "<ul id=\"missing\" aria-labelledby=\"missing-title\">", "</ul>")).toBe(inner("missing"))
       expect(inside(inside(rendered, "<table id=\"endpoints\">", "</table>"), "<tbody>", "</tbody>")).toBe(inner("endpoints"))
       expect(inside(rendered, "<ol id=\"log\" aria-labelledby=\"log-title\">", "</ol>")).toBe(inner("log"))
+      if (doc[0].fleet === null) {
+        for (const name of ["fleet", "fleet-about", "fleet-invalid"]) expect(s[name]).toEqual([])
+      } else {
+        expect(inside(inside(rendered, "<table id=\"fleet\">", "</table>"), "<tbody>", "</tbody>")).toBe(inner("fleet"))
+        expect(inside(rendered, "<p id=\"fleet-about\" class=\"hint\">", "</p>")).toBe(inner("fleet-about"))
+        expect(inside(rendered, "<ul id=\"fleet-invalid\" aria-labelledby=\"fleet-invalid-title\">", "</ul>")).toBe(inner("fleet-invalid"))
+      }
     }
   })
 })
@@ -435,17 +487,24 @@ const containers = {
   "#skipped > tbody": "<table id=\"skipped\">",
   "#missing": "<ul id=\"missing\" aria-labelledby=\"missing-title\">",
   "#endpoints > tbody": "<table id=\"endpoints\">",
-  "#log": "<ol id=\"log\" aria-labelledby=\"log-title\">"
+  "#log": "<ol id=\"log\" aria-labelledby=\"log-title\">",
+  "#fleet > tbody": "<table id=\"fleet\">",
+  "#fleet-about": "<p id=\"fleet-about\" class=\"hint\">",
+  "#fleet-invalid": "<ul id=\"fleet-invalid\" aria-labelledby=\"fleet-invalid-title\">"
 } as const
+const fleetContainers = ["#fleet > tbody", "#fleet-about", "#fleet-invalid"]
 
 const inPage = (rendered: string, selector: keyof typeof containers): string => {
   const open = containers[selector]
   if (open.startsWith("<table")) return inside(inside(rendered, open, "</table>"), "<tbody>", "</tbody>")
-  return inside(rendered, open, `</${open.slice(1, 3)}>`)
+  return inside(rendered, open, `</${/^<([a-z]+)/.exec(open)![1]}>`)
 }
 
-const browser = () => {
-  const elements = new Map(Object.keys(containers).map((s) => [s, new FakeElement(s)]))
+/** A page of a host alone has no fleet containers; one of a host of a fleet has them. */
+const browser = (fleet = false) => {
+  const elements = new Map(
+    Object.keys(containers).filter((s) => fleet || !fleetContainers.includes(s)).map((s) => [s, new FakeElement(s)])
+  )
   const live = new FakeElement("span")
   const fakeDocument = {
     createElement: (tag: string) => new FakeElement(tag),
@@ -552,5 +611,24 @@ describe("script, on a stand-in DOM", () => {
 
     b.fail()
     expect([b.live.textContent, b.live.getAttribute("data-live")]).toEqual(["reconnecting\u2026", "retry"])
+  })
+
+  it("on a host of a fleet, each health event brings the fleet as it stands", () => {
+    const b = browser(true)
+    const fleet = { host: "web-01", read_at: null, hosts: [], invalid: [] }
+    b.send({ _tag: "status", document: docWith({ fleet }) })
+    b.shows(docWith({ fleet }))
+    const health = { daemon: (wire as { daemon: unknown }).daemon, sessions: { count: 0, busy: 0, idle: 0 } }
+    const read = {
+      host: "web-01",
+      read_at: "2025-01-01T00:00:03Z",
+      hosts: [fleetHost("web-01", true), fleetHost(evil.breakout, false)],
+      invalid: [evil.script]
+    }
+    b.send({ _tag: "health", ...health, fleet: read })
+    b.shows(docWith({ ...health, fleet: read }))
+    const later = { ...read, hosts: [fleetHost("web-01", true), fleetHost(evil.breakout, true), fleetHost("web-09", false)], invalid: [] }
+    b.send({ _tag: "health", ...health, fleet: later })
+    b.shows(docWith({ ...health, fleet: later }))
   })
 })

@@ -3,8 +3,9 @@
  * `playwright-core` against a real `city daemon --http` process. The page shows a loaded plugin and
  * a skipped one with its reason, and an endpoint goes `pending` then `applied` live, without a
  * reload of the page; it renders without JavaScript; its script runs under the page's strict CSP
- * (any console error fails the test); it reads at 400 px wide and in dark mode. Screenshots go to
- * `test-output/` (ignored by git).
+ * (any console error fails the test); it reads at 400 px wide and in dark mode. A host of a fleet
+ * (`--cluster sqlite:<file>`, one process) shows the fleet first, this host marked, and a host
+ * going down in place. Screenshots go to `test-output/` (ignored by git).
  *
  * The browser is `$CITY_CHROMIUM`, else `/usr/bin/chromium`; `.ci/run` installs it when it is
  * missing. Without one, the test fails saying so: it never passes without having run.
@@ -15,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { join, resolve } from "node:path"
 import { chromium, type Page } from "playwright-core"
+import { freePort } from "../support/freePort.ts"
 import { startStatusDaemon, statusWorld } from "./statusWorld.ts"
 
 const executablePath = process.env["CITY_CHROMIUM"] ?? "/usr/bin/chromium"
@@ -115,4 +117,49 @@ describe("the status page in Chromium", () => {
       expect(yield* Effect.promise(() => still.textContent(`tr[data-skipped="broken"]`))).toContain("apiVersion")
       expect(fs.statSync(join(output, "status-page.png")).size).toBeGreaterThan(1000)
     }).pipe(Effect.provide(NodeContext.layer)), 240_000)
+
+  it.scopedLive("on a host of a fleet: the fleet first, this host marked, a host going down shown in place", () =>
+    Effect.gen(function*() {
+      fs.mkdirSync(output, { recursive: true })
+      const b = yield* browser
+      const { w } = yield* statusWorld
+      const port = yield* freePort
+      const { url } = yield* startStatusDaemon(w, "fleet-daemon", [
+        "--cluster",
+        `sqlite:${join(w.base, "fleet.db")}`,
+        "--cluster-host",
+        "web-01",
+        "--cluster-address",
+        `127.0.0.1:${port}`
+      ])
+      const context = yield* Effect.promise(() => b.newContext({ viewport: { width: 1200, height: 900 } }))
+      const page = yield* Effect.promise(() => context.newPage())
+      const problems = watch(page)
+      yield* Effect.promise(() => page.goto(url))
+      // Its runner registers, and the fleet is read at most every 5 s: live, without a reload.
+      yield* wait(page, `tr[data-host="web-01"][data-up="true"][data-this-host]`, "this host as up")
+      expect(yield* Effect.promise(() => page.textContent("#fleet-about"))).toMatch(/^This daemon is host web-01 of a fleet of 1 host, 1 up; read from its database at /)
+      const order = yield* Effect.promise(() => page.evaluate(`[...document.querySelectorAll("main > section h2")].map((h) => h.textContent)`))
+      expect(order).toEqual(["Fleet", "Plugins", "Skipped", "Endpoints", "Live log"])
+
+      // A health event whose fleet has web-02 down, applied as one from the server would be (the
+      // next real one, a poll later, puts the fleet back as it is).
+      const shown = yield* Effect.promise(() =>
+        page.evaluate(`(() => {
+          const s = window.cityStatus.state()
+          const web02 = { ...s.fleet.hosts[0], host: "web-02", up: false, seen_at: "2026-01-01T00:00:00.000Z" }
+          window.cityStatus.apply({ _tag: "health", daemon: s.daemon, sessions: s.sessions, fleet: { ...s.fleet, hosts: [s.fleet.hosts[0], web02] } })
+          const row = document.querySelector('tr[data-host="web-02"]')
+          const up = getComputedStyle(document.querySelector('tr[data-host="web-01"] span.badge')).backgroundColor
+          const down = getComputedStyle(row.querySelector("span.badge")).backgroundColor
+          return { up: row.getAttribute("data-up"), text: row.querySelector("td.updown").textContent, distinct: up !== down, about: document.querySelector("#fleet-about").textContent }
+        })()`)
+      )
+      expect(shown).toMatchObject({ up: "false", text: "down", distinct: true })
+      expect((shown as { about: string }).about).toContain("a fleet of 2 hosts, 1 up")
+      yield* Effect.promise(() => page.screenshot({ path: join(output, "status-page-fleet.png"), fullPage: true }))
+      yield* Effect.promise(() => page.setViewportSize({ width: 400, height: 900 }))
+      expect(yield* Effect.promise(() => page.evaluate(`document.documentElement.scrollWidth`))).toBeLessThanOrEqual(400)
+      expect(problems).toEqual([])
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 })

@@ -15,6 +15,7 @@
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -36,6 +37,7 @@ import * as SqlCapabilities from "../../services/cluster/SqlCapabilities.ts"
 import * as Sweep from "../../services/cluster/Sweep.ts"
 import { Capabilities } from "../../services/capabilities/Capabilities.ts"
 import type { JointReport } from "../../services/capabilities/Provisioner.ts"
+import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import { UnknownCapability } from "../../schema/CapabilityErrors.ts"
 import * as JsonValues from "../jsonValues.ts"
 import { renderSweep } from "./sweepReport.ts"
@@ -60,8 +62,10 @@ const unavailable = (error: { readonly message: string }) =>
 const storesOf = (
   sql: ReturnType<typeof ClusterDatabase.layer>,
   host: string,
-  address: HttpListen.HttpListen
+  address: HttpListen.HttpListen,
+  fleet: FleetSource["read"]
 ): DaemonStores => ({
+  fleet: { host, read: fleet },
   capabilities: (root) =>
     layerWithStores(
       { root },
@@ -105,7 +109,12 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
     // One client for the whole daemon, built when first needed (inside the daemon, so its failure
     // is reported as the daemon's), shared by the stores and the runner.
     const sql = yield* Layer.memoize(ClusterDatabase.layer(target))
-    yield* daemonWith(o, storesOf(sql, host, address))
+    // The status page's fleet part: read at most every 5 s, whatever the poll.
+    const fleet = yield* Effect.cachedWithTTL(
+      Effect.map(Effect.provide(FleetStatus.current, sql), (found) => ({ hosts: found.hosts, invalid: invalidOf(found).map((e) => e.message) })),
+      fleetReadEvery
+    )
+    yield* daemonWith(o, storesOf(sql, host, address, fleet))
   }))
 
 /** host.json's `cluster.url` on the root, or the refusal saying where the URL is looked for. */
@@ -128,6 +137,19 @@ const ago = (iso: string, now: number) => {
   return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : s < 172800 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} d ago`
 }
 
+/** How often the status page of a fleet host reads the fleet, at most. */
+const fleetReadEvery = Duration.seconds(5)
+
+/** The rows of the fleet that could not be read, each with its one-line message. */
+const invalidOf = (found: FleetStatus.Fleet) =>
+  found.invalid.map((e) => ({
+    kind: "name" in e ? e.name : "OwedRecord",
+    file: e.file,
+    field: e.field,
+    rule: e.rule,
+    message: "message" in e ? e.message : `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`
+  }))
+
 /** `city fleet --cluster <url>`: the hosts of the fleet, and every row that could not be read. */
 export const fleet = (o: { readonly json: boolean; readonly root: Option.Option<string>; readonly cluster: Option.Option<string> }) =>
   Out.runVerb(
@@ -137,33 +159,50 @@ export const fleet = (o: { readonly json: boolean; readonly root: Option.Option<
       const url = Option.isSome(o.cluster) ? o.cluster.value : yield* configuredUrl(o.root)
       const target = yield* Either.mapLeft(ClusterDatabase.parse(url), (rule) => new Opt.UsageError({ message: `--cluster ${rule}` }))
       const found = yield* FleetStatus.read.pipe(Effect.provide(ClusterDatabase.layer(target)))
-      const invalid = found.invalid.map((e) => ({
-        kind: "name" in e ? e.name : "OwedRecord",
-        file: e.file,
-        field: e.field,
-        rule: e.rule,
-        message: "message" in e ? e.message : `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`
-      }))
+      const invalid = invalidOf(found)
       for (const e of invalid) yield* Console.error(Out.safe`city: warning: ${e.message}`)
       if (o.json) return yield* Out.printDocument("fleet", { ok: true, hosts: found.hosts, invalid })
-      const now = Date.now()
       yield* Console.log(
-        found.hosts.length === 0
-          ? "no hosts: no city daemon --cluster has started on this database"
-          : Out.table(
-            ["HOST", "STATE", "SEEN", "PEERS", "OWED RELOADS", "OWED REMOVALS"],
-            found.hosts.map((h) => [
-              h.host,
-              h.up ? "up" : "down",
-              ago(h.seen_at, now),
-              String(h.peers),
-              String(h.owed_reloads),
-              String(h.owed_removals)
-            ])
-          )
+        found.hosts.length === 0 ? "no hosts: no city daemon --cluster has started on this database" : fleetTable(found.hosts)
       )
     })
   )
+
+/** The hosts as a table for a person, their last sight as how long ago. */
+const fleetTable = (hosts: FleetStatus.Fleet["hosts"]) => {
+  const now = Date.now()
+  return Out.table(
+    ["HOST", "STATE", "SEEN", "PEERS", "ENDPOINTS", "OWED RELOADS", "OWED REMOVALS"],
+    hosts.map((h) => [
+      h.host,
+      h.up ? "up" : "down",
+      ago(h.seen_at, now),
+      String(h.peers),
+      String(h.endpoints),
+      String(h.owed_reloads),
+      String(h.owed_removals)
+    ])
+  )
+}
+
+/**
+ * The fleet part of `city status` on a host of a fleet: this host's name, every host as `city
+ * fleet` shows them, and how many rows could not be read (listed in the JSON, and by `city fleet`).
+ */
+export const statusPart = (root: string, fleet: ClusterConfig) =>
+  Effect.gen(function*() {
+    const target = yield* databaseOf(root, fleet)
+    const found = yield* FleetStatus.read.pipe(Effect.provide(ClusterDatabase.layer(target)), Effect.mapError(unavailable))
+    const host = hostNameOf(fleet)
+    const invalid = invalidOf(found)
+    const up = found.hosts.filter((h) => h.up).length
+    const lines = [
+      Out.safe`fleet: this is host ${host}; ${found.hosts.length} host(s), ${up} up`,
+      ...(found.hosts.length === 0 ? [] : fleetTable(found.hosts).split("\n").map((line) => `  ${line}`)),
+      ...(invalid.length === 0 ? [] : [`fleet: ${invalid.length} row(s) could not be read (city fleet lists them)`])
+    ]
+    return { lines, json: { host, hosts: found.hosts, invalid } }
+  })
 
 /** The capability verbs on a fleet: its declaration store and a client, over the database of `url`. */
 const fleetServices = (url: string, root: string) =>

@@ -85,6 +85,7 @@ import type { ClusterUnavailable } from "../../schema/Live.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
+import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import * as Out from "../output.ts"
 import * as Plugins from "./plugins.ts"
 
@@ -100,7 +101,8 @@ export const run = (
   deadline: Duration.DurationInput = Duration.seconds(30),
   restartsBefore: Option.Option<RestartRecord> = Option.none(),
   http: Option.Option<StatusHttp.StatusHttpOptions> = Option.none(),
-  fingerprintPoll: Duration.DurationInput = Duration.minutes(5)
+  fingerprintPoll: Duration.DurationInput = Duration.minutes(5),
+  fleet?: FleetSource
 ) =>
   Effect.gen(function*() {
   const applier = yield* Applier
@@ -152,7 +154,7 @@ export const run = (
     yield* page.serve(http.value, Duration.decode(interval), () => {
       const busy = inbox.busy()
       return { count: hosted.size, busy: [...hosted.keys()].filter((identity) => busy.has(identity)).length }
-    }, fingerprintPoll)
+    }, fingerprintPoll, fleet)
   }
   yield* launchAll
   yield* applier.start(interval)
@@ -257,6 +259,8 @@ export interface DaemonStores {
   >
   /** The owed-work store of the live services. */
   readonly reloads: Layer.Layer<Reloads, ClusterUnavailable, StateRoot | FileSystem.FileSystem>
+  /** On a host of a fleet: its name and a read of the fleet, for the status page. */
+  readonly fleet?: FleetSource
   /** What runs beside the daemon's work, over its services (the host's runner). */
   readonly beside: Layer.Layer<never, ClusterUnavailable, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
 }
@@ -309,7 +313,8 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
       )
       const layer = stores.beside.pipe(Layer.provideMerge(live))
       const fingerprintPoll = Duration.millis(Math.max(10, o.fingerprintPollMs))
-      yield* Effect.scoped(run(interval, Duration.millis(Math.max(100, o.deadlineMs)), before, page, fingerprintPoll)).pipe(
+      const deadline = Duration.millis(Math.max(100, o.deadlineMs))
+      yield* Effect.scoped(run(interval, deadline, before, page, fingerprintPoll, stores.fleet)).pipe(
         Effect.provide(layer),
         Effect.provideService(RetryBackoff, backoff)
       )

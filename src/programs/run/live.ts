@@ -4,7 +4,8 @@
  * shows the owed work (`owed.ts`) and the plugin generation the daemon serves (its number, how
  * many loaded and were skipped, each skipped name with its reason; docs/plugin-loader-lifecycle.md:
  * "A skipped plugin is logged as plugin skipped: <name>: <reason>") and a restart request not yet
- * applied (RestartRequests.ts).
+ * applied (RestartRequests.ts); on a host of a fleet, the fleet's hosts (docs/cluster.md, "The
+ * fleet's status").
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
@@ -92,6 +93,7 @@ export const status = (o: Opt.ReadInput & { readonly url: boolean }) =>
       if (o.url && !o.json) return yield* Console.log(Option.getOrThrow(page))
       const owed = yield* owedWork
       const plugins = yield* pluginStatus
+      const fleet = yield* Services.fleetStatus(o.root)
       if (o.json) {
         yield* warnOwed(owed)
         return yield* Out.printDocument("status", {
@@ -100,11 +102,13 @@ export const status = (o: Opt.ReadInput & { readonly url: boolean }) =>
           daemon: owed.daemon,
           plugins: plugins.json,
           page: Option.getOrNull(page),
+          fleet: Option.getOrNull(Option.map(fleet, (f) => f.json)),
           invalid: owed.invalidJson
         })
       }
       yield* printOwed(owed)
       for (const line of plugins.lines) yield* Console.log(line)
+      if (Option.isSome(fleet)) for (const line of fleet.value.lines) yield* Console.log(line)
       if (Option.isSome(page)) yield* Console.log(`status page: ${page.value}`)
     }).pipe(Effect.provide(Services.live(o.root)))
   )

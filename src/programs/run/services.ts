@@ -28,6 +28,19 @@ export const live = (flag: Option.Option<string>) =>
     return run.liveOnFleet(config, fleet.value)
   }))
 
+/**
+ * On a host of a fleet, the fleet as `city status` shows it (`run/cluster.ts`, loaded only then);
+ * none on a host alone.
+ */
+export const fleetStatus = (flag: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const root = resolveRoot(flag, yield* Invocation)
+    const fleet = yield* configuredFleet(root)
+    if (Option.isNone(fleet)) return Option.none()
+    const run = yield* Effect.promise(() => import("./cluster.ts"))
+    return Option.some(yield* run.statusPart(root, fleet.value))
+  })
+
 /** The files' services, typed as a fleet host's are (their errors include the fleet's). */
 const widen = (layer: ReturnType<typeof LiveApplication.layer>): ReturnType<typeof import("./cluster.ts").liveOnFleet> =>
   layer

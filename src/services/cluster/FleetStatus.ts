@@ -1,7 +1,8 @@
 /**
  * The fleet at a glance (docs/cluster.md, "The fleet's status"): every host the database knows,
- * when it started and was last seen, whether a runner of it is registered now, its peers and its
- * owed work; and every row that could not be read. What `city fleet` prints.
+ * when it started and was last seen, whether a runner of it is registered now, its peers, its
+ * endpoints and its owed work; and every row that could not be read. What `city fleet` prints, and
+ * the fleet part of a fleet host's `city status` and status page.
  *
  * Decisions where the spec is silent:
  * - a host is `up` when a runner of its shard group is registered and healthy in the cluster's
@@ -9,6 +10,9 @@
  * - owed work is counted from the hosts' owed-work rows: reloads owed (`requested > applied`) and
  *   removals owed; a row that does not decode counts as one owed reload (it will be owed again:
  *   live/Reloads.ts) and is listed with the invalid rows;
+ * - a host's endpoints are its peers' runtimes that the host runs as agents, by its own stored
+ *   `host.json` (the rule of one host: capabilities/RuntimeProfiles.ts); a peer that declares a
+ *   channel, or a runtime that host does not know, makes none;
  * - hosts in name order (code units).
  * @since 0.1.0
  */
@@ -19,6 +23,7 @@ import { StateError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
 import { tablePrefix } from "./ClusterRunner.ts"
+import { fromConfig } from "../capabilities/RuntimeProfiles.ts"
 import { decode as decodeOwed } from "../live/OwedRecords.ts"
 import * as Migrations from "./Migrations.ts"
 import * as SqlHosts from "./SqlHosts.ts"
@@ -41,6 +46,8 @@ export interface FleetHost {
   readonly seen_at: string
   /** Its peers. */
   readonly peers: number
+  /** Its endpoints: (peer, runtime) pairs where the runtime is one of its agents. */
+  readonly endpoints: number
   /** Its endpoints' owed reloads. */
   readonly owed_reloads: number
   /** Its endpoints' owed removals. */
@@ -60,16 +67,12 @@ export interface Fleet {
 }
 
 /**
- * Reads the fleet from its database (the tables are made first when missing).
+ * Reads the fleet from its database, whose tables exist (a host's daemon made them).
  * @since 0.1.0
  * @category constructors
  */
-export const read: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* Effect.mapError(
-    Migrations.migrate,
-    (e) => new StateError({ operation: "migrate", path: "city_migrations", detail: e.message, cause: e })
-  )
   const hosts = yield* Effect.flatMap(SqlHosts.make, (h) => h.list)
   const peers = yield* SqlPeers.fleet
   const failed = (table: string) => (e: { readonly message: string }) =>
@@ -103,14 +106,33 @@ export const read: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effec
     }
     owed.set(row.host, count)
   }
-  const list = hosts.valid.map((entry): FleetHost => ({
-    host: entry.host,
-    up: upGroups.has(entry.host),
-    started_at: DateTime.formatIso(entry.started_at),
-    seen_at: DateTime.formatIso(entry.seen_at),
-    peers: peers.valid.filter((p) => p.host === entry.host).length,
-    owed_reloads: owed.get(entry.host)?.reloads ?? 0,
-    owed_removals: owed.get(entry.host)?.removals ?? 0
-  }))
+  const list = hosts.valid.map((entry): FleetHost => {
+    const own = peers.valid.filter((p) => p.host === entry.host)
+    const isAgent = fromConfig(entry.profiles).isAgent
+    return {
+      host: entry.host,
+      up: upGroups.has(entry.host),
+      started_at: DateTime.formatIso(entry.started_at),
+      seen_at: DateTime.formatIso(entry.seen_at),
+      peers: own.length,
+      endpoints: own.reduce((n, p) => n + p.peer.runtimes.filter(isAgent).length, 0),
+      owed_reloads: owed.get(entry.host)?.reloads ?? 0,
+      owed_removals: owed.get(entry.host)?.removals ?? 0
+    }
+  })
   return { hosts: list.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)), invalid }
 })
+
+/**
+ * Reads the fleet from its database, making its tables first when missing (`city fleet` may be
+ * the first to reach a new database).
+ * @since 0.1.0
+ * @category constructors
+ */
+export const read: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effect.zipRight(
+  Effect.mapError(
+    Migrations.migrate,
+    (e) => new StateError({ operation: "migrate", path: "city_migrations", detail: e.message, cause: e })
+  ),
+  current
+)

@@ -17,7 +17,9 @@
  *   endpoint's standing (`pending → applied`), a new provisioning call. The last `logSize` (100)
  *   are kept in the document;
  * - **Sessions and health**: `sessions` of the options (the daemon's hosted endpoints and the Turns
- *   running), and the daemon's pid, version, start and last poll.
+ *   running), and the daemon's pid, version, start and last poll;
+ * - **the fleet**, on a host of one: `fleet` of the options, read on every `refresh` and sent with
+ *   each `health` event; a host that joins, goes down or comes back up is a log line (`fleet`).
  *
  * Decisions:
  * - Changes are applied under one permit, and each is published while it is held, so the events
@@ -35,6 +37,7 @@
  *   number of clients.
  * - A refresh that fails to read the state root (a refused file, an I/O error) keeps the last
  *   endpoints and logs the error once per distinct message; the page keeps showing what was seen.
+ *   So does a failed read of the fleet (its `read_at` says how old it is).
  *
  * The pieces: the state (`State`, changed only under the permit), the document made from it
  * (`documentOf`, `documentJsonOf`), a registry change (`applyChange`), and a refresh in three
@@ -57,6 +60,8 @@ import {
   StatusDocument,
   StatusEndpoint,
   StatusEvent,
+  type StatusFleet,
+  type StatusFleetHost,
   type StatusLogEntry,
   StatusPlugin
 } from "../../schema/StatusDocument.ts"
@@ -82,6 +87,23 @@ export interface StatusBoardOptions {
   readonly sessions: Effect.Effect<{ readonly count: number; readonly busy: number }>
   /** How many lifecycle events the document keeps (default 100). */
   readonly logSize?: number
+  /** On a host of a fleet: its name, and a read of the fleet's hosts. */
+  readonly fleet?: FleetSource
+}
+
+/**
+ * Where the board reads the fleet from, on a host of one (docs/cluster.md, "The fleet's status").
+ * @since 0.1.0
+ * @category models
+ */
+export interface FleetSource {
+  /** This daemon's host. */
+  readonly host: string
+  /** The fleet's hosts, and one line per row that could not be read. */
+  readonly read: Effect.Effect<
+    { readonly hosts: ReadonlyArray<StatusFleetHost>; readonly invalid: ReadonlyArray<string> },
+    { readonly message: string }
+  >
 }
 
 /**
@@ -203,6 +225,9 @@ interface State {
   readonly log: Array<StatusLogEntry>
   lastPoll: string | null
   lastRefreshError: string
+  /** `null` on a host alone. */
+  fleet: StatusFleet | null
+  lastFleetError: string
   // The rows' JSON, made when first asked for after a change: a request costs the small parts.
   pluginsJson: string | undefined
   endpointsJson: string | undefined
@@ -251,7 +276,8 @@ const rest = (state: State, h: Health) => ({
   missing: state.report.missing,
   sessions: h.sessions,
   log: [...state.log],
-  daemon: h.daemon
+  daemon: h.daemon,
+  fleet: state.fleet
 })
 
 const documentOf = (state: State, h: Health): StatusDocument => ({
@@ -342,6 +368,41 @@ const refreshEndpoints = (daemon: Daemon, state: State, sources: StatusSources, 
     state.endpoints = read.right
   })
 
+/** What a host's change in the fleet reads as in the log, if it is one. */
+const fleetLine = (before: StatusFleetHost | undefined, after: StatusFleetHost): string | undefined =>
+  before === undefined
+    ? `${after.host} joined the fleet (${after.up ? "up" : "down"})`
+    : before.up !== after.up
+    ? `${after.host} ${after.up ? "up" : `down (last seen ${after.seen_at})`}`
+    : undefined
+
+/** The fleet's hosts: a host joined, down or up again is a log line; a failed read keeps the last ones. */
+const refreshFleet = (daemon: Daemon, state: State, source: FleetSource, events: Array<StatusEvent>) =>
+  Effect.gen(function*() {
+    const read = yield* Effect.either(source.read)
+    if (read._tag === "Left") {
+      const message = read.left.message
+      if (message !== state.lastFleetError) yield* Effect.logWarning(`status page: the fleet could not be read: ${message}`)
+      state.lastFleetError = message
+      return
+    }
+    state.lastFleetError = ""
+    const before = new Map((state.fleet?.hosts ?? []).map((h) => [h.host, h]))
+    // The first read is what the fleet was when the daemon started, not news.
+    if (state.fleet?.read_at !== null) {
+      for (const host of read.right.hosts) {
+        const line = fleetLine(before.get(host.host), host)
+        if (line !== undefined) events.push(yield* note(daemon, state, "fleet", line))
+      }
+    }
+    state.fleet = {
+      host: source.host,
+      read_at: DateTime.formatIso(yield* DateTime.now),
+      hosts: read.right.hosts,
+      invalid: read.right.invalid
+    }
+  })
+
 /**
  * Makes the board over its sources; its fibers (the registry subscription, and `run`'s poll) live
  * in the caller's Scope.
@@ -373,6 +434,8 @@ export const make = (
       log: [],
       lastPoll: null,
       lastRefreshError: "",
+      fleet: options.fleet === undefined ? null : { host: options.fleet.host, read_at: null, hosts: [], invalid: [] },
+      lastFleetError: "",
       pluginsJson: undefined,
       endpointsJson: undefined
     }
@@ -387,8 +450,9 @@ export const make = (
       const newGeneration = yield* refreshGeneration(daemon, state, yield* sources.report, events)
       refreshHeaps(state, yield* sources.heaps, events)
       yield* refreshEndpoints(daemon, state, sources, events)
+      if (options.fleet !== undefined) yield* refreshFleet(daemon, state, options.fleet, events)
       state.lastPoll = DateTime.formatIso(yield* DateTime.now)
-      yield* publish([...events, { _tag: "health", ...(yield* health(daemon, state)) }])
+      yield* publish([...events, { _tag: "health", ...(yield* health(daemon, state)), fleet: state.fleet }])
       // A new generation: the whole document (skipped, missing and every row may have changed).
       if (newGeneration) {
         const json = statusJson(yield* documentJson)

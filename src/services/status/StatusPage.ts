@@ -7,7 +7,7 @@
  * opens `GET /api/events` (same origin, so the cookie goes along) and keeps the page in step with
  * the `StatusEvent`s: `status` re-renders every section, `plugin` / `plugin-removed` and
  * `endpoint` / `endpoint-removed` replace, insert or remove one row, `log` prepends one entry and
- * `health` updates the header. The indicator `#live` says `not live`, `live` or `reconnecting…`.
+ * `health` updates the header and the fleet. The indicator `#live` says `not live`, `live` or `reconnecting…`.
  *
  * The DOM contract, the same whichever side built it:
  * - `#live[data-live=off|on|retry]`, `dl#summary` (each `dd[data-field]`: `pid`, `version`,
@@ -15,8 +15,12 @@
  * - `table#plugins > tbody > tr[data-plugin][data-status]`, `table#skipped > tbody > tr[data-skipped]`,
  *   `ul#missing > li[data-missing]`, `table#endpoints > tbody > tr[data-endpoint][data-standing]`
  *   (the key is `endpointKey`), `ol#log > li[data-kind]` (newest first, at most 200);
+ * - on a host of a fleet only (`fleet` not null): `p#fleet-about` (this host, how many hosts are
+ *   up, when the database was read), `table#fleet > tbody > tr[data-host][data-up]` (this host's
+ *   row also `[data-this-host]`), `ul#fleet-invalid`; a host's state is `span.badge.host-up` or
+ *   `span.badge.host-down`;
  * - an empty table holds one `tr.none` (`none`), an empty list one `li.none`;
- * - a cell is `td.<kind>` (`text`, `code`, `number`, `time`, `pre`, `badge`, `last`, `owed`), a
+ * - a cell is `td.<kind>` (`text`, `code`, `number`, `time`, `pre`, `badge`, `last`, `owed`, `updown`), a
  *   missing value `span.nil` (`—`), a badge `span.badge.status-<status>`,
  *   `span.badge.standing-<standing>` or `span.badge.state-<state>`, always with its word as text.
  *
@@ -84,10 +88,12 @@ const tableSection = (
   title: string,
   columns: ReadonlyArray<Column<string>>,
   rows: ReadonlyArray<Tree>,
-  after: ReadonlyArray<Tree> = []
+  after: ReadonlyArray<Tree> = [],
+  before: ReadonlyArray<Tree> = []
 ): Tree =>
   h("section", { "aria-labelledby": `${id}-title` }, [
     h("h2", { id: `${id}-title` }, [title]),
+    ...before,
     h("div", { class: "scroll", role: "region", "aria-labelledby": `${id}-title`, tabindex: "0" }, [
       h("table", { id }, [
         h("thead", {}, [h("tr", {}, columns.map((c) => h("th", { scope: "col", class: c.kind }, [c.title])))]),
@@ -113,7 +119,15 @@ export const page = (document: StatusDocument): string => {
     ]),
     h("dl", { id: "summary" }, s.summary)
   ])
+  const fleet = document.fleet === null
+    ? []
+    : [tableSection("fleet", "Fleet", columns.fleet, s.fleet, [
+      h("h3", { id: "fleet-invalid-title" }, ["Unreadable rows"]),
+      h("p", { class: "hint" }, ["Rows of the fleet's database that could not be read: the row, the field, the rule."]),
+      h("ul", { id: "fleet-invalid", "aria-labelledby": "fleet-invalid-title" }, s["fleet-invalid"])
+    ], [h("p", { id: "fleet-about", class: "hint" }, s["fleet-about"])])]
   const main = h("main", {}, [
+    ...fleet,
     tableSection("plugins", "Plugins", columns.plugins, s.plugins),
     tableSection("skipped", "Skipped", columns.skipped, s.skipped, [
       h("h3", { id: "missing-title" }, ["Missing"]),

@@ -4,7 +4,13 @@
  * @since 0.1.0
  */
 import type { SkippedPlugin } from "../../../schema/LoadReport.ts"
-import type { StatusDocument, StatusEndpoint, StatusEvent, StatusPlugin } from "../../../schema/StatusDocument.ts"
+import type {
+  StatusDocument,
+  StatusEndpoint,
+  StatusEvent,
+  StatusFleetHost,
+  StatusPlugin
+} from "../../../schema/StatusDocument.ts"
 
 /** A node of a section: a tag, its attributes, its children (trees or text). */
 export interface Tree {
@@ -14,7 +20,7 @@ export interface Tree {
 }
 
 /** How a cell shows its value; also the cell's class. */
-export type CellKind = "text" | "code" | "number" | "bytes" | "time" | "pre" | "badge" | "last" | "owed"
+export type CellKind = "text" | "code" | "number" | "bytes" | "time" | "pre" | "badge" | "last" | "owed" | "updown"
 
 /** One column of a table. */
 export interface Column<F extends string> {
@@ -25,7 +31,16 @@ export interface Column<F extends string> {
 }
 
 /** The containers of the page, each filled with one section. */
-export type Container = "summary" | "plugins" | "skipped" | "missing" | "endpoints" | "log"
+export type Container =
+  | "summary"
+  | "plugins"
+  | "skipped"
+  | "missing"
+  | "endpoints"
+  | "log"
+  | "fleet"
+  | "fleet-about"
+  | "fleet-invalid"
 
 /** The newest log entries a page shows. */
 export declare const logLimit: number
@@ -38,6 +53,7 @@ export declare const columns: {
   readonly plugins: ReadonlyArray<Column<keyof StatusPlugin>>
   readonly skipped: ReadonlyArray<Column<keyof SkippedPlugin>>
   readonly endpoints: ReadonlyArray<Column<keyof StatusEndpoint>>
+  readonly fleet: ReadonlyArray<Column<keyof StatusFleetHost>>
 }
 
 /** The trees of every container for one document. */

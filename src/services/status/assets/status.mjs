@@ -67,6 +67,16 @@ export var columns = {
     { title: "Standing", field: "standing", kind: "badge" },
     { title: "Last call", field: "last", kind: "last" },
     { title: "Owed", field: "owed", kind: "owed" }
+  ],
+  fleet: [
+    { title: "Host", field: "host", kind: "code" },
+    { title: "State", field: "up", kind: "updown" },
+    { title: "Seen", field: "seen_at", kind: "time" },
+    { title: "Started", field: "started_at", kind: "time" },
+    { title: "Peers", field: "peers", kind: "number" },
+    { title: "Endpoints", field: "endpoints", kind: "number" },
+    { title: "Owed reloads", field: "owed_reloads", kind: "number" },
+    { title: "Owed removals", field: "owed_removals", kind: "number" }
   ]
 };
 
@@ -77,7 +87,10 @@ var containers = {
   skipped: "#skipped > tbody",
   missing: "#missing",
   endpoints: "#endpoints > tbody",
-  log: "#log"
+  log: "#log",
+  fleet: "#fleet > tbody",
+  "fleet-about": "#fleet-about",
+  "fleet-invalid": "#fleet-invalid"
 };
 
 // The builders.
@@ -147,6 +160,7 @@ function content(column, value) {
     case "badge": return [badge(column.field, String(value))];
     case "last": return [lastCall(value)];
     case "owed": return [owedWork(value)];
+    case "updown": return [badge("host", value ? "up" : "down")];
     default: return [String(value)];
   }
 }
@@ -166,6 +180,25 @@ function pluginRow(p) {
 function skippedRow(s) { return h("tr", { "data-skipped": s.name }, cells(columns.skipped, s)); }
 function endpointRow(e) {
   return h("tr", { "data-endpoint": endpointKey(e), "data-standing": e.standing }, cells(columns.endpoints, e));
+}
+function fleetRow(self) {
+  return function (f) {
+    var attrs = { "data-host": f.host, "data-up": String(f.up) };
+    if (f.host === self) attrs["data-this-host"] = "";
+    return h("tr", attrs, cells(columns.fleet, f));
+  };
+}
+function invalidItem(line) { return h("li", {}, [line]); }
+function fleetAbout(fleet) {
+  var up = fleet.hosts.filter(function (f) { return f.up; }).length;
+  return [
+    "This daemon is host ",
+    h("code", {}, [fleet.host]),
+    " of a fleet of " + fleet.hosts.length + (fleet.hosts.length === 1 ? " host" : " hosts") + ", " + up + " up; ",
+    fleet.read_at === null || fleet.read_at === undefined
+      ? "its database not read yet."
+      : h("span", {}, ["read from its database at ", time(fleet.read_at), "."])
+  ];
 }
 function noneRow(columns) {
   return h("tr", { "class": "none" }, [h("td", { colspan: String(columns) }, [none])]);
@@ -201,13 +234,19 @@ function summaryItems(g, d, s) {
 function rowsOr(rows, columns) { return rows.length === 0 ? [noneRow(columns)] : rows; }
 
 /**
- * The trees of every container (`#summary`, the tables' bodies, `#missing`, `#log`) for one
- * document, as the server sends it: the page's rows and items, on the server and in the browser.
+ * The trees of every container (`#summary`, the tables' bodies, `#missing`, `#log`, and on a host
+ * of a fleet `#fleet-about` and `#fleet-invalid`) for one document, as the server sends it: the
+ * page's rows and items, on the server and in the browser. Without a fleet its parts are empty
+ * and the page has no fleet section.
  * @since 0.1.0
  * @category utils
  */
 export function sections(doc) {
+  var fleet = doc.fleet === null || doc.fleet === undefined ? null : doc.fleet;
   return {
+    fleet: fleet === null ? [] : rowsOr(fleet.hosts.map(fleetRow(fleet.host)), columns.fleet.length),
+    "fleet-about": fleet === null ? [] : fleetAbout(fleet),
+    "fleet-invalid": fleet === null ? [] : fleet.invalid.length === 0 ? [noneItem()] : fleet.invalid.map(invalidItem),
     summary: summaryItems(doc.generation, doc.daemon, doc.sessions),
     plugins: rowsOr(doc.plugins.map(pluginRow), columns.plugins.length),
     skipped: rowsOr(doc.skipped.map(skippedRow), columns.skipped.length),
@@ -370,6 +409,12 @@ export function start(window, document, EventSource) {
         state.daemon = ev.daemon;
         state.sessions = ev.sessions;
         render("summary");
+        if (ev.fleet !== undefined) {
+          state.fleet = ev.fleet;
+          render("fleet");
+          render("fleet-about");
+          render("fleet-invalid");
+        }
         break;
       default: break;
     }
