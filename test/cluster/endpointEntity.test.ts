@@ -3,6 +3,11 @@
  * cluster (the memory message storage deduplicates by primary key as the SQL one does), then three
  * host runners over one SQLite file in one process, reached over loopback TCP: 200 endpoints spread
  * over them, resends deduplicated, a closed runner's shards taken over, nothing left unprocessed.
+ *
+ * `memoryCluster` is `TestRunner.layer`'s own composition with one change: the host's shard group
+ * is assigned. `TestRunner.layer` provides ShardingConfig's defaults, whose only group is
+ * `default`, and an endpoint's group is its host, so on it a Reload waits forever (tried: a 3 s
+ * timeout expires).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as MessageStorage from "@effect/cluster/MessageStorage"
