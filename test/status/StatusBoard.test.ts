@@ -21,6 +21,7 @@ import type { PluginSnapshot, SnapshotChange } from "../../src/schema/PluginSnap
 import { StatusDocument, StatusEvent, type StatusFleetHost } from "../../src/schema/StatusDocument.ts"
 import type { CapabilityListing } from "../../src/services/capabilities/Listings.ts"
 import type { WorkerHeap } from "../../src/services/isolation/Workers.ts"
+import * as PrometheusText from "../../src/services/status/PrometheusText.ts"
 import * as StatusBoard from "../../src/services/status/StatusBoard.ts"
 
 const at = "2026-12-01T10:00:00.000Z"
@@ -209,7 +210,7 @@ describe("StatusBoard", () => {
       expect(first.log.filter((e) => e.kind === "fleet")).toEqual([])
 
       const seen = yield* subscribed(board.events, (events) => events.some((e) => e._tag === "health"))
-      const next = [fleetHost("web-01", true), fleetHost("web-02", false), fleetHost("web-03", true)]
+      const next = [fleetHost("web-01", true), fleetHost("web-02", false), { ...fleetHost("web-03", true), owed_reloads: 3, owed_removals: 1 }]
       yield* Ref.set(read, Either.right(next))
       yield* board.refresh
       const events = yield* seen
@@ -221,17 +222,40 @@ describe("StatusBoard", () => {
       expect(health?._tag === "health" ? health.fleet?.hosts : undefined).toEqual(next)
       expect(Schema.decodeUnknownSync(StatusEvent)(JSON.parse(JSON.stringify(Schema.encodeSync(StatusEvent)(health!))))).toEqual(health)
 
-      // A read that fails keeps what was seen, with the time it was read.
+      // The same figures on /metrics, per host.
+      const fleetMetrics = Effect.map(
+        PrometheusText.snapshot,
+        (text) => text.split("\n").filter((line) => /^city_fleet_\w+\{host="web-0[123]"\}/.test(line)).sort()
+      )
+      const expected = [
+        "city_fleet_endpoints{host=\"web-01\"} 2",
+        "city_fleet_endpoints{host=\"web-02\"} 2",
+        "city_fleet_endpoints{host=\"web-03\"} 2",
+        "city_fleet_host_up{host=\"web-01\"} 1",
+        "city_fleet_host_up{host=\"web-02\"} 0",
+        "city_fleet_host_up{host=\"web-03\"} 1",
+        "city_fleet_reloads_owed{host=\"web-01\"} 0",
+        "city_fleet_reloads_owed{host=\"web-02\"} 0",
+        "city_fleet_reloads_owed{host=\"web-03\"} 3",
+        "city_fleet_removals_owed{host=\"web-01\"} 0",
+        "city_fleet_removals_owed{host=\"web-02\"} 0",
+        "city_fleet_removals_owed{host=\"web-03\"} 1"
+      ]
+      expect(yield* fleetMetrics).toEqual(expected)
+
+      // A read that fails keeps what was seen, with the time it was read, and the metrics.
       const kept = (yield* board.current).fleet
       yield* Ref.set(read, Either.left("connection refused"))
       yield* board.refresh
       expect((yield* board.current).fleet).toEqual(kept)
+      expect(yield* fleetMetrics).toEqual(expected)
       expect(decodeDocument(JSON.parse(yield* board.encoded))).toEqual(yield* board.current)
 
       // Up again.
       yield* Ref.set(read, Either.right([fleetHost("web-01", true), fleetHost("web-02", true), fleetHost("web-03", true)]))
       yield* board.refresh
       expect((yield* board.current).log.at(-1)).toMatchObject({ kind: "fleet", text: "web-02 up" })
+      expect(yield* fleetMetrics).toContain("city_fleet_host_up{host=\"web-02\"} 1")
     }))
 
   it.scoped("a host alone has no fleet part", () =>

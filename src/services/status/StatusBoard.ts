@@ -48,6 +48,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
@@ -71,6 +72,7 @@ import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
 import { Generations } from "../loader/Generations.ts"
 import { Reloads } from "../live/Reloads.ts"
+import { fleetEndpoints, fleetHostUp, fleetReloadsOwed, fleetRemovalsOwed } from "../Observability.ts"
 import * as StatusEndpoints from "./StatusEndpoints.ts"
 
 /**
@@ -395,6 +397,13 @@ const refreshFleet = (daemon: Daemon, state: State, source: FleetSource, events:
         if (line !== undefined) events.push(yield* note(daemon, state, "fleet", line))
       }
     }
+    yield* Effect.forEach(read.right.hosts, (host) =>
+      Effect.all([
+        Metric.set(Metric.tagged(fleetHostUp, "host", host.host), host.up ? 1 : 0),
+        Metric.set(Metric.tagged(fleetEndpoints, "host", host.host), host.endpoints),
+        Metric.set(Metric.tagged(fleetReloadsOwed, "host", host.host), host.owed_reloads),
+        Metric.set(Metric.tagged(fleetRemovalsOwed, "host", host.host), host.owed_removals)
+      ]), { discard: true })
     state.fleet = {
       host: source.host,
       read_at: DateTime.formatIso(yield* DateTime.now),
