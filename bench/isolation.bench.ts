@@ -122,7 +122,7 @@ const main = Effect.gen(function*() {
       ops: CALLS,
       rounds: 11,
       warmup: 3,
-      subjectRound: { run: () => run(Effect.repeatN(pinged.executeEffect(new Isolation.Ping()), CALLS - 1)).then(() => undefined) },
+      subjectRound: { run: () => run(Effect.repeatN(pinged.executeEffect(new Isolation.Heartbeat()), CALLS - 1)).then(() => undefined) },
       baselineRound: { run: () => roundTrips(CALLS) }
     })
   )

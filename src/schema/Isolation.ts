@@ -4,7 +4,7 @@
  * `@effect/platform`'s serialized worker protocol, each a `Schema.TaggedRequest` whose payload,
  * success and failure are Schemas, and the errors an isolated plugin fails with on the host.
  *
- * The host asks (`Initialize`, the four calls, `Dispose`, `Heap`, `Ping`); the plugin's own
+ * The host asks (`Initialize`, the four calls, `Dispose`, `Heartbeat`); the plugin's own
  * requests to the host (a log line, a reload request, a sibling call) travel as the items of the
  * one `HostCalls` stream the host opens at start, and each answer goes back as `HostAnswer`. So
  * both directions are the platform's protocol, with no message format of our own.
@@ -106,21 +106,6 @@ export class WorkerEnded extends Schema.TaggedError<WorkerEnded>()("WorkerEnded"
 }) {
   override get message() {
     return `Plugin ${this.plugin}: its worker ended: ${this.reason}`
-  }
-}
-
-/**
- * A call into an isolated plugin that did not end within the per-call timeout.
- * @since 0.1.0
- * @category errors
- */
-export class IsolatedCallTimedOut extends Schema.TaggedError<IsolatedCallTimedOut>()("IsolatedCallTimedOut", {
-  plugin: Schema.String,
-  what: Schema.String,
-  millis: Schema.Number
-}) {
-  override get message() {
-    return `Plugin ${this.plugin} (worker): ${this.what} did not end within ${this.millis} ms`
   }
 }
 
@@ -252,24 +237,36 @@ export class Dispose extends Schema.TaggedRequest<Dispose>()("Dispose", {
 }) {}
 
 /**
- * The worker's heap: used bytes and its limit.
+ * What an isolated plugin's worker uses, as its heartbeat reports it (`process.memoryUsage()` in
+ * its thread or process, and V8's heap limit there): in a worker thread `heapUsed`, `external` and
+ * `arrayBuffers` are the thread's own and `rss` is the whole process's.
  * @since 0.1.0
- * @category models
+ * @category schemas
  */
-export class Heap extends Schema.TaggedRequest<Heap>()("Heap", {
-  failure: WorkerError,
-  success: Schema.Struct({ used: Schema.Number, limit: Schema.Number }),
-  payload: {}
-}) {}
+export const Memory = Schema.Struct({
+  heapUsed: Schema.Number,
+  heapLimit: Schema.Number,
+  external: Schema.Number,
+  arrayBuffers: Schema.Number,
+  rss: Schema.Number
+})
 
 /**
- * Answers at once: whether the worker's event loop still turns.
+ * What an isolated plugin's worker uses.
  * @since 0.1.0
  * @category models
  */
-export class Ping extends Schema.TaggedRequest<Ping>()("Ping", {
+export type Memory = typeof Memory.Type
+
+/**
+ * The heartbeat: answered at once whatever the plugin is doing, as long as the worker's event loop
+ * turns, with what the worker uses (docs/plugin-loader.md, "Liveness").
+ * @since 0.1.0
+ * @category models
+ */
+export class Heartbeat extends Schema.TaggedRequest<Heartbeat>()("Heartbeat", {
   failure: WorkerError,
-  success: Schema.Void,
+  success: Memory,
   payload: {}
 }) {}
 
@@ -337,8 +334,7 @@ export const Request = Schema.Union(
   CallSystem,
   CallAvailability,
   Dispose,
-  Heap,
-  Ping,
+  Heartbeat,
   HostCalls,
   HostAnswer
 )

@@ -23,7 +23,7 @@
  * - `isolation`: `"worker"` or `"none"` for every plugin, or `{ "<name>": "worker" | "none" }` per
  *   plugin; it overrides the manifest's `isolation`; without either a plugin runs in the host's
  *   thread (docs/plugin-loader.md, "Isolation", says why);
- * - `workerLimits`: `{ "heapMb", "callTimeoutMs" }` of each worker-isolated plugin;
+ * - `workerLimits`: `{ "heapMb" }` of each worker-isolated plugin;
  * - `bundledRoot` is overridden by `--bundled`.
  * @since 0.1.0
  */
@@ -44,8 +44,7 @@ export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema
  * @category schemas
  */
 export const WorkerLimits = Schema.Struct({
-  heapMb: Schema.optionalWith(Schema.Int.pipe(Schema.between(16, 65536)), { exact: true }),
-  callTimeoutMs: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 86_400_000)), { exact: true })
+  heapMb: Schema.optionalWith(Schema.Int.pipe(Schema.between(16, 65536)), { exact: true })
 })
 
 /**

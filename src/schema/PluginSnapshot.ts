@@ -6,12 +6,13 @@
 import * as Schema from "effect/Schema"
 
 /**
- * Where a plugin is in its lifecycle: `initializing`, `ready`, `error` (initialize failed) or
- * `disposing`.
+ * Where a plugin is in its lifecycle: `initializing`, `ready`, `error` (initialize failed, or it
+ * failed on its own), `unresponsive` (an isolated plugin ended for not answering its heartbeat, until
+ * it starts again) or `disposing`.
  * @since 0.1.0
  * @category models
  */
-export const PluginStatus = Schema.Literal("initializing", "ready", "error", "disposing")
+export const PluginStatus = Schema.Literal("initializing", "ready", "error", "unresponsive", "disposing")
 /**
  * Where a plugin is in its lifecycle.
  * @since 0.1.0

@@ -13,6 +13,7 @@
  *   meanwhile disposes the started instance, which never becomes ready.
  * @since 0.1.0
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -32,6 +33,7 @@ import * as InitializeFailure from "./InitializeFailure.ts"
 import { caseKey } from "./internal/caseKey.ts"
 import { lastError } from "./PluginInstances.ts"
 import type { PluginLife } from "./PluginLife.ts"
+import * as PluginRecovery from "./PluginRecovery.ts"
 import type { RegistryParts, Restore } from "./RegistryParts.ts"
 
 /**
@@ -62,7 +64,11 @@ export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | Plu
  * @since 0.1.0
  * @category constructors
  */
-export const make = (parts: RegistryParts, crashed: (name: string, reason: string) => Effect.Effect<void>) => {
+export const make = (
+  parts: RegistryParts,
+  crashed: (name: string, reason: string, status: "error" | "unresponsive") => Effect.Effect<boolean>,
+  recovery: PluginRecovery.PluginRecovery
+) => {
   const { dependents, instances, lives, mutex, snapshots, state } = parts
   /** Names whose add was admitted and has not finished, by case key (internal/caseKey.ts). */
   const adding = new Map<string, string>()
@@ -85,7 +91,7 @@ export const make = (parts: RegistryParts, crashed: (name: string, reason: strin
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       return snapshots.initializing(name, plugin.version, options?.source ?? "code").pipe(
-        Effect.zipRight(instances.start(plugin, { ...options, lost: (reason) => crashed(name, reason) }, restore)),
+        Effect.zipRight(instances.start(plugin, { ...options, lost: lostFor(plugin, options) }, restore)),
         Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
           Either.isLeft(started)
             ? Effect.zipRight(snapshots.failed(name, lastError(started.left)), Effect.fail(started.left))
@@ -106,7 +112,64 @@ export const make = (parts: RegistryParts, crashed: (name: string, reason: strin
       return snapshots.ready(name)
     })
 
+  /**
+   * A started plugin lost on its own (PluginLiveness): out of the City with a snapshot saying why,
+   * then started again with backoff, until the crash limit (PluginRecovery.ts).
+   */
+  const lostFor = <E, R>(plugin: Plugin<E, R>, options: AddOptions | undefined) =>
+  (reason: string, status: "error" | "unresponsive" = "error"): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const name = plugin.name
+      const decision = yield* recovery.crashed(name)
+      if (decision._tag === "GiveUp") {
+        const why = `${reason} (${decision.crashes} crashes within ${Duration.format(PluginRecovery.crashWindow)}: not started again until it is added again)`
+        if (yield* crashed(name, why, "error")) {
+          yield* Effect.logError(`plugin ${name} stays down: ${why}`).pipe(Effect.annotateLogs({ code: "plugin.crash_limit", plugin: name }))
+        }
+        return
+      }
+      if (!(yield* crashed(name, reason, status))) return
+      yield* restartLater(plugin, options, reason, decision)
+    })
+
+  /** Says when the plugin starts again, and starts it then; a restart that fails is a crash too. */
+  const restartLater = <E, R>(
+    plugin: Plugin<E, R>,
+    options: AddOptions | undefined,
+    reason: string,
+    decision: { readonly wait: Duration.Duration; readonly crashes: number }
+  ): Effect.Effect<void> => {
+    const name = plugin.name
+    const restart = Effect.suspend(() => {
+      const status = snapshots.statusOf(name)
+      // Added, removed or restarted meanwhile: nothing is owed.
+      if ((status !== "error" && status !== "unresponsive") || lives.get(name) !== undefined) return Effect.void
+      return addOnce(plugin as Plugin<E, never>, options).pipe(
+        Effect.catchAll((failure) => {
+          if (failure._tag !== "PluginInitializeFailed") return Effect.void
+          return Effect.flatMap(recovery.crashed(name), (next) =>
+            next._tag === "GiveUp"
+              ? Effect.zipRight(
+                snapshots.failed(name, `${lastError(failure)} (${next.crashes} crashes within ${Duration.format(PluginRecovery.crashWindow)}: not started again until it is added again)`),
+                Effect.logError(`plugin ${name} stays down after ${next.crashes} crashes`).pipe(Effect.annotateLogs({ code: "plugin.crash_limit", plugin: name }))
+              )
+              : restartLater(plugin, options, lastError(failure), next))
+        }),
+        Effect.asVoid
+      )
+    })
+    return Effect.zipRight(
+      Effect.logWarning(`plugin ${name} lost: ${reason}; starting it again in ${Duration.format(decision.wait)} (crash ${decision.crashes} of ${PluginRecovery.crashLimit} within ${Duration.format(PluginRecovery.crashWindow)})`).pipe(
+        Effect.annotateLogs({ code: "plugin.restart", plugin: name })
+      ),
+      recovery.schedule(name, decision.wait, restart)
+    )
+  }
+
   const addAny = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
+    Effect.zipRight(recovery.forget(plugin.name), addOnce(plugin, options))
+
+  const addOnce = <E, R>(plugin: Plugin<E, R>, options?: AddOptions) =>
     Effect.suspend((): Effect.Effect<PluginSnapshot, AddFailure, R> => {
       const name = plugin.name
       const invalid = PluginName.check(name)

@@ -55,7 +55,7 @@ export interface StartOptions {
   readonly requestReload?: LifecycleContext.PluginLifecycleContextShape["requestReload"] | undefined
   readonly config?: LifecycleContext.PluginConfig | undefined
   /** What the plugin's PluginLiveness does when it is lost (the registry's `crashed`). */
-  readonly lost?: ((reason: string) => Effect.Effect<void>) | undefined
+  readonly lost?: PluginLiveness["Type"]["lost"] | undefined
 }
 
 /**

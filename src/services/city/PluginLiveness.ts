@@ -19,6 +19,9 @@ import type * as Effect from "effect/Effect"
  * @category tags
  */
 export class PluginLiveness extends Context.Tag("effect-city/PluginLiveness")<PluginLiveness, {
-  /** Takes the plugin out of the City with an error snapshot saying `reason`. */
-  readonly lost: (reason: string) => Effect.Effect<void>
+  /**
+   * Takes the plugin out of the City with a snapshot saying `reason`: `unresponsive` when it was
+   * ended for not answering, else `error`; the registry then starts it again with backoff.
+   */
+  readonly lost: (reason: string, status?: "error" | "unresponsive") => Effect.Effect<void>
 }>() {}

@@ -37,6 +37,7 @@ import type { SiblingNeed } from "../Siblings.ts"
 import { closePlugins } from "./CloseDisposal.ts"
 import type { Removal } from "./LeasedDisposal.ts"
 import * as PluginAdd from "./PluginAdd.ts"
+import * as PluginRecovery from "./PluginRecovery.ts"
 import * as PluginRemoval from "./PluginRemoval.ts"
 import * as RegistryParts from "./RegistryParts.ts"
 
@@ -106,7 +107,7 @@ export interface PluginRegistryShape {
    * `reason`, so a later `add` is a retry. Nothing happens when it is not ready (being added,
    * removed or gone) or when the City is closing (the close disposes it). Internal to the City.
    */
-  readonly crashed: (name: string, reason: string) => Effect.Effect<void>
+  readonly crashed: (name: string, reason: string, status?: "error" | "unresponsive") => Effect.Effect<void>
 }
 
 /**
@@ -124,8 +125,10 @@ export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<Pl
 export const make = Effect.gen(function*() {
   const parts = yield* RegistryParts.make
   const { instances, lives, snapshots, state } = parts
-  const { crashed, remove } = PluginRemoval.make(parts)
-  const { add, addWrapped } = PluginAdd.make(parts, crashed)
+  const { crashed, remove: removeNow } = PluginRemoval.make(parts)
+  const recovery = yield* PluginRecovery.make
+  const { add, addWrapped } = PluginAdd.make(parts, crashed, recovery)
+  const remove: typeof removeNow = (name, options) => Effect.zipRight(recovery.forget(name), removeNow(name, options))
 
   const unstarted: PluginRegistryShape["unstarted"] = (plugin, reason, source) =>
     Effect.zipRight(snapshots.initializing(plugin.name, plugin.version, source ?? "code"), snapshots.failed(plugin.name, reason))
@@ -164,7 +167,7 @@ export const make = Effect.gen(function*() {
     replaceSkills,
     explain: snapshots.explain,
     unstarted,
-    crashed
+    crashed: (name, reason, status) => Effect.asVoid(crashed(name, reason, status))
   } satisfies PluginRegistryShape
 })
 

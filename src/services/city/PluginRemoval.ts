@@ -117,22 +117,24 @@ export const make = (parts: RegistryParts) => {
       return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
     })
 
-  const crashed = (name: string, reason: string): Effect.Effect<void> =>
+  /** Whether it took the plugin out (it was ready, and the City is not closing). */
+  const crashed = (name: string, reason: string, status: "error" | "unresponsive" = "error"): Effect.Effect<boolean> =>
     Effect.suspend(() => {
-      if (state.refuse(`record the crash of plugin ${name}`) !== undefined) return Effect.void
+      if (state.refuse(`record the crash of plugin ${name}`) !== undefined) return Effect.succeed(false)
       const body = (restore: Restore) =>
         Effect.suspend(() => {
           const life = lives.get(name)
           const before = snapshots.current(name)
-          if (life === undefined || before?.status !== "ready") return Effect.void
+          if (life === undefined || before?.status !== "ready") return Effect.succeed(false)
           return removeLive(name, life, restore).pipe(
             Effect.flatMap((removal) => removal.disposal),
             Effect.ignore,
             Effect.zipRight(snapshots.initializing(name, before.version, before.source)),
-            Effect.zipRight(snapshots.failed(name, reason))
+            Effect.zipRight(snapshots.failed(name, reason, status)),
+            Effect.as(true)
           )
         })
-      return Effect.ignore(mutex.withLock(name, body, state.cancelled(`record the crash of plugin ${name}`)))
+      return Effect.orElseSucceed(mutex.withLock(name, body, state.cancelled(`record the crash of plugin ${name}`)), () => false)
     })
 
   return { remove, crashed }

@@ -39,7 +39,8 @@ export interface Snapshots {
   /** A new attempt: `initializing`, attempts + 1 (a retry keeps the count of the error snapshot). */
   readonly initializing: (name: string, version: string | undefined, source: string) => Effect.Effect<void>
   readonly ready: (name: string) => Effect.Effect<PluginSnapshot>
-  readonly failed: (name: string, lastError: string) => Effect.Effect<void>
+  /** `error` with `lastError`, or `unresponsive` for an isolated plugin ended for not answering. */
+  readonly failed: (name: string, lastError: string, status?: "error" | "unresponsive") => Effect.Effect<void>
   readonly disposing: (name: string) => Effect.Effect<void>
   /** Marks several `disposing` at once (one change each, one publication). */
   readonly disposingAll: (names: ReadonlyArray<string>) => Effect.Effect<void>
@@ -132,7 +133,7 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
         })
       }),
     ready: (name) => change(name, "ready"),
-    failed: (name, lastError) => Effect.asVoid(change(name, "error", lastError)),
+    failed: (name, lastError, status = "error") => Effect.asVoid(change(name, status, lastError)),
     disposing: (name) => Effect.asVoid(change(name, "disposing")),
     remove,
     disposingAll: (names) =>

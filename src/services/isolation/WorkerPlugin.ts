@@ -7,18 +7,17 @@
  * check is a request to the worker, with the call's PluginContext as data.
  *
  * Containment (what the host's own thread cannot do for a plugin in it):
- * - **A spin at initialize or dispose** is ended at the registry's timeout: closing the plugin's
- *   Scope terminates the thread, whether or not its event loop turns.
- * - **A spinning call** fails with `IsolatedCallTimedOut` at the per-call timeout: once a call has
- *   run over it and the worker does not answer a ping within a second, its event loop is stuck and
- *   the thread is ended (the plugin leaves the City as below). A call that waits while its worker
- *   answers is not cut, as a call in the host's thread is not.
+ * - **Liveness** (docs/plugin-loader.md, "Liveness"): the worker answers a heartbeat about every
+ *   second whatever the plugin is doing. One silent for 3 s (a spin or a microtask loop, at
+ *   initialize, in a call, in a timer or at dispose) is blamed by name and by the file and line of
+ *   the code it runs (the V8 inspector pauses it), logged `plugin.unresponsive`, and its thread is
+ *   ended: the calls it cut fail with `WorkerEnded`, never a hang.
  * - **A heap cap** (`resourceLimits.maxOldGenerationSizeMb`, {@link defaultLimits}): a leak ends
  *   the worker with Node's out-of-memory error, never the host.
  * - **`process.exit()` or an uncaught throw** in the plugin ends its worker thread only.
  * When the worker of a ready plugin ends on its own, the plugin tells the City through its
- * PluginLiveness: it leaves the City with an error snapshot saying why (its running calls fail
- * with `WorkerEnded`); a retry starts a fresh worker.
+ * PluginLiveness: it leaves the City with a snapshot saying why (`unresponsive` after a silence,
+ * else `error`), and the registry starts it again with backoff (PluginRecovery.ts).
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
@@ -36,20 +35,19 @@ import * as internal from "./internal/workerPlugin.ts"
 export interface Limits {
   /** The worker's heap cap (V8's old generation), in MiB. */
   readonly heapMb: number
-  /** How long one call (action, hook, system, availability) may run. */
-  readonly callTimeout: Duration.DurationInput
   /** How long the plugin's dispose may run in the worker before the thread is ended anyway. */
   readonly disposeTimeout: Duration.DurationInput
 }
 
 /**
  * The default limits: a 256 MiB heap (a worker at rest uses about 30 MiB, Effect and the platform
- * loaded in it: the rest is the plugin's), calls of at most 30 seconds, a dispose of at most 10
- * seconds (the registry's default).
+ * loaded in it: the rest is the plugin's) and a dispose of at most 10 seconds (the registry's
+ * default). A call has no bound of its own: a call that waits while its worker answers its
+ * heartbeat is not cut, as a call in the host's thread is not; a spin is ended by the heartbeat.
  * @since 0.1.0
  * @category constants
  */
-export const defaultLimits: Limits = { heapMb: 256, callTimeout: "30 seconds", disposeTimeout: "10 seconds" }
+export const defaultLimits: Limits = { heapMb: 256, disposeTimeout: "10 seconds" }
 
 /**
  * What the worker-isolated plugin is made from.
@@ -90,7 +88,6 @@ export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isola
       url: options.url,
       folder: options.folder,
       heapMb: options.limits.heapMb,
-      callTimeout: Duration.decode(options.limits.callTimeout),
       disposeTimeout: Duration.decode(options.limits.disposeTimeout),
       invoke: options.invoke
     })

@@ -1,9 +1,9 @@
 /**
  * The running workers of isolated plugins, for what operators look at (docs/plugin-loader.md,
  * "Isolation": `city plugins list`, `city status` and the status page show each plugin's isolation
- * and its worker's heap). A worker is listed from its plugin's start to its dispose; `heaps` asks
- * each one for its heap, at most a second each, concurrently (a worker that does not answer, one
- * whose event loop is stuck, reads as `None`).
+ * and its worker's heap). A worker is listed from its plugin's start to its dispose; `heaps` reads
+ * what each one last reported with its heartbeat (docs/plugin-loader.md, "Liveness"): a silent
+ * worker, one whose event loop is stuck, reads as `None`.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import type { Memory } from "../../schema/Isolation.ts"
 
 /**
  * A worker's heap: V8's used bytes and its limit (the cap, plus what V8 keeps beside it).
@@ -43,7 +44,7 @@ export interface WorkerHeap {
  */
 export class Workers extends Context.Tag("effect-city/Workers")<Workers, {
   /** Lists `plugin`'s worker until the caller's Scope closes. */
-  readonly add: (plugin: string, heap: Effect.Effect<Heap, unknown>) => Effect.Effect<void, never, Scope.Scope>
+  readonly add: (plugin: string, memory: Effect.Effect<Option.Option<Memory>>) => Effect.Effect<void, never, Scope.Scope>
   /** The heap of each listed worker, in plugin name order. */
   readonly heaps: Effect.Effect<ReadonlyArray<WorkerHeap>>
 }>() {}
@@ -54,7 +55,7 @@ export class Workers extends Context.Tag("effect-city/Workers")<Workers, {
  * @category constructors
  */
 export const make: Effect.Effect<Workers["Type"]> = Effect.sync(() => {
-  const listed = new Map<string, Effect.Effect<Heap, unknown>>()
+  const listed = new Map<string, Effect.Effect<Option.Option<Memory>>>()
   return {
     add: (plugin, heap) =>
       Effect.acquireRelease(Effect.sync(() => listed.set(plugin, heap)), () =>
@@ -64,7 +65,8 @@ export const make: Effect.Effect<Workers["Type"]> = Effect.sync(() => {
     heaps: Effect.suspend(() =>
       Effect.forEach(
         [...listed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        ([plugin, heap]) => Effect.map(Effect.option(Effect.timeout(heap, "1 second")), (read): WorkerHeap => ({ plugin, heap: read })),
+        ([plugin, memory]) =>
+          Effect.map(memory, (read): WorkerHeap => ({ plugin, heap: Option.map(read, (m) => ({ used: m.heapUsed, limit: m.heapLimit })) })),
         { concurrency: "unbounded" }
       )
     )

@@ -5,7 +5,6 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -113,10 +112,7 @@ export const options = (
       licensed: settings.licensed ?? [],
       config: settings.config ?? {},
       isolation: settings.isolation,
-      workerLimits: {
-        ...(settings.workerLimits?.heapMb === undefined ? {} : { heapMb: settings.workerLimits.heapMb }),
-        ...(settings.workerLimits?.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(settings.workerLimits.callTimeoutMs) })
-      },
+      workerLimits: settings.workerLimits?.heapMb === undefined ? {} : { heapMb: settings.workerLimits.heapMb },
       settingsFile: CityRoot.settingsFile(root),
       settingsExist: settings.exists
     }

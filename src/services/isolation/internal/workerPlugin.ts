@@ -3,7 +3,8 @@
  * the containment is in the WorkerPlugin module's comment): it starts the worker (workerThread.ts)
  * and runs the plugin's own initialize there; its dispose runs the plugin's dispose there, bounded,
  * then ends the thread. The host serves the plugin's requests (hostCalls.ts), bounds its calls
- * (callWatchdog.ts) and holds proxies of its contributions (workerProxies.ts).
+ * (heartbeat.ts: a silent worker is blamed, blame.ts, and ended) and holds proxies of its
+ * contributions (workerProxies.ts).
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
@@ -12,12 +13,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import { pathToFileURL } from "node:url"
 import type { CallBase } from "../../../schema/HostModel.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { PluginLiveness } from "../../city/PluginLiveness.ts"
 import { PluginLifecycleContext } from "../../PluginLifecycleContext.ts"
 import { Workers } from "../Workers.ts"
-import { makeCallWatchdog } from "./callWatchdog.ts"
+import { blameThread } from "./blame.ts"
+import { watchHeartbeat } from "./heartbeat.ts"
 import { serveHostCalls } from "./hostCalls.ts"
 import { startThread } from "./workerThread.ts"
 import { workerProxies } from "./workerProxies.ts"
@@ -33,7 +36,6 @@ export const initialize = (options: {
   readonly url: string
   readonly folder: string
   readonly heapMb: number
-  readonly callTimeout: Duration.Duration
   readonly disposeTimeout: Duration.Duration
   readonly invoke: (base: CallBase, plugin: string, action: string, input: unknown) => Effect.Effect<unknown, unknown>
 }) =>
@@ -41,9 +43,10 @@ export const initialize = (options: {
     const { disposeTimeout, name } = options
     const lifecycle = yield* PluginLifecycleContext
     const thread = yield* startThread(name, options.heapMb)
-    const { ended, failed, gone, stop, worker } = thread
+    const { call, ended, failed, gone, stop, worker } = thread
     let initialized = false
     let closing = false
+    let unresponsive = false
 
     // Dispose: the plugin's own, in the worker (bounded), then the thread ends. Added after the
     // Worker, so it runs before the platform's close (which waits 5 s for a thread that may spin).
@@ -67,8 +70,24 @@ export const initialize = (options: {
       })
     )
 
+    // Silent past the limit: name the code it runs, say so, end the thread (docs/plugin-loader.md, "Liveness").
+    const heartbeat = yield* watchHeartbeat(worker, (silentMillis) =>
+      Effect.gen(function*() {
+        const threadId = thread.threadId()
+        const location = threadId === undefined
+          ? Option.none<string>()
+          : Option.flatten(yield* Effect.timeoutTo(blameThread(threadId, pathToFileURL(options.folder).href), { duration: "1500 millis", onSuccess: (found) => found, onTimeout: () => Option.none() }).pipe(Effect.map(Option.some)))
+        const reason = `it was unresponsive: no heartbeat for ${(silentMillis / 1000).toFixed(1)} s${
+          Option.isSome(location) ? `, running ${location.value}` : ""
+        }`
+        yield* Effect.logWarning(`plugin ${name} unresponsive: ${reason}`).pipe(
+          Effect.annotateLogs({ code: "plugin.unresponsive", plugin: name, ...(Option.isSome(location) ? { location: location.value } : {}) })
+        )
+        unresponsive = true
+        yield* stop(reason)
+      })
+    ).pipe(Effect.catchAll((error) => failed(error, "start")))
     yield* serveHostCalls(worker, lifecycle, options.invoke)
-    const calls = makeCallWatchdog(name, thread, options.callTimeout)
 
     const shape = yield* worker.executeEffect(
       new Isolation.Initialize({
@@ -82,9 +101,8 @@ export const initialize = (options: {
       })
     ).pipe(Effect.catchTags({ WorkerError: (e) => failed(e, "initialize"), ParseError: (e) => failed(e, "initialize") }))
     initialized = true
-    yield* calls.start
     const workers = yield* Effect.serviceOption(Workers)
-    if (Option.isSome(workers)) yield* workers.value.add(name, worker.executeEffect(new Isolation.Heap()))
+    if (Option.isSome(workers)) yield* workers.value.add(name, heartbeat.latest)
 
     // A worker that ends on its own takes the plugin out of the City (PluginLiveness, in a fiber
     // of its own: it disposes this plugin, whose Scope holds this watcher).
@@ -93,10 +111,10 @@ export const initialize = (options: {
       Effect.flatMap((reason) =>
         closing || Option.isNone(liveness)
           ? Effect.void
-          : Effect.asVoid(Effect.forkDaemon(liveness.value.lost(`its worker ended: ${reason}`)))
+          : Effect.asVoid(Effect.forkDaemon(liveness.value.lost(`its worker ended: ${reason}`, unresponsive ? "unresponsive" : "error")))
       ),
       Effect.forkScoped
     )
 
-    return workerProxies(shape, worker, calls.call)
+    return workerProxies(shape, worker, call)
   })

@@ -10,7 +10,6 @@ import * as Isolation from "../../../schema/Isolation.ts"
 import type { AnyAction, Contributions, Hook } from "../../Contributions.ts"
 import { Encoded, Refused } from "../../internal/encoded.ts"
 import { PluginContext, type PluginContextShape } from "../../PluginContext.ts"
-import type { Call } from "./callWatchdog.ts"
 import type { WorkerThread } from "./workerThread.ts"
 
 const contextData = (ctx: PluginContextShape): typeof Isolation.CallContext.Type => ({
@@ -29,7 +28,7 @@ const contextData = (ctx: PluginContextShape): typeof Isolation.CallContext.Type
 export const workerProxies = (
   shape: typeof Isolation.ContributionShape.Type,
   worker: WorkerThread["worker"],
-  call: Call
+  call: WorkerThread["call"]
 ): Contributions => {
   const context = Effect.map(PluginContext, contextData)
   const actions: Record<string, AnyAction> = {}

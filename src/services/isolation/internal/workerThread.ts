@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as ParseResult from "effect/ParseResult"
 import { Worker as Thread } from "node:worker_threads"
+import type { ActionOutputRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { WorkerScript } from "../WorkerScript.ts"
 
@@ -64,12 +65,24 @@ export const startThread = (name: string, heapMb: number) =>
     )
     /** Why the worker is gone, once it is. */
     const gone = Deferred.await(ended)
-    const failed = (error: WorkerError | ParseResult.ParseError, what: string) =>
+    const failed = (error: WorkerError | ParseResult.ParseError, what: string): Effect.Effect<never, Isolation.IsolatedFailure | Isolation.WorkerEnded> =>
       error._tag === "ParseError"
         ? Effect.fail(new Isolation.IsolatedFailure({ plugin: name, what, reason: error.message }))
         : Effect.flatMap(Effect.timeoutTo(gone, { duration: "1 second", onSuccess: (r) => r, onTimeout: () => error.message }), (reason) =>
           Effect.fail(new Isolation.WorkerEnded({ plugin: name, reason })))
-    return { worker, ended, gone, stop, failed }
+    /** A request to the worker; the platform's failures become the plugin's (`what` names the request). */
+    const call = <A, E extends Isolation.IsolatedFailure | Isolation.ActionError | ActionOutputRejected>(
+      request: Effect.Effect<A, E | WorkerError | ParseResult.ParseError>,
+      what: string
+    ): Effect.Effect<A, E | Isolation.IsolatedFailure | Isolation.WorkerEnded> =>
+      Effect.catchIf(
+        request,
+        (e): e is WorkerError | ParseResult.ParseError => e._tag === "WorkerError" || e._tag === "ParseError",
+        (e) => failed(e, what)
+      )
+    /** The thread's id (the inspector's `workerId`), once it is spawned. */
+    const threadId = () => thread?.threadId
+    return { worker, ended, gone, stop, failed, call, threadId }
   })
 
 /**

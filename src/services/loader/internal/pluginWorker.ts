@@ -60,9 +60,17 @@ export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner 
       )
     })
 
-    const heap = Effect.sync(() => {
-      const stats = v8.getHeapStatistics()
-      return { used: stats.used_heap_size, limit: stats.heap_size_limit }
+    // The heartbeat's figures: in a worker thread, the heap, `external` and `arrayBuffers` are the
+    // thread's own (Node reports them per isolate); `rss` is the process's.
+    const heartbeat = Effect.sync(() => {
+      const usage = process.memoryUsage()
+      return {
+        heapUsed: usage.heapUsed,
+        heapLimit: v8.getHeapStatistics().heap_size_limit,
+        external: usage.external,
+        arrayBuffers: usage.arrayBuffers,
+        rss: usage.rss
+      }
     })
 
     return WorkerRunner.layerSerialized(Isolation.Request, {
@@ -72,8 +80,7 @@ export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner 
       CallSystem: calls.callSystem,
       CallAvailability: calls.callAvailability,
       Dispose: () => dispose,
-      Heap: () => heap,
-      Ping: () => Effect.void,
+      Heartbeat: () => heartbeat,
       HostCalls: () => Stream.fromQueue(requests.calls),
       HostAnswer: requests.answer
     }).pipe(Layer.provide(Logger.replace(Logger.defaultLogger, requests.forward)))
