@@ -116,6 +116,25 @@ export const makeRoots = Effect.gen(function*() {
   return { root, bundled, instance }
 })
 
+/**
+ * The operator's trust in every instance-root plugin whose manifest does not ask for isolation:
+ * the loader's own semantics are tested on the host's thread, where the spec describes them; the
+ * default (instance-root plugins isolated) is tested in test/isolation with `isolation: {}`.
+ */
+const trustedByDefault = (instance: string): Record<string, "none"> => {
+  const trusted: Record<string, "none"> = {}
+  const names = fs.existsSync(instance) ? fs.readdirSync(instance) : []
+  for (const name of names) {
+    try {
+      const manifest = JSON.parse(fs.readFileSync(path.join(instance, name, "city-plugin.json"), "utf8")) as { name?: unknown; isolation?: unknown }
+      if (typeof manifest.name === "string" && manifest.isolation === undefined) trusted[manifest.name] = "none"
+    } catch {
+      // Not a plugin folder, or one whose manifest the loader will refuse: nothing to trust.
+    }
+  }
+  return trusted
+}
+
 /** The City core with the loader on top, built in the test's Scope (generation 1 loads now). */
 export const startLoader = (
   root: string,
@@ -123,7 +142,10 @@ export const startLoader = (
   city: Omit<City.CityLayerOptions, "root" | "plugins"> = {}
 ) =>
   Effect.gen(function*() {
-    const context = yield* Layer.build(Loader.withCore({ root, ...city }, options))
+    const given = options.isolation === undefined
+      ? { ...options, isolation: trustedByDefault(options.instanceRoot ?? path.join(root, "plugins")) }
+      : options
+    const context = yield* Layer.build(Loader.withCore({ root, ...city }, given))
     const registry = Context.get(context, PluginRegistry)
     return {
       /** Calls outside a Session, as `city.calls` makes them. */

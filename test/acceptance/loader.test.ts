@@ -862,7 +862,8 @@ describe("city plugins", () => {
       const out = json(listed)
       expect(out["loaded"]).toEqual([
         { name: "base", version: "1.0.0", root: "bundled", folder: path.join(bundled, "base"), status: "ready", isolation: "none", heap_used_bytes: null, dropped: [], warnings: [], config_unset: [] },
-        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", isolation: "none", heap_used_bytes: null, dropped: [], warnings: [], config_unset: [] }
+        // An instance-root plugin runs in a worker by default (docs/plugin-loader.md, "Isolation").
+        { name: "extra", version: "3.1.0", root: "instance", folder: path.join(instance, "extra"), status: "ready", isolation: "worker", heap_used_bytes: expect.any(Number), dropped: [], warnings: [], config_unset: [] }
       ])
       expect(out["skipped"]).toEqual([expect.objectContaining({ name: "wrong", root: "instance", kind: "ManifestInvalid" })])
       expect(out["missing"]).toEqual(["gone"])

@@ -126,12 +126,12 @@ describe("worker-isolated plugins", () => {
       })
     )))
 
-  it.scopedLive("a plugin whose services siblings would use cannot be isolated: skipped at load, saying why", () =>
+  it.scopedLive("an instance-root plugin is isolated by default; one whose services siblings would use is skipped saying how to trust it, and loads on the host's thread once trusted, said in one line", () =>
     provideNode(withLogs(() =>
       Effect.gen(function*() {
         const { instance, root } = yield* makeRoots
         writePlugin(instance, "store", {
-          manifest: manifest("store", { isolation: "worker" }),
+          manifest: manifest("store"),
           files: {
             "index.mjs": [
               `import * as Context from "effect/Context"`,
@@ -143,10 +143,19 @@ describe("worker-isolated plugins", () => {
             ].join("\n")
           }
         })
-        const loaded = yield* startLoader(root, { enabled: ["store"], licensed: ["store"] })
-        const report = yield* loaded.generations.current
-        expect(report.loaded).toEqual([])
-        expect(report.skipped.map((s) => s.reason).join("\n")).toContain("a service cannot leave its worker thread")
+        writePlugin(instance, "plain", { manifest: manifest("plain"), files: { "index.mjs": registerEntry(unique("plain"), `ctx.registerSystem("plain")`) } })
+        const names = ["plain", "store"]
+        const isolated = yield* startLoader(root, { enabled: names, licensed: names, isolation: {} })
+        const report = yield* isolated.generations.current
+        expect(report.loaded.map((p) => [p.name, p.isolation])).toEqual([["plain", "worker"]])
+        expect(report.skipped.map((s) => s.reason).join("\n")).toContain(
+          `a service cannot leave its worker: trust it on the host's thread with "isolation": { "store": "none" } in plugins.json`
+        )
+        expect(report.notices).toEqual([])
+        const trusted = yield* startLoader(root, { enabled: names, licensed: names, isolation: { store: "none" } })
+        const again = yield* trusted.generations.current
+        expect(again.loaded.map((p) => [p.name, p.isolation])).toEqual([["plain", "worker"], ["store", "none"]])
+        expect(again.notices).toEqual([`on the host's thread, trusted by ${path.join(root, "plugins.json")}: store`])
       })
     )))
 })
@@ -460,7 +469,7 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
 })
 
 describe("isolation as the operator sees it", () => {
-  it.scopedLive("plugins.json isolates a plugin: `city plugins list` shows where each runs and the worker's heap, and the daemon hosts it so", () =>
+  it.scopedLive("instance-root plugins run in workers unless plugins.json trusts them: `city plugins list` shows where each runs and the worker's heap, and the daemon hosts them so", () =>
     Effect.gen(function*() {
       const base = yield* tempDir
       const root = path.join(base, "root")
@@ -474,7 +483,7 @@ describe("isolation as the operator sees it", () => {
       folder("outside")
       fs.writeFileSync(
         path.join(root, "plugins.json"),
-        JSON.stringify({ enabled: ["inside", "outside"], licensed: ["inside", "outside"], isolation: { outside: "worker" }, workerLimits: { heapMb: 64 } })
+        JSON.stringify({ enabled: ["inside", "outside"], licensed: ["inside", "outside"], isolation: { inside: "none" }, workerLimits: { heapMb: 64 } })
       )
       const listed = yield* cityProcess(["plugins", "list", "--json"], { root })
       expect(listed.code, listed.stderr).toBe(0)
@@ -484,6 +493,7 @@ describe("isolation as the operator sees it", () => {
       expect(loaded[1]?.heap_used_bytes).toBeGreaterThan(0)
       const table = yield* cityProcess(["plugins", "list"], { root })
       expect(table.stdout).toMatch(/outside\s+instance\s+1\.0\.0\s+ready\s+worker\s+\d+\.\d MiB/)
+      expect(table.stdout).toContain(`on the host's thread, trusted by ${path.join(root, "plugins.json")}: inside`)
       yield* startPluginDaemon(root, base, "isolation", ["--http", "127.0.0.1:0"])
       const running = json(yield* cityProcess(["plugins", "list", "--json"], { root }))
       expect(running["source"]).toBe("daemon")

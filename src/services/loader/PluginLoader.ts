@@ -68,6 +68,9 @@ import * as LoadAlerts from "./LoadAlerts.ts"
 import * as Provides from "./Provides.ts"
 import { fromRegister, type SiblingInvoke, withExtras } from "./Staging.ts"
 
+/** How many isolated plugins start at once (their module loading is CPU-bound: a few per core). */
+const isolatedStarts = 4
+
 /** How many folders are read at once before a load pass stages them. */
 const prefetchConcurrency = 16
 
@@ -94,7 +97,9 @@ export interface LoaderOptions {
   readonly settingsFile?: string | undefined
   /**
    * Where plugins run: one mode for every plugin, or a mode per name; it overrides the
-   * manifest's `isolation`. Default: each manifest's, else `"none"` (docs/plugin-loader.md, "Isolation").
+   * manifest's `isolation`. Default: a bundled plugin's manifest's, else `"none"`; an
+   * instance-root plugin isolated, `"worker"` unless its manifest asks for another isolated mode
+   * (docs/plugin-loader.md, "Isolation").
    */
   readonly isolation?: IsolationMode | Readonly<Record<string, IsolationMode>> | undefined
   /** The limits of each worker-isolated plugin; a limit not given keeps `WorkerPlugin.defaultLimits`. */
@@ -215,11 +220,20 @@ interface Prefetched {
   readonly prompt: Either.Either<string | undefined, PromptRejected>
 }
 
-/** Where a plugin runs: plugins.json's choice (for all, or for its name), else its manifest's, else in the host's thread. */
-const isolationOf = (options: LoaderOptions, manifest: Manifest): IsolationMode =>
-  typeof options.isolation === "string"
-    ? options.isolation
-    : options.isolation?.[manifest.name] ?? manifest.isolation ?? "none"
+/**
+ * Where a plugin runs (docs/plugin-loader.md, "Isolation": containment by default): the
+ * operator's choice in plugins.json (for all, or for its name) decides. Else a bundled plugin,
+ * shipped with the application, runs where its manifest asks, by default on the host's thread;
+ * an instance-root plugin, someone else's code, runs isolated: where its manifest asks if that is
+ * isolated too, else in a worker. Its manifest cannot put it on the host's thread: that is the
+ * operator's trust to give.
+ */
+const isolationOf = (options: LoaderOptions, manifest: Manifest, root: RootKind): IsolationMode => {
+  const chosen = typeof options.isolation === "string" ? options.isolation : options.isolation?.[manifest.name]
+  if (chosen !== undefined) return chosen
+  if (root === "bundled") return manifest.isolation ?? "none"
+  return manifest.isolation === undefined || manifest.isolation === "none" ? "worker" : manifest.isolation
+}
 
 /** The manifest's provides, enforced on what initialize contributes (see Provides.ts): what it drops is kept in `dropped` and logged. */
 const enforceProvides = (manifest: Manifest, dropped: Array<Provides.Dropped>) => (contributions: Contributions) =>
@@ -259,7 +273,7 @@ const stage = (
     const extras = { prompt, skills: manifest.skills }
     const dropped: Array<Provides.Dropped> = []
     const enforce = enforceProvides(manifest, dropped)
-    const isolation = isolationOf(loading.options, manifest)
+    const isolation = isolationOf(loading.options, manifest, found.root)
     /** The folder's Plugin, under the manifest's name, version and dependencies, with what staging found. */
     const staged = <E>(initialize: Effect.Effect<Contributions, E, Scope.Scope | PluginLifecycleContext | SiblingViews>): Staged => ({
       plugin: makePlugin({ name: manifest.name, version: manifest.version, requires: manifest.dependsOn, initialize }),
@@ -391,21 +405,46 @@ const readRoot = (loading: Loading, root: PluginRoot, done: ReadonlySet<string>)
     const ordered = manifests
       .map((read, i) => ({ read, i, wave: Option.isSome(read) ? wave.get(read.value.name) ?? 0 : 0 }))
       .sort((a, b) => a.wave - b.wave || a.i - b.i)
-      .flatMap((x) => Option.isSome(x.read) ? [x.read.value] : [])
+      .flatMap((x) => Option.isSome(x.read) ? [{ found: x.read.value, wave: x.wave }] : [])
     return { ordered, prefetched, cycle: Dependencies.findCycle(graph) }
   })
 
 /**
- * Loads a root's folders one at a time, in order, so registration order never depends on the file
- * system; an instance root with plugin folders and an empty licence set is said once, as a notice.
+ * Loads a root's folders in order, so registration order never depends on the file system; an
+ * instance root with plugin folders and an empty licence set is said once, as a notice.
+ *
+ * Isolated plugins start concurrently (docs/plugin-loader.md, "Isolation": a worker's start is
+ * mostly its own module loading, which runs in its own thread): within one dependency wave, where
+ * no plugin needs another, the isolated ones are added {@link isolatedStarts} at a time, then the
+ * others one at a time. Views are in name order whatever the order of adds, and the report lists
+ * each plugin in folder order.
  */
 const loadRoot = (loading: Loading, pass: Pass, root: PluginRoot) =>
   Effect.gen(function*() {
     const { cycle, ordered, prefetched } = yield* readRoot(loading, root, pass.done)
-    const instanceFolders: Array<string> = []
-    for (const found of ordered) {
-      if (root.kind === "instance") instanceFolders.push(found.name)
-      yield* loadFolder(loading, pass, found, prefetched.get(found.folder), cycle)
+    const instanceFolders = root.kind === "instance" ? ordered.map(({ found }) => found.name) : []
+    const isolated = (found: DiscoveredPlugin) =>
+      found._tag === "Valid" && loading.enabled(found.name) && isolationOf(loading.options, found.manifest, found.root) !== "none"
+    for (let start = 0; start < ordered.length;) {
+      const wave = ordered[start]!.wave
+      let end = start
+      while (end < ordered.length && ordered[end]!.wave === wave) end++
+      const members = ordered.slice(start, end).map(({ found }) => found)
+      const load = (found: DiscoveredPlugin) => loadFolder(loading, pass, found, prefetched.get(found.folder), cycle)
+      yield* Effect.forEach(members.filter(isolated), load, { concurrency: isolatedStarts, discard: true })
+      yield* Effect.forEach(members.filter((found) => !isolated(found)), load, { discard: true })
+      start = end
+    }
+    const rank = new Map(ordered.map(({ found }, i) => [found.folder, i] as const))
+    const byFolder = (a: { readonly folder: string }, b: { readonly folder: string }) => (rank.get(a.folder) ?? -1) - (rank.get(b.folder) ?? -1)
+    pass.loaded.sort(byFolder)
+    pass.skipped.sort(byFolder)
+    // The operator's explicit trust: instance-root code on the host's thread, said in one line.
+    const trusted = root.kind === "instance" ? pass.loaded.filter((p) => p.root === "instance" && p.isolation === "none").map((p) => p.name) : []
+    if (trusted.length > 0) {
+      const notice = `on the host's thread, trusted by ${loading.settingsFile}: ${trusted.join(", ")}`
+      pass.notices.push(notice)
+      yield* Effect.logInfo(notice).pipe(Effect.annotateLogs({ code: "plugin.trusted", plugins: trusted.join(",") }))
     }
     if (root.kind === "instance" && loading.licensed.size === 0 && instanceFolders.length > 0) {
       const notice = `${instanceFolders.length} plugin folder${instanceFolders.length === 1 ? "" : "s"} in the instance root, none licensed`

@@ -109,7 +109,7 @@ export const makeInitialize = (state: WorkerState, requests: HostRequests) => (r
         new Isolation.IsolatedFailure({
           plugin: name,
           what: "initialize",
-          reason: "it provides services to its siblings, and a service cannot leave its worker thread: load it with isolation \"none\""
+          reason: `it provides services to its siblings, and a service cannot leave its worker: trust it on the host's thread with "isolation": { "${name}": "none" } in plugins.json`
         })
       )
     }
