@@ -88,6 +88,14 @@ import type * as StatusHttp from "../../layers/StatusHttp.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import * as Out from "../output.ts"
 import * as Plugins from "./plugins.ts"
+import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
+import * as Quarantine from "../../services/watchdog/Quarantine.ts"
+
+/**
+ * The daemon's exit code when its watchdog ends it at the freeze limit (docs/cli.md, "Exit
+ * codes"): 70, sysexits' EX_SOFTWARE, apart from every code a verb exits with.
+ */
+const frozenExitCode = 70
 
 /**
  * The daemon's work, in the caller's Scope, over its City with the loader (generation 1 built) and
@@ -234,6 +242,8 @@ export interface DaemonInput {
   readonly retryCapMs: number
   readonly logFormat: "logfmt" | "json"
   readonly deadlineMs: number
+  /** `--freeze-limit`, seconds: the host's thread blocked this long, the daemon ends (exit 70). */
+  readonly freezeLimit: number
   readonly bundled: Option.Option<string>
   readonly http: Option.Option<string>
   readonly httpPublic: boolean
@@ -302,10 +312,24 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
     const program = Effect.scoped(Effect.gen(function*() {
       const backoff = yield* retryBackoff(o.retryBaseMs, o.retryCapMs)
       const page = yield* statusSettings(o, root, invocation.cwd)
+      const freezeLimit = yield* Opt.checkFreezeLimit(o.freezeLimit)
       yield* DaemonLock.acquire
       // What a `city` that is gone left running is ended before any work (ProcessRecords.ts).
       yield* (yield* ProcessRecords).recover
-      const options = yield* Settings.options(root, bundledRoot)
+      const settings = yield* Settings.options(root, bundledRoot)
+      // A plugin that froze a previous daemon runs in a worker thread (Quarantine.ts); the
+      // watchdog watches this daemon's thread from before the first plugin code runs.
+      const quarantine = yield* Quarantine.atStart
+      const options = { ...settings, isolation: yield* Quarantine.isolation(settings, quarantine) }
+      yield* HostWatchdog.start({
+        limit: Duration.seconds(freezeLimit),
+        exitCode: frozenExitCode,
+        who: "city daemon",
+        ending: `exiting ${frozenExitCode} so that its supervisor restarts it (the next start quarantines the plugin)`,
+        format: o.json || o.logFormat === "json" ? "json" : "logfmt",
+        recordFile: path.join(root, layout.daemonFreeze),
+        roots: settings.roots
+      })
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
       const live = LiveApplication.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(
