@@ -306,6 +306,8 @@ export const list = (o: LoaderInput & { readonly freezeLimit: number }) =>
       const options = { ...settings, isolation: yield* Quarantine.isolation(settings, quarantine) }
       yield* HostWatchdog.start({
         limit: Duration.seconds(freezeLimit),
+        // One line, at the limit: a verb's error is its last word.
+        report: Duration.seconds(freezeLimit),
         exitCode: 1,
         who: "city: error: plugins list",
         ending: "ended (exit 1)",
