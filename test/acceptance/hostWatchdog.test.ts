@@ -95,6 +95,25 @@ describe("the host's own thread has a watchdog", () => {
       })
   )
 
+  live("a freeze that ends before the limit: the record goes, one line says the thread is free again, the daemon runs on", () =>
+    Effect.gen(function*() {
+      // Blocks the host's thread for 4.5 s, 1.5 s after register; reported at 3 s, the limit is 6 s.
+      const { base, root } = yield* spinWorld(
+        registerEntry("  setTimeout(function busyWait() { const t = Date.now(); while (Date.now() - t < 4500) {} }, 1500)")
+      )
+      const daemon = yield* startPluginDaemon(root, base, "daemon", ["--freeze-limit", "6"])
+      const record = join(root, "daemon.freeze.json")
+      yield* within("the freeze is recorded", Effect.sync(() => fs.existsSync(record)), 8_000)
+      yield* awaitLog(daemon, "city daemon: the host's thread is free again after", 8_000)
+      expect(yield* logLines(daemon, "free again")).toEqual([
+        expect.stringMatching(/free again after \d+ s \(plugin spin \(file:\/\/\S*\/index\.mjs:2 in busyWait\)\)/)
+      ])
+      expect(fs.existsSync(record)).toBe(false)
+      const status = yield* city(["status"], { root })
+      expect(status.stdout).toContain(`daemon: running (pid ${daemon.pid})`)
+      expect(yield* Deferred.isDone(daemon.exited)).toBe(false)
+    }))
+
   live("city plugins list with a plugin whose register spins ends with exit 1 naming the plugin at --freeze-limit, never a hang", () =>
     Effect.gen(function*() {
       const { root } = yield* spinWorld(registerEntry("  ;(function spinInRegister() { for (;;) {} })()"))
