@@ -11,7 +11,9 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { join } from "node:path"
+import { execFileSync } from "node:child_process"
 import { city, cityProcess, json, tempDir } from "./cityCli.ts"
+import { startCity } from "../live/daemonProcess.ts"
 import { awaitLog, files, jsonOf, logLines, registerEntry, startPluginDaemon, within, writePlugin } from "../live/pluginDaemon.ts"
 
 const live = (name: string, body: () => Effect.Effect<void, unknown, any>) =>
@@ -128,5 +130,23 @@ describe("the host's own thread has a watchdog", () => {
         )
       ])
       expect(took).toBeLessThan(10_000)
+    }))
+
+  live("a thread blocked outside JavaScript (a read of a FIFO nobody writes) cannot be paused: at the limit the line says so and the process gets SIGKILL", () =>
+    Effect.gen(function*() {
+      const fifo = join(yield* tempDir, "fifo")
+      execFileSync("mkfifo", [fifo])
+      const { base, root } = yield* spinWorld(
+        `import { readFileSync } from "node:fs"\n${registerEntry(`  readFileSync(${JSON.stringify(fifo)})`)}`
+      )
+      const listing = yield* startCity(root, base, "list", ["plugins", "list", "--freeze-limit", "2"])
+      yield* within("city plugins list ends", Deferred.isDone(listing.exited), 10_000)
+      expect(yield* Deferred.await(listing.exited)).toEqual({ code: null, signal: "SIGKILL" })
+      // The watchdog waited a second for a pause that could not come: blocked for 3 s by then.
+      expect(yield* logLines(listing, "past the freeze limit")).toEqual([
+        expect.stringMatching(
+          /^city: error: plugins list: the host's thread was blocked for \d+ s in code outside JavaScript \(no frame could be taken\), past the freeze limit of 2 s: killing the process with SIGKILL \(exit status 137\): its thread is blocked outside JavaScript$/
+        )
+      ])
     }))
 })

@@ -27,6 +27,13 @@
  * Turns are requested through `state/turns/` (TurnInbox.ts). Other runtimes are driven through
  * their profile's commands.
  *
+ * The host's own thread has a watchdog (docs/plugin-loader.md, "The host's own thread";
+ * watchdog/HostWatchdog.ts), started after the pid file and before any plugin code runs: a plugin
+ * blocking the daemon's thread is reported (its log line, `daemon.freeze.json`, `city status`:
+ * frozen), and at `--freeze-limit` (default 30 s; below 1 refused, exit 2) the daemon ends with exit
+ * 70 naming it. At start, a plugin a previous daemon froze on is quarantined: loaded in a worker
+ * thread until `city plugins clear-quarantine` (watchdog/Quarantine.ts).
+ *
  * With `--http <host:port>` (or `host.json`'s `daemon.http`) it serves a live status page
  * (docs/status-page.md, programs/statusPage.ts): loopback only unless `--http-public`, a bearer
  * token with `--http-token-file`; a refused address or token file is refused input (exit 2) before

@@ -14,7 +14,11 @@
  *   has published no generation yet), it says so in one line and loads the plugin set the way a
  *   City starts it (a throwaway City on the state root: import, initialize, publish), prints the
  *   loaded plugins with root, version and status, the skipped ones with their reasons and the
- *   enabled names no root provides, then closes that City (every plugin is disposed).
+ *   enabled names no root provides, then closes that City (every plugin is disposed). The plugins'
+ *   code runs on this thread then, so the host's watchdog bounds it: blocked past `--freeze-limit`
+ *   (default 30 s), the verb ends with exit 1 and one line naming the plugin (docs/plugin-loader.md,
+ *   "The host's own thread"); quarantined plugins load in worker threads as in the daemon.
+ * - `clear-quarantine <name>` takes a plugin out of the quarantine (watchdog/Quarantine.ts).
  * - `reload [--reason <text>] [--wait]` records a restart request for the daemon
  *   (RestartRequests.ts) and prints `pending`, exit 0: the running daemon carries it out at its
  *   next poll, pausing running Turns first; with no daemon running, the next `city daemon` start

@@ -21,7 +21,8 @@
  *   `process.exit(<exitCode>)` while that thread is paused in the debugger (a worker's own
  *   `process.exit` ends only the worker, and signals other than SIGKILL wait for the blocked
  *   thread's event loop). When the thread cannot be paused within `exitGraceMs` (blocked outside
- *   JavaScript, in a native call), it sends the process SIGKILL (exit status 137).
+ *   JavaScript, in a native call), it says so and sends the process SIGKILL at once (exit status
+ *   137); also when `process.exit` has not ended the process `exitGraceMs` after it was asked.
  *
  * It writes with `fs.writeSync` only: a worker's `console` goes through the host's thread, which
  * is the one that is blocked.
@@ -136,11 +137,16 @@ const end = (since) => {
     const where = blame === null && reported !== null ? reported.where : describe(blame)
     const blocked = Date.now() - since
     write("ERROR", d.who + ": the host's thread was blocked for " + secs(blocked) + " s in " + where.text +
-      ", past the freeze limit of " + secs(d.limitMs) + " s: " + d.ending,
+      ", past the freeze limit of " + secs(d.limitMs) + " s: " +
+      (paused ? d.ending : "killing the process with SIGKILL (exit status 137): its thread is blocked outside JavaScript"),
       { plugin: where.plugin === null ? "" : where.plugin, location: where.location === null ? "" : where.location, code: "host.frozen_ended" })
     record(since, where, true)
-    if (paused) session.post("Runtime.evaluate", { expression: "process.exit(" + d.exitCode + ")" })
-    setTimeout(() => process.kill(d.pid, "SIGKILL"), d.exitGraceMs)
+    if (paused) {
+      session.post("Runtime.evaluate", { expression: "process.exit(" + d.exitCode + ")" })
+      setTimeout(() => process.kill(d.pid, "SIGKILL"), d.exitGraceMs)
+    } else {
+      process.kill(d.pid, "SIGKILL")
+    }
   })
 }
 
