@@ -24,10 +24,12 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { discover, type PluginRoot } from "../loader/Discovery.ts"
+import * as TextFile from "../files/TextFile.ts"
 import { source } from "./internal/watchdogScript.ts"
 
 /**
@@ -78,12 +80,28 @@ const pluginFolders = (roots: ReadonlyArray<PluginRoot>) =>
   })
 
 /**
+ * A process that gets to release its watchdog did not die frozen: a freeze record of its own still
+ * there (the thread came free, but the watchdog was ended before its next look) is removed, so
+ * that the next start quarantines nothing for it.
+ */
+const removeOwnRecord = (file: string | undefined) =>
+  file === undefined ? Effect.void : Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    // Through the one reader: whatever is put in the record's place (a FIFO) cannot hold the release.
+    const text = Option.flatten(yield* Effect.option(TextFile.read(file, TextFile.kinds.stateDocument)))
+    if (Option.isNone(text)) return
+    const own = yield* Effect.option(Effect.try(() => (JSON.parse(text.value) as { readonly pid?: unknown }).pid === process.pid))
+    if (own._tag === "Some" && own.value) yield* Effect.ignore(fs.remove(file))
+  })
+
+/**
  * Starts the heartbeat and the watchdog thread for the caller's Scope.
  * @since 0.1.0
  * @category constructors
  */
 export const start = (options: WatchdogOptions): Effect.Effect<void, never, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
     const folders = yield* pluginFolders(options.roots)
     const limitMs = Duration.toMillis(Duration.decode(options.limit))
     const reportMs = options.report === undefined
@@ -123,6 +141,9 @@ export const start = (options: WatchdogOptions): Effect.Effect<void, never, File
         return { timer, worker }
       }),
       ({ timer, worker }) =>
-        Effect.zipRight(Effect.sync(() => clearInterval(timer)), Effect.promise(() => worker.terminate()))
+        Effect.zipRight(
+          Effect.zipRight(Effect.sync(() => clearInterval(timer)), Effect.promise(() => worker.terminate())),
+          Effect.provideService(removeOwnRecord(options.recordFile), FileSystem.FileSystem, fileSystem)
+        )
     )
   })
