@@ -138,6 +138,7 @@ export const daemon = verb(
     retryCapMs,
     logFormat,
     deadlineMs,
+    freezeLimit: Opt.freezeLimit,
     bundled,
     http,
     httpPublic,
@@ -159,6 +160,7 @@ export const daemon = verb(
     "city daemon --poll-ms 1000 --json",
     "city daemon --retry-base-ms 5000 --retry-cap-ms 600000",
     "city daemon --bundled /opt/app/plugins",
+    "city daemon --freeze-limit 60",
     "city daemon --http 127.0.0.1:8765",
     "city daemon --http 0.0.0.0:8765 --http-public --http-token-file ~/.city-token",
     "city daemon --cluster postgres://city@db.internal/fleet --cluster-host web-01 --cluster-address 10.0.0.5:34431"

@@ -219,7 +219,11 @@ export const documents = {
   "status": Schema.Struct({
     ...envelope("status"),
     owed: Schema.Array(Owed),
-    daemon: Daemon,
+    daemon: Schema.Struct({
+      ...Daemon.fields,
+      /** The running daemon's thread is blocked (its watchdog's freeze record), else null. */
+      frozen: Schema.NullOr(Schema.Struct({ plugin: Schema.NullOr(Schema.String), location: Schema.NullOr(Schema.String), since: Schema.String }))
+    }),
     plugins: Schema.Struct({
       generation: Schema.NullOr(Schema.Struct({
         number: Schema.Number,
@@ -284,6 +288,12 @@ export const documents = {
     }),
     Schema.Struct({ ...envelope("plugins list"), source: Schema.Literal("throwaway"), ...pluginSet, alerts: Schema.Array(PluginSnapshot) })
   ),
+  "plugins clear-quarantine": Schema.Struct({
+    ...envelope("plugins clear-quarantine"),
+    plugin: Schema.String,
+    /** Whether it was quarantined (and now is not). */
+    cleared: Schema.Boolean
+  }),
   "plugins reload": Schema.Struct({
     ...envelope("plugins reload"),
     status: Schema.Literal("applied", "failed", "pending"),

@@ -165,3 +165,26 @@ export type CommandInput = Command.Command.ParseConfig<typeof commandOptions>
 
 /** What every verb that only reads is given: `readOptions`, parsed. */
 export type ReadInput = Command.Command.ParseConfig<typeof readOptions>
+
+/**
+ * `--freeze-limit <seconds>` of `city daemon` and `city plugins list`: how long the host's thread
+ * may stay blocked before the watchdog ends the process (docs/plugin-loader.md, "The host's own
+ * thread"). At least 1 (checked by the verb).
+ */
+export const freezeLimit = described(
+  numberOption("freeze-limit", "seconds", 30).pipe(
+    Options.withDescription("How long the host's thread may stay blocked (a plugin spinning on it) before the process ends, in seconds")
+  ),
+  {
+    kind: "flag",
+    usage: "--freeze-limit <seconds>",
+    description: "How long the host's thread may stay blocked (a plugin spinning on it) before the process ends",
+    default: "30"
+  }
+)
+
+/** A `--freeze-limit` below 1 second is refused naming the flag. */
+export const checkFreezeLimit = (seconds: number) =>
+  seconds < 1
+    ? Effect.fail(new UsageError({ message: `--freeze-limit must be at least 1 (seconds), got ${seconds}` }))
+    : Effect.succeed(seconds)

@@ -30,9 +30,17 @@ const discover = verb(
 const list = verb(
   "list",
   "List the plugins of the running daemon's generation, or load the plugin set in a throwaway City when none runs",
-  loaderOptions,
+  { ...loaderOptions, freezeLimit: Opt.freezeLimit },
   (o) => loaded(handlers, (plugins) => plugins.list(o)),
-  ["city plugins list", "city plugins list --json --bundled /opt/app/plugins"]
+  ["city plugins list", "city plugins list --json --bundled /opt/app/plugins", "city plugins list --freeze-limit 10"]
+)
+
+const clearQuarantine = verb(
+  "clear-quarantine",
+  "Take a plugin out of the quarantine a freeze of the daemon's thread put it in (from the next daemon start)",
+  { ...Opt.readOptions, name: Opt.text("name", "The quarantined plugin's name") },
+  (o) => loaded(handlers, (plugins) => plugins.clearQuarantine(o)),
+  ["city plugins clear-quarantine spin"]
 )
 
 const reason = Opt.described(
@@ -65,5 +73,6 @@ const reload = verb(
 export const plugins = group("plugins", "Plugin folders: what the roots hold, what loads, and restarts of the daemon's generation", [
   list,
   discover,
-  reload
+  reload,
+  clearQuarantine
 ])

@@ -84,7 +84,8 @@ const prepare = Effect.gen(function*() {
     "reload": ["alice"],
     "plugins list": [],
     "plugins discover": [],
-    "plugins reload": []
+    "plugins reload": [],
+    "plugins clear-quarantine": ["spin"]
   }
   return { w, args }
 })

@@ -27,6 +27,13 @@
  * Turns are requested through `state/turns/` (TurnInbox.ts). Other runtimes are driven through
  * their profile's commands.
  *
+ * The host's own thread has a watchdog (docs/plugin-loader.md, "The host's own thread";
+ * watchdog/HostWatchdog.ts), started after the pid file and before any plugin code runs: a plugin
+ * blocking the daemon's thread is reported (its log line, `daemon.freeze.json`, `city status`:
+ * frozen), and at `--freeze-limit` (default 30 s; below 1 refused, exit 2) the daemon ends with exit
+ * 70 naming it. At start, a plugin a previous daemon froze on is quarantined: loaded in a worker
+ * thread until `city plugins clear-quarantine` (watchdog/Quarantine.ts).
+ *
  * With `--http <host:port>` (or `host.json`'s `daemon.http`) it serves a live status page
  * (docs/status-page.md, programs/statusPage.ts): loopback only unless `--http-public`, a bearer
  * token with `--http-token-file`; a refused address or token file is refused input (exit 2) before
@@ -88,6 +95,14 @@ import type * as StatusHttp from "../../layers/StatusHttp.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import * as Out from "../output.ts"
 import * as Plugins from "./plugins.ts"
+import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
+import * as Quarantine from "../../services/watchdog/Quarantine.ts"
+
+/**
+ * The daemon's exit code when its watchdog ends it at the freeze limit (docs/cli.md, "Exit
+ * codes"): 70, sysexits' EX_SOFTWARE, apart from every code a verb exits with.
+ */
+const frozenExitCode = 70
 
 /**
  * The daemon's work, in the caller's Scope, over its City with the loader (generation 1 built) and
@@ -234,6 +249,8 @@ export interface DaemonInput {
   readonly retryCapMs: number
   readonly logFormat: "logfmt" | "json"
   readonly deadlineMs: number
+  /** `--freeze-limit`, seconds: the host's thread blocked this long, the daemon ends (exit 70). */
+  readonly freezeLimit: number
   readonly bundled: Option.Option<string>
   readonly http: Option.Option<string>
   readonly httpPublic: boolean
@@ -302,10 +319,24 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
     const program = Effect.scoped(Effect.gen(function*() {
       const backoff = yield* retryBackoff(o.retryBaseMs, o.retryCapMs)
       const page = yield* statusSettings(o, root, invocation.cwd)
+      const freezeLimit = yield* Opt.checkFreezeLimit(o.freezeLimit)
       yield* DaemonLock.acquire
       // What a `city` that is gone left running is ended before any work (ProcessRecords.ts).
       yield* (yield* ProcessRecords).recover
-      const options = yield* Settings.options(root, bundledRoot)
+      const settings = yield* Settings.options(root, bundledRoot)
+      // A plugin that froze a previous daemon runs in a worker thread (Quarantine.ts); the
+      // watchdog watches this daemon's thread from before the first plugin code runs.
+      const quarantine = yield* Quarantine.atStart
+      const options = { ...settings, isolation: yield* Quarantine.isolation(settings, quarantine) }
+      yield* HostWatchdog.start({
+        limit: Duration.seconds(freezeLimit),
+        exitCode: frozenExitCode,
+        who: "city daemon",
+        ending: `exiting ${frozenExitCode} so that its supervisor restarts it (the next start quarantines the plugin)`,
+        format: o.json || o.logFormat === "json" ? "json" : "logfmt",
+        recordFile: path.join(root, layout.daemonFreeze),
+        roots: settings.roots
+      })
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
       const live = LiveApplication.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(

@@ -23,6 +23,7 @@ import { RuntimeNotWired } from "../../schema/CapabilityErrors.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
+import * as Quarantine from "../../services/watchdog/Quarantine.ts"
 import { daemonInfo, notePending, owedWork, printOwed, warnOwed } from "./owed.ts"
 import * as Services from "./services.ts"
 import { runningGeneration } from "./plugins.ts"
@@ -79,6 +80,17 @@ const pluginStatus = Effect.gen(function*() {
   }
 })
 
+/**
+ * The running daemon's freeze, if its watchdog recorded one (watchdog/Quarantine.ts): `city status`
+ * then says `frozen`, naming the plugin, where and since when, rather than `running`. A record of
+ * another process (a daemon that is gone) is no freeze of the running one.
+ */
+const daemonFreeze = (daemon: { readonly running: boolean; readonly pid: number | null }) =>
+  Effect.map(
+    daemon.running ? Quarantine.freezeRecord : Effect.succeed(Option.none<Quarantine.FreezeRecord>()),
+    Option.filter((record) => record.pid === daemon.pid && !record.ended)
+  )
+
 /** `status [--url]` */
 export const status = (o: Opt.ReadInput & { readonly url: boolean }) =>
   Out.runVerb(
@@ -94,19 +106,28 @@ export const status = (o: Opt.ReadInput & { readonly url: boolean }) =>
       const owed = yield* owedWork
       const plugins = yield* pluginStatus
       const fleet = yield* Services.fleetStatus(o.root)
+      const frozen = yield* daemonFreeze(owed.daemon)
       if (o.json) {
         yield* warnOwed(owed)
         return yield* Out.printDocument("status", {
           ok: true,
           owed: owed.json,
-          daemon: owed.daemon,
+          daemon: {
+            ...owed.daemon,
+            frozen: Option.getOrNull(Option.map(frozen, (f) => ({ plugin: f.plugin, location: f.location, since: f.since })))
+          },
           plugins: plugins.json,
           page: Option.getOrNull(page),
           fleet: Option.getOrNull(Option.map(fleet, (f) => f.json)),
           invalid: owed.invalidJson
         })
       }
-      yield* printOwed(owed)
+      yield* printOwed(
+        owed,
+        Option.getOrUndefined(Option.map(frozen, (f) =>
+          Out.safe`daemon: frozen (pid ${owed.daemon.pid}): its thread is blocked since ${f.since} in ` +
+            (f.plugin === null ? Out.safe`${f.location ?? "code outside JavaScript"}` : Out.safe`plugin ${f.plugin} (${f.location ?? "no frame"})`)))
+      )
       for (const line of plugins.lines) yield* Console.log(line)
       if (Option.isSome(fleet)) for (const line of fleet.value.lines) yield* Console.log(line)
       if (Option.isSome(page)) yield* Console.log(`status page: ${page.value}`)

@@ -91,8 +91,11 @@ export const owedWork = Effect.gen(function*() {
 export const warnOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
   Effect.forEach(owed.invalidJson, (i) => Console.error(Out.safe`city: warning: ${i.message}`), { discard: true })
 
-/** Prints the owed-work section of a human-readable listing. */
-export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
+/**
+ * Prints the owed-work section of a human-readable listing; `daemonLine` replaces the line that
+ * says whether the daemon runs (`city status` says `frozen`).
+ */
+export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>, daemonLine?: string) =>
   Effect.gen(function*() {
   yield* warnOwed(owed)
   yield* Console.log(
@@ -100,6 +103,6 @@ export const printOwed = (owed: Effect.Effect.Success<typeof owedWork>) =>
       ? "no owed reloads or removals"
       : Out.table(["OWED ENDPOINT", "RELOAD", "REMOVAL", "RETRY", "LAST ERROR", "UPDATED"], owed.rows)
   )
-  yield* Console.log(owed.daemon.running ? `daemon: running (pid ${owed.daemon.pid})` : "daemon: not running")
+  yield* Console.log(daemonLine ?? (owed.daemon.running ? `daemon: running (pid ${owed.daemon.pid})` : "daemon: not running"))
   })
 

@@ -14,7 +14,11 @@
  *   has published no generation yet), it says so in one line and loads the plugin set the way a
  *   City starts it (a throwaway City on the state root: import, initialize, publish), prints the
  *   loaded plugins with root, version and status, the skipped ones with their reasons and the
- *   enabled names no root provides, then closes that City (every plugin is disposed).
+ *   enabled names no root provides, then closes that City (every plugin is disposed). The plugins'
+ *   code runs on this thread then, so the host's watchdog bounds it: blocked past `--freeze-limit`
+ *   (default 30 s), the verb ends with exit 1 and one line naming the plugin (docs/plugin-loader.md,
+ *   "The host's own thread"); quarantined plugins load in worker threads as in the daemon.
+ * - `clear-quarantine <name>` takes a plugin out of the quarantine (watchdog/Quarantine.ts).
  * - `reload [--reason <text>] [--wait]` records a restart request for the daemon
  *   (RestartRequests.ts) and prints `pending`, exit 0: the running daemon carries it out at its
  *   next poll, pausing running Turns first; with no daemon running, the next `city daemon` start
@@ -56,6 +60,9 @@ import { Workers } from "../../services/isolation/Workers.ts"
 import type { RunningGeneration } from "../../schema/PluginGeneration.ts"
 import * as RestartRequests from "../../services/loader/RestartRequests.ts"
 import * as Settings from "../../services/loader/Settings.ts"
+import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
+import * as Quarantine from "../../services/watchdog/Quarantine.ts"
+import * as PluginNameRule from "../../schema/PluginName.ts"
 import { Invocation, type InvocationShape } from "../invocation.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
@@ -73,7 +80,7 @@ export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<stri
  * The loader's failures a verb reports: the settings file refused (exit 2), a root, the state or
  * the City (exit 1; a state root that does not exist, exit 2).
  */
-type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound
+type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound | Opt.UsageError
 
 /** The state root alone, on Node (what the verbs below read and write there). */
 const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
@@ -278,7 +285,7 @@ const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
   })
 
 /** `plugins list` */
-export const list = (o: LoaderInput) =>
+export const list = (o: LoaderInput & { readonly freezeLimit: number }) =>
   runLoaderVerb(
     "plugins list",
     o.json,
@@ -295,7 +302,22 @@ export const list = (o: LoaderInput) =>
             : "no city daemon runs on this root: loading the plugin set in a throwaway City (closed again at the end)"
         )
       }
-      const { options } = yield* setUp(o.root, o.bundled)
+      const freezeLimit = yield* Opt.checkFreezeLimit(o.freezeLimit)
+      const { options: settings } = yield* setUp(o.root, o.bundled)
+      // The plugins run here, on this thread: the watchdog bounds a spin in their initialize
+      // (docs/plugin-loader.md, "The host's own thread"); quarantined plugins run in workers.
+      const quarantine = yield* Quarantine.quarantined.pipe(Effect.provide(stateLayer(stateRoot)))
+      const options = { ...settings, isolation: yield* Quarantine.isolation(settings, quarantine) }
+      yield* HostWatchdog.start({
+        limit: Duration.seconds(freezeLimit),
+        // One line, at the limit: a verb's error is its last word.
+        report: Duration.seconds(freezeLimit),
+        exitCode: 1,
+        who: "city: error: plugins list",
+        ending: "ended (exit 1)",
+        format: "plain",
+        roots: settings.roots
+      })
       const context = yield* Layer.build(Loader.withCore({ root: stateRoot }, options))
       const report = yield* Context.get(context, Generations).current
       const snapshots = yield* Context.get(context, PluginRegistry).snapshots
@@ -317,6 +339,32 @@ export const list = (o: LoaderInput) =>
       }
       yield* printReport(report, loaded)
     }))
+  )
+
+/**
+ * `plugins clear-quarantine <name>`: takes a plugin out of the quarantine (watchdog/Quarantine.ts);
+ * the next `city daemon` start loads it where `plugins.json` and its manifest say. Exit 0 whether
+ * or not it was quarantined (it says which); a name that breaks the plugin-name rule is refused
+ * (exit 2).
+ */
+export const clearQuarantine = (o: Opt.ReadInput & { readonly name: string }) =>
+  runLoaderVerb(
+    "plugins clear-quarantine",
+    o.json,
+    Effect.gen(function*() {
+      const invalid = PluginNameRule.check(o.name)
+      if (invalid !== undefined) return yield* new Opt.UsageError({ message: invalid.message })
+      const stateRoot = Opt.resolveRoot(o.root, yield* Invocation)
+      const cleared = yield* Effect.zipRight(Arguments.existingRoot, Quarantine.clear(o.name)).pipe(
+        Effect.provide(stateLayer(stateRoot))
+      )
+      if (o.json) return yield* Out.printDocument("plugins clear-quarantine", { ok: true, plugin: o.name, cleared })
+      yield* Console.log(
+        cleared
+          ? Out.safe`${o.name}: out of quarantine; the next city daemon start loads it where plugins.json and its manifest say`
+          : Out.safe`${o.name}: not quarantined`
+      )
+    })
   )
 
 /** How long `reload --wait` waits, and how often it looks. */

@@ -31,6 +31,8 @@ import type { RootKind } from "../../schema/LoadReport.ts"
  * | `state/status-page.json` | the address of the running status page |
  * | `daemon.pid` | the running `city daemon` |
  * | `daemon.lock` | the daemon lock, held by the running `city daemon` |
+ * | `daemon.freeze.json` | the daemon's host thread is (or was, when it ended) blocked: by which plugin, where, since when |
+ * | `state/plugins/quarantine.json` | plugins that froze the daemon's thread: loaded in worker threads until cleared |
  * | `logs/lifecycle.log` | one logfmt line per call, rotated |
  * | `.lock` | the cross-process root lock |
  * | `plugins.json`, `plugins/`, `data/<plugin>/` | the loader's settings, the instance plugin root, plugin storage |
@@ -66,6 +68,10 @@ export const layout = {
   daemonPid: "daemon.pid",
   /** The daemon lock's folder, held (refreshed every 2 s) while a `city daemon` runs. */
   daemonLock: "daemon.lock",
+  /** The freeze record, written by the daemon's watchdog thread (watchdog/HostWatchdog.ts). */
+  daemonFreeze: "daemon.freeze.json",
+  /** The plugins quarantined after a freeze (watchdog/Quarantine.ts). */
+  quarantine: "state/plugins/quarantine.json",
   /** The lifecycle log (its rotations beside it). */
   lifecycleLog: "logs/lifecycle.log",
   /** The cross-process root lock's folder. */
