@@ -42,6 +42,14 @@ export const IsolationMode = Schema.Literal("none", "worker").annotations({
 export type IsolationMode = typeof IsolationMode.Type
 
 /**
+ * The exit code a worker thread ends with when its plugin called `process.abort()`, which in a
+ * worker would end the whole process: the worker's guard ends only the thread with it.
+ * @since 0.1.0
+ * @category constants
+ */
+export const abortExitCode = 134
+
+/**
  * A PluginContext as data: the plugin's name and who is calling, from where.
  * @since 0.1.0
  * @category schemas

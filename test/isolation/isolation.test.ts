@@ -416,7 +416,7 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
       })
     )))
 
-  it.scopedLive("process.exit() and an uncaught throw in a timer end only the plugin's worker; its leases end and its snapshot says why", () =>
+  it.scopedLive("process.exit(), process.abort(), process.kill(process.pid, \"SIGKILL\") and an uncaught throw in a timer end only the plugin's worker; its leases end, its snapshot says why, and it starts again", () =>
     provideNode(withLogs(() =>
       Effect.gen(function*() {
         const { instance, root } = yield* makeRoots
@@ -428,12 +428,24 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
           manifest: manifest("thrower", { isolation: "worker" }),
           files: { "index.mjs": registerEntry(unique("thrower"), `ctx.registerAction("arm", { handler: () => { setTimeout(() => { throw new Error("boom in a timer") }, 10); return "armed" } })`) }
         })
+        writePlugin(instance, "aborter", {
+          manifest: manifest("aborter", { isolation: "worker" }),
+          files: { "index.mjs": registerEntry(unique("aborter"), `ctx.registerAction("arm", { handler: () => { setTimeout(() => process.abort(), 10); return "armed" } })`) }
+        })
+        writePlugin(instance, "killer", {
+          manifest: manifest("killer", { isolation: "worker" }),
+          files: { "index.mjs": registerEntry(unique("killer"), `ctx.registerAction("arm", { handler: () => { setTimeout(() => process.kill(process.pid, "SIGKILL"), 10); return "armed" } })`) }
+        })
         writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": registerEntry(unique("steady"), `ctx.registerAction("ping", { handler: () => "pong" })`) } })
-        const names = ["quitter", "steady", "thrower"]
+        const names = ["aborter", "killer", "quitter", "steady", "thrower"]
         const loaded = yield* startLoader(root, { enabled: names, licensed: names })
         const session = yield* sessionOn(loaded, root)
         const quitter = yield* watchStatuses(loaded, "quitter")
         const thrower = yield* watchStatuses(loaded, "thrower")
+        const aborter = yield* watchStatuses(loaded, "aborter")
+        const killer = yield* watchStatuses(loaded, "killer")
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("aborter", "arm", null)))).toBe("armed")
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("killer", "arm", null)))).toBe("armed")
         // One Step holds its lease across the crash: its call fails typed, and the Step ends.
         const quit = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("quitter", "quit", null))))
         expect(errorOf(quit)).toContain("WorkerEnded")
@@ -441,11 +453,17 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
         yield* eventually(Effect.sync(() => thrower.some((s) => s.status === "error") && quitter.some((s) => s.status === "error")))
         expect(quitter.find((s) => s.status === "error")).toEqual({ status: "error", last_error: "its worker ended: it exited with code 7" })
         expect(thrower.find((s) => s.status === "error")).toEqual({ status: "error", last_error: "its worker ended: uncaught Error: boom in a timer" })
+        yield* eventually(Effect.sync(() => aborter.some((s) => s.status === "error") && killer.some((s) => s.status === "error")))
+        expect(aborter.find((s) => s.status === "error")).toEqual({ status: "error", last_error: "its worker ended: it called process.abort()" })
+        expect(killer.find((s) => s.status === "error")).toEqual({
+          status: "error",
+          last_error: `its worker ended: uncaught Error: a plugin in a worker thread may not signal its host's process (process.kill(${process.pid})): run it with "isolation": "process"`
+        })
         // The host and the other plugins go on; the crashed ones start again by themselves.
         expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
-        yield* eventually(Effect.sync(() => quitter.at(-1)?.status === "ready" && thrower.at(-1)?.status === "ready"))
+        yield* eventually(Effect.sync(() => [quitter, thrower, aborter, killer].every((s) => s.at(-1)?.status === "ready")))
         const inView = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.names)))
-        expect(inView).toEqual(["quitter", "steady", "thrower"])
+        expect(inView).toEqual(names)
       })
     )))
 

@@ -24,7 +24,7 @@ const endReason = (code: number, error: unknown, heapMb: number): string => {
     if ((error as { code?: unknown }).code === "ERR_WORKER_OUT_OF_MEMORY") return `it ran out of memory (heap cap ${heapMb} MiB)`
     return `uncaught ${error.name}: ${error.message}`
   }
-  return `it exited with code ${code}`
+  return code === Isolation.abortExitCode ? "it called process.abort()" : `it exited with code ${code}`
 }
 
 /**

@@ -33,6 +33,7 @@ import * as v8 from "node:v8"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { HostModules } from "../HostModules.ts"
 import { toFailure } from "./crossing.ts"
+import { guardHostProcess } from "./workerGuards.ts"
 import { makeHostRequests } from "./hostRequests.ts"
 import { makeWorkerCalls } from "./workerCalls.ts"
 import { makeInitialize, type WorkerState } from "./workerInitialize.ts"
@@ -44,6 +45,7 @@ import { makeInitialize, type WorkerState } from "./workerInitialize.ts"
  */
 export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner | FileSystem.FileSystem> = Layer.unwrapScoped(
   Effect.gen(function*() {
+    guardHostProcess()
     const state: WorkerState = { name: "?", running: undefined }
     const requests = yield* makeHostRequests(() => state.name)
     const calls = makeWorkerCalls(state)
