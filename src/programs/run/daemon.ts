@@ -95,6 +95,8 @@ import type * as StatusHttp from "../../layers/StatusHttp.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import * as Out from "../output.ts"
 import * as Plugins from "./plugins.ts"
+import { PluginRegistry } from "../../services/city/PluginRegistry.ts"
+import * as HostFaults from "../../services/watchdog/HostFaults.ts"
 import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
 import * as Quarantine from "../../services/watchdog/Quarantine.ts"
 
@@ -337,6 +339,13 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
         recordFile: path.join(root, layout.daemonFreeze),
         roots: settings.roots
       })
+      // Plugin code on this thread that would end the process is named (HostFaults.ts).
+      const faults = yield* HostFaults.start({
+        roots: settings.roots,
+        who: "city daemon",
+        recordFile: path.join(root, layout.daemonFreeze),
+        format: o.json || o.logFormat === "json" ? "json" : "logfmt"
+      })
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
       const live = LiveApplication.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(
@@ -345,7 +354,8 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
       const layer = stores.beside.pipe(Layer.provideMerge(live))
       const fingerprintPoll = Duration.millis(Math.max(10, o.fingerprintPollMs))
       const deadline = Duration.millis(Math.max(100, o.deadlineMs))
-      yield* Effect.scoped(run(interval, deadline, before, page, fingerprintPoll, stores.fleet)).pipe(
+      const attach = Effect.flatMap(PluginRegistry, (registry) => faults.attach((plugin, reason) => registry.crashed(plugin, reason)))
+      yield* Effect.scoped(Effect.zipRight(attach, run(interval, deadline, before, page, fingerprintPoll, stores.fleet))).pipe(
         Effect.provide(layer),
         Effect.provideService(RetryBackoff, backoff)
       )

@@ -48,7 +48,9 @@ export const FreezeRecord = Schema.Struct({
   blocked_ms: Schema.Number,
   limit_ms: Schema.Number,
   /** The watchdog ended the process at the limit. */
-  ended: Schema.Boolean
+  ended: Schema.Boolean,
+  /** What the plugin did, when it did not block the thread (HostFaults.ts: `threw Error: boom`). */
+  reason: Schema.optionalWith(Schema.String, { exact: true })
 })
 
 /**
@@ -61,6 +63,8 @@ const QuarantinedPlugin = Schema.Struct({
   name: Schema.String,
   location: Schema.NullOr(Schema.String),
   blocked_ms: Schema.Number,
+  /** What it did, when it did not block the thread. */
+  reason: Schema.optionalWith(Schema.String, { exact: true }),
   /** When it was quarantined (ISO). */
   at: Schema.String
 })
@@ -128,6 +132,7 @@ export const atStart: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateError
         name: record.plugin,
         location: record.location,
         blocked_ms: record.blocked_ms,
+        ...(record.reason === undefined ? {} : { reason: record.reason }),
         at: DateTime.formatIso(yield* DateTime.now)
       }
       plugins = [...plugins.filter((p) => p.name !== entry.name), entry]
@@ -137,7 +142,7 @@ export const atStart: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateError
   }
   for (const p of plugins) {
     yield* Effect.logWarning(
-      `plugin ${p.name} quarantined: it froze the host's thread for ${seconds(p.blocked_ms)}` +
+      `plugin ${p.name} quarantined: it ${p.reason ?? `froze the host's thread for ${seconds(p.blocked_ms)}`}` +
         (p.location === null ? "" : ` at ${p.location}`) +
         `; it runs in a worker thread of its own until \`city plugins clear-quarantine ${p.name}\``
     ).pipe(Effect.annotateLogs({ plugin: p.name, code: "plugin.quarantined" }))
