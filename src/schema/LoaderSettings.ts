@@ -20,10 +20,11 @@
  *   instance-root one still needs the licence);
  * - `config`: each plugin's settings, decoded against its manifest's `configSchema`
  *   (schema/ConfigField.ts) and given to it as `ctx.config`;
- * - `isolation`: `"worker"` or `"none"` for every plugin, or `{ "<name>": "worker" | "none" }` per
+ * - `isolation`: `"worker"`, `"process"` or `"none"` for every plugin, or `{ "<name>": "worker" |
+ *   "process" | "none" }` per
  *   plugin; it overrides the manifest's `isolation`; without either a plugin runs in the host's
  *   thread (docs/plugin-loader.md, "Isolation", says why);
- * - `workerLimits`: `{ "heapMb" }` of each worker-isolated plugin;
+ * - `workerLimits`: `{ "heapMb" }` of each isolated plugin, in a worker or a process;
  * - `bundledRoot` is overridden by `--bundled`.
  * @since 0.1.0
  */

@@ -268,13 +268,14 @@ const stage = (
       shadowed,
       isolation
     })
-    if (isolation === "worker") {
+    if (isolation !== "none") {
       // The entry is imported in the worker only (docs/plugin-loader.md, "Isolation").
       const isolated = WorkerPlugin.make({
         name: manifest.name,
         version: manifest.version,
         url,
         folder,
+        isolation,
         limits: loading.workerLimits,
         invoke: loading.invoke
       })
