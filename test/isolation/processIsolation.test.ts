@@ -9,11 +9,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { overCap } from "../../src/services/isolation/internal/workerPlugin.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
 import { makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
@@ -291,4 +293,53 @@ describe("memory caps that hold", () => {
       const table = yield* cityProcess(["plugins", "list"], { root })
       expect(table.stdout).toMatch(/inprocess\s+instance\s+1\.0\.0\s+ready\s+process\s/)
     }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("liveness of a plugin in a process", () => {
+  it.scopedLive("a call that spins: within 5 s the plugin is unresponsive, blamed by name only, its process ended, and it starts again by itself", () =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        writePlugin(instance, "busy", {
+          manifest: manifest("busy", { isolation: "process" }),
+          files: {
+            "index.mjs": registerEntry(unique("busy"), [
+              `ctx.registerAction("spin", { handler: () => { for (;;) {} } })`,
+              `ctx.registerAction("ok", { handler: () => "fine" })`
+            ].join("\n"))
+          }
+        })
+        writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": registerEntry(unique("steady"), `ctx.registerAction("ping", { handler: () => "pong" })`) } })
+        const names = ["busy", "steady"]
+        const loaded = yield* startLoader(root, { enabled: names, licensed: names })
+        const session = yield* sessionOn(loaded, root)
+        const statuses = yield* watchStatuses(loaded, "busy")
+        const started = Date.now()
+        const spun = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("busy", "spin", null))))
+        expect(errorOf(spun)).toContain("WorkerEnded")
+        yield* eventually(Effect.sync(() => statuses.some((s) => s.status === "unresponsive")), 5_000)
+        expect(Date.now() - started).toBeLessThan(5_000)
+        expect(statuses.find((s) => s.status === "unresponsive")?.last_error).toMatch(
+          /^its process ended: it was unresponsive: no heartbeat for 3\.\d s \(a process is blamed by name only\)$/
+        )
+        expect(logs.find((l) => l.annotations["code"] === "plugin.unresponsive")?.annotations["plugin"]).toBe("busy")
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
+        yield* eventually(Effect.sync(() => statuses.at(-1)?.status === "ready"), 10_000)
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("busy", "ok", null)))).toBe("fine")
+      })
+    )))
+})
+
+describe("which cap the latest figures break", () => {
+  const MiB = 1024 * 1024
+  const memory = (external: number, rss: number) => ({ heapUsed: 20 * MiB, heapLimit: 112 * MiB, external: external * MiB, arrayBuffers: 0, rss: rss * MiB })
+  it.each([
+    ["a worker's rss is the host process's, never held against it", "worker", memory(10, 900), Option.none()],
+    ["a worker over its cap outside the heap", "worker", memory(65, 100), Option.some("it used 65 MiB outside its heap (cap 64 MiB)")],
+    ["a process at its resident cap", "process", memory(10, 256), Option.none()],
+    ["a process over its resident cap (2 × 64 + 128 MiB)", "process", memory(10, 300), Option.some("it held 300 MiB resident (cap 256 MiB)")],
+    ["a process over both: outside the heap is named", "process", memory(1536, 1700), Option.some("it used 1536 MiB outside its heap (cap 64 MiB)")]
+  ] as const)("%s", (_name, kind, figures, expected) => {
+    expect(overCap(figures, 64, kind)).toEqual(expected)
+  })
 })

@@ -29,8 +29,8 @@ const MiB = 1024 * 1024
 
 /**
  * What a plugin's process may hold resident beside its heap and its memory outside it: Node itself
- * (its code, its threads' stacks, Effect and the platform loaded; about 60 MiB at rest here) with
- * room to spare.
+ * (its code, its threads' stacks, Effect and the platform loaded: a small plugin's process at rest
+ * here holds 93 MiB resident, 53 MiB of it heap) with room to spare.
  * @since 0.1.0
  * @category constants
  */
