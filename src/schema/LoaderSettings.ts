@@ -40,7 +40,7 @@ import { IsolationMode } from "./Isolation.ts"
 export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema.String, value: IsolationMode }))
 
 /**
- * The limits of each worker-isolated plugin; a limit not given keeps its default.
+ * The limits of each isolated plugin (in a worker or a process); a limit not given keeps its default.
  * @since 0.1.0
  * @category schemas
  */

@@ -13,9 +13,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { fork } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { overCap } from "../../src/services/isolation/internal/workerPlugin.ts"
+import { WorkerScript } from "../../src/services/isolation/WorkerScript.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
 import { makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
@@ -271,7 +274,11 @@ describe("memory caps that hold", () => {
           [
             `import { writeFileSync } from "node:fs"`,
             `import { getHeapStatistics } from "node:v8"`,
-            `export async function register(ctx) { writeFileSync(${JSON.stringify(path.join(limits, name))}, String(getHeapStatistics().heap_size_limit)) }`,
+            `import { spawn } from "node:child_process"`,
+            `export async function register(ctx) {`,
+            `  writeFileSync(${JSON.stringify(path.join(limits, name))}, String(getHeapStatistics().heap_size_limit))`,
+            `  if (${JSON.stringify(name)} === "inprocess") writeFileSync(${JSON.stringify(path.join(limits, "sleeper"))}, String(spawn("sleep", ["300"]).pid))`,
+            `}`,
             ``
           ].join("\n")
         )
@@ -290,9 +297,30 @@ describe("memory caps that hold", () => {
         expect(limitMb, name).toBeGreaterThanOrEqual(64)
         expect(limitMb, name).toBeLessThan(128)
       }
+      // The CLI's City closed: the process plugin's group went with it, the child it spawned too.
+      const sleeper = Number(fs.readFileSync(path.join(limits, "sleeper"), "utf8"))
+      yield* eventually(Effect.sync(() => !alive(sleeper)), 5_000)
       const table = yield* cityProcess(["plugins", "list"], { root })
       expect(table.stdout).toMatch(/inprocess\s+instance\s+1\.0\.0\s+ready\s+process\s/)
     }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("a plugin's process without its host", () => {
+  it.scopedLive("when its channel closes without the host ending it (a host killed outright), it kills its own process group", () =>
+    Effect.gen(function*() {
+      const script = yield* WorkerScript
+      const child = fork(fileURLToPath(script.url), [], { serialization: "advanced", detached: true, execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+      const pid = child.pid
+      if (pid === undefined) return expect.unreachable("the worker main did not start")
+      yield* Effect.addFinalizer(() => Effect.sync(() => alive(pid) && process.kill(-pid, "SIGKILL")))
+      const ended = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)))
+      // Its runner says it is up with its first message.
+      yield* Effect.async<void>((resume) => {
+        child.once("message", () => resume(Effect.void))
+      })
+      child.disconnect()
+      expect(yield* Effect.promise(() => ended)).toBe("SIGKILL")
+    }))
 })
 
 describe("liveness of a plugin in a process", () => {

@@ -97,7 +97,7 @@ export interface LoaderOptions {
    * manifest's `isolation`. Default: each manifest's, else `"none"` (docs/plugin-loader.md, "Isolation").
    */
   readonly isolation?: IsolationMode | Readonly<Record<string, IsolationMode>> | undefined
-  /** The limits of each worker-isolated plugin; a limit not given keeps `WorkerPlugin.defaultLimits`. */
+  /** The limits of each isolated plugin (worker or process); a limit not given keeps `WorkerPlugin.defaultLimits`. */
   readonly workerLimits?: Partial<WorkerPlugin.Limits> | undefined
 }
 
