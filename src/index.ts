@@ -161,8 +161,9 @@ export * as Manifest from "./schema/Manifest.ts"
  */
 export * as HostModules from "./services/loader/HostModules.ts"
 /**
- * A plugin in a worker thread of its own: its entry imported and its initialize run there, its
- * contributions reached through proxies; a spin, a leak or an exit in it ends only its worker.
+ * A plugin in a worker thread (or a child process) of its own: its entry imported and its initialize
+ * run there, its contributions reached through proxies; a spin, a leak or an exit in it ends only
+ * its worker.
  * @since 0.1.0
  */
 export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"

@@ -231,7 +231,7 @@ export const documents = {
         loaded: Schema.Number,
         skipped: Schema.Array(Schema.Struct({ name: Schema.String, root: RootKind, kind: Schema.String, reason: Schema.String })),
         missing: Schema.Array(Schema.String),
-        /** The loaded plugins that run in worker threads of their own. */
+        /** The loaded plugins that run in worker threads or processes of their own. */
         isolated: Schema.Array(Schema.String)
       })),
       restart: Schema.NullOr(Schema.Struct({

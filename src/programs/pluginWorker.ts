@@ -4,6 +4,12 @@
  * imports stay imports: the worker's runtime is then the very `effect` its plugin gets as a
  * host-provided module, one copy in the thread. It serves the protocol of src/schema/Isolation.ts
  * (services/loader/internal/pluginWorker.ts) until the host closes it or ends the thread.
+ *
+ * The same module is the main of a plugin's child process (`"isolation": "process"`): the runner
+ * then serves over the process's IPC channel (`process.send`). Such a process leads a process group
+ * of its own; when its channel closes without the host ending it (the host was killed outright and
+ * ran no exit hook), it kills that group, itself and whatever its plugin spawned, rather than live
+ * on unowned (docs/plugin-loader.md, "What each mode caps").
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -11,7 +17,12 @@ import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { isMainThread } from "node:worker_threads"
 import * as PluginWorker from "../services/loader/internal/pluginWorker.ts"
+
+if (isMainThread && process.send !== undefined) {
+  process.on("disconnect", () => process.kill(0, "SIGKILL"))
+}
 
 Effect.runFork(
   WorkerRunner.launch(PluginWorker.layer.pipe(Layer.provide(Layer.merge(NodeWorkerRunner.layer, NodeFileSystem.layer))))

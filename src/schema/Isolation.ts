@@ -26,12 +26,14 @@ import { PluginChange, Skill } from "./PluginChange.ts"
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 /**
- * Where a plugin runs: in the host's own thread (`"none"`) or in a worker thread of its own.
+ * Where a plugin runs: in the host's own thread (`"none"`), in a worker thread of its own
+ * (`"worker"`) or in a child process of its own (`"process"`), docs/plugin-loader.md, "Isolation".
  * @since 0.1.0
  * @category schemas
  */
-export const IsolationMode = Schema.Literal("none", "worker").annotations({
-  description: "Where the plugin runs: \"none\" in the host's thread, \"worker\" in a worker thread of its own."
+export const IsolationMode = Schema.Literal("none", "worker", "process").annotations({
+  description:
+    "Where the plugin runs: \"none\" in the host's thread, \"worker\" in a worker thread of its own, \"process\" in a child process of its own."
 })
 
 /**

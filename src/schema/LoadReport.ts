@@ -49,7 +49,7 @@ export const LoadedPlugin = Schema.Struct({
   warnings: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   /** The keys of `required` config fields left unset (a form hint, never a skip). */
   configUnset: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
-  /** Where it runs: the host's thread, or a worker thread of its own. */
+  /** Where it runs: the host's thread, a worker thread of its own, or a child process of its own. */
   isolation: Schema.optionalWith(IsolationMode, { default: () => "none" as const })
 })
 /**

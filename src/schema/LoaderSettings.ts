@@ -20,10 +20,11 @@
  *   instance-root one still needs the licence);
  * - `config`: each plugin's settings, decoded against its manifest's `configSchema`
  *   (schema/ConfigField.ts) and given to it as `ctx.config`;
- * - `isolation`: `"worker"` or `"none"` for every plugin, or `{ "<name>": "worker" | "none" }` per
+ * - `isolation`: `"worker"`, `"process"` or `"none"` for every plugin, or `{ "<name>": "worker" |
+ *   "process" | "none" }` per
  *   plugin; it overrides the manifest's `isolation`; without either a plugin runs in the host's
  *   thread (docs/plugin-loader.md, "Isolation", says why);
- * - `workerLimits`: `{ "heapMb" }` of each worker-isolated plugin;
+ * - `workerLimits`: `{ "heapMb" }` of each isolated plugin, in a worker or a process;
  * - `bundledRoot` is overridden by `--bundled`.
  * @since 0.1.0
  */
@@ -39,7 +40,7 @@ import { IsolationMode } from "./Isolation.ts"
 export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema.String, value: IsolationMode }))
 
 /**
- * The limits of each worker-isolated plugin; a limit not given keeps its default.
+ * The limits of each isolated plugin (in a worker or a process); a limit not given keeps its default.
  * @since 0.1.0
  * @category schemas
  */

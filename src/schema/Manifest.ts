@@ -26,7 +26,7 @@
  *   `requiresSharedApi`, `userConfigLabel` keep the reference's types;
  * - every other key is accepted and kept (real manifests carry some, such as `requires`);
  * - `skills` (an array of skill objects) is our extension: the plugin's initial skill set;
- * - `isolation` (`"worker"` or `"none"`) is our extension: where the plugin asks to run
+ * - `isolation` (`"worker"`, `"process"` or `"none"`) is our extension: where the plugin asks to run
  *   (docs/plugin-loader.md, "Isolation"); `plugins.json` overrides it;
  * - `dependsOn` (plugin names, or `{ "name", "optional": true }`) is our extension too, named so
  *   that it never meets the reference's `requires`: the plugins this one needs (docs/library.md,
@@ -210,7 +210,7 @@ export const Manifest = Schema.Struct(
     web: optional(Web),
     skills: optional(Schema.Array(Skill).annotations({ description: "The plugin's initial skill set (an effect-city extension)." })),
     isolation: optional(IsolationMode.annotations({
-      description: "Where the plugin asks to run (an effect-city extension): \"worker\", a worker thread of its own, or \"none\", the host's thread; plugins.json's isolation overrides it."
+      description: "Where the plugin asks to run (an effect-city extension): \"worker\", a worker thread of its own, \"process\", a child process of its own, or \"none\", the host's thread; plugins.json's isolation overrides it."
     })),
     dependsOn: optional(
       Schema.Array(Schema.Union(PluginName, Schema.Struct({ name: PluginName, optional: optional(Schema.Boolean) }))).annotations({

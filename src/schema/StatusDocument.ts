@@ -31,7 +31,7 @@ export const StatusPlugin = Schema.Struct({
   root: Schema.NullOr(RootKind),
   /** The plugin folder, absolute, when the loader loaded it. */
   folder: Schema.NullOr(Schema.String),
-  /** Where it runs: the host's thread, or a worker thread of its own. */
+  /** Where it runs: the host's thread, a worker thread of its own, or a child process of its own. */
   isolation: IsolationMode,
   /** Its worker's heap in use, in bytes, as last read; `null` when it runs in the host's thread or did not answer. */
   heap_used_bytes: Schema.NullOr(Schema.Number),

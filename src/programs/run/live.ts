@@ -40,15 +40,23 @@ const pluginStatus = Effect.gen(function*() {
     loaded: g.report.loaded.length,
     skipped: g.report.skipped.map((s) => ({ name: s.name, root: s.root, kind: s.kind, reason: s.reason })),
     missing: g.report.missing,
-    isolated: g.report.loaded.filter((p) => p.isolation === "worker").map((p) => p.name)
+    isolated: g.report.loaded.filter((p) => p.isolation !== "none").map((p) => p.name)
   }))
+  const inProcesses = Option.match(running.generation, {
+    onNone: (): ReadonlyArray<string> => [],
+    onSome: (g) => g.report.loaded.filter((p) => p.isolation === "process").map((p) => p.name)
+  })
   const pending = Option.filter(restart, RestartRequests.isOwed)
   const lines: Array<string> = []
   if (Option.isSome(generation)) {
     const g = generation.value
     lines.push(Out.safe`plugins: generation ${g.number} (since ${g.started_at}): ${g.loaded} loaded, ${g.skipped.length} skipped`)
-    if (g.isolated.length > 0) {
-      lines.push(Out.safe`  in worker threads of their own: ${g.isolated.join(", ")} (their heaps: the status page)`)
+    const inThreads = g.isolated.filter((name) => !inProcesses.includes(name))
+    if (inThreads.length > 0) {
+      lines.push(Out.safe`  in worker threads of their own: ${inThreads.join(", ")} (their heaps: the status page)`)
+    }
+    if (inProcesses.length > 0) {
+      lines.push(Out.safe`  in processes of their own: ${inProcesses.join(", ")} (their heaps: the status page)`)
     }
     for (const s of g.skipped) lines.push(Out.safe`  skipped ${s.name}: ${Out.oneLine(s.reason, 300)}`)
     if (g.missing.length > 0) lines.push(Out.safe`  enabled but provided by no root: ${g.missing.join(", ")}`)

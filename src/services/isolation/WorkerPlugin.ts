@@ -1,6 +1,8 @@
 /**
- * A plugin in a worker thread of its own (docs/plugin-loader.md, "Isolation"; docs/design.md,
- * "Third-party plugins": "Isolation is a resource"): the worker is the plugin's resource.
+ * A plugin in a worker thread of its own, or in a child process of its own (docs/plugin-loader.md,
+ * "Isolation"; docs/design.md, "Third-party plugins": "Isolation is a resource"): the worker is the
+ * plugin's resource. A process runs the same main on the same protocol with the same contract;
+ * only how it is spawned, capped and ended differs (internal/workerThread.ts).
  * Initialize starts the worker (`@effect/platform-node`'s NodeWorker under `@effect/platform`'s
  * serialized Worker) and runs the plugin's own initialize there; dispose runs its dispose there,
  * then ends the thread. The host holds proxies: each action, hook, system text and availability
@@ -12,9 +14,14 @@
  *   initialize, in a call, in a timer or at dispose) is blamed by name and by the file and line of
  *   the code it runs (the V8 inspector pauses it), logged `plugin.unresponsive`, and its thread is
  *   ended: the calls it cut fail with `WorkerEnded`, never a hang.
- * - **A heap cap** (`resourceLimits.maxOldGenerationSizeMb`, {@link defaultLimits}): a leak ends
- *   the worker with Node's out-of-memory error, never the host.
- * - **`process.exit()` or an uncaught throw** in the plugin ends its worker thread only.
+ * - **A heap cap** (`resourceLimits.maxOldGenerationSizeMb` for a thread, `--max-old-space-size`
+ *   for a process, {@link defaultLimits}; the host's Node options cannot raise it): a leak ends the
+ *   worker with Node's out-of-memory error, never the host.
+ * - **Memory outside the heap** (Buffers, ArrayBuffers: `external` in its heartbeat) is held to the
+ *   same cap, and a process's resident size too: over it, the worker is ended
+ *   (docs/plugin-loader.md, "What each mode caps").
+ * - **`process.exit()` or an uncaught throw** in the plugin ends its worker thread only; in a
+ *   process, so do `process.abort()`, a signal and a native crash, and what it spawned ends with it.
  * When the worker of a ready plugin ends on its own, the plugin tells the City through its
  * PluginLiveness: it leaves the City with a snapshot saying why (`unresponsive` after a silence,
  * else `error`), and the registry starts it again with backoff (PluginRecovery.ts).
@@ -67,12 +74,14 @@ export interface Options {
   readonly folder: string
   /** Its heap cap and timeouts (see {@link defaultLimits}). */
   readonly limits: Limits
+  /** A worker thread (the default) or a child process of its own. */
+  readonly isolation?: "worker" | "process" | undefined
   /** A sibling's action, for the plugin's `invoke` (resolved at the time of the call). */
   readonly invoke: (base: CallBase, plugin: string, action: string, input: unknown) => Effect.Effect<unknown, unknown>
 }
 
 /**
- * A Plugin whose code runs in a worker thread of its own.
+ * A Plugin whose code runs in a worker thread (or a child process) of its own.
  * @since 0.1.0
  * @category constructors
  */
@@ -87,6 +96,7 @@ export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isola
       version: options.version,
       url: options.url,
       folder: options.folder,
+      kind: options.isolation ?? "worker",
       heapMb: options.limits.heapMb,
       disposeTimeout: Duration.decode(options.limits.disposeTimeout),
       invoke: options.invoke

@@ -102,7 +102,7 @@ export interface LoaderOptions {
    * (docs/plugin-loader.md, "Isolation").
    */
   readonly isolation?: IsolationMode | Readonly<Record<string, IsolationMode>> | undefined
-  /** The limits of each worker-isolated plugin; a limit not given keeps `WorkerPlugin.defaultLimits`. */
+  /** The limits of each isolated plugin (worker or process); a limit not given keeps `WorkerPlugin.defaultLimits`. */
   readonly workerLimits?: Partial<WorkerPlugin.Limits> | undefined
 }
 
@@ -282,13 +282,14 @@ const stage = (
       shadowed,
       isolation
     })
-    if (isolation === "worker") {
+    if (isolation !== "none") {
       // The entry is imported in the worker only (docs/plugin-loader.md, "Isolation").
       const isolated = WorkerPlugin.make({
         name: manifest.name,
         version: manifest.version,
         url,
         folder,
+        isolation,
         limits: loading.workerLimits,
         invoke: loading.invoke
       })

@@ -10,7 +10,8 @@
  * - The host's own stalls do not count against the worker: when this fiber itself ran late (the
  *   host's thread was blocked, or the machine starved it), the silence starts again from now.
  * - Each answer carries what the worker uses (`Memory`), kept as the latest figures for the
- *   operator's views.
+ *   operator's views and given to `onBeat` (the plugin holds its memory caps with it,
+ *   docs/plugin-loader.md, "What each mode caps").
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
@@ -41,14 +42,20 @@ const lookEvery = Duration.millis(250)
 
 /**
  * Watches the worker's heartbeat in the caller's Scope, from its first answer on (`first`: the
- * worker is up). `latest` is what it last reported, `None` while it is silent.
+ * worker is up). `latest` is what it last reported, `None` while it is silent; `onBeat` sees each
+ * answer, the first included.
  * @since 0.1.0
  * @category internals
  */
-export const watchHeartbeat = (worker: WorkerThread["worker"], onSilent: (silentMillis: number) => Effect.Effect<void>) =>
+export const watchHeartbeat = (
+  worker: WorkerThread["worker"],
+  onSilent: (silentMillis: number) => Effect.Effect<void>,
+  onBeat: (memory: Isolation.Memory) => Effect.Effect<void> = () => Effect.void
+) =>
   Effect.gen(function*() {
     const beat = worker.executeEffect(new Isolation.Heartbeat())
     const first = yield* beat
+    yield* onBeat(first)
     let latest: Isolation.Memory = first
     let answeredAt = yield* Clock.currentTimeMillis
     let lookedAt = answeredAt
@@ -60,9 +67,10 @@ export const watchHeartbeat = (worker: WorkerThread["worker"], onSilent: (silent
 
     const ask = beat.pipe(
       Effect.flatMap((memory) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
           latest = memory
           answeredAt = now
+          return onBeat(memory)
         })
       ),
       Effect.ignore,

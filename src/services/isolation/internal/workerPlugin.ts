@@ -22,11 +22,38 @@ import { Workers } from "../Workers.ts"
 import { blameThread } from "./blame.ts"
 import { watchHeartbeat } from "./heartbeat.ts"
 import { serveHostCalls } from "./hostCalls.ts"
-import { startThread } from "./workerThread.ts"
+import { type Kind, startThread } from "./workerThread.ts"
 import { workerProxies } from "./workerProxies.ts"
 
+const MiB = 1024 * 1024
+
 /**
- * The isolated plugin's initialize, from its entry's URL, its folder and its limits.
+ * What a plugin's process may hold resident beside its heap and its memory outside it: Node itself
+ * (its code, its threads' stacks, Effect and the platform loaded: a small plugin's process at rest
+ * here holds 93 MiB resident, 53 MiB of it heap) with room to spare.
+ * @since 0.1.0
+ * @category constants
+ */
+export const processBaseMb = 128
+
+/**
+ * Which of its caps the isolate's latest figures break, in words (docs/plugin-loader.md, "What each
+ * mode caps"): `external` (what its JavaScript holds outside V8's heap: Buffers and ArrayBuffers,
+ * `arrayBuffers` being part of it) against the heap cap, in both modes; for a process, its resident
+ * size against the heap cap twice (heap and outside it) plus {@link processBaseMb}, which also holds
+ * what V8 does not count (a native addon's memory).
+ * @since 0.1.0
+ * @category internals
+ */
+export const overCap = (memory: Isolation.Memory, heapMb: number, kind: Kind): Option.Option<string> => {
+  if (memory.external > heapMb * MiB) return Option.some(`it used ${Math.round(memory.external / MiB)} MiB outside its heap (cap ${heapMb} MiB)`)
+  const rssMb = 2 * heapMb + processBaseMb
+  if (kind === "process" && memory.rss > rssMb * MiB) return Option.some(`it held ${Math.round(memory.rss / MiB)} MiB resident (cap ${rssMb} MiB)`)
+  return Option.none()
+}
+
+/**
+ * The isolated plugin's initialize, from its entry's URL, its folder, how it runs and its limits.
  * @since 0.1.0
  * @category internals
  */
@@ -35,14 +62,15 @@ export const initialize = (options: {
   readonly version: string
   readonly url: string
   readonly folder: string
+  readonly kind: Kind
   readonly heapMb: number
   readonly disposeTimeout: Duration.Duration
   readonly invoke: (base: CallBase, plugin: string, action: string, input: unknown) => Effect.Effect<unknown, unknown>
 }) =>
   Effect.gen(function*() {
-    const { disposeTimeout, name } = options
+    const { disposeTimeout, heapMb, kind, name } = options
     const lifecycle = yield* PluginLifecycleContext
-    const thread = yield* startThread(name, options.heapMb)
+    const thread = yield* startThread(name, heapMb, kind)
     const { call, ended, failed, gone, stop, worker } = thread
     let initialized = false
     let closing = false
@@ -71,6 +99,7 @@ export const initialize = (options: {
     )
 
     // Silent past the limit: name the code it runs, say so, end the thread (docs/plugin-loader.md, "Liveness").
+    // A process is blamed by name only: the host's inspector reaches its own threads, not another process.
     const heartbeat = yield* watchHeartbeat(worker, (silentMillis) =>
       Effect.gen(function*() {
         const threadId = thread.threadId()
@@ -78,14 +107,20 @@ export const initialize = (options: {
           ? Option.none<string>()
           : Option.flatten(yield* Effect.timeoutTo(blameThread(threadId, pathToFileURL(options.folder).href), { duration: "1500 millis", onSuccess: (found) => found, onTimeout: () => Option.none() }).pipe(Effect.map(Option.some)))
         const reason = `it was unresponsive: no heartbeat for ${(silentMillis / 1000).toFixed(1)} s${
-          Option.isSome(location) ? `, running ${location.value}` : ""
+          Option.isSome(location) ? `, running ${location.value}` : kind === "process" ? " (a process is blamed by name only)" : ""
         }`
         yield* Effect.logWarning(`plugin ${name} unresponsive: ${reason}`).pipe(
           Effect.annotateLogs({ code: "plugin.unresponsive", plugin: name, ...(Option.isSome(location) ? { location: location.value } : {}) })
         )
         unresponsive = true
         yield* stop(reason)
-      })
+      }),
+      // Over a memory cap: ended, its snapshot saying which (docs/plugin-loader.md, "What each mode caps").
+      (memory) =>
+        Option.match(overCap(memory, heapMb, kind), {
+          onNone: () => Effect.void,
+          onSome: (reason) => closing ? Effect.void : stop(reason)
+        })
     ).pipe(Effect.catchAll((error) => failed(error, "start")))
     yield* serveHostCalls(worker, lifecycle, options.invoke)
 
@@ -111,7 +146,7 @@ export const initialize = (options: {
       Effect.flatMap((reason) =>
         closing || Option.isNone(liveness)
           ? Effect.void
-          : Effect.asVoid(Effect.forkDaemon(liveness.value.lost(`its worker ended: ${reason}`, unresponsive ? "unresponsive" : "error")))
+          : Effect.asVoid(Effect.forkDaemon(liveness.value.lost(`its ${kind === "worker" ? "worker" : "process"} ended: ${reason}`, unresponsive ? "unresponsive" : "error")))
       ),
       Effect.forkScoped
     )
