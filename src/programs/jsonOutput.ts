@@ -232,7 +232,9 @@ export const documents = {
         skipped: Schema.Array(Schema.Struct({ name: Schema.String, root: RootKind, kind: Schema.String, reason: Schema.String })),
         missing: Schema.Array(Schema.String),
         /** The loaded plugins that run in worker threads or processes of their own. */
-        isolated: Schema.Array(Schema.String)
+        isolated: Schema.Array(Schema.String),
+        /** The loaded plugins not ready now (unresponsive, ended, starting again), with why. */
+        unwell: Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String, last_error: Schema.NullOr(Schema.String) }))
       })),
       restart: Schema.NullOr(Schema.Struct({
         requested: Schema.Number,

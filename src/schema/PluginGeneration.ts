@@ -45,7 +45,16 @@ export const RunningGeneration = Schema.Struct({
   pid: Schema.Int,
   generation: Schema.Number,
   started_at: Schema.String,
-  report: LoadReport
+  report: LoadReport,
+  /**
+   * The loaded plugins that are not `ready` now (an isolated plugin `unresponsive` or `error`
+   * until its restart, one ended by a fault), as the daemon last saw them: republished at each
+   * change of a plugin's status.
+   */
+  unwell: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String, last_error: Schema.optionalWith(Schema.String, { exact: true }) })),
+    { exact: true }
+  )
 })
 /**
  * `state/plugins/generation.json`: the generation the running daemon serves.

@@ -129,7 +129,7 @@ describe("host-provided modules", () => {
       const listed = json(run)
       expect(listed["source"]).toBe("daemon")
       const loaded = listed["loaded"] as ReadonlyArray<{ name: string; status: string; warnings: ReadonlyArray<string> }>
-      expect(loaded.map((p) => [p.name, p.status])).toEqual([["notes", "running"], ["owncopy", "running"], ["promisey", "running"]])
+      expect(loaded.map((p) => [p.name, p.status])).toEqual([["notes", "ready"], ["owncopy", "ready"], ["promisey", "ready"]])
       expect(loaded.find((p) => p.name === "owncopy")?.warnings).toEqual([ownCopyWarning])
       expect(report("notes").effect).toBe(hostUrl("effect/Effect"))
     }))

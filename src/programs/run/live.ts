@@ -40,7 +40,8 @@ const pluginStatus = Effect.gen(function*() {
     loaded: g.report.loaded.length,
     skipped: g.report.skipped.map((s) => ({ name: s.name, root: s.root, kind: s.kind, reason: s.reason })),
     missing: g.report.missing,
-    isolated: g.report.loaded.filter((p) => p.isolation !== "none").map((p) => p.name)
+    isolated: g.report.loaded.filter((p) => p.isolation !== "none").map((p) => p.name),
+    unwell: (g.unwell ?? []).map((p) => ({ name: p.name, status: p.status, last_error: p.last_error ?? null }))
   }))
   const inProcesses = Option.match(running.generation, {
     onNone: (): ReadonlyArray<string> => [],
@@ -57,6 +58,9 @@ const pluginStatus = Effect.gen(function*() {
     }
     if (inProcesses.length > 0) {
       lines.push(Out.safe`  in processes of their own: ${inProcesses.join(", ")} (their heaps: the status page)`)
+    }
+    for (const p of g.unwell) {
+      lines.push(Out.safe`  ${p.name}: ${p.status}${p.last_error === null ? "" : ` (${Out.oneLine(p.last_error, 300)})`}`)
     }
     for (const s of g.skipped) lines.push(Out.safe`  skipped ${s.name}: ${Out.oneLine(s.reason, 300)}`)
     if (g.missing.length > 0) lines.push(Out.safe`  enabled but provided by no root: ${g.missing.join(", ")}`)

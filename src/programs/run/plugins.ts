@@ -268,7 +268,9 @@ const setJson = (report: LoadReport, loaded: ReadonlyArray<Listed>) => ({
 const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
   Effect.gen(function*() {
     const { report } = running
-    const loaded = report.loaded.map((p) => ({ ...p, status: "running" }))
+    // Each plugin's status as the daemon last published it (ready unless it says otherwise).
+    const unwell = new Map((running.unwell ?? []).map((p) => [p.name, p.status] as const))
+    const loaded = report.loaded.map((p) => ({ ...p, status: unwell.get(p.name) ?? "ready" }))
     if (json) {
       return yield* Out.printDocument("plugins list", {
         ok: true,

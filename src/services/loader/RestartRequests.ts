@@ -44,10 +44,12 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
+import { PluginRegistry } from "../city/PluginRegistry.ts"
 import { Generations } from "./Generations.ts"
 import { layout } from "../city/CityRoot.ts"
 
@@ -159,7 +161,7 @@ const decodeGeneration = Schema.decodeUnknownEither(Schema.parseJson(RunningGene
  * @since 0.1.0
  * @category constructors
  */
-export const publish = (report: LoadReport, startedAt: string) =>
+export const publish = (report: LoadReport, startedAt: string, unwell: RunningGeneration["unwell"] = []) =>
   Effect.gen(function*() {
     const state = yield* StateRoot
     const encoded = yield* encodeGeneration({
@@ -167,7 +169,8 @@ export const publish = (report: LoadReport, startedAt: string) =>
       pid: process.pid,
       generation: report.generation,
       started_at: startedAt,
-      report
+      report,
+      unwell
     }).pipe(Effect.orDie)
     yield* state.writeJson(generationFile, encoded)
   })
@@ -211,7 +214,8 @@ export const serve = (before: Option.Option<RestartRecord>, interval: Duration.D
     const requests = yield* RestartRequests
     const first = yield* generations.current
     let shown = first.generation
-    yield* publish(first, yield* now)
+    let servingSince = yield* now
+    yield* publish(first, servingSince)
     if (Option.isSome(before) && isOwed(before.value)) {
       yield* requests.complete(before.value.requested)
       yield* Effect.logInfo(`restart request(s) up to ${before.value.requested} made before this start: satisfied by generation 1`)
@@ -223,7 +227,8 @@ export const serve = (before: Option.Option<RestartRecord>, interval: Duration.D
       const serving = yield* generations.current
       if (serving.generation !== shown) {
         shown = serving.generation
-        yield* publish(serving, yield* now)
+        servingSince = yield* now
+        yield* publish(serving, servingSince)
         yield* readyLine(serving, " (requested by a plugin)")
       }
       const record = yield* requests.get
@@ -237,10 +242,29 @@ export const serve = (before: Option.Option<RestartRecord>, interval: Duration.D
         return yield* requests.fail(target, restarted.left.message)
       }
       shown = restarted.right.generation
-      yield* publish(restarted.right, yield* now)
+      servingSince = yield* now
+      yield* publish(restarted.right, servingSince)
       yield* requests.complete(target)
       yield* readyLine(restarted.right, ` (restart request ${target}: ${reason})`)
     }).pipe(Effect.catchAll((error) => Effect.logError(`plugin restart requests: ${error.message}`)))
 
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(interval), pass)))
+
+    // A loaded plugin's status between generations (unresponsive, ended, starting again): the
+    // serving generation is republished with the plugins not ready, so that `city status` and
+    // `city plugins list` say it.
+    const registry = yield* PluginRegistry
+    const republish = Effect.gen(function*() {
+      const serving = yield* generations.current
+      const loaded = new Set(serving.loaded.map((p) => p.name))
+      const unwell = (yield* registry.snapshots)
+        .filter((s) => loaded.has(s.name) && s.status !== "ready")
+        .map((s) => ({ name: s.name, status: s.status, ...(s.last_error === undefined ? {} : { last_error: s.last_error }) }))
+      yield* publish(serving, servingSince, unwell)
+    }).pipe(Effect.catchAll((error) => Effect.logError(`plugin statuses: ${error.message}`)))
+    yield* registry.changes.pipe(
+      Stream.debounce(Duration.millis(100)),
+      Stream.runForEach(() => republish),
+      Effect.forkScoped
+    )
   })

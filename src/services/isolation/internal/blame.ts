@@ -14,13 +14,15 @@
  * took one sample of a microtask loop in a quarter of a second, and charged an inlined spin to its
  * caller).
  *
- * Best effort: anything that goes wrong (no inspector in this Node, a thread already gone, no frame
+ * Best effort: anything that goes wrong (a thread already gone, no frame
  * of the plugin's found) is `None` (or the innermost frame outside Node's own modules), and the
  * caller ends the thread anyway.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+// A static import: the `city` binary runs its bundle as a `vm.Script`, which cannot `import()`.
+import { Session } from "node:inspector"
 
 /** How many times the thread is paused to find a frame of the plugin's own. */
 const maxPauses = 25
@@ -54,12 +56,12 @@ interface InspectorMessage {
 export const blameThread = (threadId: number, folderUrl: string): Effect.Effect<Option.Option<string>> =>
   Effect.async<Option.Option<string>>((resume) => {
     let done = false
-    let session: import("node:inspector").Session | undefined
+    let session: Session | undefined
     let attached: string | undefined
     let paused = false
     let timer: ReturnType<typeof setTimeout> | undefined
     let nextId = 0
-    const send = (open: import("node:inspector").Session, sessionId: string, method: string) =>
+    const send = (open: Session, sessionId: string, method: string) =>
       open.post("NodeWorker.sendMessageToWorker", { sessionId, message: JSON.stringify({ id: ++nextId, method }) })
     const close = () => {
       if (timer !== undefined) clearTimeout(timer)
@@ -84,9 +86,8 @@ export const blameThread = (threadId: number, folderUrl: string): Effect.Effect<
       resume(Effect.succeed(found))
     }
 
-    import("node:inspector").then((inspector) => {
-      if (done) return
-      const open = new inspector.Session()
+    try {
+      const open = new Session()
       session = open
       const scripts = new Map<string, string>()
       let pauses = 0
@@ -131,7 +132,9 @@ export const blameThread = (threadId: number, folderUrl: string): Effect.Effect<
       open.post("NodeWorker.enable", { waitForDebuggerOnStart: false }, (error) => {
         if (error !== null) finish(Option.none())
       })
-    }, () => finish(Option.none()))
+    } catch {
+      finish(Option.none())
+    }
     return Effect.sync(() => {
       close()
       done = true

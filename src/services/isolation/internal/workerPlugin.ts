@@ -76,28 +76,6 @@ export const initialize = (options: {
     let closing = false
     let unresponsive = false
 
-    // Dispose: the plugin's own, in the worker (bounded), then the thread ends. Added after the
-    // Worker, so it runs before the platform's close (which waits 5 s for a thread that may spin).
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        closing = true
-        const alive = !(yield* Deferred.isDone(ended))
-        const disposed = initialized && alive
-          ? yield* worker.executeEffect(new Isolation.Dispose()).pipe(
-            // A finalizer runs uninterruptibly: the wait must be interruptible for the timeout to end it.
-            Effect.interruptible,
-            Effect.timeoutFail({
-              duration: disposeTimeout,
-              onTimeout: () => new Isolation.IsolatedFailure({ plugin: name, what: "dispose", reason: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the worker was ended` })
-            }),
-            Effect.exit
-          )
-          : Exit.void
-        yield* stop()
-        if (Exit.isFailure(disposed)) return yield* Effect.die(Cause.squash(disposed.cause))
-      })
-    )
-
     // Silent past the limit: name the code it runs, say so, end the thread (docs/plugin-loader.md, "Liveness").
     // A process is blamed by name only: the host's inspector reaches its own threads, not another process.
     const heartbeat = yield* watchHeartbeat(worker, (silentMillis) =>
@@ -122,6 +100,30 @@ export const initialize = (options: {
           onSome: (reason) => closing ? Effect.void : stop(reason)
         })
     ).pipe(Effect.catchAll((error) => failed(error, "start")))
+    // Dispose: the plugin's own, in the worker (bounded), then the thread ends. Added after the
+    // Worker, so it runs before the platform's close (which waits 5 s for a thread that may spin),
+    // and after the heartbeat, which therefore still watches it: a dispose that spins is ended
+    // when it goes silent, before the dispose timeout.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        closing = true
+        const alive = !(yield* Deferred.isDone(ended))
+        const disposed = initialized && alive
+          ? yield* worker.executeEffect(new Isolation.Dispose()).pipe(
+            // A finalizer runs uninterruptibly: the wait must be interruptible for the timeout to end it.
+            Effect.interruptible,
+            Effect.timeoutFail({
+              duration: disposeTimeout,
+              onTimeout: () => new Isolation.IsolatedFailure({ plugin: name, what: "dispose", reason: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the worker was ended` })
+            }),
+            Effect.exit
+          )
+          : Exit.void
+        yield* stop()
+        if (Exit.isFailure(disposed)) return yield* Effect.die(Cause.squash(disposed.cause))
+      })
+    )
+
     yield* serveHostCalls(worker, lifecycle, options.invoke)
 
     const shape = yield* worker.executeEffect(
