@@ -6,8 +6,10 @@
  * The same action in-process is printed beside them for reference, and so are the start time
  * (the loader's `add` of the isolated plugin: the worker's start, its imports and the plugin's
  * initialize) and the heap of one isolated plugin's worker.
- * Goal: the isolated round trip ≤ 3x the floor (median of the per-round ratio). The floor of the
- * public API is printed too: a `Ping` round trip through `@effect/platform`'s serialized Worker (the
+ * Goals: the isolated round trip ≤ 3x the floor (median of the per-round ratio); one isolated
+ * plugin's start ≤ 300 ms; twenty instance-root plugins (isolated by default) loaded ≤ 3 s, printed
+ * beside the same twenty on the host's thread, with the memory each isolated plugin costs. The floor of the
+ * public API is printed too: a `Heartbeat` round trip through `@effect/platform`'s serialized Worker (the
  * protocol the isolation is built on, a request with no payload and no plugin code), against the
  * same bare postMessage round trip.
  */
@@ -71,7 +73,7 @@ const main = Effect.gen(function*() {
   const scope = yield* Scope.make()
   const started = performance.now()
   const context = yield* Layer.buildWithScope(
-    Loader.withCore({ root }, { enabled: ["inner", "outer"], licensed: ["inner", "outer"], isolation: { outer: "worker" } }),
+    Loader.withCore({ root }, { enabled: ["inner", "outer"], licensed: ["inner", "outer"], isolation: { inner: "none", outer: "worker" } }),
     scope
   )
   const loadMs = performance.now() - started
@@ -117,7 +119,7 @@ const main = Effect.gen(function*() {
   )
   const platform = yield* Effect.promise(() =>
     compare({
-      label: `the platform's serialized Worker: a Ping round trip (floor)`,
+      label: `the platform's serialized Worker: a Heartbeat round trip (floor)`,
       baseline: "postMessage round trip",
       ops: CALLS,
       rounds: 11,
@@ -158,6 +160,49 @@ const main = Effect.gen(function*() {
       `its worker's heap ${Option.match(heap, { onNone: () => "unknown", onSome: (h) => `${(h.used / 2 ** 20).toFixed(1)} MiB used (limit ${(h.limit / 2 ** 20).toFixed(0)} MiB)` })}; ` +
       `the first load of both plugins took ${loadMs.toFixed(0)} ms`
   )
+  // Twenty instance-root plugins, isolated by default (started four at a time), against the same
+  // twenty trusted on the host's thread: the loader's first generation, from nothing to served.
+  const many = mkdtempSync(join(tmpdir(), "city-bench-isolation-many-"))
+  const names = Array.from({ length: 20 }, (_, i) => `p${String(i).padStart(2, "0")}`)
+  for (const name of names) {
+    const folder = join(many, "plugins", name)
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, "city-plugin.json"), JSON.stringify({ name, version: "1.0.0", apiVersion: "1", description: "", entry: "index.mjs" }))
+    writeFileSync(join(folder, "index.mjs"), `export async function register(ctx) { ctx.registerAction("echo", { handler: (input) => input }) }\n`)
+  }
+  const loadAll = (isolation: Record<string, "none"> | undefined) =>
+    Effect.gen(function*() {
+      const own = yield* Scope.make()
+      const rssBefore = process.memoryUsage().rss
+      const t0 = performance.now()
+      const built = yield* Layer.buildWithScope(Loader.withCore({ root: many }, { enabled: names, licensed: names, isolation }), own)
+      const ms = performance.now() - t0
+      const loaded = (yield* Context.get(built, Generations).current).loaded.length
+      if (loaded !== names.length) return yield* Effect.dieMessage(`only ${loaded} of ${names.length} plugins loaded`)
+      const heaps = yield* Context.get(built, Workers).heaps
+      const rss = process.memoryUsage().rss - rssBefore
+      yield* Scope.close(own, Exit.void)
+      return { ms, rss, heaps }
+    })
+  const trusted = Object.fromEntries(names.map((n) => [n, "none" as const]))
+  const loads: Array<{ isolated: number; host: number }> = []
+  let memory = { rss: 0, heap: 0 }
+  for (let round = 0; round < 3; round++) {
+    const isolatedLoad = yield* loadAll(undefined)
+    const hostLoad = yield* loadAll(trusted)
+    loads.push({ isolated: isolatedLoad.ms, host: hostLoad.ms })
+    const heapUsed = isolatedLoad.heaps.reduce((sum, h) => sum + Option.match(h.heap, { onNone: () => 0, onSome: (x) => x.used }), 0)
+    memory = { rss: isolatedLoad.rss / names.length, heap: heapUsed / names.length }
+  }
+  loads.sort((a, b) => a.isolated - b.isolated)
+  const median = loads[1]!
+  console.log(
+    `  20 instance-root plugins loaded isolated: ${median.isolated.toFixed(0)} ms (median of 3; min ${loads[0]!.isolated.toFixed(0)} ms), ` +
+      `the same 20 on the host's thread ${median.host.toFixed(0)} ms; per plugin: ${(memory.heap / 2 ** 20).toFixed(1)} MiB of worker heap, ` +
+      `${(memory.rss / 2 ** 20).toFixed(1)} MiB of the process's resident size`
+  )
+  goal("one isolated plugin's start ≤ 300 ms (median)", starts[3]! <= 300, `median ${starts[3]!.toFixed(0)} ms`)
+  goal("20 instance-root plugins loaded isolated ≤ 3 s (median)", median.isolated <= 3000, `median ${median.isolated.toFixed(0)} ms`)
   goal(
     "an action's round trip into a worker-isolated plugin ≤ 3x a bare postMessage round trip of the same payload (median)",
     isolated.median <= 3,

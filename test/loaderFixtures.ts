@@ -126,7 +126,11 @@ const trustedByDefault = (instance: string): Record<string, "none"> => {
   const names = fs.existsSync(instance) ? fs.readdirSync(instance) : []
   for (const name of names) {
     try {
-      const manifest = JSON.parse(fs.readFileSync(path.join(instance, name, "city-plugin.json"), "utf8")) as { name?: unknown; isolation?: unknown }
+      // Only a small regular file is read: the tests put FIFOs, device links and huge files there.
+      const file = path.join(instance, name, "city-plugin.json")
+      const stat = fs.statSync(file)
+      if (!stat.isFile() || stat.size > 1_000_000) continue
+      const manifest = JSON.parse(fs.readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as { name?: unknown; isolation?: unknown }
       if (typeof manifest.name === "string" && manifest.isolation === undefined) trusted[manifest.name] = "none"
     } catch {
       // Not a plugin folder, or one whose manifest the loader will refuse: nothing to trust.

@@ -388,13 +388,19 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
         expect(yield* session.turn((turn) => turn.step((view) => view.invoke("timer", "arm", null)))).toBe("armed")
         expect(yield* session.turn((turn) => turn.step((view) => view.invoke("micro", "arm", null)))).toBe("armed")
         const armed = Date.now()
-        yield* eventually(Effect.sync(() => timer.some((s) => s.status === "unresponsive") && micro.some((s) => s.status === "unresponsive")))
+        // A microtask loop's promises pile up (Node's promise hooks keep each one while the queue
+        // never drains): under load its heap may reach the cap before its silence reaches 3 s.
+        const microEnded = (s: { status: string }) => s.status === "unresponsive" || s.status === "error"
+        yield* eventually(Effect.sync(() => timer.some((s) => s.status === "unresponsive") && micro.some(microEnded)))
         expect(Date.now() - armed).toBeLessThan(5_000)
         expect(timer.find((s) => s.status === "unresponsive")?.last_error).toMatch(/running spinInTimer \(file:.*timer\/index\.mjs.*:3:\d+\)$/)
-        expect(micro.find((s) => s.status === "unresponsive")?.last_error).toMatch(/running again \(file:.*micro\/index\.mjs.*:3:\d+\)$/)
-        yield* eventually(nothingSpins)
+        expect(micro.find(microEnded)?.last_error).toMatch(
+          /^its worker ended: (it was unresponsive: no heartbeat for 3\.\d s, running again \(file:.*micro\/index\.mjs.*:3:\d+\)|it ran out of memory \(heap cap 256 MiB\))$/
+        )
+        // Ended, each started again in a fresh worker.
+        yield* eventually(Effect.sync(() => timer.at(-1)?.status === "ready" && micro.at(-1)?.status === "ready"))
       })
-    )))
+    )), 30_000)
 
   it.scopedLive("a leak meets the worker's heap cap: the plugin's error snapshot, not the host's death", () =>
     provideNode(withLogs(() =>

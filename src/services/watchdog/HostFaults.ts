@@ -11,9 +11,10 @@
  *   (Quarantine.ts: the next start quarantines the plugin in a worker), and the daemon ends with
  *   one line naming it and exit code {@link crashExitCode}: after an uncaught exception the
  *   process's state is unknown, so it is not carried on.
- * - **`process.exit()` called by plugin code** is refused: the call throws, and the plugin is
- *   ended as for an unhandled rejection (`it called process.exit(7)`). Calls from anywhere else
- *   (the runtime's own exit at the end, the watchdog's) go through.
+ * - **`process.exit()` called by plugin code** (its caller's frame in a plugin folder) is refused:
+ *   the call throws, and the plugin is ended as for an unhandled rejection (`it called
+ *   process.exit(7)`). Calls from anywhere else (the runtime's own exit at the end, the watchdog's)
+ *   go through.
  *
  * A frame is the plugin's when its file URL lies in a plugin folder of the roots (the folder under
  * a root, by name), as the watchdog names a blocking frame.
@@ -142,7 +143,11 @@ export const start = (options: FaultOptions) =>
     }
     const exit = process.exit.bind(process)
     const guardedExit = (code?: string | number | null): never => {
-      const found = pluginFrame(new Error().stack ?? "", roots)
+      // Its caller only (the stack's third line, after `Error` and this function): code evaluated
+      // while a plugin's frame is on the stack (the watchdog's `process.exit` at the freeze limit)
+      // is not the plugin's call.
+      const caller = (new Error().stack ?? "").split("\n").slice(2, 3).join("\n")
+      const found = pluginFrame(caller, roots)
       if (found === undefined) return exit(code as number | undefined)
       end(found.plugin, `it called process.exit(${code ?? ""}) (at ${found.location}), which is refused on the host's thread`)
       throw new ExitRefused(`process.exit() is refused to plugin ${found.plugin} on the host's thread`)
