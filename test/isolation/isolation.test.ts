@@ -8,14 +8,12 @@
  * it is still here to assert is part of each containment test.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -27,13 +25,7 @@ import { eventually, provideNode } from "../fixtures.ts"
 import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
 import { startPluginDaemon, within } from "../live/pluginDaemon.ts"
 import { makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
-
-/** A Session of a fresh agent on a workspace at `root`. */
-const sessionOn = (loaded: Effect.Effect.Success<ReturnType<typeof startLoader>>, root: string) =>
-  Effect.gen(function*() {
-    const agent = yield* loaded.sessions.agents.add({ id: "ada" })
-    return yield* agent.sessions.create({ workspace: yield* loaded.workspaces.add({ id: "w", path: root }) })
-  })
+import { errorOf, sessionOn, watchStatuses } from "./isolated.ts"
 
 /** The status and last error of `name`'s snapshot. */
 const snapshotOf = (loaded: Effect.Effect.Success<ReturnType<typeof startLoader>>, name: string) =>
@@ -50,82 +42,7 @@ const nothingSpins = Effect.gen(function*() {
   return (used.user + used.system) / 1000 < 250
 })
 
-/** Every status `name` goes through from now on, with its last error, in order. */
-const watchStatuses = (loaded: Effect.Effect.Success<ReturnType<typeof startLoader>>, name: string) =>
-  Effect.gen(function*() {
-    const seen: Array<{ status: string; last_error: string | undefined }> = []
-    yield* loaded.registry.changes.pipe(
-      Stream.runForEach((change) =>
-        Effect.sync(() => {
-          if (change._tag === "Updated" && change.snapshot.name === name) seen.push({ status: change.snapshot.status, last_error: change.snapshot.last_error })
-        })
-      ),
-      Effect.forkScoped
-    )
-    return seen
-  })
-
-const errorOf = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "(it succeeded)"
-
 describe("worker-isolated plugins", () => {
-  it.scopedLive("both entry styles run in workers: actions with their Schemas, hooks, system, availability, skills, config and the call's context cross", () =>
-    provideNode(withLogs((logs) =>
-      Effect.gen(function*() {
-        const { instance, root } = yield* makeRoots
-        writePlugin(instance, "notes", {
-          manifest: manifest("notes", { isolation: "worker", configSchema: [{ key: "prefix", label: "Prefix", type: "string", default: "n" }] }),
-          files: {
-            "index.mjs": registerEntry(unique("notes"), [
-              `const { threadId, isMainThread } = await import("node:worker_threads")`,
-              `ctx.log.info("notes starts in thread " + threadId)`,
-              `ctx.registerSkills([{ name: "jot" }])`,
-              `ctx.registerSystem((call) => "notes for " + call.agent.id + " in " + call.workspace.id)`,
-              `ctx.registerAvailability((call) => ({ available: call.session !== undefined, reasons: call.session ? [] : ["needs a session"] }))`,
-              `ctx.registerHook("beforeTurn", (value, call) => ({ ...value, seenBy: "notes", turn: call.turn?.number ?? null }))`,
-              `ctx.registerAction("where", { handler: async (_input, call) => ({ main: isMainThread, thread: threadId, config: ctx.config.prefix, session: call.session?.id ?? null, turn: call.turn?.number ?? null }) })`
-            ].join("\n"))
-          }
-        })
-        writePlugin(instance, "typed", {
-          manifest: manifest("typed"),
-          files: {
-            "index.mjs": [
-              `import * as Effect from "effect/Effect"`,
-              `import * as Schema from "effect/Schema"`,
-              `import { Contributions, Plugin } from "effect-city/plugin"`,
-              `class UnknownUser extends Schema.TaggedError()("UnknownUser", { user: Schema.String }) {}`,
-              `export default Plugin.make({ name: "typed", initialize: Effect.succeed({ actions: {`,
-              `  double: Contributions.action({ input: Schema.Struct({ n: Schema.Number }), handler: ({ n }) => Effect.succeed(n * 2) }),`,
-              `  find: Contributions.action({ input: Schema.String, handler: (user) => Effect.fail(new UnknownUser({ user })) })`,
-              `} }) })`,
-              ``
-            ].join("\n")
-          }
-        })
-        const names = ["notes", "typed"]
-        const loaded = yield* startLoader(root, { enabled: names, licensed: names, isolation: { typed: "worker" } })
-        const report = yield* loaded.generations.current
-        expect(report.loaded.map((p) => [p.name, p.isolation])).toEqual([["notes", "worker"], ["typed", "worker"]])
-        const session = yield* sessionOn(loaded, root)
-        const where = yield* session.turn((turn) => turn.step((view) => view.invoke("notes", "where", null)))
-        expect(where).toMatchObject({ main: false, config: "n", session: session.id, turn: 1 })
-        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("typed", "double", { n: 21 })))).toBe(42)
-        const refused = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("typed", "double", { n: "x" }))))
-        expect(errorOf(refused)).toContain("ParseError")
-        const failed = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("typed", "find", "grace"))))
-        expect(errorOf(failed)).toContain("UnknownUser")
-        const skills = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.view.get("notes")?.contributions.skills)))
-        expect(skills).toEqual([{ name: "jot" }])
-        const hooked = yield* session.turn((turn) =>
-          Effect.map(turn.step((calls) => calls.runHooks("beforeTurn", { text: "hi" })), (value) => ({ value, turn: turn.number })))
-        expect(hooked.value).toEqual({ text: "hi", seenBy: "notes", turn: hooked.turn })
-        const systems = yield* session.turn((turn) => turn.step((calls) => calls.system()))
-        expect(systems).toContainEqual({ name: "notes", content: "notes for ada in w" })
-        expect(logs.some((l) => l.message.startsWith("notes starts in thread "))).toBe(true)
-      })
-    )))
-
   it.scopedLive("an instance-root plugin is isolated by default; one whose services siblings would use is skipped saying how to trust it, and loads on the host's thread once trusted, said in one line", () =>
     provideNode(withLogs(() =>
       Effect.gen(function*() {

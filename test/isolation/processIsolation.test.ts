@@ -6,12 +6,9 @@
  * is part of each containment test.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { fork } from "node:child_process"
 import * as fs from "node:fs"
@@ -22,42 +19,7 @@ import { WorkerScript } from "../../src/services/isolation/WorkerScript.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
 import { makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
-
-type Loaded = Effect.Effect.Success<ReturnType<typeof startLoader>>
-
-/** A Session of a fresh agent on a workspace at `root`. */
-const sessionOn = (loaded: Loaded, root: string) =>
-  Effect.gen(function*() {
-    const agent = yield* loaded.sessions.agents.add({ id: "ada" })
-    return yield* agent.sessions.create({ workspace: yield* loaded.workspaces.add({ id: "w", path: root }) })
-  })
-
-/** Every status `name` goes through from now on, with its last error, in order. */
-const watchStatuses = (loaded: Loaded, name: string) =>
-  Effect.gen(function*() {
-    const seen: Array<{ status: string; last_error: string | undefined }> = []
-    yield* loaded.registry.changes.pipe(
-      Stream.runForEach((change) =>
-        Effect.sync(() => {
-          if (change._tag === "Updated" && change.snapshot.name === name) seen.push({ status: change.snapshot.status, last_error: change.snapshot.last_error })
-        })
-      ),
-      Effect.forkScoped
-    )
-    return seen
-  })
-
-const errorOf = (exit: Exit.Exit<unknown, unknown>) => Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "(it succeeded)"
-
-/** Whether a process `pid` is still there (`kill(pid, 0)` fails with ESRCH once it is gone). */
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH"
-  }
-}
+import { alive, errorOf, sessionOn, watchStatuses } from "./isolated.ts"
 
 describe.each(["worker", "process"] as const)("the isolated contract holds in a %s", (mode) => {
   it.scopedLive("actions with their Schemas, hooks, system, availability, skills, config and the call's context cross", () =>
@@ -213,16 +175,18 @@ describe("memory caps that hold", () => {
         const session = yield* sessionOn(loaded, root)
         const statuses = yield* watchStatuses(loaded, "hoarder")
         const rssBefore = process.memoryUsage().rss
-        const started = Date.now()
         yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("hoarder", "hoard", null))))
-        yield* eventually(Effect.sync(() => statuses.some((s) => s.status === "error")), 5_000)
-        expect(Date.now() - started).toBeLessThan(5_000)
+        // Within 5 s of holding it (the call returns once the 24 Buffers are made: on a loaded
+        // machine, making them takes seconds of its own).
+        const held = Date.now()
+        yield* eventually(Effect.sync(() => statuses.some((s) => s.status === "error")), 10_000)
+        expect(Date.now() - held).toBeLessThan(5_000)
         expect(statuses.find((s) => s.status === "error")?.last_error).toMatch(
           new RegExp(`^its ${mode} ended: it used \\d+ MiB outside its heap \\(cap 64 MiB\\)$`)
         )
         expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
         // A worker's Buffers were the host process's memory: given back with the thread.
-        yield* eventually(Effect.sync(() => process.memoryUsage().rss < rssBefore + 256 * 1024 * 1024), 5_000)
+        yield* eventually(Effect.sync(() => process.memoryUsage().rss < rssBefore + 256 * 1024 * 1024), 10_000)
         yield* eventually(Effect.sync(() => statuses.at(-1)?.status === "ready"), 10_000)
         expect(yield* session.turn((turn) => turn.step((view) => view.invoke("hoarder", "ok", null)))).toBe("fine")
       })
