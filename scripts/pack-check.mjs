@@ -263,11 +263,12 @@ try {
       ""
     ].join("\n"))
     plugin("hello", "export async function register(ctx) { ctx.registerSystem(\"hello\") }\n")
-    // `notes` runs in a worker thread of its own (docs/plugin-loader.md, "Isolation"): the shipped
-    // dist/city-worker.mjs, with the installed effect and dist/city-plugin.mjs in that thread.
+    // `notes` runs in a worker thread of its own, as an instance-root plugin does by default
+    // (docs/plugin-loader.md, "Isolation"): the shipped dist/city-worker.mjs, with the installed
+    // effect and dist/city-plugin.mjs in that thread; `hello` is trusted on the host's thread.
     writeFileSync(
       join(pluginRoot, "plugins.json"),
-      JSON.stringify({ enabled: ["hello", "notes"], licensed: ["hello", "notes"], isolation: { notes: "worker" } })
+      JSON.stringify({ enabled: ["hello", "notes"], licensed: ["hello", "notes"], isolation: { hello: "none" } })
     )
     const pluginEnv = { ...process.env, CITY_ROOT: pluginRoot }
     const expectLoaded = (what, printed) => {
