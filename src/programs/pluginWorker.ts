@@ -9,7 +9,8 @@
  * then serves over the process's IPC channel (`process.send`). Such a process leads a process group
  * of its own; when its channel closes without the host ending it (the host was killed outright and
  * ran no exit hook), it kills that group, itself and whatever its plugin spawned, rather than live
- * on unowned (docs/plugin-loader.md, "What each mode caps").
+ * on unowned (docs/plugin-loader.md, "What each mode caps"); and it answers the host's question of
+ * what it is running on a side channel served by a thread of its own (processBlame.ts).
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -17,11 +18,21 @@ import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { fstatSync } from "node:fs"
 import { isMainThread } from "node:worker_threads"
 import * as PluginWorker from "../services/loader/internal/pluginWorker.ts"
+import { blameFd, startProcessBlame } from "../services/loader/internal/processBlame.ts"
 
 if (isMainThread && process.send !== undefined) {
   process.on("disconnect", () => process.kill(0, "SIGKILL"))
+  // The side channel on which the host asks what the process is running (processBlame.ts).
+  startProcessBlame((() => {
+    try {
+      return fstatSync(blameFd).isSocket()
+    } catch {
+      return false
+    }
+  })())
 }
 
 Effect.runFork(

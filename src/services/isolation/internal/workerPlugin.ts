@@ -19,7 +19,6 @@ import * as Isolation from "../../../schema/Isolation.ts"
 import { PluginLiveness } from "../../city/PluginLiveness.ts"
 import { PluginLifecycleContext } from "../../PluginLifecycleContext.ts"
 import { Workers } from "../Workers.ts"
-import { blameThread } from "./blame.ts"
 import { watchHeartbeat } from "./heartbeat.ts"
 import { serveHostCalls } from "./hostCalls.ts"
 import { type Kind, startThread } from "./workerThread.ts"
@@ -77,15 +76,15 @@ export const initialize = (options: {
     let unresponsive = false
 
     // Silent past the limit: name the code it runs, say so, end the thread (docs/plugin-loader.md, "Liveness").
-    // A process is blamed by name only: the host's inspector reaches its own threads, not another process.
     const heartbeat = yield* watchHeartbeat(worker, (silentMillis) =>
       Effect.gen(function*() {
-        const threadId = thread.threadId()
-        const location = threadId === undefined
-          ? Option.none<string>()
-          : Option.flatten(yield* Effect.timeoutTo(blameThread(threadId, pathToFileURL(options.folder).href), { duration: "1500 millis", onSuccess: (found) => found, onTimeout: () => Option.none() }).pipe(Effect.map(Option.some)))
+        const location = yield* Effect.timeoutTo(thread.blame(`${pathToFileURL(options.folder).href}/`), {
+          duration: "1500 millis",
+          onSuccess: (found) => found,
+          onTimeout: () => Option.none<string>()
+        })
         const reason = `it was unresponsive: no heartbeat for ${(silentMillis / 1000).toFixed(1)} s${
-          Option.isSome(location) ? `, running ${location.value}` : kind === "process" ? " (a process is blamed by name only)" : ""
+          Option.isSome(location) ? `, running ${location.value}` : ""
         }`
         yield* Effect.logWarning(`plugin ${name} unresponsive: ${reason}`).pipe(
           Effect.annotateLogs({ code: "plugin.unresponsive", plugin: name, ...(Option.isSome(location) ? { location: location.value } : {}) })

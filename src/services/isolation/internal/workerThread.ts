@@ -26,6 +26,7 @@ import type { WorkerError } from "@effect/platform/WorkerError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import { type ChildProcess, fork } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -34,6 +35,7 @@ import { Worker as Thread } from "node:worker_threads"
 import type { ActionOutputRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { WorkerScript } from "../WorkerScript.ts"
+import { blameThread } from "./blame.ts"
 
 /**
  * How an isolated plugin is run: a worker thread or a child process of its own.
@@ -151,7 +153,8 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
         detached: true,
         execArgv: [`--max-old-space-size=${heapMb}`],
         env: pluginEnv(),
-        stdio: ["ignore", "inherit", "pipe", "ipc"]
+        // fd 4: the side channel on which the process says what it runs (processBlame.ts).
+        stdio: ["ignore", "inherit", "pipe", "ipc", "pipe"]
       })
       const pid = spawned.pid
       if (pid !== undefined) trackGroup(pid)
@@ -226,9 +229,35 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
         (e): e is WorkerError | ParseResult.ParseError => e._tag === "WorkerError" || e._tag === "ParseError",
         (e) => failed(e, what)
       )
-    /** The thread's id (the inspector's `workerId`), once it is spawned; `undefined` for a process. */
-    const threadId = () => thread?.threadId
-    return { worker, ended, gone, stop, failed, call, threadId, kind }
+    /**
+     * Where the isolate is running, as the innermost frame in `folderUrl` (docs/plugin-loader.md,
+     * "Liveness"): a thread is paused by the host's inspector (blame.ts); a process answers on its
+     * side channel from a thread of its own (processBlame.ts). Unbounded: the caller bounds it.
+     */
+    const blame = (folderUrl: string): Effect.Effect<Option.Option<string>> => {
+      if (kind === "worker") return thread === undefined ? Effect.succeed(Option.none()) : blameThread(thread.threadId, folderUrl)
+      const side = child?.stdio[4]
+      if (side === undefined || side === null || !("write" in side)) return Effect.succeed(Option.none())
+      return Effect.async<Option.Option<string>>((resume) => {
+        let buffered = ""
+        const onData = (chunk: Buffer) => {
+          buffered += chunk.toString("utf8")
+          const at = buffered.indexOf("\n")
+          if (at < 0) return
+          side.off("data", onData)
+          try {
+            const location: unknown = (JSON.parse(buffered.slice(0, at)) as { location?: unknown }).location
+            resume(Effect.succeed(typeof location === "string" ? Option.some(location) : Option.none()))
+          } catch {
+            resume(Effect.succeed(Option.none()))
+          }
+        }
+        side.on("data", onData)
+        side.write(`${JSON.stringify({ folder: folderUrl })}\n`)
+        return Effect.sync(() => side.off("data", onData))
+      })
+    }
+    return { worker, ended, gone, stop, failed, call, blame, kind }
   })
 
 /**
