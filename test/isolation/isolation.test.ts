@@ -242,12 +242,12 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
       })
     )))
 
-  it.scopedLive("a call that spins: within 5 s the plugin is unresponsive, blamed by the file and line it runs, its Step fails typed, the host answers meanwhile, and it starts again by itself", () =>
+  it.scopedLive.each(["worker", "process"] as const)("%s: a call that spins: within 5 s the plugin is unresponsive, blamed by the file and line it runs, its Step fails typed, the host answers meanwhile, and it starts again by itself", (mode) =>
     provideNode(withLogs((logs) =>
       Effect.gen(function*() {
         const { instance, root } = yield* makeRoots
         writePlugin(instance, "busy", {
-          manifest: manifest("busy", { isolation: "worker" }),
+          manifest: manifest("busy", { isolation: mode }),
           files: {
             "index.mjs": registerEntry(unique("busy"), [
               `function spinForever() { while (true) {} }`,
@@ -272,7 +272,7 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
         expect(Date.now() - started).toBeLessThan(5_000)
         const unresponsive = statuses.find((s) => s.status === "unresponsive")!
         // Blamed by name, function, file and line (the entry's line 3: a marker, then `register`).
-        expect(unresponsive.last_error).toMatch(/^its worker ended: it was unresponsive: no heartbeat for 3\.\d s, running spinForever \(file:.*\/busy\/index\.mjs\?[^:]*:3:\d+\)$/)
+        expect(unresponsive.last_error).toMatch(new RegExp(`^its ${mode} ended: ` + /it was unresponsive: no heartbeat for 3\.\d s, running spinForever \(file:.*\/busy\/index\.mjs\?[^:]*:3:\d+\)$/.source))
         const warning = logs.find((l) => l.annotations["code"] === "plugin.unresponsive")
         expect(warning?.annotations["plugin"]).toBe("busy")
         expect(String(warning?.annotations["location"])).toMatch(/^spinForever \(file:.*index\.mjs.*:3:\d+\)$/)

@@ -287,43 +287,6 @@ describe("a plugin's process without its host", () => {
     }))
 })
 
-describe("liveness of a plugin in a process", () => {
-  it.scopedLive("a call that spins: within 5 s the plugin is unresponsive, blamed by the file and line its process runs (its own inspector, on a side channel), its process ended, and it starts again by itself", () =>
-    provideNode(withLogs((logs) =>
-      Effect.gen(function*() {
-        const { instance, root } = yield* makeRoots
-        writePlugin(instance, "busy", {
-          manifest: manifest("busy", { isolation: "process" }),
-          files: {
-            "index.mjs": registerEntry(unique("busy"), [
-              `ctx.registerAction("spin", { handler: function spinInProcess() { for (;;) {} } })`,
-              `ctx.registerAction("ok", { handler: () => "fine" })`
-            ].join("\n"))
-          }
-        })
-        writePlugin(instance, "steady", { manifest: manifest("steady"), files: { "index.mjs": registerEntry(unique("steady"), `ctx.registerAction("ping", { handler: () => "pong" })`) } })
-        const names = ["busy", "steady"]
-        const loaded = yield* startLoader(root, { enabled: names, licensed: names })
-        const session = yield* sessionOn(loaded, root)
-        const statuses = yield* watchStatuses(loaded, "busy")
-        const started = Date.now()
-        const spun = yield* Effect.exit(session.turn((turn) => turn.step((view) => view.invoke("busy", "spin", null))))
-        expect(errorOf(spun)).toContain("WorkerEnded")
-        yield* eventually(Effect.sync(() => statuses.some((s) => s.status === "unresponsive")), 5_000)
-        expect(Date.now() - started).toBeLessThan(5_000)
-        expect(statuses.find((s) => s.status === "unresponsive")?.last_error).toMatch(
-          /^its process ended: it was unresponsive: no heartbeat for 3\.\d s, running spinInProcess \(file:.*\/busy\/index\.mjs\?[^:]*:3:\d+\)$/
-        )
-        const warning = logs.find((l) => l.annotations["code"] === "plugin.unresponsive")
-        expect(warning?.annotations["plugin"]).toBe("busy")
-        expect(String(warning?.annotations["location"])).toMatch(/^spinInProcess \(file:.*index\.mjs.*:3:\d+\)$/)
-        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
-        yield* eventually(Effect.sync(() => statuses.at(-1)?.status === "ready"), 10_000)
-        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("busy", "ok", null)))).toBe("fine")
-      })
-    )))
-})
-
 describe("which cap the latest figures break", () => {
   const MiB = 1024 * 1024
   const memory = (external: number, rss: number) => ({ heapUsed: 20 * MiB, heapLimit: 112 * MiB, external: external * MiB, arrayBuffers: 0, rss: rss * MiB })
