@@ -18,13 +18,24 @@ import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { fstatSync } from "node:fs"
+import { fstatSync, writeSync } from "node:fs"
 import { isMainThread } from "node:worker_threads"
 import * as PluginWorker from "../services/loader/internal/pluginWorker.ts"
-import { blameFd, startProcessBlame } from "../services/loader/internal/processBlame.ts"
+import { blameFd, uncaughtMarker } from "../schema/Isolation.ts"
+import { startProcessBlame } from "../services/loader/internal/processBlame.ts"
 
 if (isMainThread && process.send !== undefined) {
   process.on("disconnect", () => process.kill(0, "SIGKILL"))
+  // An uncaught throw (an unhandled rejection too) ends the process, saying what on stderr in one
+  // marked line for the host to read (workerThread.ts), as a worker thread's end says it.
+  process.on("uncaughtException", (error) => {
+    const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+    try {
+      writeSync(2, `\n${uncaughtMarker}${what.replace(/\s+/g, " ")}\n`)
+    } finally {
+      process.exit(1)
+    }
+  })
   // The side channel on which the host asks what the process is running (processBlame.ts).
   startProcessBlame((() => {
     try {

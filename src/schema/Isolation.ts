@@ -52,6 +52,22 @@ export type IsolationMode = typeof IsolationMode.Type
 export const abortExitCode = 134
 
 /**
+ * The file descriptor of a plugin process's side channel (its stdio index 4, beside the IPC
+ * channel), on which it says what it is running when the host asks.
+ * @since 0.1.0
+ * @category constants
+ */
+export const blameFd = 4
+
+/**
+ * The front of the one line a plugin's process writes on stderr as an uncaught throw ends it, for
+ * the host to say why it ended (`uncaught Error: boom`), as a worker thread's end says it.
+ * @since 0.1.0
+ * @category constants
+ */
+export const uncaughtMarker = "city-plugin process ended: uncaught "
+
+/**
  * A PluginContext as data: the plugin's name and who is calling, from where.
  * @since 0.1.0
  * @category schemas

@@ -111,6 +111,8 @@ const threadEndReason = (code: number, error: unknown, heapMb: number): string =
 const processEndReason = (code: number | null, signal: NodeJS.Signals | null, stopped: string | undefined, stderr: string, heapMb: number): string => {
   if (stopped !== undefined) return stopped
   if (/JavaScript heap out of memory/.test(stderr)) return `it ran out of memory (heap cap ${heapMb} MiB)`
+  const uncaught = stderr.split("\n").reverse().find((line) => line.startsWith(Isolation.uncaughtMarker))
+  if (uncaught !== undefined) return `uncaught ${uncaught.slice(Isolation.uncaughtMarker.length)}`
   if (signal === "SIGABRT") return "it aborted (SIGABRT)"
   if (signal !== null) return `killed by ${signal}`
   return `it exited with code ${code ?? "unknown"}`
@@ -154,7 +156,7 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
         execArgv: [`--max-old-space-size=${heapMb}`],
         env: pluginEnv(),
         // fd 4: the side channel on which the process says what it runs (processBlame.ts).
-        stdio: ["ignore", "inherit", "pipe", "ipc", "pipe"]
+        stdio: ["ignore", "inherit", "pipe", "ipc", "pipe"] // index 4: Isolation.blameFd
       })
       const pid = spawned.pid
       if (pid !== undefined) trackGroup(pid)
@@ -236,7 +238,7 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
      */
     const blame = (folderUrl: string): Effect.Effect<Option.Option<string>> => {
       if (kind === "worker") return thread === undefined ? Effect.succeed(Option.none()) : blameThread(thread.threadId, folderUrl)
-      const side = child?.stdio[4]
+      const side = child?.stdio[Isolation.blameFd]
       if (side === undefined || side === null || !("write" in side)) return Effect.succeed(Option.none())
       return Effect.async<Option.Option<string>>((resume) => {
         let buffered = ""

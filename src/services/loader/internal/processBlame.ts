@@ -16,9 +16,9 @@
  * @since 0.1.0
  */
 import { Worker } from "node:worker_threads"
+import * as Isolation from "../../../schema/Isolation.ts"
 
-/** The side channel's file descriptor in the plugin's process (stdio index 4). */
-export const blameFd = 4
+const { blameFd } = Isolation
 
 const source = String.raw`"use strict"
 const net = require("node:net")
@@ -74,7 +74,7 @@ const blame = (folder) => {
 
 /**
  * Starts the answering thread in this process, if it is a plugin's process the host gave a side
- * channel (file descriptor {@link blameFd} open); it does not keep the process alive.
+ * channel (file descriptor `Isolation.blameFd` open); it does not keep the process alive.
  * @since 0.1.0
  * @category internals
  */
