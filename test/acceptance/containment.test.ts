@@ -3,7 +3,7 @@
  * "Isolation", "Liveness"): a three-line instance-root plugin that spins, with nothing in
  * plugins.json but its name enabled and licensed. The daemon's status page answers throughout, the
  * plugin is `unresponsive` within 5 s on every surface, SIGTERM ends the daemon at once; the same
- * spin in `register` cannot hang `city plugins list`.
+ * spin in `register` cannot hang `city plugins list`. Each end is one log line naming the plugin.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { city, json, tempDir } from "./cityCli.ts"
-import { startPluginDaemon, within, writePlugin, writeSettings } from "../live/pluginDaemon.ts"
+import { logLines, startPluginDaemon, within, writePlugin, writeSettings } from "../live/pluginDaemon.ts"
 
 const live = (name: string, body: () => Effect.Effect<void, unknown, any>) =>
   it.scopedLive(name, () => body().pipe(Effect.provide(NodeContext.layer)), 40_000)
@@ -63,6 +63,9 @@ describe("containment by default, through the binary", () => {
       // It starts again by itself after 1 s, and spins again: the page still answers.
       yield* within("spin starts again", Effect.map(statusOf, (plugins) => plugins.some((p) => p.name === "spin" && p.status === "ready")), 10_000)
       yield* fetchWithin(page, "/healthz")
+      // Each end is one line naming the plugin and why; the platform's own stack is not in the log.
+      expect((yield* logLines(daemon, "plugin spin lost: its worker ended: it was unresponsive")).length).toBeGreaterThan(0)
+      expect(yield* logLines(daemon, "WorkerError")).toEqual([])
       const stopping = Date.now()
       yield* daemon.kill("SIGTERM")
       yield* within("the daemon exits", Deferred.isDone(daemon.exited), 15_000)

@@ -36,6 +36,7 @@ import type { ActionOutputRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { WorkerScript } from "../WorkerScript.ts"
 import { blameThread } from "./blame.ts"
+import { platformWarningsAtDebug } from "./platformLogs.ts"
 
 /**
  * How an isolated plugin is run: a worker thread or a child process of its own.
@@ -212,6 +213,8 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
 
     const worker = yield* Worker.makeSerialized<Isolation.Request>({}).pipe(
       Effect.provide(NodeWorker.layer(kind === "worker" ? spawnThread : spawnProcess)),
+      // Its end is said once, by the registry, naming the plugin: the platform's own line is debug.
+      platformWarningsAtDebug,
       Effect.mapError((error) => new Isolation.WorkerEnded({ plugin: name, reason: `it could not start: ${error.message}` }))
     )
     /** Why the worker is gone, once it is. */
