@@ -15,4 +15,7 @@ export const services = (root: string, bundledRoot: string) =>
 // PluginLoader: roots, discover, load, alerts, alertChanges · Generations: current, restart(reason)
 // and the core's tags: PluginRegistry, Sessions, Workspaces, ExecutionLeases, ...
 export const program = Effect.flatMap(Generations.Generations, (generations) => generations.current)
+
+// Every plugin folder of both roots, from their manifests alone: no plugin code runs.
+export const folders = Effect.flatMap(Loader.PluginLoader, (loader) => loader.discover)
 // #endregion readme

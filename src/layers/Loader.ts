@@ -17,15 +17,23 @@ import * as CityConfig from "../services/city/CityConfig.ts"
 import { core, fromCore } from "./internal/city.ts"
 import * as Generations from "../services/loader/Generations.ts"
 import * as Workers from "../services/isolation/Workers.ts"
-import * as PluginLoader from "../services/loader/PluginLoader.ts"
+import * as PluginLoaderService from "../services/loader/PluginLoader.ts"
+
+/**
+ * The loader's service: its roots, `discover` (every plugin folder of the roots, from their
+ * manifests alone: no plugin code runs), one load pass, the load alert.
+ * @since 0.1.0
+ * @category tags
+ */
+export const PluginLoader = PluginLoaderService.PluginLoader
 
 /**
  * Requires the core's PluginRegistry, ExecutionLeases, Sessions, ClosingPhase and CityConfig.
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: PluginLoader.LoaderOptions) =>
-  Generations.layer.pipe(Layer.provideMerge(PluginLoader.layer(options)), Layer.provideMerge(Workers.layer))
+export const layer = (options: PluginLoaderService.LoaderOptions) =>
+  Generations.layer.pipe(Layer.provideMerge(PluginLoaderService.layer(options)), Layer.provideMerge(Workers.layer))
 
 /**
  * The City core (City.core) with the loader on top: every core tag plus PluginLoader and
@@ -33,7 +41,7 @@ export const layer = (options: PluginLoader.LoaderOptions) =>
  * @since 0.1.0
  * @category layers
  */
-export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.LoaderOptions) =>
+export const withCore = (city: CityConfig.CityOptions, options: PluginLoaderService.LoaderOptions) =>
   layer(options).pipe(Layer.provideMerge(core(CityConfig.layer(city))))
 
 /**
@@ -48,7 +56,7 @@ export const withCore = (city: CityConfig.CityOptions, options: PluginLoader.Loa
  * @since 0.1.0
  * @category layers
  */
-export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoader.LoaderOptions) =>
+export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoaderService.LoaderOptions) =>
   Layer.scopedContext(
     Effect.map(fromCore(withCore(cityOptions, options)), ({ city, context }) => Context.add(context, City, city))
   )

@@ -3,6 +3,7 @@
  * written into temp roots (real ESM `.mjs` entries). One test per behaviour.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as LoaderExample from "../../examples/loader.ts"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -829,6 +830,17 @@ describe("examples/plugins", () => {
         expect(skipLines(logs)).toHaveLength(1)
       })
     )))
+})
+
+describe("discovery from code", () => {
+  it.scoped("the loader snippet's `folders` lists every plugin folder of both roots through the public Loader.PluginLoader, from manifests alone", () =>
+    provideNode(Effect.gen(function*() {
+      const { root } = yield* makeRoots
+      const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../examples/plugins")
+      fs.cpSync(path.join(examples, "instance"), path.join(root, "plugins"), { recursive: true })
+      const found = yield* Effect.provide(LoaderExample.folders, LoaderExample.services(root, path.join(examples, "bundled")))
+      expect(found.map((p) => [p.name, p.root, p._tag])).toEqual([["clock", "bundled", "Valid"], ["broken", "instance", "Valid"], ["greeter", "instance", "Valid"]])
+    })))
 })
 
 describe("city plugins", () => {

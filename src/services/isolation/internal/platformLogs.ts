@@ -20,7 +20,11 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 
-/** The platform's warnings at debug level, for the loggers of `effect` and the fibers it forks. */
+/**
+ * The platform's warnings at debug level, for the loggers of `effect` and the fibers it forks.
+ * @since 0.1.0
+ * @category internals
+ */
 export const platformWarningsAtDebug = <A, Err, R>(effect: Effect.Effect<A, Err, R>): Effect.Effect<A, Err, R> =>
   Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
     HashSet.map(loggers, (logger) =>
