@@ -438,6 +438,11 @@ describe("isolation as the operator sees it", () => {
       yield* startPluginDaemon(root, base, "isolation", ["--http", "127.0.0.1:0"])
       const running = json(yield* cityProcess(["plugins", "list", "--json"], { root }))
       expect(running["source"]).toBe("daemon")
+      // The daemon's heaps are on its page: the table leaves the column out and says where.
+      const runningTable = yield* cityProcess(["plugins", "list"], { root })
+      expect(runningTable.stdout).not.toContain("HEAP")
+      expect(runningTable.stdout).toMatch(/outside\s+instance\s+1\.0\.0\s+ready\s+worker\s/)
+      expect(runningTable.stdout).toContain("the isolated plugins' heaps, live: the daemon's status page (city status --url)")
       expect((running["loaded"] as ReadonlyArray<{ name: string; isolation: string }>).map((p) => [p.name, p.isolation])).toEqual([
         ["inside", "none"],
         ["outside", "worker"]

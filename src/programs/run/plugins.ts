@@ -202,17 +202,29 @@ type Listed = LoadReport["loaded"][number] & { readonly status: string; readonly
 /** A heap in MiB, one decimal; empty when unknown or not isolated. */
 const heapText = (bytes: number | undefined) => (bytes === undefined ? "" : `${(bytes / 2 ** 20).toFixed(1)} MiB`)
 
-/** The tables of a generation's report: loaded (with what provides dropped), skipped, not enabled, missing, notices. */
-const printReport = (report: LoadReport, loaded: ReadonlyArray<Listed>) =>
+/**
+ * The tables of a generation's report: loaded (with what provides dropped), skipped, not enabled,
+ * missing, notices. `heaps`: the City is this verb's own, whose workers' heaps it knows; a daemon's
+ * are on its status page, so the column is left out and the page named.
+ */
+const printReport = (report: LoadReport, loaded: ReadonlyArray<Listed>, heaps: boolean) =>
   Effect.gen(function*() {
     yield* Console.log(
       loaded.length === 0
         ? "no plugins loaded"
-        : Out.table(
+        : heaps
+        ? Out.table(
           ["NAME", "ROOT", "VERSION", "STATUS", "ISOLATION", "HEAP", "FOLDER"],
           loaded.map((p) => [p.name, p.root, p.version, p.status, p.isolation, heapText(p.heapUsed), p.folder])
         )
+        : Out.table(
+          ["NAME", "ROOT", "VERSION", "STATUS", "ISOLATION", "FOLDER"],
+          loaded.map((p) => [p.name, p.root, p.version, p.status, p.isolation, p.folder])
+        )
     )
+    if (!heaps && loaded.some((p) => p.isolation !== "none")) {
+      yield* Console.log("\nthe isolated plugins' heaps, live: the daemon's status page (city status --url)")
+    }
     const dropped = report.loaded.flatMap((p) => p.dropped.map((d) => [p.name, d.kind, d.name, `provides.${d.key}`]))
     if (dropped.length > 0) {
       yield* Console.log("")
@@ -283,7 +295,7 @@ const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
       })
     }
     yield* Console.log(Out.safe`generation ${running.generation} of the city daemon (pid ${pid}), serving since ${running.started_at}`)
-    yield* printReport(report, loaded)
+    yield* printReport(report, loaded, false)
   })
 
 /** `plugins list` */
@@ -339,7 +351,7 @@ export const list = (o: LoaderInput & { readonly freezeLimit: number }) =>
           alerts
         })
       }
-      yield* printReport(report, loaded)
+      yield* printReport(report, loaded, true)
     }))
   )
 
