@@ -139,6 +139,22 @@ describe("help", () => {
     }))
 })
 
+describe("docs that name verbs", () => {
+  scenario("docs/cluster.md's first paragraph says what runs today: each `city …` it names is a verb, with the flags it names", () =>
+    Effect.gen(function*() {
+      const text = readFileSync(join(import.meta.dirname, "../../docs/cluster.md"), "utf8")
+      const opening = text.split("\n\n")[1] ?? ""
+      const named = [...opening.matchAll(/`city ([a-z-]+)((?: --[a-z-]+)*)[^`]*`/g)].map((m) => ({ verb: m[1]!, flags: (m[2] ?? "").trim().split(/\s+/).filter((f) => f !== "") }))
+      expect(named.map((n) => n.verb)).toEqual(["daemon", "fleet"])
+      for (const { flags, verb } of named) {
+        const help = yield* city([verb, "--help"])
+        expect(help.code, verb).toBe(0)
+        for (const flag of flags) expect(help.stdout, `${verb} ${flag}`).toContain(flag)
+      }
+      expect(opening).not.toContain("does not use it yet")
+    }))
+})
+
 describe("usage errors", () => {
   scenario("every word a verb cannot take is named, a known flag after an unknown one is not; stdout stays clean", () =>
     Effect.gen(function*() {
