@@ -294,7 +294,7 @@ describe("page", () => {
   it("shows `none` in every empty table and list", () => {
     const none = page(empty)
     expect(none).toContain("<table id=\"plugins\">")
-    expect(inside(none, "<table id=\"plugins\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"11\">none</td></tr></tbody>")
+    expect(inside(none, "<table id=\"plugins\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"9\">none</td></tr></tbody>")
     expect(inside(none, "<table id=\"skipped\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"5\">none</td></tr></tbody>")
     expect(inside(none, "<table id=\"endpoints\">", "</table>")).toContain("<tbody><tr class=\"none\"><td colspan=\"6\">none</td></tr></tbody>")
     expect(none).toContain("<ul id=\"missing\" aria-labelledby=\"missing-title\"><li class=\"none\">none</li></ul>")

@@ -11,6 +11,7 @@
  * missing. Without one, the test fails saying so: it never passes without having run.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { registerEntry, writePlugin, writeSettings } from "../live/pluginDaemon.ts"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
@@ -64,6 +65,10 @@ describe("the status page in Chromium", () => {
       fs.mkdirSync(output, { recursive: true })
       const b = yield* browser
       const { register, setStatus, w } = yield* statusWorld
+      // A plugin whose folder has the longest name a plugin may have (64 characters).
+      const long = "a-plugin-whose-folder-has-the-longest-name-a-plugin-may-have-x64"
+      writePlugin(join(w.root, "plugins"), long, registerEntry(`ctx.registerSystem("long")`))
+      writeSettings(w.root, { enabled: ["clock", "broken", long], licensed: ["clock", "broken", long] })
       yield* setStatus("busy")
       const { url } = yield* startStatusDaemon(w, "daemon")
 
@@ -96,6 +101,20 @@ describe("the status page in Chromium", () => {
       expect(yield* Effect.promise(() => page.evaluate(`window.cityMarker`))).toBe(42)
       expect(navigations).toBe(1)
       yield* Effect.promise(() => page.screenshot({ path: join(output, "status-page.png"), fullPage: true }))
+
+      // 1280 px wide: no table scrolls sideways, long folder paths and all; no column repeats another.
+      yield* wait(page, `tr[data-plugin="${long}"]`, "the long-named plugin")
+      yield* Effect.promise(() => page.setViewportSize({ width: 1280, height: 900 }))
+      const overflowing = yield* Effect.promise(() =>
+        page.evaluate<ReadonlyArray<string>>(
+          `[...document.querySelectorAll(".scroll")].filter((e) => e.scrollWidth > e.clientWidth).map((e) => (e.id || e.querySelector("table")?.id || "?") + ": " + e.scrollWidth + " > " + e.clientWidth)`
+        )
+      )
+      expect(overflowing).toEqual([])
+      const headers = yield* Effect.promise(() =>
+        page.evaluate<ReadonlyArray<string>>(`[...document.querySelectorAll("#plugins thead th, table[id*=plugins] thead th")].map((th) => th.textContent ?? "")`)
+      )
+      expect(new Set(headers).size).toBe(headers.length)
 
       // 400 px wide, dark: no sideways scrolling of the page, a dark background.
       yield* Effect.promise(() => page.setViewportSize({ width: 400, height: 900 }))

@@ -45,11 +45,11 @@ export var columns = {
     { title: "Status", field: "status", kind: "badge" },
     { title: "Since", field: "updated_at", kind: "time" },
     { title: "Version", field: "version", kind: "text" },
-    { title: "Source", field: "source", kind: "text" },
-    { title: "Root", field: "root", kind: "text" },
+    // One column for where it came from: `instance:<folder>`, `bundled:<folder>` or `code` (its
+    // root and folder are in /api/status too, apart).
+    { title: "Source", field: "source", kind: "code" },
     { title: "Isolation", field: "isolation", kind: "text" },
     { title: "Heap", field: "heap_used_bytes", kind: "bytes" },
-    { title: "Folder", field: "folder", kind: "code" },
     { title: "Attempts", field: "attempts", kind: "number" },
     { title: "Last error", field: "last_error", kind: "pre" }
   ],
