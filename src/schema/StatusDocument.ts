@@ -47,12 +47,13 @@ export const StatusPlugin = Schema.Struct({
 export type StatusPlugin = typeof StatusPlugin.Type
 
 /**
- * How an endpoint stands, in one word: `applied` (nothing owed), `pending` (a reload or removal
- * owed, not failed yet), `failing` (owed, and the last attempt failed).
+ * How an endpoint stands, in one word: `applied` (nothing owed, its last provisioning call ok),
+ * `pending` (a reload or removal owed, not failed yet), `failing` (owed, and the last attempt
+ * failed), `failed` (nothing owed, but its last provisioning call did not succeed).
  * @since 0.1.0
  * @category models
  */
-export const EndpointStanding = Schema.Literal("applied", "pending", "failing")
+export const EndpointStanding = Schema.Literal("applied", "pending", "failing", "failed")
 /**
  * How an endpoint stands, in one word.
  * @since 0.1.0

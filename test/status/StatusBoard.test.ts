@@ -55,18 +55,19 @@ const world = (fleet?: StatusBoard.FleetSource) => Effect.gen(function*() {
   const generation = yield* Ref.make(1)
   const owed = yield* Ref.make<ReadonlyArray<OwedRecord>>([])
   const heaps = yield* Ref.make<ReadonlyArray<WorkerHeap>>([])
+  const capabilities = yield* Ref.make(listing)
   const board = yield* StatusBoard.make(
     { version: "0.1.0", pollInterval: "1 hour", sessions: Effect.succeed({ count: 2, busy: 1 }), ...(fleet === undefined ? {} : { fleet }) },
     {
       snapshots: Effect.succeed([snapshot("clock"), snapshot("alarm", "error")]),
       changes: Stream.fromPubSub(changes),
       report: Effect.map(Ref.get(generation), report),
-      capabilities: Effect.succeed(listing),
+      capabilities: Ref.get(capabilities),
       owed: Ref.get(owed),
       heaps: Ref.get(heaps)
     }
   )
-  return { board, changes, generation, heaps, owed }
+  return { board, capabilities, changes, generation, heaps, owed }
 })
 
 const decodeDocument = Schema.decodeUnknownSync(StatusDocument)
@@ -120,6 +121,21 @@ describe("StatusBoard", () => {
       yield* PubSub.publish(changes, { _tag: "Removed", name: "alarm" })
       yield* removal
       expect((yield* board.current).plugins.map((p) => p.name)).toEqual(["clock"])
+    }))
+
+  it.scoped("an endpoint whose last provisioning call failed, with nothing owed, stands failed, not applied", () =>
+    Effect.gen(function*() {
+      const { board, capabilities } = yield* world()
+      const standing = Effect.map(board.current, (d) => d.endpoints[0]?.standing)
+      expect(yield* standing).toBe("applied")
+      const endpoint = { personality: "alice", runtime: "claude", last: Option.some({ state: "failed" as const, occasion: "birth" as const, at, exit: 1 }) }
+      yield* Ref.set(capabilities, { ...listing, capabilities: [{ ...listing.capabilities[0]!, endpoints: [endpoint] }] })
+      yield* board.refresh
+      expect(yield* standing).toBe("failed")
+      expect((yield* board.current).log.map((l) => l.text)).toContain("claude-alice (stamp): applied → failed")
+      yield* Ref.set(capabilities, listing)
+      yield* board.refresh
+      expect(yield* standing).toBe("applied")
     }))
 
   it.scoped("an endpoint goes pending, failing, applied as its owed work does; encoded events decode", () =>

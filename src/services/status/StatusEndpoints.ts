@@ -4,8 +4,9 @@
  * and what changed between two reads, as the board's events and log lines.
  *
  * Decisions:
- * - An endpoint's standing is `applied` with nothing owed, `failing` once an attempt failed, else
- *   `pending`.
+ * - An endpoint's standing is `failing` once an attempt at its owed work failed, `pending` while
+ *   work is owed, `failed` when nothing is owed but its last provisioning call did not succeed (a
+ *   failed provision owes no reload: the standing is where the operator sees it), else `applied`.
  * - Owed work of an endpoint no declaration lists any more (its capability or peer removed) is an
  *   entry of its own, with no capability, listed last.
  * @since 0.1.0
@@ -18,16 +19,16 @@ import { endpointKey, type EndpointStanding, type StatusEndpoint, type StatusEve
 import type { CapabilityListing } from "../capabilities/Listings.ts"
 import { isOwed } from "../live/Reloads.ts"
 
-/** `applied` with nothing owed, `failing` once an attempt failed, else `pending`. */
-const standingOf = (owed: OwedRecord | undefined): EndpointStanding =>
+/** What is owed decides; with nothing owed, the last provisioning call: `failed` unless it was `ok`. */
+const standingOf = (owed: OwedRecord | undefined, lastState?: string): EndpointStanding =>
   owed === undefined || (!isOwed(owed) && owed.removal === undefined)
-    ? "applied"
+    ? (lastState === undefined || lastState === "ok" ? "applied" : "failed")
     : (owed.attempts ?? 0) > 0 || owed.last_error !== undefined
     ? "failing"
     : "pending"
 
 const owedPart = (owed: OwedRecord | undefined): StatusEndpoint["owed"] =>
-  owed === undefined || standingOf(owed) === "applied" ? null : {
+  owed === undefined || standingOf(owed) === "applied" || standingOf(owed) === "failed" ? null : {
     reload: isOwed(owed),
     removal: owed.removal !== undefined,
     reason: owed.reason,
@@ -90,7 +91,7 @@ export const read = (
           capability: c.declaration.capability,
           peer: e.personality,
           runtime: e.runtime,
-          standing: standingOf(o),
+          standing: standingOf(o, Option.getOrUndefined(Option.map(e.last, (l) => l.state))),
           last: Option.match(e.last, {
             onNone: () => null,
             onSome: (l) => ({ state: l.state, occasion: l.occasion, at: l.at, exit: l.exit ?? null, detail: l.detail ?? null })
