@@ -38,6 +38,26 @@ const rows = (root: string) =>
     return document.plugins
   })
 
+describe("the daemon's last word is last", () => {
+  live("a stop closes the City first (a slow dispose, a failing one), then says stopped with the close's summary, as its last line", () =>
+    Effect.gen(function*() {
+      const { base, root } = yield* world({
+        slow: registerEntry(`  ctx.onDispose(() => new Promise((resolve) => setTimeout(resolve, 800)))`),
+        sore: registerEntry(`  ctx.onDispose(() => { throw new Error("dispose went wrong") })`),
+        steady: registerEntry(`  ctx.registerSystem("steady")`)
+      })
+      const daemon = yield* startPluginDaemon(root, base, "stop", ["--http", "127.0.0.1:0"])
+      yield* daemon.kill("SIGTERM")
+      yield* within("the daemon exits", Deferred.isDone(daemon.exited), 20_000)
+      const lines = (yield* logLines(daemon, "")).filter((l) => l.trim() !== "")
+      const last = lines.at(-1) ?? ""
+      expect(last).toMatch(/city daemon stopped: 3 plugin\(s\) disposed, 1 cleanup failure\(s\) \(plugin sore\), in \d+ ms; 0 endpoint\(s\) with owed work kept for the next start/)
+      const failed = lines.findIndex((l) => l.includes("City close had 1 cleanup failure"))
+      expect(failed).toBeGreaterThanOrEqual(0)
+      expect(failed).toBeLessThan(lines.length - 1)
+    }))
+})
+
 describe("faults of plugin code on the host's thread are named", () => {
   live("an unhandled rejection and a process.exit() from plugin code end that plugin only, with an error snapshot saying why; the daemon and the others go on", () =>
     Effect.gen(function*() {

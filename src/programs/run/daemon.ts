@@ -95,6 +95,7 @@ import type * as StatusHttp from "../../layers/StatusHttp.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import * as Out from "../output.ts"
 import * as Plugins from "./plugins.ts"
+import { City } from "../../services/city/CityService.ts"
 import { PluginRegistry } from "../../services/city/PluginRegistry.ts"
 import * as HostFaults from "../../services/watchdog/HostFaults.ts"
 import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
@@ -154,9 +155,21 @@ export const run = (
   const inbox = yield* TurnInbox.make(sessions, (identity) => hosted.get(identity))
   const root = (yield* StateRoot).root
   onDeadline(() => [...applier.inFlight(), ...inbox.inFlight()].join(", "), deadline, () => DaemonLock.releaseAtExit(root))
+  // The daemon's last word, after the City's close (Sessions, then plugins, then Workspaces), with
+  // its summary: the close runs here, once, and the City layer's own close returns the same report.
+  const cityService = yield* City
   yield* Effect.addFinalizer(() =>
-    Effect.flatMap(Effect.orElseSucceed(reloads.list, () => []), (left) =>
-      Effect.logInfo(`city daemon stopped; ${left.length} endpoint(s) with owed work kept for the next start`))
+    Effect.gen(function*() {
+      const closed = yield* Effect.either(cityService.close)
+      const report = closed._tag === "Right" ? closed.right : closed.left.report
+      const left = yield* Effect.orElseSucceed(reloads.list, () => [])
+      const failures = report.failures.map((f) => f.subject)
+      const summary = `city daemon stopped: ${report.plugins.length} plugin(s) disposed, ${failures.length} cleanup failure(s)` +
+        `${failures.length === 0 ? "" : ` (${failures.join(", ")})`}, in ${Math.round(Duration.toMillis(report.duration))} ms; ` +
+        `${left.length} endpoint(s) with owed work kept for the next start`
+      if (closed._tag === "Left") yield* Effect.logError(closed.left.message)
+      yield* (failures.length === 0 ? Effect.logInfo(summary) : Effect.logWarning(summary))
+    })
   )
   // Runs after the loops below are interrupted: running Turns finish, none is cut short.
   yield* Effect.addFinalizer(() =>
