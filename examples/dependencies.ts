@@ -27,7 +27,11 @@ export const greeter = Plugin.make({
     const names = yield* Siblings.service(Store)
     const greet = Contributions.action({
       input: Schema.Struct({ id: Schema.String }),
-      handler: ({ id }) => names.use((s) => Effect.map(s.nameOf(id), (name) => `Hello ${name}`))
+      // A handle's call fails with SiblingUnavailable when no ready plugin provides Store then.
+      handler: ({ id }) =>
+        names.use((s) => Effect.map(s.nameOf(id), (name) => `Hello ${name}`)).pipe(
+          Effect.catchTag("SiblingUnavailable", () => Effect.succeed(`Hello ${id}`))
+        )
     })
     return { actions: { greet } }
   })
