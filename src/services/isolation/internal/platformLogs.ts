@@ -8,12 +8,12 @@
  * How: the loggers of the fibers the platform forks for one worker are those of the fiber that made
  * it (a forked fiber inherits its parent's FiberRefs), so the worker is made with each logger
  * wrapped: a line annotated `package=@effect/platform` at warning level is given to the logger at
- * debug level, or dropped when the fiber's minimum level is above debug. Everything else passes.
+ * debug level, or dropped when the minimum level (where the worker is made) is above debug.
+ * Everything else passes.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
@@ -26,12 +26,13 @@ import * as Option from "effect/Option"
  * @category internals
  */
 export const platformWarningsAtDebug = <A, Err, R>(effect: Effect.Effect<A, Err, R>): Effect.Effect<A, Err, R> =>
-  Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
-    HashSet.map(loggers, (logger) =>
-      Logger.make<unknown, void>((options) => {
-        const platform = Option.getOrUndefined(HashMap.get(options.annotations, "package")) === "@effect/platform"
-        if (!platform || options.logLevel._tag !== "Warning") return void logger.log(options)
-        const minimum = FiberRefs.getOrDefault(options.context, FiberRef.currentMinimumLogLevel)
-        if (LogLevel.greaterThan(minimum, LogLevel.Debug)) return
-        logger.log({ ...options, logLevel: LogLevel.Debug })
-      })))
+  // The minimum level where the worker is made: the platform's fibers inherit it.
+  Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
+    Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
+      HashSet.map(loggers, (logger) =>
+        Logger.make<unknown, void>((options) => {
+          const platform = Option.getOrUndefined(HashMap.get(options.annotations, "package")) === "@effect/platform"
+          if (!platform || options.logLevel._tag !== "Warning") return void logger.log(options)
+          if (LogLevel.greaterThan(minimum, LogLevel.Debug)) return
+          logger.log({ ...options, logLevel: LogLevel.Debug })
+        }))))
