@@ -39,10 +39,10 @@ const rows = (root: string) =>
   })
 
 describe("the daemon's last word is last", () => {
-  live("a stop closes the City first (a slow dispose, a failing one), then says stopped with the close's summary, as its last line", () =>
+  live("a stop closes the City first, saying a slow dispose as it goes and a failing one, then says stopped with the close's summary, as its last line", () =>
     Effect.gen(function*() {
       const { base, root } = yield* world({
-        slow: registerEntry(`  ctx.onDispose(() => new Promise((resolve) => setTimeout(resolve, 800)))`),
+        slow: registerEntry(`  ctx.onDispose(() => new Promise((resolve) => setTimeout(resolve, 1500)))`),
         sore: registerEntry(`  ctx.onDispose(() => { throw new Error("dispose went wrong") })`),
         steady: registerEntry(`  ctx.registerSystem("steady")`)
       })
@@ -55,6 +55,9 @@ describe("the daemon's last word is last", () => {
       const failed = lines.findIndex((l) => l.includes("City close had 1 cleanup failure"))
       expect(failed).toBeGreaterThanOrEqual(0)
       expect(failed).toBeLessThan(lines.length - 1)
+      const slow = lines.findIndex((l) => l.includes("closing: still disposing plugin slow after 1s (each at most 10s)"))
+      expect(slow).toBeGreaterThanOrEqual(0)
+      expect(slow).toBeLessThan(lines.length - 1)
     }))
 })
 

@@ -8,7 +8,9 @@
  * the last lease on a view that contains it, at most `disposeTimeout` (then it is reported
  * `still-leased` and disposed anyway); each dispose is bounded by `disposeTimeout` (then reported
  * `timed-out` and left to finish in the background). Every failure is reported, none skips another;
- * a dispose that failed can be retried by a later close.
+ * a dispose that failed can be retried by a later close. A dispose still running after a second is
+ * said in the log as it goes (`closing: still disposing plugin <name> after 1s`,
+ * `code=city.dispose_slow`), so a stop that waits says on what.
  *
  * With unbounded concurrency every disposal starts at once and one deadline bounds them all: no
  * timer and no waiting fiber per plugin, so closing N plugins costs about what closing N bare
@@ -16,6 +18,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -30,6 +33,9 @@ import type { LeaseTableShape } from "./LeaseTable.ts"
 import { disposeTimedOut, type PluginLife } from "./PluginLife.ts"
 import type { PluginInstancesShape } from "./PluginInstances.ts"
 import type { Snapshots } from "./Snapshots.ts"
+
+/** How long a plugin's dispose runs before close says, in the log, that it is still waiting for it. */
+const slowNotice = Duration.seconds(1)
 
 /**
  * A plugin to dispose in close: its name and its started instance.
@@ -128,10 +134,32 @@ export const disposeAll = (options: {
       )
     })
 
+  /** A dispose still running after {@link slowNotice} is said as it goes, once. */
+  const said = (names: ReadonlyArray<string>) =>
+    names.length === 0 ? Effect.void : Effect.logInfo(
+      `closing: still disposing ${names.map((n) => `plugin ${n}`).join(", ")} after ${Duration.format(slowNotice)} ` +
+        `(each at most ${Duration.format(config.disposeTimeout)})`
+    ).pipe(Effect.annotateLogs({ code: "city.dispose_slow" }))
+
+  /** Whether a dispose can still be running after the notice (its deadline is later). */
+  const noticeFirst = Duration.lessThan(slowNotice, config.disposeTimeout)
+
+  /**
+   * The dispose, said when it is slow: it runs in a fiber of its own, awaited twice (the wait is
+   * interruptible for its timeout: close runs uninterruptibly).
+   */
+  const disposeSaid = (item: Closing) =>
+    !noticeFirst ? item.life.dispose : Effect.flatMap(Effect.fork(item.life.dispose), (fiber) =>
+      Effect.flatMap(Effect.timeout(Effect.interruptible(Fiber.await(fiber)), slowNotice).pipe(Effect.option), (done) =>
+        Option.match(done, {
+          onSome: (exit) => exit,
+          onNone: () => Effect.zipRight(said([item.name]), Fiber.join(fiber))
+        })))
+
   const one = (item: Closing) =>
     Effect.zipRight(
       waitForLeases(item),
-      Effect.flatMap(Effect.exit(item.life.dispose), (exit) => {
+      Effect.flatMap(Effect.exit(disposeSaid(item)), (exit) => {
         reportExit(item, exit)
         return options.left(item)
       })
@@ -146,11 +174,22 @@ export const disposeAll = (options: {
     if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
     const runtime = yield* Effect.runtime<never>()
     const fibers = options.closing.map((item) => item.life.beginIn(runtime))
-    yield* Fiber.awaitAll(fibers).pipe(
+    // One timer for all: those still running after the notice are said, then all are awaited.
+    const quick = yield* Fiber.awaitAll(fibers).pipe(
       Effect.interruptible,
-      Effect.timeout(config.disposeTimeout),
-      Effect.ignore
+      Effect.timeout(noticeFirst ? slowNotice : config.disposeTimeout),
+      Effect.option
     )
+    if (Option.isNone(quick) && noticeFirst) {
+      const running: Array<string> = []
+      for (let i = 0; i < fibers.length; i++) if (Option.isNone(yield* Fiber.poll(fibers[i]!))) running.push(options.closing[i]!.name)
+      yield* said(running)
+      yield* Fiber.awaitAll(fibers).pipe(
+        Effect.interruptible,
+        Effect.timeout(Duration.subtract(config.disposeTimeout, slowNotice)),
+        Effect.ignore
+      )
+    }
     for (let i = 0; i < fibers.length; i++) {
       const item = options.closing[i]!
       const exit = yield* Fiber.poll(fibers[i]!)
