@@ -350,7 +350,18 @@ export class CityClosed extends Schema.TaggedError<CityClosed>()("CityClosed", {
  * @since 0.1.0
  * @category models
  */
-export const CloseFailure = Schema.Struct({ subject: Schema.String, cause: AnyCause })
+export const CloseFailure = Schema.Struct({
+  subject: Schema.String,
+  /**
+   * Encoded as its text (`Cause.pretty`, causes of errors included), so a report prints as plain
+   * JSON; decoded back, that text is the message of a defect: a report read back is for reading.
+   */
+  cause: Schema.transform(Schema.String, AnyCause, {
+    strict: true,
+    decode: (text) => Cause.die(new Error(text)),
+    encode: (cause) => Cause.pretty(cause, { renderErrorCause: true })
+  })
+})
 /**
  * One cleanup failure of a close: what failed and its Cause.
  * @since 0.1.0
@@ -370,8 +381,8 @@ export const ClosedPlugin = Schema.Struct({
    * `disposeTimeout` (it goes on in the background). The failure is in the report's `failures`.
    */
   outcome: Schema.Literal("disposed", "failed", "timed-out"),
-  /** From the start of its dispose to its end (`timed-out`: to when close stopped waiting for it). */
-  duration: Schema.DurationFromSelf
+  /** From the start of its dispose to its end (`timed-out`: to when close stopped waiting for it); encoded in milliseconds. */
+  duration: Schema.DurationFromMillis
 })
 /**
  * A plugin that close disposed: how its dispose ended and how long it took.
@@ -391,16 +402,16 @@ export const CloseReport = Schema.Struct({
   sessions: Schema.Array(Schema.String),
   /** How many Steps and `city.calls` calls were still running after `drainTimeout`, and interrupted. */
   interrupted: Schema.Number,
-  /** How long close waited for running Steps and calls to finish (at most `drainTimeout`). */
-  drain: Schema.DurationFromSelf,
+  /** How long close waited for running Steps and calls to finish (at most `drainTimeout`); encoded in milliseconds. */
+  drain: Schema.DurationFromMillis,
   /** The plugins close disposed, wave by wave (dependents first), in the order each was handled. */
   plugins: Schema.Array(ClosedPlugin),
   /** The Workspaces close released, by id, in release order. */
   workspaces: Schema.Array(Schema.String),
   /** Every cleanup failure, in report order: empty when close succeeded. */
   failures: Schema.Array(CloseFailure),
-  /** The whole close, from its start to its end. */
-  duration: Schema.DurationFromSelf
+  /** The whole close, from its start to its end; encoded in milliseconds. */
+  duration: Schema.DurationFromMillis
 })
 /**
  * What one close of a City did.

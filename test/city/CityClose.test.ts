@@ -15,8 +15,10 @@ import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as City from "../../src/City.ts"
+import * as Errors from "../../src/schema/Errors.ts"
 import * as Loader from "../../src/layers/Loader.ts"
 import { action } from "../../src/services/Contributions.ts"
+import * as Plugin from "../../src/services/Plugin.ts"
 import { advanceUntilDone, blocked, failureOf, Journal, makeCity, probe, provideNode } from "../fixtures.ts"
 
 /** Runs `effect` with a logger that collects every message. */
@@ -144,5 +146,35 @@ describe("the layer's teardown logs a close failure only when no caller received
       yield* Fiber.interrupt(waiting)
       yield* advanceUntilDone(teardown, "500 millis")
       expect(logged.filter((line) => line.includes("City close had 1 cleanup failure(s)"))).toHaveLength(1)
+    })))
+})
+
+describe("a close report you can print", () => {
+  it.scoped("the report, failures and all, encodes through its Schema to plain JSON with durations in milliseconds, and decodes back", () =>
+    provideNode(Effect.gen(function*() {
+      const city = yield* makeCity()
+      yield* city.plugins.add(Plugin.make({ name: "fine", initialize: Effect.succeed({}) }))
+      yield* city.plugins.add(Plugin.make({
+        name: "sore",
+        initialize: Effect.as(Effect.addFinalizer(() => Effect.die(new Error("dispose went wrong"))), {})
+      }))
+      const closed = yield* Effect.either(city.close)
+      const report = closed._tag === "Right" ? closed.right : closed.left.report
+      const text = JSON.stringify(Schema.encodeSync(Errors.CloseReport)(report))
+      const plain = JSON.parse(text) as {
+        duration: unknown
+        drain: unknown
+        plugins: ReadonlyArray<{ plugin: string; duration: unknown }>
+        failures: ReadonlyArray<{ subject: string }>
+      }
+      expect(typeof plain.duration).toBe("number")
+      expect(typeof plain.drain).toBe("number")
+      expect(plain.plugins.map((p) => [p.plugin, typeof p.duration])).toEqual([["sore", "number"], ["fine", "number"]])
+      expect(plain.failures.map((f) => f.subject)).toEqual(["plugin sore"])
+      expect(text).toContain("dispose went wrong")
+      expect(text).not.toContain("\"_id\":\"Duration\"")
+      const back = Schema.decodeUnknownSync(Errors.CloseReport)(plain)
+      expect(Duration.toMillis(back.duration)).toBe(plain.duration)
+      expect(back.plugins.map((p) => p.plugin)).toEqual(["sore", "fine"])
     })))
 })
