@@ -102,8 +102,9 @@ import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
 import * as Quarantine from "../../services/watchdog/Quarantine.ts"
 
 /**
- * The daemon's exit code when its watchdog ends it at the freeze limit (docs/cli.md, "Exit
- * codes"): 70, sysexits' EX_SOFTWARE, apart from every code a verb exits with.
+ * The daemon's exit code when its watchdog ends it at the freeze limit, or plugin code on its
+ * thread throws uncaught (docs/cli.md, "Exit codes"): 70, sysexits' EX_SOFTWARE, apart from every
+ * code a verb exits with.
  */
 const frozenExitCode = 70
 
@@ -357,7 +358,8 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
         roots: settings.roots,
         who: "city daemon",
         recordFile: path.join(root, layout.daemonFreeze),
-        format: o.json || o.logFormat === "json" ? "json" : "logfmt"
+        format: o.json || o.logFormat === "json" ? "json" : "logfmt",
+        exitCode: frozenExitCode
       })
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))

@@ -122,7 +122,7 @@ export const make = (
       const name = plugin.name
       const decision = yield* recovery.crashed(name)
       if (decision._tag === "GiveUp") {
-        const why = `${reason} (${decision.crashes} crashes within ${Duration.format(PluginRecovery.crashWindow)}: not started again until it is added again)`
+        const why = PluginRecovery.gaveUp(reason, decision.crashes)
         if (yield* crashed(name, why, "error")) {
           yield* Effect.logError(`plugin ${name} stays down: ${why}`).pipe(Effect.annotateLogs({ code: "plugin.crash_limit", plugin: name }))
         }
@@ -150,7 +150,7 @@ export const make = (
           return Effect.flatMap(recovery.crashed(name), (next) =>
             next._tag === "GiveUp"
               ? Effect.zipRight(
-                snapshots.failed(name, `${lastError(failure)} (${next.crashes} crashes within ${Duration.format(PluginRecovery.crashWindow)}: not started again until it is added again)`),
+                snapshots.failed(name, PluginRecovery.gaveUp(lastError(failure), next.crashes)),
                 Effect.logError(`plugin ${name} stays down after ${next.crashes} crashes`).pipe(Effect.annotateLogs({ code: "plugin.crash_limit", plugin: name }))
               )
               : restartLater(plugin, options, lastError(failure), next))

@@ -40,6 +40,14 @@ export const crashWindow = Duration.minutes(10)
 export const backoff = (n: number): Duration.Duration => Duration.seconds(Math.min(60, 2 ** Math.max(0, n - 1)))
 
 /**
+ * The reason of a plugin that is not started again: its last reason, and why no restart follows.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const gaveUp = (reason: string, crashes: number): string =>
+  `${reason} (${crashes} crashes within ${Duration.format(crashWindow)}: not started again until it is added again)`
+
+/**
  * What a crash leads to: a restart after `wait`, or none (`given up`: the limit was reached).
  * @since 0.1.0
  * @category models

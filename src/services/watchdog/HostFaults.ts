@@ -9,7 +9,7 @@
  *   and ends the process as an uncaught exception (below), as Node would have.
  * - **An uncaught exception** is recorded with the plugin's name and location in the freeze record
  *   (Quarantine.ts: the next start quarantines the plugin in a worker), and the daemon ends with
- *   one line naming it and exit code {@link crashExitCode}: after an uncaught exception the
+ *   one line naming it and the caller's exit code: after an uncaught exception the
  *   process's state is unknown, so it is not carried on.
  * - **`process.exit()` called by plugin code** (its caller's frame in a plugin folder) is refused:
  *   the call throws, and the plugin is ended as for an unhandled rejection (`it called
@@ -29,14 +29,6 @@ import { pathToFileURL } from "node:url"
 import type { PluginRoot } from "../loader/Discovery.ts"
 
 /**
- * The exit code of a daemon ended by an uncaught exception of plugin code (as at the freeze limit,
- * so that a supervisor treats both alike).
- * @since 0.1.0
- * @category constants
- */
-export const crashExitCode = 70
-
-/**
  * What a plugin's fault on the host's thread is reported to.
  * @since 0.1.0
  * @category models
@@ -50,6 +42,8 @@ export interface FaultOptions {
   readonly recordFile: string
   /** The lines' format: the daemon's log format. */
   readonly format: "logfmt" | "json"
+  /** The process's exit code after an uncaught exception (the daemon's: as at its freeze limit). */
+  readonly exitCode: number
 }
 
 /** Where a stack's first frame in a plugin folder is: the plugin and `url:line:column`. */
@@ -134,12 +128,12 @@ export const start = (options: FaultOptions) =>
           // The record cannot be written: the line below still names the plugin.
         }
       }
-      writeLine(options.format, "ERROR", `${options.who}: uncaught exception ${where}: ${messageOf(error)}; exiting ${crashExitCode}${found === undefined ? "" : " (the next start quarantines the plugin)"}`, {
+      writeLine(options.format, "ERROR", `${options.who}: uncaught exception ${where}: ${messageOf(error)}; exiting ${options.exitCode}${found === undefined ? "" : " (the next start quarantines the plugin)"}`, {
         plugin: found?.plugin ?? "",
         location: found?.location ?? "",
         code: "host.uncaught_exception"
       })
-      exit(crashExitCode)
+      exit(options.exitCode)
     }
     const exit = process.exit.bind(process)
     const guardedExit = (code?: string | number | null): never => {
