@@ -13,6 +13,8 @@ const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
   readonly peerDependencies: Record<string, string>
   readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
   readonly devDependencies: Record<string, string>
+  readonly engines: { readonly node: string }
+  readonly scripts: Record<string, string>
 }
 
 describe("the README's install line", () => {
@@ -26,5 +28,12 @@ describe("the README's install line", () => {
     expect(named.get("@effect/vitest")).toBe(pkg.devDependencies["@effect/vitest"])
     expect(named.get("vitest")).toBe(pkg.devDependencies["vitest"])
     expect(readme).toContain("## Set-up of this repository")
+  })
+
+  it("engines names the Node lines that are tested, and no other: this machine's and the one CI adds", () => {
+    const lines = pkg.engines.node.split("||").map((range) => /^\s*\^(\d+)\.\d+\.\d+\s*$/.exec(range)?.[1])
+    const extra = /node scripts\/node-line\.mjs (\d+)$/.exec(pkg.scripts["test:node24"] ?? "")?.[1]
+    expect(lines.sort()).toEqual([process.versions.node.split(".")[0], extra].sort())
+    expect(readFileSync(join(repo, ".ci", "run"), "utf8")).toMatch(/^npm run test:node24$/m)
   })
 })

@@ -101,8 +101,10 @@ export const blameThread = (threadId: number, folderUrl: string): Effect.Effect<
       open.on("NodeWorker.attachedToWorker", (message) => {
         const { sessionId, workerInfo } = message.params
         // The inspector numbers workers its own way (`workerId`); the thread's id is in its title,
-        // `[worker <threadId>]`. Node's module-hook threads are listed too, under other ids.
-        if (workerInfo.title !== `[worker ${threadId}]` || attached !== undefined) return
+        // `[worker <threadId>]`, followed on Node 22+ by the worker's name (`[worker 1] WorkerThread`).
+        // Node's module-hook threads are listed too, under other ids.
+        const title: string = workerInfo.title
+        if (!(title === `[worker ${threadId}]` || title.startsWith(`[worker ${threadId}] `)) || attached !== undefined) return
         attached = sessionId
         send(open, sessionId, "Debugger.enable")
         send(open, sessionId, "Debugger.pause")
