@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 
 /**
@@ -391,6 +392,28 @@ export const ClosedPlugin = Schema.Struct({
  */
 export type ClosedPlugin = typeof ClosedPlugin.Type
 
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
+
+const closeSummary = (report: {
+  readonly sessions: ReadonlyArray<string>
+  readonly interrupted: number
+  readonly plugins: ReadonlyArray<{ readonly outcome: string }>
+  readonly workspaces: ReadonlyArray<string>
+  readonly failures: ReadonlyArray<{ readonly subject: string }>
+  readonly duration: Duration.Duration
+}): string => {
+  const failed = report.failures.map((f) => f.subject)
+  const timedOut = report.plugins.filter((p) => p.outcome === "timed-out").length
+  return [
+    `${counted(report.plugins.length, "plugin")} disposed` + (timedOut === 0 ? "" : ` (${timedOut} timed out)`),
+    `${counted(failed.length, "cleanup failure")}` + (failed.length === 0 ? "" : ` (${failed.join(", ")})`),
+    ...(report.sessions.length === 0 ? [] : [`${counted(report.sessions.length, "session")} stopped`]),
+    ...(report.interrupted === 0 ? [] : [`${report.interrupted} interrupted`]),
+    ...(report.workspaces.length === 0 ? [] : [`${counted(report.workspaces.length, "workspace")} released`]),
+    `in ${Math.round(Duration.toMillis(report.duration))} ms`
+  ].join(", ")
+}
+
 /**
  * What one close of a City did (docs/library.md, "Close runs once"): `city.close` succeeds with it,
  * and `CityCloseError` carries it when cleanups failed. A later close returns the same report.
@@ -412,6 +435,9 @@ export const CloseReport = Schema.Struct({
   failures: Schema.Array(CloseFailure),
   /** The whole close, from its start to its end; encoded in milliseconds. */
   duration: Schema.DurationFromMillis
+}).annotations({
+  // The one-line text form, read with `Pretty.make(CloseReport)` (docs/library.md, "Reports").
+  pretty: () => (report) => closeSummary(report)
 })
 /**
  * What one close of a City did.

@@ -104,6 +104,9 @@ export const LoadReport = Schema.Struct({
   disposeFailures: Schema.optionalWith(Schema.Array(Schema.Struct({ name: Schema.String, reason: Schema.String })), {
     exact: true
   })
+}).annotations({
+  // The one-line text form, read with `Pretty.make(LoadReport)` (docs/library.md, "Reports").
+  pretty: () => (report) => loadSummary(report)
 })
 /**
  * What one load pass did: the plugins loaded, the folders skipped, the enabled names missing.
@@ -111,3 +114,24 @@ export const LoadReport = Schema.Struct({
  * @category models
  */
 export type LoadReport = typeof LoadReport.Type
+
+const named = (names: ReadonlyArray<string>) => names.length === 0 ? "" : ` (${names.join(", ")})`
+
+/** `generation 2 ready: 3 loaded, 1 skipped (bad), 1 missing (gone)`: counts, and the names of what went wrong. */
+const loadSummary = (report: {
+  readonly generation: number
+  readonly loaded: ReadonlyArray<unknown>
+  readonly skipped: ReadonlyArray<{ readonly name: string }>
+  readonly missing: ReadonlyArray<string>
+  readonly notEnabled: ReadonlyArray<unknown>
+  readonly disposeFailures?: ReadonlyArray<{ readonly name: string }>
+}): string => {
+  const parts = [`${report.loaded.length} loaded`, `${report.skipped.length} skipped${named(report.skipped.map((s) => s.name))}`]
+  if (report.missing.length > 0) parts.push(`${report.missing.length} missing${named(report.missing)}`)
+  if (report.notEnabled.length > 0) parts.push(`${report.notEnabled.length} not enabled`)
+  const disposeFailures = report.disposeFailures ?? []
+  if (disposeFailures.length > 0) {
+    parts.push(`${disposeFailures.length} of the previous failed to dispose${named(disposeFailures.map((f) => f.name))}`)
+  }
+  return `generation ${report.generation} ready: ${parts.join(", ")}`
+}

@@ -51,7 +51,7 @@ describe("the daemon's last word is last", () => {
       yield* within("the daemon exits", Deferred.isDone(daemon.exited), 20_000)
       const lines = (yield* logLines(daemon, "")).filter((l) => l.trim() !== "")
       const last = lines.at(-1) ?? ""
-      expect(last).toMatch(/city daemon stopped: 3 plugin\(s\) disposed, 1 cleanup failure\(s\) \(plugin sore\), in \d+ ms; 0 endpoint\(s\) with owed work kept for the next start/)
+      expect(last).toMatch(/city daemon stopped: 3 plugins disposed, 1 cleanup failure \(plugin sore\), in \d+ ms; 0 endpoint\(s\) with owed work kept for the next start/)
       const failed = lines.findIndex((l) => l.includes("City close had 1 cleanup failure"))
       expect(failed).toBeGreaterThanOrEqual(0)
       expect(failed).toBeLessThan(lines.length - 1)

@@ -734,7 +734,7 @@ describe("Restart by generation", () => {
         expect((yield* generations.current).generation).toBe(2)
         expect(runs().filter((r) => r.startsWith(key))).toEqual([`${key}:top:v1`, `${key}:dispose:v1`, `${key}:top:v2`])
         expect(logs.filter((l) => l.message.startsWith("plugin generation")).map((l) => l.message)).toEqual([
-          "plugin generation 2: 1 loaded, 0 skipped (a: one; b: two; c: three)"
+          "plugin generation 2 ready: 1 loaded, 0 skipped (a: one; b: two; c: three)"
         ])
       })
     )))

@@ -12,6 +12,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Pretty from "effect/Pretty"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as City from "../../src/City.ts"
@@ -176,5 +178,27 @@ describe("a close report you can print", () => {
       const back = Schema.decodeUnknownSync(Errors.CloseReport)(plain)
       expect(Duration.toMillis(back.duration)).toBe(plain.duration)
       expect(back.plugins.map((p) => p.plugin)).toEqual(["sore", "fine"])
+      // Its one-line text form, through the Schema's pretty annotation.
+      expect(Pretty.make(Errors.CloseReport)(report)).toMatch(/^2 plugins disposed, 1 cleanup failure \(plugin sore\), in \d+ ms$/)
+    })))
+
+  it.scoped("the City layer's own log says the close in that one line: at debug level, and with the failures when it failed", () =>
+    provideNode(Effect.gen(function*() {
+      const root = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped({ prefix: "city-close-" })
+      const { logged, provide } = yield* collectingLogs
+      for (const fails of [false, true]) {
+        const scope = yield* Scope.make()
+        const city = Context.get(yield* Layer.buildWithScope(City.layer({ root }), scope), City.City)
+        yield* city.workspaces.add({ id: "ws", path: "/tmp/ws" })
+        yield* city.plugins.add(Plugin.make({
+          name: "one",
+          initialize: Effect.as(Effect.addFinalizer(() => fails ? Effect.die(new Error("gone wrong")) : Effect.void), {})
+        }))
+        yield* Scope.close(scope, Exit.void).pipe(provide, Logger.withMinimumLogLevel(LogLevel.Debug))
+      }
+      expect(logged.filter((line) => line.includes("city closed:"))).toEqual([
+        expect.stringMatching(/^city closed: 1 plugin disposed, 0 cleanup failures, 1 workspace released, in \d+ ms$/),
+        expect.stringMatching(/^City close had 1 cleanup failure\(s\):\n  - plugin one: .*gone wrong[^]*\ncity closed: 1 plugin disposed, 1 cleanup failure \(plugin one\), 1 workspace released, in \d+ ms$/)
+      ])
     })))
 })

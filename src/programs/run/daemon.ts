@@ -62,6 +62,8 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import * as Pretty from "effect/Pretty"
+import { CloseReport } from "../../schema/Errors.ts"
 import * as CapabilityServices from "../../layers/CapabilityServices.ts"
 import * as Loader from "../../layers/Loader.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
@@ -164,12 +166,10 @@ export const run = (
       const closed = yield* Effect.either(cityService.close)
       const report = closed._tag === "Right" ? closed.right : closed.left.report
       const left = yield* Effect.orElseSucceed(reloads.list, () => [])
-      const failures = report.failures.map((f) => f.subject)
-      const summary = `city daemon stopped: ${report.plugins.length} plugin(s) disposed, ${failures.length} cleanup failure(s)` +
-        `${failures.length === 0 ? "" : ` (${failures.join(", ")})`}, in ${Math.round(Duration.toMillis(report.duration))} ms; ` +
+      const summary = `city daemon stopped: ${Pretty.make(CloseReport)(report)}; ` +
         `${left.length} endpoint(s) with owed work kept for the next start`
       if (closed._tag === "Left") yield* Effect.logError(closed.left.message)
-      yield* (failures.length === 0 ? Effect.logInfo(summary) : Effect.logWarning(summary))
+      yield* (report.failures.length === 0 ? Effect.logInfo(summary) : Effect.logWarning(summary))
     })
   )
   // Runs after the loops below are interrupted: running Turns finish, none is cut short.

@@ -7,9 +7,10 @@
  * the CLI turns into an exit code.
  * @since 0.1.0
  */
-import type { InvalidFile } from "../../schema/FileErrors.ts"
+import * as Schema from "effect/Schema"
+import { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
-import type { EndpointOutcome } from "../../schema/Outcome.ts"
+import { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { Calls } from "./EndpointCalls.ts"
 import type { EndpointKey } from "./EndpointRecords.ts"
 
@@ -22,19 +23,49 @@ import type { EndpointKey } from "./EndpointRecords.ts"
  */
 export type Verdict = "ok" | "warned" | "failed"
 
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
+
 /**
- * What a joint did: each endpoint's outcome, every invalid file it met (to report loudly), and its verdict.
+ * A joint's or a sweep's one-line text form: `failed: 3 endpoints: 1 failed, 2 ok; 1 invalid
+ * file` (on a fleet, `on 2 hosts` after the endpoints).
+ * @since 0.1.0
+ * @category internals
+ */
+export const reportLine = (report: {
+  readonly outcomes: ReadonlyArray<{ readonly state: string; readonly host?: string }>
+  readonly invalid: ReadonlyArray<unknown>
+  readonly verdict: Verdict
+}): string => {
+  const states = new Map<string, number>()
+  for (const o of report.outcomes) states.set(o.state, (states.get(o.state) ?? 0) + 1)
+  const hosts = new Set(report.outcomes.flatMap((o) => (o.host === undefined ? [] : [o.host])))
+  const byState = [...states].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([state, n]) => `${n} ${state}`)
+  return `${report.verdict}: ${counted(report.outcomes.length, "endpoint")}` +
+    (hosts.size === 0 ? "" : ` on ${counted(hosts.size, "host")}`) +
+    (byState.length === 0 ? "" : `: ${byState.join(", ")}`) +
+    (report.invalid.length === 0 ? "" : `; ${counted(report.invalid.length, "invalid file")}`)
+}
+
+/**
+ * What a joint did: each endpoint's outcome, every invalid file it met (to report loudly), and its
+ * verdict. Encodes to plain JSON; its one-line text form is `Pretty.make(JointReport)`.
+ * @since 0.1.0
+ * @category schemas
+ */
+export const JointReport = Schema.Struct({
+  /** Each endpoint's outcome. */
+  outcomes: Schema.Array(EndpointOutcome),
+  /** Every invalid file met, to report loudly. */
+  invalid: Schema.Array(InvalidFile),
+  /** What the joint came to, for the operator and the exit code. */
+  verdict: Schema.Literal("ok", "warned", "failed")
+}).annotations({ pretty: () => reportLine })
+/**
+ * What a joint did, as decoded.
  * @since 0.1.0
  * @category models
  */
-export interface JointReport {
-  /** Each endpoint's outcome. */
-  readonly outcomes: ReadonlyArray<EndpointOutcome>
-  /** Every invalid file met, to report loudly. */
-  readonly invalid: ReadonlyArray<InvalidFile>
-  /** What the joint came to, for the operator and the exit code. */
-  readonly verdict: Verdict
-}
+export type JointReport = typeof JointReport.Type
 
 /**
  * The report of a joint's calls: a `sweep` fails when a call failed or a peer file could not be

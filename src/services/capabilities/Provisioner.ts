@@ -64,7 +64,8 @@ import * as internal from "./internal/provisioner.ts"
 
 export type { Endpoint, JointSettings } from "./EndpointCalls.ts"
 export type { NewPeer, RemovalSettings } from "./JointRunner.ts"
-export type { JointReport, Verdict } from "./JointReport.ts"
+export { JointReport } from "./JointReport.ts"
+export type { Verdict } from "./JointReport.ts"
 
 /**
  * The joints: every verb that changes declarations or peers and runs their provisioning calls.

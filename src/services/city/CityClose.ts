@@ -11,14 +11,20 @@
  *
  * The City layer's Scope runs `teardown`: the same close, whose failure it logs only when no caller
  * of `city.close` received it (a host that handled the failure does not see it logged again; a
- * close that only the layer ran is logged).
+ * close that only the layer ran is logged), with the report's one-line form (`city closed: 3
+ * plugins disposed, 0 cleanup failures, in 12 ms`); a close without failures logs that line at
+ * debug level.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Pretty from "effect/Pretty"
 import * as Scope from "effect/Scope"
-import { CityCloseError, type CloseReport } from "../../schema/Errors.ts"
+import { CityCloseError, CloseReport } from "../../schema/Errors.ts"
 import type { CloseRecorderShape } from "./CloseRecorder.ts"
+
+/** A report's one-line text form (its Schema's `pretty` annotation). */
+const summary = Pretty.make(CloseReport)
 
 /**
  * A City's close: `close` for its callers, `teardown` for the Scope that owns the City.
@@ -55,7 +61,10 @@ export const make = (scope: Scope.CloseableScope, recorder: CloseRecorderShape):
           Exit.isInterrupted(exit) ? Effect.void : Effect.sync(() => {
             received = true
           })),
-        teardown: Effect.catchAll(Effect.asVoid(run), (error) => (received ? Effect.void : Effect.logError(error.message)))
+        teardown: Effect.matchEffect(run, {
+          onSuccess: (report) => Effect.logDebug(`city closed: ${summary(report)}`),
+          onFailure: (error) => received ? Effect.void : Effect.logError(`${error.message}\ncity closed: ${summary(error.report)}`)
+        })
       }
     }
   )

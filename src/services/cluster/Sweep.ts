@@ -46,7 +46,7 @@ import { InvalidFile } from "../../schema/FileErrors.ts"
 import { Name } from "../../schema/Name.ts"
 import { fleetGroup } from "./ClusterRunner.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
-import type { Verdict } from "../capabilities/JointReport.ts"
+import { reportLine, type Verdict } from "../capabilities/JointReport.ts"
 import type { FleetCalls } from "./FleetCalls.ts"
 import { Revision, SweepVerb } from "./FleetCalls.ts"
 import * as internal from "./internal/sweep.ts"
@@ -85,6 +85,9 @@ export const SweepReport = Schema.Struct({
   outcomes: Schema.Array(SweepOutcome),
   invalid: Schema.Array(InvalidFile),
   verdict: SweepVerdict
+}).annotations({
+  // The one-line text form, read with `Pretty.make(SweepReport)` (docs/library.md, "Reports").
+  pretty: () => reportLine
 })
 /**
  * What a sweep did, as decoded.

@@ -43,10 +43,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Pretty from "effect/Pretty"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
-import type { LoadReport } from "../../schema/LoadReport.ts"
+import { LoadReport } from "../../schema/LoadReport.ts"
 import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
 import { PluginRegistry } from "../city/PluginRegistry.ts"
@@ -196,9 +197,7 @@ export const published = (daemonPid: number) =>
   })
 
 const readyLine = (report: LoadReport, why: string) =>
-  Effect.logInfo(
-    `plugin generation ${report.generation} ready: ${report.loaded.length} loaded, ${report.skipped.length} skipped${why}`
-  ).pipe(Effect.annotateLogs({ generation: report.generation }))
+  Effect.logInfo(`plugin ${Pretty.make(LoadReport)(report)}${why}`).pipe(Effect.annotateLogs({ generation: report.generation }))
 
 /**
  * The daemon's side, in the caller's Scope: with generation 1 built (by the loader's Layer) and

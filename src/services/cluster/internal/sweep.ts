@@ -13,7 +13,7 @@ import { InvalidJointSettings, InvalidName, StateError } from "../../../schema/C
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName, nameRule } from "../../../schema/Name.ts"
 import { EndpointOutcome } from "../../../schema/Outcome.ts"
-import { verdictOf } from "../../capabilities/JointReport.ts"
+import { reportLine, verdictOf } from "../../capabilities/JointReport.ts"
 import {
   FleetCalls,
   FleetEndpoint,
@@ -185,5 +185,7 @@ export const sweep = (settings: Checked) =>
       { concurrency: settings.concurrency }
     )
     const report = verdictOf("sweep", { outcomes, invalid: [] }, found.invalid)
-    return { outcomes, invalid: report.invalid, verdict: report.verdict }
+    const swept = { outcomes, invalid: report.invalid, verdict: report.verdict }
+    yield* Effect.logInfo(`sweep ${payload.verb}/${payload.capability}/${payload.revision}: ${reportLine(swept)}`)
+    return swept
   })

@@ -119,6 +119,9 @@ const processEndReason = (code: number | null, signal: NodeJS.Signals | null, st
   return `it exited with code ${code ?? "unknown"}`
 }
 
+/** The young generation of a worker's heap, in MiB (see `spawnThread`). */
+const youngGenerationMb = 32
+
 /**
  * Starts the plugin's isolate (`kind`) in the caller's Scope: the serialized Worker, `ended` (done
  * with why the isolate ended), `stop` (ends it; `reason`, when given, becomes why), and `failed` (a
@@ -126,9 +129,6 @@ const processEndReason = (code: number | null, signal: NodeJS.Signals | null, st
  * @since 0.1.0
  * @category internals
  */
-/** The young generation of a worker's heap, in MiB (see `spawnThread`). */
-const youngGenerationMb = 32
-
 export const startThread = (name: string, heapMb: number, kind: Kind = "worker") =>
   Effect.gen(function*() {
     const script = yield* WorkerScript

@@ -8,7 +8,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
-import type { LoadReport } from "../../../schema/LoadReport.ts"
+import * as Pretty from "effect/Pretty"
+import { LoadReport } from "../../../schema/LoadReport.ts"
 import { ClosingPhase } from "../../city/ClosingPhase.ts"
 import { PluginRegistry } from "../../city/PluginRegistry.ts"
 import { Sessions } from "../../city/Sessions.ts"
@@ -54,6 +55,8 @@ export const make = Effect.gen(function*() {
 
   report = yield* loader.load({ generation: 1, requestReload })
   const first = report
+  // At debug level: a daemon says it at info once the generation is published (RestartRequests.ts).
+  yield* Effect.logDebug(`plugin ${Pretty.make(LoadReport)(first)}`)
 
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {

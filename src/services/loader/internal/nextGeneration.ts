@@ -10,8 +10,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Pretty from "effect/Pretty"
 import { describeCause } from "../../../schema/Errors.ts"
-import type { LoadReport } from "../../../schema/LoadReport.ts"
+import { LoadReport } from "../../../schema/LoadReport.ts"
 import type { PluginRegistry } from "../../city/PluginRegistry.ts"
 import { listRoot } from "../Discovery.ts"
 import type { PluginLoaderShape, RequestReloadFor } from "../PluginLoader.ts"
@@ -78,6 +79,4 @@ export const nextGeneration = (options: {
  * @category internals
  */
 export const logGeneration = (report: LoadReport, batch: Batch) =>
-  Effect.logInfo(
-    `plugin generation ${report.generation}: ${report.loaded.length} loaded, ${report.skipped.length} skipped (${batch.reasons.join("; ")})`
-  )
+  Effect.logInfo(`plugin ${Pretty.make(LoadReport)(report)} (${batch.reasons.join("; ")})`)
