@@ -7,6 +7,8 @@
  * takes.
  */
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import * as path from "node:path"
+import ts from "typescript"
 import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
@@ -137,3 +139,41 @@ describe("an action reference's error and output Schemas", () => {
     expect(Contributions.isActionRef(Say) && Contributions.isActionRef(Untyped)).toBe(true)
   })
 })
+
+it("a handler that lets a sibling handle's SiblingUnavailable through: the compiler's message names SiblingUnavailable and the rule, not exactOptionalPropertyTypes", () => {
+  // One small program, in memory, beside this file so that its imports resolve as here.
+  const file = path.join(import.meta.dirname, "sibling-unhandled.virtual.ts")
+  const text = [
+    `import { Context, Effect, Schema } from "effect"`,
+    `import * as Contributions from "../src/services/Contributions.ts"`,
+    `import * as Plugin from "../src/services/Plugin.ts"`,
+    `import * as Siblings from "../src/services/Siblings.ts"`,
+    `class UnknownAccount extends Schema.TaggedError<UnknownAccount>()("UnknownAccount", { id: Schema.String }) {}`,
+    `class Accounts extends Context.Tag("app/Accounts")<Accounts, { readonly balance: (id: string) => Effect.Effect<number, UnknownAccount> }>() {}`,
+    `const Balance = Contributions.reference({ plugin: "bank", action: "balance", input: Schema.String, output: Schema.Number, error: UnknownAccount })`,
+    `export const teller = Plugin.make({`,
+    `  name: "teller",`,
+    `  requires: ["bank"],`,
+    `  initialize: Effect.gen(function*() {`,
+    `    const accounts = yield* Siblings.service(Accounts)`,
+    `    return { actions: { balance: Contributions.implement(Balance, (id) => accounts.use((a) => a.balance(id))) } }`,
+    `  })`,
+    `})`
+  ].join("\n")
+  const root = path.join(import.meta.dirname, "..")
+  const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile)
+  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
+  const host = ts.createCompilerHost(options)
+  const getSourceFile = host.getSourceFile.bind(host)
+  host.getSourceFile = (name, language, ...rest) =>
+    name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language, ...rest)
+  const fileExists = host.fileExists.bind(host)
+  host.fileExists = (name) => name === file || fileExists(name)
+  const program = ts.createProgram({ rootNames: [file], options, host })
+  const messages = program.getSemanticDiagnostics(program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+  expect(messages).toHaveLength(1)
+  expect(messages[0]).not.toContain("exactOptionalPropertyTypes")
+  const first = messages[0]!.split("\n")[0]!
+  expect(first).toContain("a handler may fail only with its reference's error")
+  expect(first).toMatch(/": SiblingUnavailable; \}'\.$/)
+}, 120_000)

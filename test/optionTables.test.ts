@@ -55,7 +55,7 @@ const propertiesOf = (names: ReadonlyArray<string>): ReadonlyMap<string, Readonl
       if (exported && names.includes(statement.name.text)) found.set(statement.name.text, [...(found.get(statement.name.text) ?? []), statement])
     }
   }
-  return new Map(names.map((name) => {
+  return new Map(names.map((name): readonly [string, ReadonlyArray<string> | string] => {
     const declarations = found.get(name) ?? []
     if (declarations.length !== 1) return [name, `${declarations.length} exported declarations of ${name} in src/`]
     const type = checker.getTypeAtLocation(declarations[0]!.name)

@@ -200,12 +200,19 @@ export function reference(spec?: ReferenceSpec<unknown, unknown, unknown, unknow
 }
 
 /**
- * The error type a handler of `ref` may fail with: the reference's `E` when it declares an `error`
- * Schema, anything when it does not.
+ * Holds a handler of a reference to the failures its `error` Schema declares: `unknown` (no
+ * constraint) when they are all declared, or the reference declares no `error`; else an object
+ * type whose one property names the rule and carries the undeclared failures, so the compiler's
+ * message names them (a sibling handle's `SiblingUnavailable`, most often) rather than a property
+ * the two error types differ in.
  * @since 0.1.0
  * @category models
  */
-export type HandlerError<E> = [E] extends [never] ? unknown : E
+export type HandlerFailsOnlyAsDeclared<E, F> = [E] extends [never] ? unknown
+  : [Exclude<F, E>] extends [never] ? unknown
+  : {
+    readonly "a handler may fail only with its reference's error; handle these (a sibling handle's SiblingUnavailable with Effect.catchTag)": Exclude<F, E>
+  }
 
 /**
  * The action a reference declares, with its handler: the handler gets the decoded input, must
@@ -215,9 +222,12 @@ export type HandlerError<E> = [E] extends [never] ? unknown : E
  * @since 0.1.0
  * @category constructors
  */
-export const implement = <A, I, O, E, R = never>(
+export const implement = <A, I, O, E, R = never, F = never>(
   ref: ActionRef<A, I, O, E>,
-  handler: ((input: A) => Effect.Effect<O, NoInfer<HandlerError<E>>, R>) & HandlerRequiresOnlyPluginContext<R>
+  handler:
+    & ((input: A) => Effect.Effect<O, F, R>)
+    & HandlerRequiresOnlyPluginContext<R>
+    & HandlerFailsOnlyAsDeclared<E, F>
 ): AnyAction => {
   const implemented = action<A, I, O, unknown, R>({ input: ref.input, handler } as Parameters<typeof action<A, I, O, unknown, R>>[0])
   return ref.output === undefined && ref.error === undefined

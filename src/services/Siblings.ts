@@ -99,9 +99,9 @@ export interface SiblingService<S> {
  * A handle on the service `tag` of whichever ready sibling provides it, resolved at each call.
  *
  * Every `use` can fail with `SiblingUnavailable` (no ready provider at that call) beside the
- * service's own errors. An action whose declared `error` Schema does not include it must handle
- * it, or the compiler reports the handler's error type as not assignable to the action's (under
- * `exactOptionalPropertyTypes`, worded as a property mismatch):
+ * service's own errors. A handler of a reference whose declared `error` Schema does not include
+ * it must handle it, or `Contributions.implement` does not compile, its message naming the rule
+ * and `SiblingUnavailable` (`Contributions.HandlerFailsOnlyAsDeclared`):
  *
  * ```ts
  * names.use((s) => s.nameOf(id)).pipe(Effect.catchTag("SiblingUnavailable", () => Effect.succeed(id)))
