@@ -11,6 +11,7 @@ import * as Plugin from "../src/services/Plugin.ts"
 import * as Errors from "../src/schema/Errors.ts"
 import * as LoaderErrors from "../src/schema/LoaderErrors.ts"
 import * as CapabilityErrors from "../src/schema/CapabilityErrors.ts"
+import * as Faults from "../src/schema/Faults.ts"
 import { InvalidFile } from "../src/schema/FileErrors.ts"
 import { errorJson } from "../src/programs/print.ts"
 
@@ -124,18 +125,61 @@ describe("an InvalidFile prints as the error of its kind of file", () => {
   ] as const
   for (const [reason, field, message] of cases) {
     it(`${reason}: named Invalid${reason}, its own wording, and tagged so in --json`, () => {
-      const error = new InvalidFile({ reason, file, field, rule: "rule" })
+      const error = new InvalidFile({ reason, file, ...Faults.one(field, "rule") })
       expect(error.message).toBe(message)
       expect(firstLine(String(error))).toBe(`Invalid${reason}: ${message}`)
       expect(firstLine(Cause.pretty(Cause.fail(error)))).toBe(`Invalid${reason}: ${message}`)
-      expect(errorJson(error)).toEqual({ file, field, rule: "rule", _tag: `Invalid${reason}`, message })
-      expect(Object.keys(errorJson(error))).toEqual(["file", "field", "rule", "_tag", "message"])
+      const faults = [{ field, rule: "rule" }]
+      expect(errorJson(error)).toEqual({ file, field, rule: "rule", faults, more_faults: 0, _tag: `Invalid${reason}`, message })
+      expect(Object.keys(errorJson(error))).toEqual(["file", "field", "rule", "faults", "more_faults", "_tag", "message"])
     })
   }
 
   it("a hint follows the message after a semicolon, and is a field of --json", () => {
-    const error = new InvalidFile({ reason: "PeerFile", file, field: "", rule: "rule", hint: "try --force" })
+    const error = new InvalidFile({ reason: "PeerFile", file, ...Faults.one("", "rule"), hint: "try --force" })
     expect(error.message).toBe(`invalid peer file ${file}: rule; try --force`)
-    expect(errorJson(error)).toEqual({ file, field: "", rule: "rule", hint: "try --force", _tag: "InvalidPeerFile", message: error.message })
+    expect(errorJson(error)).toEqual({
+      file,
+      field: "",
+      rule: "rule",
+      faults: [{ field: "", rule: "rule" }],
+      more_faults: 0,
+      hint: "try --force",
+      _tag: "InvalidPeerFile",
+      message: error.message
+    })
+  })
+
+  it("a file with several faults is one line each, naming the file, the field and the rule; --json lists them", () => {
+    const error = new InvalidFile({
+      reason: "Declaration",
+      file,
+      ...Faults.collect([{ field: "provision.args", rule: "r1" }, { field: "unprovision.args", rule: "r2" }, { field: "capability", rule: "r3" }])
+    })
+    expect(error.lines).toEqual([
+      `invalid capability declaration ${file}: field "provision.args": r1`,
+      `invalid capability declaration ${file}: field "unprovision.args": r2`,
+      `invalid capability declaration ${file}: field "capability": r3`
+    ])
+    expect(error.message).toBe(error.lines.join("\n"))
+    expect([error.field, error.rule]).toEqual(["provision.args", "r1"])
+    expect(errorJson(error)).toMatchObject({
+      _tag: "InvalidDeclaration",
+      field: "provision.args",
+      rule: "r1",
+      faults: [{ field: "provision.args", rule: "r1" }, { field: "unprovision.args", rule: "r2" }, { field: "capability", rule: "r3" }],
+      more_faults: 0
+    })
+  })
+
+  it("25 faults are 20 lines and a count of the other 5; the hint ends the last line", () => {
+    const all = Array.from({ length: 25 }, (_, i) => ({ field: `runtimes[${i}]`, rule: "must be a name" }))
+    const error = new InvalidFile({ reason: "PeerFile", file, ...Faults.collect([all[0]!, ...all.slice(1)]), hint: "try --force" })
+    expect(error.faults).toHaveLength(20)
+    expect(error.moreFaults).toBe(5)
+    expect(error.lines).toHaveLength(21)
+    expect(error.lines[19]).toBe(`invalid peer file ${file}: field "runtimes[19]": must be a name`)
+    expect(error.lines[20]).toBe("… and 5 more faults; try --force")
+    expect(errorJson(error)).toMatchObject({ more_faults: 5 })
   })
 })

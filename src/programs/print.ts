@@ -13,6 +13,7 @@ import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import { InvalidFile } from "../schema/FileErrors.ts"
+import { ManifestInvalid } from "../schema/LoaderErrors.ts"
 import { controlCharacter } from "../schema/Printable.ts"
 import { Invocation, stderrColor } from "./invocation.ts"
 
@@ -80,8 +81,22 @@ export const printJson = (value: unknown, layout: "document" | "line" = "documen
     JSON.stringify(value, null, layout === "line" ? undefined : 2).replace(everyControl, (c) => c < " " ? c : escapeOne(c))
   )
 
+/**
+ * The lines of an error's message: one per fault of a refused file (an `InvalidFile`, a
+ * `ManifestInvalid`: docs/cli.md, "Declaration rules"), each to be printed as a line of its own;
+ * any other error's message is one line. The lines are the error's own, never its message split at
+ * newlines, so a file name holding a newline still cannot forge a line (`oneLine` escapes it).
+ */
+export const errorLines = (error: { readonly message: string }): ReadonlyArray<string> =>
+  error instanceof InvalidFile || error instanceof ManifestInvalid ? error.lines : [error.message]
+
 /** Field names of errors that the glossary words differently. */
-const errorFieldNames: Record<string, string> = { personality: "peer", identity: "endpoint", waitedMs: "waited_ms" }
+const errorFieldNames: Record<string, string> = {
+  personality: "peer",
+  identity: "endpoint",
+  waitedMs: "waited_ms",
+  moreFaults: "more_faults"
+}
 
 /**
  * An error's own fields in the glossary's words; `cause` (not data) is left out. An InvalidFile

@@ -1,8 +1,9 @@
 /**
  * A capability declaration, `$CITY_ROOT/capabilities/<name>.json`
  * (docs/capability-plugin-lifecycle.md, "Declaration"). The Schema is the single
- * source of the rules; each rule carries its own message, and the field it
- * concerns comes from the path of the failing issue.
+ * source of the rules; each rule carries its own message, its sentence from
+ * DeclarationRules.ts (the list docs/cli.md, "Declaration rules", is tested
+ * against), and the field it concerns comes from the path of the failing issue.
  *
  * Decisions where the spec is silent:
  * - unknown top-level or command fields are refused (a misspelt `unprovison`
@@ -20,6 +21,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { declarationRules as rules } from "./DeclarationRules.ts"
 import { Name } from "./Name.ts"
 import { printable } from "./Printable.ts"
 
@@ -46,7 +48,7 @@ const isKnownPlaceholder = (name: string): name is Placeholder =>
   (placeholders as ReadonlyArray<string>).includes(name)
 
 const NoNul = Schema.String.pipe(
-  Schema.filter((s) => !s.includes("\u0000") || "must not contain a NUL character")
+  Schema.filter((s) => !s.includes("\u0000") || rules.noNul.sentence)
 )
 
 /**
@@ -57,27 +59,28 @@ const NoNul = Schema.String.pipe(
 export const AbsoluteCommand = NoNul.pipe(
   printable,
   Schema.filter((s) =>
-    s.startsWith("/") || `must be an absolute path (starting with "/"), got ${JSON.stringify(s)}`,
+    s.startsWith("/") || `${rules.absoluteCommand.sentence}, got ${JSON.stringify(s)}`,
     { jsonSchema: { pattern: "^/" } }
   ),
-  Schema.filter((s) => placeholdersIn(s).length === 0 || "must not contain placeholders; only args are substituted")
+  Schema.filter((s) => placeholdersIn(s).length === 0 || rules.commandWithoutPlaceholders.sentence)
 )
 
 /**
- * `args`: an argv tail of strings, carrying `{personality}`, with known placeholders only.
+ * `args`: an argv tail of strings, carrying `{personality}`, with known placeholders only (both
+ * rules are judged, so an argument list that breaks both says so twice).
  * @since 0.1.0
  * @category schemas
  */
 export const Args = Schema.Array(NoNul).pipe(
   Schema.filter((args) => {
     const unknown = args.flatMap(placeholdersIn).filter((name) => !isKnownPlaceholder(name))
-    return unknown.length === 0 ||
-      `unknown placeholder {${unknown[0]}}; known: ${placeholders.map((p) => `{${p}}`).join(", ")}`
-  }),
-  Schema.filter((args) =>
-    args.some((arg) => placeholdersIn(arg).includes("personality")) ||
-    "must carry {personality}: several personalities can share one cwd"
-  )
+    const carries = args.some((arg) => placeholdersIn(arg).includes("personality"))
+    const known = placeholders.map((p) => `{${p}}`).join(", ")
+    return [
+      unknown.length === 0 ? undefined : `${rules.knownPlaceholders.sentence} {${unknown[0]}}; known: ${known}`,
+      carries ? undefined : rules.personality.sentence
+    ]
+  })
 )
 
 /**
@@ -93,7 +96,7 @@ export const CommandSpec = Schema.Struct({ command: AbsoluteCommand, args: Args 
  */
 export type CommandSpec = typeof CommandSpec.Type
 
-const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "must be a non-empty string"), printable)
+const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || rules.nonEmptyString.sentence), printable)
 
 /**
  * `runtimes`: a non-empty list of runtime names, without repeats.
@@ -101,8 +104,8 @@ const NonEmptyString = Schema.String.pipe(Schema.filter((s) => s.length > 0 || "
  * @category schemas
  */
 export const DeclaredRuntimes = Schema.Array(Name).pipe(
-  Schema.filter((rs) => rs.length > 0 || "must be a non-empty list of runtime names", { jsonSchema: { minItems: 1 } }),
-  Schema.filter((rs) => new Set(rs).size === rs.length || "must not list a runtime twice", { jsonSchema: { uniqueItems: true } })
+  Schema.filter((rs) => rs.length > 0 || rules.runtimesNonEmpty.sentence, { jsonSchema: { minItems: 1 } }),
+  Schema.filter((rs) => new Set(rs).size === rs.length || rules.runtimesDistinct.sentence, { jsonSchema: { uniqueItems: true } })
 )
 
 /**
@@ -113,7 +116,7 @@ export const DeclaredRuntimes = Schema.Array(Name).pipe(
 export const Declaration = Schema.Struct({
   /** The JSON Schema an editor validates the file against (`schemas/capability-declaration.schema.json`); not used by City. */
   $schema: Schema.optional(Schema.String),
-  schema: Schema.Literal(1).annotations({ message: () => "must be 1" }),
+  schema: Schema.Literal(1).annotations({ message: () => rules.schema.sentence }),
   capability: Name,
   package: Schema.optional(NonEmptyString),
   version: Schema.optional(NonEmptyString),

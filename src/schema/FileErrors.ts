@@ -6,10 +6,13 @@
  *
  * `rule` is already one line (`oneLine`), so the message fits a log line whatever the file held:
  * `is a FIFO, not a regular file`, `is 52428800 bytes, over the 1048576-byte cap for a plugin
- * manifest`, `is not valid UTF-8 (at byte 17)`, `cannot be read: permission denied`.
+ * manifest`, `is not valid UTF-8 (at byte 17)`, `cannot be read: permission denied`. A file that
+ * breaks several rules is an `InvalidFile` with every fault (schema/Faults.ts), its message a line
+ * per fault, each a log line of its own.
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as Faults from "./Faults.ts"
 import { oneLine } from "./OneLine.ts"
 
 /**
@@ -70,9 +73,11 @@ const wording: Record<InvalidFileReason, (file: string, field: string, rule: str
 }
 
 /**
- * A file that breaks a rule: the file, the field (empty when the file as a whole is unusable)
- * and the rule, in one line; refused input (docs/cli.md, "Exit codes"). Its `name` is
- * `Invalid<reason>` (`InvalidDeclaration`, `InvalidPeerFile`, ...), the name `--json` prints as
+ * A file that breaks rules: the file, and each fault, a field (empty when the file as a whole is
+ * unusable) and a rule, on a line of its own (docs/cli.md, "Declaration rules": every fault of the
+ * file at once, at most 20 lines, then `… and N more faults`); refused input (docs/cli.md, "Exit
+ * codes"). `field` and `rule` are the first fault's, so one fault reads as it always did. Its `name`
+ * is `Invalid<reason>` (`InvalidDeclaration`, `InvalidPeerFile`, ...), the name `--json` prints as
  * the error's `_tag` and an invalid entry's `kind` (docs/cli.md, "`--json` fields").
  * @since 0.1.0
  * @category errors
@@ -80,8 +85,14 @@ const wording: Record<InvalidFileReason, (file: string, field: string, rule: str
 export class InvalidFile extends Schema.TaggedError<InvalidFile>()("InvalidFile", {
   reason: InvalidFileReason,
   file: Schema.String,
+  /** The first fault's field. */
   field: Schema.String,
+  /** The first fault's rule. */
   rule: Schema.String,
+  /** Every fault, the first `Faults.faultsShown` of them (`Faults.collect`). */
+  faults: Schema.Array(Faults.Fault),
+  /** How many faults there were beyond `faults`. */
+  moreFaults: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   /** What the operator can do about it, when a verb refused because of this file. */
   hint: Schema.optional(Schema.String)
 }) {
@@ -89,8 +100,15 @@ export class InvalidFile extends Schema.TaggedError<InvalidFile>()("InvalidFile"
   override get name(): `Invalid${InvalidFileReason}` {
     return `Invalid${this.reason}`
   }
+  /**
+   * One line per fault, each naming the file, the field and the rule, then `… and N more faults`
+   * when some were not kept; the hint ends the last line. The CLI prints each as a line of its own.
+   */
+  get lines(): ReadonlyArray<string> {
+    const lines = Faults.lines(this, ({ field, rule }) => wording[this.reason](this.file, field, rule))
+    return this.hint === undefined ? lines : [...lines.slice(0, -1), `${lines.at(-1) ?? ""}; ${this.hint}`]
+  }
   override get message() {
-    const message = wording[this.reason](this.file, this.field, this.rule)
-    return this.hint === undefined ? message : `${message}; ${this.hint}`
+    return this.lines.join("\n")
   }
 }

@@ -2,27 +2,35 @@
  * Why the loader skipped a plugin folder (docs/plugin-loader-lifecycle.md: "A malformed
  * manifest, failed import, or throwing registration skips that plugin"), and why a restart was
  * not applied. Each message names the file, the field and the rule, and is the `<reason>` of the
- * `plugin skipped: <name>: <reason>` log line.
+ * `plugin skipped: <name>: <reason>` log line (a refused manifest's: a line per fault, each logged so).
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { AnyCause, describeCause } from "./Errors.ts"
+import * as Faults from "./Faults.ts"
 import { oneLine } from "./OneLine.ts"
-
-const Issue = Schema.Struct({ field: Schema.String, rule: Schema.String })
 
 /**
  * `city-plugin.json` is not valid JSON, not an object, or breaks one or more rules: one issue per
- * violated rule.
+ * violated rule, every one of them at once (the first `Faults.faultsShown`, the others counted).
  * @since 0.1.0
  * @category errors
  */
 export class ManifestInvalid extends Schema.TaggedError<ManifestInvalid>()("ManifestInvalid", {
   file: Schema.String,
-  issues: Schema.Array(Issue)
+  issues: Schema.Array(Faults.Fault),
+  /** How many issues there were beyond `issues`. */
+  moreIssues: Schema.optionalWith(Schema.Number, { default: () => 0 })
 }) {
+  /** One line per issue, `<file>: <field>: <rule>`, then `… and N more faults` when some were not kept. */
+  get lines(): ReadonlyArray<string> {
+    return Faults.lines(
+      { faults: this.issues, moreFaults: this.moreIssues },
+      (i) => `${this.file}: ${i.field === "" ? "" : `${i.field}: `}${i.rule}`
+    )
+  }
   override get message() {
-    return `${this.file}: ${this.issues.map((i) => `${i.field === "" ? "" : `${i.field}: `}${i.rule}`).join("; ")}`
+    return this.lines.join("\n")
   }
 }
 

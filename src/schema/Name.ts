@@ -13,6 +13,21 @@ import * as Schema from "effect/Schema"
  */
 export const nameRule = "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"
 
+/**
+ * The rule that the name a document carries equals its file stem (`peers/ann.json` holds the peer
+ * `ann`), in words.
+ * @since 0.1.0
+ * @category constants
+ */
+export const stemSentence = "must equal the file stem"
+
+/**
+ * The stem rule's message: `must equal the file stem "ann", got "bob"`.
+ * @since 0.1.0
+ * @category utils
+ */
+export const stemRule = (stem: string, got: string): string => `${stemSentence} ${JSON.stringify(stem)}, got ${JSON.stringify(got)}`
+
 const namePattern = /^[a-z0-9][a-z0-9._-]{0,63}$/
 
 /**

@@ -1,12 +1,14 @@
 /**
  * Turns a Schema `ParseError` into the field and the rule a person reads:
- * the first issue's path joined with dots (`provision.args`), and its message.
+ * an issue's path joined with dots (`provision.args`), and its message; the first issue, or every
+ * issue of a decode with `errors: "all"` (`documentIssues`, for the files that report every fault:
+ * Faults.ts).
  *
  * The one formatter of a stored document's decode failure (docs/cli.md, "Stored records that cannot be read"): every JSON
  * file the project reads (owed-work records, endpoint records, fingerprint records, peers,
  * declarations, `host.json`, `plugins.json`, manifests) says `not valid JSON (<reason>)` for text
- * that is not JSON (`notJsonRule`) and the first Schema issue on one line otherwise, never the
- * Schema's tree.
+ * that is not JSON (`notJsonRule`) and a Schema issue on one line otherwise (the first, or each one of
+ * a file that reports every fault), never the Schema's tree.
  * @since 0.1.0
  */
 import * as ParseResult from "effect/ParseResult"
@@ -30,11 +32,32 @@ const fieldMax = 120
 const ruleMax = 300
 
 /**
+ * The rule of text that is not JSON, in words.
+ * @since 0.1.0
+ * @category constants
+ */
+export const notJsonSentence = "not valid JSON"
+
+/**
+ * The rule of a document that is JSON but not an object.
+ * @since 0.1.0
+ * @category constants
+ */
+export const notObjectRule = "must be a JSON object"
+
+/**
+ * The rule of a field the Schema does not know (excess properties are refused).
+ * @since 0.1.0
+ * @category constants
+ */
+export const unknownFieldRule = "is not a known field"
+
+/**
  * The rule of text that is not JSON: `not valid JSON (<reason>)`, the parser's reason on one line.
  * @since 0.1.0
  * @category utils
  */
-export const notJsonRule = (reason: string): string => `not valid JSON (${oneLine(reason, reasonMax)})`
+export const notJsonRule = (reason: string): string => `${notJsonSentence} (${oneLine(reason, reasonMax)})`
 
 const joinPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
@@ -43,6 +66,12 @@ const joinPath = (path: ReadonlyArray<PropertyKey>): string =>
     ""
   )
 
+/** One issue of the formatter as a field and a rule (an excess property reads "is not a known field"). */
+const fieldRule = (issue: ParseResult.ArrayFormatterIssue): FieldRule => ({
+  field: joinPath(issue.path),
+  rule: issue._tag === "Unexpected" ? unknownFieldRule : issue.message
+})
+
 /**
  * The first issue of a parse error, as `{ field, rule }`.
  * @since 0.1.0
@@ -50,9 +79,17 @@ const joinPath = (path: ReadonlyArray<PropertyKey>): string =>
  */
 export const firstIssue = (error: ParseResult.ParseError): FieldRule => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  if (issue === undefined) return { field: "", rule: error.message }
-  const rule = issue._tag === "Unexpected" ? "is not a known field" : issue.message
-  return { field: joinPath(issue.path), rule }
+  return issue === undefined ? { field: "", rule: error.message } : fieldRule(issue)
+}
+
+/** A document's issue: JSON that does not parse or is not an object reads so; field and rule each on one line. */
+const documentFieldRule = (issue: ParseResult.ArrayFormatterIssue): FieldRule => {
+  if (issue.path.length === 0) {
+    if (issue._tag === "Transformation") return { field: "", rule: notJsonRule(issue.message) }
+    if (issue._tag === "Type" && issue.message.startsWith("Expected {")) return { field: "", rule: notObjectRule }
+  }
+  const { field, rule } = fieldRule(issue)
+  return { field: oneLine(field, fieldMax), rule: oneLine(rule, ruleMax) }
 }
 
 /**
@@ -61,14 +98,41 @@ export const firstIssue = (error: ParseResult.ParseError): FieldRule => {
  * @since 0.1.0
  * @category utils
  */
-export const documentIssue = (error: ParseResult.ParseError): FieldRule => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  if (issue !== undefined && issue.path.length === 0) {
-    if (issue._tag === "Transformation") return { field: "", rule: notJsonRule(issue.message) }
-    if (issue._tag === "Type" && issue.message.startsWith("Expected {")) return { field: "", rule: "must be a JSON object" }
+export const documentIssue = (error: ParseResult.ParseError): FieldRule => documentIssues(error)[0]
+
+/** The `undefined` member's issue of an optional field's union. */
+const isUndefinedMember = (issue: ParseResult.ArrayFormatterIssue): boolean =>
+  issue._tag === "Type" && issue.message.startsWith("Expected undefined, actual ")
+
+/**
+ * An optional field is a union with `undefined`, and a value that breaks the field's rule fails
+ * both members: the `undefined` member's "Expected undefined, actual …" says nothing the rule does
+ * not, so it is left out when another issue names the same field or one inside it. Linear in the
+ * issues (a 1 MiB file can hold 100,000 of them): the fields named by the others are collected once.
+ */
+const withoutOptionalNoise = (
+  all: ReadonlyArray<ParseResult.ArrayFormatterIssue>
+): ReadonlyArray<ParseResult.ArrayFormatterIssue> => {
+  const named = new Set<string>()
+  for (const issue of all) {
+    if (isUndefinedMember(issue)) continue
+    for (let depth = 0; depth <= issue.path.length; depth++) named.add(JSON.stringify(issue.path.slice(0, depth).map(String)))
   }
-  const { field, rule } = firstIssue(error)
-  return { field: oneLine(field, fieldMax), rule: oneLine(rule, ruleMax) }
+  return all.filter((issue) => !isUndefinedMember(issue) || !named.has(JSON.stringify(issue.path.map(String))))
+}
+
+/**
+ * Every issue of decoding a JSON document (decode with `errors: "all"` to have them all), in the
+ * formatter's order, each as `documentIssue` words it (an optional field's "Expected undefined"
+ * beside its rule left out).
+ * @since 0.1.0
+ * @category utils
+ */
+export const documentIssues = (error: ParseResult.ParseError): readonly [FieldRule, ...Array<FieldRule>] => {
+  const [first, ...rest] = withoutOptionalNoise(ParseResult.ArrayFormatter.formatErrorSync(error))
+  return first === undefined
+    ? [{ field: "", rule: oneLine(error.message, ruleMax) }]
+    : [documentFieldRule(first), ...rest.map(documentFieldRule)]
 }
 
 /**

@@ -366,11 +366,13 @@ describe("Plugin loader", () => {
           ["j-register-throws", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin j-register-throws: register threw: sync boom"],
           ["k-register-rejects", "RegistrationFailed", "registration failed: PluginCallbackFailed: Plugin k-register-rejects: register threw: async boom"],
           ["l-directory", "EntryNotFound", `entry: ${at("l-directory", "lib")} is a directory, not a file`],
-          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string; description: Expected string, actual 5`],
+          // Both faults at once, a line each naming the file.
+          ["m-two-errors", "ManifestInvalid", `${manifestOf("m-two-errors")}: version: must be a non-empty string\n${manifestOf("m-two-errors")}: description: Expected string, actual 5`],
           ["p-plugin-name", "EntryShapeInvalid", `${at("p-plugin-name")}: exports a Plugin named "another-name"; the manifest names "p-plugin-name"`]
         ])
         expect(report.loaded.map((p) => p.name)).toEqual(["n-symlink-file", "o-symlink-folder", "z-good"])
-        expect(skipLines(logs)).toEqual(report.skipped.map((s) => `plugin skipped: ${s.name}: ${s.reason}`))
+        // A log line per line of a reason: m-two-errors logs its two faults.
+        expect(skipLines(logs)).toEqual(report.skipped.flatMap((s) => s.reason.split("\n").map((line) => `plugin skipped: ${s.name}: ${line}`)))
         // Only entries that were imported ran: the loadable ones, and the Plugin whose name is
         // wrong (known only once imported; it contributed nothing). Both symlinks lead to one real
         // file with one mtime, and an ES module is keyed by its real path and query: it ran once.

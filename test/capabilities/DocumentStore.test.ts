@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { join } from "node:path"
+import * as Faults from "../../src/schema/Faults.ts"
 import { InvalidFile } from "../../src/schema/FileErrors.ts"
 import { isName } from "../../src/schema/Name.ts"
 import { EndpointRecords } from "../../src/schema/Outcome.ts"
@@ -17,11 +18,13 @@ const Note = Schema.Struct({ name: Schema.String, size: Schema.Number })
 const store = DocumentStore.make({
   dir: "notes",
   schema: Note,
-  invalid: (file, field, rule) => new InvalidFile({ reason: "PeerFile", file, field, rule }),
+  invalid: (file, faults) => new InvalidFile({ reason: "PeerFile", file, ...faults }),
   key: { field: "name", of: (note) => note.name },
   isStem: isName,
   namingRule: "is not a note: expected <name>.json",
-  check: (note) => note.size < 0 ? Option.some({ field: "size", rule: "must not be negative" }) : Option.none()
+  checks: [
+    Faults.check(Schema.Struct({ size: Schema.Number }), ({ size }) => size < 0 ? [{ field: "size", rule: "must not be negative" }] : [])
+  ]
 })
 
 describe("DocumentStore", () => {
@@ -215,7 +218,7 @@ describe("document Schemas", () => {
 
   const decodeRecords = DocumentStore.decodeDocument(
     EndpointRecords,
-    (file, field, rule) => new InvalidFile({ reason: "EndpointRecords", file, field, rule })
+    (file, faults) => new InvalidFile({ reason: "EndpointRecords", file, ...faults })
   )
   const records = (endpoints: unknown, fields: Record<string, unknown> = {}) =>
     JSON.stringify({ schema: 1, capability: "mail", endpoints, ...fields })

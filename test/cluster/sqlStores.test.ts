@@ -96,7 +96,13 @@ describe("SqlCapabilities", () => {
         yield* sql`INSERT INTO city_capabilities (name, revision, declaration) VALUES ('bad', 1, ${JSON.stringify({ schema: 2 })})`
         expect(capabilities.file("bad")).toBe("city_capabilities (bad)")
         const refused = yield* Effect.flip(capabilities.get("bad"))
-        expect(refused.message).toBe(`invalid capability declaration city_capabilities (bad): field "schema": must be 1`)
+        // Every fault of the row, a line each.
+        expect(refused.message.split("\n")).toEqual([
+          `invalid capability declaration city_capabilities (bad): field "schema": must be 1`,
+          ...["capability", "runtimes", "provision", "unprovision"].map((field) =>
+            `invalid capability declaration city_capabilities (bad): field "${field}": is missing`
+          )
+        ])
         expect((yield* capabilities.scan).invalid.map((e) => e.message)).toEqual([refused.message])
       }).pipe(Effect.provide(SqlCapabilities.layer))))
 })

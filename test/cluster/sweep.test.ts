@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
+import * as Faults from "../../src/schema/Faults.ts"
 import { InvalidFile } from "../../src/schema/FileErrors.ts"
 import type { EndpointOutcome } from "../../src/schema/Outcome.ts"
 import {
@@ -228,7 +229,7 @@ describe("Sweep", () => {
 
   it.effect("a peer file the listing could not read fails the sweep (some endpoint was not attempted)", () =>
     Effect.gen(function*() {
-      const unreadable = new InvalidFile({ reason: "PeerFile", file: "peers/carol.json", field: "cwd", rule: "is missing" })
+      const unreadable = new InvalidFile({ reason: "PeerFile", file: "peers/carol.json", ...Faults.one("cwd", "is missing") })
       const fake = yield* scripted({ invalid: [unreadable] })
       const report = yield* Sweep.run(register).pipe(Effect.provide(engine(fake.layer)))
       expect(report.verdict).toBe("failed")

@@ -59,11 +59,12 @@ describe("Discovery", () => {
       const file = (name: string) => path.join(instance, name, "city-plugin.json")
       expect(found.map((d) => (d._tag === "Valid" ? "valid" : d.error.message))).toEqual([
         "valid",
-        `${file("b-mismatch")}: name: must equal the folder name "b-mismatch", got "other"; ` +
-        `entry: must stay inside the plugin folder, got "../x.mjs"`,
-        `${file("c-rules")}: version: must be a non-empty string; ` +
-        `apiVersion: unsupported plugin API version \"2\": this loader supports \"1\"; ` +
-        `skills[0].name: is required`
+        // A line per fault, each naming the file.
+        `${file("b-mismatch")}: name: must equal the folder name "b-mismatch", got "other"\n` +
+        `${file("b-mismatch")}: entry: must stay inside the plugin folder, got "../x.mjs"`,
+        `${file("c-rules")}: version: must be a non-empty string\n` +
+        `${file("c-rules")}: apiVersion: unsupported plugin API version \"2\": this loader supports \"1\"\n` +
+        `${file("c-rules")}: skills[0].name: is required`
       ])
     })))
 

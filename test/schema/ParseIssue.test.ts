@@ -1,14 +1,15 @@
 /**
  * A ParseError as the field and the rule a person reads (src/schema/ParseIssue.ts): the first
  * issue's path joined with dots (array indexes in brackets), an unknown field named as such, text
- * that is not JSON and a document that is not an object said so, and `issueLine` on one line.
+ * that is not JSON and a document that is not an object said so, and `issueLine` on one line;
+ * `documentIssues` gives every issue of an `errors: "all"` decode.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { documentIssue, firstIssue, issueLine } from "../../src/schema/ParseIssue.ts"
+import { documentIssue, documentIssues, firstIssue, issueLine } from "../../src/schema/ParseIssue.ts"
 import { anyText, holds } from "./strings.ts"
 
 const errorOf = <A, I>(schema: Schema.Schema<A, I>, value: unknown, onExcessProperty: "ignore" | "error" = "ignore"): ParseResult.ParseError => {
@@ -69,4 +70,23 @@ describe("ParseIssue", () => {
       expect(/[\n\r\u2028\u2029]/.test(line)).toBe(false)
       expect(line.length).toBeLessThanOrEqual(300)
     }))
+
+  it("documentIssues gives every issue of an errors-\"all\" decode, an optional field's \"Expected undefined\" beside its rule left out", () => {
+    const schema = Schema.Struct({
+      a: Schema.Number,
+      b: Schema.optional(Schema.Array(Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" })))),
+      c: Schema.optional(Schema.Number)
+    })
+    const decoded = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })({ a: "x", b: ["ok", ""], d: 1 })
+    if (Either.isRight(decoded)) throw new Error("expected a refusal")
+    expect(documentIssues(decoded.left)).toEqual([
+      { field: "d", rule: "is not a known field" },
+      { field: "a", rule: "Expected number, actual \"x\"" },
+      { field: "b[1]", rule: "must not be empty" }
+    ])
+    // An optional field's only issue stays.
+    const alone = Schema.decodeUnknownEither(Schema.Struct({ u: Schema.optional(Schema.Undefined) }), { errors: "all" })({ u: 1 })
+    if (Either.isRight(alone)) throw new Error("expected a refusal")
+    expect(documentIssues(alone.left)).toEqual([{ field: "u", rule: expect.stringMatching(/^Expected undefined, actual 1/) }])
+  })
 })

@@ -87,7 +87,7 @@ describe("host.json's redact patterns", () => {
       expect(patternProblem("(")).toMatch(/^is not a regular expression: /)
       expect(patternProblem("a*")).toBe("must not match the empty text")
       expect(patternProblem("sk-\\w+")).toBeUndefined()
-      const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidFile({ reason: "HostConfig", file, field, rule }))
+      const parse = decodeDocument(HostConfig, (file, faults) => new InvalidFile({ reason: "HostConfig", file, ...faults }))
       const host = (redact: unknown) =>
         JSON.stringify({ schema: 1, agent_runtimes: [], channel_runtimes: [], profiles: {}, redact })
       const bad = yield* Effect.flip(parse("/root/host.json", host(["sk-\\w+", "("])))

@@ -1,9 +1,10 @@
 /**
  * One JSON document store for the state root: a folder of `<name>.json`
  * documents of one Schema (declarations, peers, endpoint records), each decoded
- * with `Schema.parseJson(schema)` (excess properties refused), its stem checked
- * against the name it carries, and written atomically through `StateRoot`
- * (0600 in a 0700 folder, as everything under the root).
+ * with its Schema (excess properties refused), its stem checked against the name
+ * it carries, every fault of a document reported at once (schema/Faults.ts), and
+ * written atomically through `StateRoot` (0600 in a 0700 folder, as everything
+ * under the root).
  *
  * `list` reads the whole folder and returns the valid documents and one invalid
  * item per bad entry (docs/capability-plugin-lifecycle.md, "Declaration": "an
@@ -44,7 +45,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { StateError } from "../../schema/CapabilityErrors.ts"
-import { documentIssue } from "../../schema/ParseIssue.ts"
+import * as Faults from "../../schema/Faults.ts"
+import { stemRule } from "../../schema/Name.ts"
+import { documentIssues } from "../../schema/ParseIssue.ts"
 import type * as TextFile from "../files/TextFile.ts"
 import { isRefused, isSetAside, refusedRule, StateRoot } from "./StateRoot.ts"
 
@@ -61,25 +64,36 @@ export interface Scan<A, E> {
 }
 
 /**
- * Builds the error for an invalid file: `field` is empty when the file as a whole is unusable.
+ * Builds the error for an invalid file from its faults (`Faults.one` for a file unusable as a whole).
  * @since 0.1.0
  * @category models
  */
-export type InvalidFileError<E> = (file: string, field: string, rule: string) => E
+export type InvalidFileError<E> = (file: string, faults: Faults.Faults) => E
+
+const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 
 /**
- * Decodes the text of one JSON document with `Schema.parseJson(schema)`; excess properties are
- * refused. A failure names the file, the field and the rule.
+ * Decodes the text of one JSON document with its Schema, every fault at once (`errors: "all"`;
+ * excess properties are refused), then runs `checks` on the parsed JSON whatever the Schema found:
+ * a failure names the file and each field and rule (Faults.ts). Text that is not JSON is one fault.
  * @since 0.1.0
  * @category utils
  */
-export const decodeDocument = <A, I, E>(schema: Schema.Schema<A, I>, invalid: InvalidFileError<E>) => {
-  const decode = Schema.decodeUnknown(Schema.parseJson(schema), { onExcessProperty: "error" })
-  return (file: string, text: string): Effect.Effect<A, E> =>
-    decode(text).pipe(Effect.mapError((error) => {
-      const { field, rule } = documentIssue(error)
-      return invalid(file, field, rule)
-    }))
+export const decodeDocument = <A, I, E>(
+  schema: Schema.Schema<A, I>,
+  invalid: InvalidFileError<E>,
+  checks: ReadonlyArray<Faults.Check> = []
+) => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })
+  return (file: string, text: string, more: ReadonlyArray<Faults.Check> = []): Effect.Effect<A, E> =>
+    Effect.suspend(() => {
+      const json = parseJson(text)
+      if (Either.isLeft(json)) return Effect.fail(invalid(file, Faults.collect(documentIssues(json.left))))
+      const decoded = decode(json.right)
+      const checked = [...more, ...checks].flatMap((check) => check(json.right))
+      if (Either.isLeft(decoded)) return Effect.fail(invalid(file, Faults.collect([...documentIssues(decoded.left), ...checked])))
+      return Arr.isNonEmptyReadonlyArray(checked) ? Effect.fail(invalid(file, Faults.collect(checked))) : Effect.succeed(decoded.right)
+    })
 }
 
 /**
@@ -102,8 +116,11 @@ export interface DocumentStoreOptions<A, I, E> {
   readonly namingRule: string
   /** The kind of file its documents are, with its size cap (default: a state document, 16 MiB). */
   readonly kind?: TextFile.FileKind
-  /** A rule the Schema cannot state alone (it depends on this host); `None` when it holds. */
-  readonly check?: (document: A) => Option.Option<{ readonly field: string; readonly rule: string }>
+  /**
+   * The rules the Schema cannot state alone (one depends on this host), judged on the parsed
+   * document whatever the Schema found (Faults.ts, `Faults.check`).
+   */
+  readonly checks?: ReadonlyArray<Faults.Check>
 }
 
 /**
@@ -127,31 +144,29 @@ export interface DocumentStore<A, E> {
 }
 
 /**
+ * The rule that a document's name equals its file stem, judged when the name is a valid stem.
+ * @since 0.1.0
+ * @category utils
+ */
+export const stemCheck = (key: { readonly field: string }, isStem: (stem: string) => boolean) => {
+  const name = Schema.Struct({ [key.field]: Schema.String.pipe(Schema.filter(isStem)) })
+  return (stem: string): Faults.Check =>
+    Faults.check(name, (fields) => {
+      const got = fields[key.field] ?? ""
+      return got === stem ? [] : [{ field: key.field, rule: stemRule(stem, got) }]
+    })
+}
+
+/**
  * Decodes and checks the text of the document named `stem` found at `file`: the Schema, the stem
- * rule, then the store's own `check`.
+ * rule and the store's own `checks`, every fault at once.
  * @since 0.1.0
  * @category utils
  */
 export const decoder = <A, I, E>(options: DocumentStoreOptions<A, I, E>) => {
-  const parse = decodeDocument(options.schema, options.invalid)
-  return (path: string, stem: string, text: string): Effect.Effect<A, E> =>
-      parse(path, text).pipe(
-        Effect.filterOrElse(
-          (document) => options.key.of(document) === stem,
-          (document) =>
-            Effect.fail(options.invalid(
-              path,
-              options.key.field,
-              `must equal the file stem "${stem}", got "${options.key.of(document)}"`
-            ))
-        ),
-        Effect.flatMap((document) =>
-          Option.match(options.check?.(document) ?? Option.none(), {
-            onNone: () => Effect.succeed(document),
-            onSome: ({ field, rule }) => Effect.fail(options.invalid(path, field, rule))
-          })
-        )
-      )
+  const decode = decodeDocument(options.schema, options.invalid, options.checks)
+  const stem = stemCheck(options.key, options.isStem)
+  return (path: string, name: string, text: string): Effect.Effect<A, E> => decode(path, text, [stem(name)])
 }
 
 /**
@@ -243,7 +258,7 @@ export const make = <A, I, E>(
 
     /** A file the reader refused, as the store's invalid item: the document, not the folder, is bad. */
     const refused = (at: string) => (e: StateError) =>
-      Either.left(options.invalid(state.resolve(at), "", refusedRule(e)))
+      Either.left(options.invalid(state.resolve(at), Faults.one("", refusedRule(e))))
 
     const read = (name: string): Effect.Effect<Option.Option<A>, E | StateError> =>
       Effect.flatMap(
@@ -293,7 +308,7 @@ export const make = <A, I, E>(
         const stem = entry.slice(0, -5)
         if (!entry.endsWith(".json") || !options.isStem(stem)) {
           return Effect.succeed({
-            found: Option.some(Either.left(options.invalid(state.resolve(at), "", options.namingRule))),
+            found: Option.some(Either.left(options.invalid(state.resolve(at), Faults.one("", options.namingRule)))),
             note: nothingToNote
           })
         }

@@ -99,7 +99,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
   const store = yield* DocumentStore.make({
     dir: layout.endpoints,
     schema: RecordsSchema,
-    invalid: (file, field, rule) => new InvalidFile({ reason: "EndpointRecords", file, field, rule }),
+    invalid: (file, faults) => new InvalidFile({ reason: "EndpointRecords", file, ...faults }),
     key: { field: "capability", of: (records) => records.capability },
     isStem: isName,
     namingRule: "is not an endpoint records file: expected <capability>.json"

@@ -117,6 +117,8 @@ export const peerJoints = (runner: JointRunner) => {
             file: e.file,
             field: e.field,
             rule: e.rule,
+            faults: e.faults,
+            moreFaults: e.moreFaults,
             hint: `\`city peer remove ${personality} --force\` removes it; its endpoints cannot be unprovisioned`
           })
         }

@@ -4,7 +4,7 @@
  * core" (docs/capability-plugin-lifecycle.md, "Joints (core-owned)") and which
  * runtime has a core-owned private directory ("`{privateDir}` is the core-owned
  * private directory of the endpoint (OpenCode: `<root>/state/opencode/<p>/`)").
- * An invalid `host.json` is refused with an `InvalidFile` (`HostConfig`); it is read with the
+ * An invalid `host.json` is refused with an `InvalidFile` (`HostConfig`) naming every fault; it is read with the
  * host-configuration cap (1 MiB, `files/TextFile.ts`). Its `redact` patterns, with the defaults,
  * make `redact`, applied where a command's output becomes text (schema/Redaction.ts).
  * @since 0.1.0
@@ -64,7 +64,7 @@ export const fromConfig = (config: HostConfig): RuntimeProfiles["Type"] => {
   })
 }
 
-const parse = decodeDocument(HostConfig, (file, field, rule) => new InvalidFile({ reason: "HostConfig", file, field, rule }))
+const parse = decodeDocument(HostConfig, (file, faults) => new InvalidFile({ reason: "HostConfig", file, ...faults }))
 
 /**
  * Reads `host.json` (or takes the defaults when it is absent).

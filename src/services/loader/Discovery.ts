@@ -8,8 +8,10 @@
  *   (services/files/TextFile.ts: regular files only, 1 MiB cap, BOM accepted, invalid UTF-8
  *   refused), parsed and decoded with the Manifest Schema, then checked against the rules that
  *   need the folder (name equals folder name, entry lexically inside).
- * - Each reason fits one log line: the manifest's file and field come first, each rule is cut
- *   (`oneLine`), and at most five issues are listed, with the count of the others.
+ * - A refused manifest names every fault at once (schema/Faults.ts): the Schema's issues (decoded
+ *   with `errors: "all"`) and the folder rules, each judged whenever the field it reads decodes.
+ *   Each is one line naming the manifest's file, the field and the rule (cut with `oneLine`); at
+ *   most 20 are listed, with the count of the others (`… and N more faults`).
  * - An entry without `city-plugin.json` (or a plain file) is not a plugin: it is left out
  *   without a message. A root that does not exist is empty; one that exists but cannot be
  *   listed fails with PluginRootUnreadable. A manifest that is a FIFO, a device, a directory or
@@ -24,9 +26,11 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
+import * as Faults from "../../schema/Faults.ts"
 import { ManifestInvalid, PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
 import type { RootKind } from "../../schema/LoadReport.ts"
 import * as Manifest from "../../schema/Manifest.ts"
@@ -71,21 +75,15 @@ const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 /** How many folders are read at once. */
 const concurrency = 32
 
-/** The most issues one reason lists; the others are counted. */
-const issuesShown = 5
-
 /**
- * The refusal of a manifest, its issues cut to one line each (at most five).
+ * The refusal of a manifest: its issues cut to one line each, each listed once, the first
+ * `Faults.faultsShown` kept and the others counted.
  * @since 0.1.0
  * @category utils
  */
-export const refusal = (file: string, issues: ReadonlyArray<Manifest.ManifestIssue>): ManifestInvalid => {
-  const shown = issues.slice(0, issuesShown).map((i) => ({ field: oneLine(i.field, 120), rule: oneLine(i.rule, 300) }))
-  const more = issues.length - shown.length
-  return new ManifestInvalid({
-    file,
-    issues: more > 0 ? [...shown, { field: "", rule: `and ${more} more issue${more === 1 ? "" : "s"}` }] : shown
-  })
+export const refusal = (file: string, issues: Arr.NonEmptyReadonlyArray<Manifest.ManifestIssue>): ManifestInvalid => {
+  const { faults, moreFaults } = Faults.collect(Arr.map(issues, (i) => ({ field: oneLine(i.field, 120), rule: oneLine(i.rule, 300) })))
+  return new ManifestInvalid({ file, issues: faults, moreIssues: moreFaults })
 }
 
 interface Remembered {
@@ -124,7 +122,7 @@ const absentFiles = (manifest: Manifest.Manifest, folder: string) =>
 /** Decodes a manifest's text: the Schema, then the folder rules, then the files it names. */
 const validate = (text: string, root: PluginRoot, name: string, folder: string, file: string) =>
   Effect.suspend((): Effect.Effect<DiscoveredPlugin, never, FileSystem.FileSystem> => {
-    const invalid = (issues: ReadonlyArray<Manifest.ManifestIssue>): DiscoveredPlugin => ({
+    const invalid = (issues: Arr.NonEmptyReadonlyArray<Manifest.ManifestIssue>): DiscoveredPlugin => ({
       _tag: "Invalid",
       name,
       root: root.kind,
@@ -138,9 +136,9 @@ const validate = (text: string, root: PluginRoot, name: string, folder: string, 
       return Effect.succeed(invalid([{ field: "", rule: notJsonRule(error instanceof Error ? error.message : String(error)) }]))
     }
     const decoded = Manifest.decode(json)
-    if ("issues" in decoded) return Effect.succeed(invalid(decoded.issues))
-    const issues = ManifestFolder.folderIssues(decoded.manifest, folder)
-    if (issues.length > 0) return Effect.succeed(invalid(issues))
+    const issues = [...("issues" in decoded ? decoded.issues : []), ...ManifestFolder.folderCheck(folder)(json)]
+    if (Arr.isNonEmptyReadonlyArray(issues)) return Effect.succeed(invalid(issues))
+    if ("issues" in decoded) return Effect.die("a refused manifest without an issue")
     return Effect.map(absentFiles(decoded.manifest, folder), (absent): DiscoveredPlugin => ({
       _tag: "Valid",
       name,

@@ -18,7 +18,7 @@
  *   → entry on disk → prompt files → import (URL with version and mtime) → Plugin or
  *   `register(ctx)` → `registry.add`, whose initialize stages the contributions and publishes
  *   them only on success (Staging).
- * - Every skip logs `plugin skipped: <name>: <reason>` with the annotation
+ * - Every skip logs `plugin skipped: <name>: <reason>` (a refused manifest: a line per fault) with the annotation
  *   `code=plugin.load_failed` (and `root`, `folder`); the enabled names no root provides are
  *   logged once at the end with `code=plugin.enabled_missing`, sorted.
  *
@@ -41,7 +41,7 @@ import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
 import type { CityClosed } from "../../schema/Errors.ts"
-import { type EntryNotFound, NotLicensed, PluginConfigInvalid, type PromptRejected, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
+import { type EntryNotFound, ManifestInvalid, NotLicensed, PluginConfigInvalid, type PromptRejected, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
 import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../schema/LoadReport.ts"
 import { decodeSettings, type PluginSettings } from "../../schema/ConfigField.ts"
 import type { Manifest } from "../../schema/Manifest.ts"
@@ -466,12 +466,15 @@ const skip = (
   error: SkipReason | { readonly _tag: string; readonly message: string }
 ) =>
   Effect.gen(function*() {
-    const reason = oneLine(error.message, 1000)
+    // A refused manifest's reason is a line per fault (at most 20 and a count), each one line.
+    const lines = error instanceof ManifestInvalid ? error.lines.map((line) => oneLine(line, 1000)) : [oneLine(error.message, 1000)]
+    const reason = lines.join("\n")
     pass.skippedNow.set(name, reason)
     pass.skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
-    yield* Effect.logWarning(`plugin skipped: ${name}: ${reason}`).pipe(
-      Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
-    )
+    yield* Effect.forEach(lines, (line) =>
+      Effect.logWarning(`plugin skipped: ${name}: ${line}`).pipe(
+        Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })
+      ), { discard: true })
     yield* loading.alerts.fail({ name, source: sourceOf(found.root, found.folder), version, reason })
   })
 

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Faults from "../../schema/Faults.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
 import { oneLine } from "../../schema/OneLine.ts"
@@ -61,13 +62,17 @@ export const read = (root: string): Effect.Effect<
   Effect.gen(function*() {
     const file = CityRoot.settingsFile(root)
     const text = yield* TextFile.read(file, TextFile.kinds.settings).pipe(
-      Effect.mapError((refused) => new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: refused.rule }))
+      Effect.mapError((refused) => new InvalidFile({ reason: "LoaderSettings", file, ...Faults.one("", refused.rule) }))
     )
     if (Option.isNone(text)) return { exists: false }
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text.value),
       catch: (error) =>
-        new InvalidFile({ reason: "LoaderSettings", file, field: "", rule: notJsonRule(error instanceof Error ? error.message : String(error)) })
+        new InvalidFile({
+          reason: "LoaderSettings",
+          file,
+          ...Faults.one("", notJsonRule(error instanceof Error ? error.message : String(error)))
+        })
     })
     const decoded = decodeSettings(json)
     if (decoded._tag === "Right") return { ...decoded.right, exists: true }
@@ -75,15 +80,13 @@ export const read = (root: string): Effect.Effect<
     const unexpected = issue?._tag === "Unexpected" && issue.path.length === 1 ? String(issue.path[0]) : undefined
     return yield* Effect.fail(
       unexpected !== undefined
-        ? new InvalidFile({ reason: "LoaderSettings", file, field: oneLine(unexpected, 80), rule: unknownKeyRule(unexpected) })
+        ? new InvalidFile({ reason: "LoaderSettings", file, ...Faults.one(oneLine(unexpected, 80), unknownKeyRule(unexpected)) })
         : new InvalidFile({ reason: "LoaderSettings", file, ...mapRule(firstIssue(decoded.left)) })
     )
   })
 
-const mapRule = (issue: { readonly field: string; readonly rule: string }) => ({
-  field: oneLine(issue.field, 120),
-  rule: oneLine(issue.rule, 300)
-})
+const mapRule = (issue: { readonly field: string; readonly rule: string }) =>
+  Faults.one(oneLine(issue.field, 120), oneLine(issue.rule, 300))
 
 /**
  * The LoaderOptions for a state root: the settings, `bundled` overriding `bundledRoot`, every

@@ -7,8 +7,11 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { UnknownCapability } from "../../../schema/CapabilityErrors.ts"
-import { Declaration } from "../../../schema/Declaration.ts"
+import { Declaration, DeclaredRuntimes } from "../../../schema/Declaration.ts"
+import { declarationRules } from "../../../schema/DeclarationRules.ts"
+import * as Faults from "../../../schema/Faults.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { defaultHostConfig, type HostConfig } from "../../../schema/HostConfig.ts"
 import { isName } from "../../../schema/Name.ts"
@@ -17,22 +20,24 @@ import * as TextFile from "../../files/TextFile.ts"
 import * as DocumentStore from "../DocumentStore.ts"
 import { RuntimeProfiles } from "../RuntimeProfiles.ts"
 
-const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, field, rule) =>
-  new InvalidFile({ reason: "Declaration", file, field, rule })
+const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, faults) =>
+  new InvalidFile({ reason: "Declaration", file, ...faults })
+
+const Runtimes = Schema.Struct({ runtimes: DeclaredRuntimes })
 
 /**
- * The host-dependent rule: no runtime this host knows as a channel runtime.
+ * The host-dependent rule: no runtime this host knows as a channel runtime (each one is a fault),
+ * judged whenever `runtimes` decodes.
  * @since 0.1.0
  * @category utils
  */
-export const checkRuntimes = (host: HostConfig) => (declaration: Declaration) => {
-  const index = declaration.runtimes.findIndex((runtime) => host.channel_runtimes.includes(runtime))
-  return index === -1 ? Option.none() : Option.some({
-    field: `runtimes[${index}]`,
-    rule: `${declaration.runtimes[index]} is a channel runtime of this host (host.json), never an endpoint: ` +
-      `list agent runtimes only`
-  })
-}
+export const checkRuntimes = (host: HostConfig): Faults.Check =>
+  Faults.check(Runtimes, ({ runtimes }) =>
+    runtimes.flatMap((runtime, index) =>
+      host.channel_runtimes.includes(runtime)
+        ? [{ field: `runtimes[${index}]`, rule: `${runtime} ${declarationRules.agentRuntimes.sentence}` }]
+        : []
+    ))
 
 /**
  * The declaration store's options (also used by tests to validate text).
@@ -52,12 +57,12 @@ export const storeOptions = (host: HostConfig): DocumentStore.DocumentStoreOptio
   namingRule: "is not a declaration: expected <name>.json",
   // The stored copy is held to the cap `register` applies to its input (1 MiB), not the state documents' 16 MiB.
   kind: TextFile.kinds.declaration,
-  check: checkRuntimes(host)
+  checks: [checkRuntimes(host)]
 })
 
 /**
  * Validates the text of a declaration file on this host: JSON, every Schema rule, "equals the file
- * stem", no channel runtime.
+ * stem", no channel runtime; every fault at once.
  * @since 0.1.0
  * @category utils
  */
@@ -84,9 +89,9 @@ export const readFile = (host: HostConfig) =>
       const stem = path.basename(absolute, path.extname(absolute))
       return TextFile.read(absolute, TextFile.kinds.declaration).pipe(
         Effect.provideService(FileSystem.FileSystem, fs),
-        Effect.mapError((e) => invalid(absolute, "", e.rule)),
+        Effect.mapError((e) => invalid(absolute, Faults.one("", e.rule))),
         Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(invalid(absolute, "", "does not exist")),
+          onNone: () => Effect.fail(invalid(absolute, Faults.one("", "does not exist"))),
           onSome: (text) => decode(absolute, stem, text)
         }))
       )

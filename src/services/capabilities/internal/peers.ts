@@ -16,14 +16,15 @@ import { StateRoot } from "../StateRoot.ts"
 const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidFile> = {
   dir: layout.peers,
   schema: Peer,
-  invalid: (file, field, rule) => new InvalidFile({ reason: "PeerFile", file, field, rule }),
+  invalid: (file, faults) => new InvalidFile({ reason: "PeerFile", file, ...faults }),
   key: { field: "personality", of: (peer) => peer.personality },
   isStem: isName,
   namingRule: "is not a peer file: expected <personality>.json"
 }
 
 /**
- * Validates the text of a peer file: JSON, every Schema rule, then "equals the file stem".
+ * Validates the text of a peer file: JSON, every Schema rule, then "equals the file stem"; every
+ * fault at once.
  * @since 0.1.0
  * @category utils
  */

@@ -65,6 +65,8 @@ export const make = Effect.gen(function*() {
             file: e.file,
             field: e.field,
             rule: e.rule,
+            faults: e.faults,
+            moreFaults: e.moreFaults,
             hint: `\`city capability unregister ${name} --force\` deletes it; its endpoints cannot be unprovisioned`
           })
         }

@@ -14,6 +14,7 @@ import * as Predicate from "effect/Predicate"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { StateError } from "../../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../../schema/Declaration.ts"
+import * as Faults from "../../../schema/Faults.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { oneLine } from "../../../schema/OneLine.ts"
 import { Capabilities } from "../../capabilities/Capabilities.ts"
@@ -60,8 +61,7 @@ export const endpointsAcross = (
     new InvalidFile({
       reason: "HostConfig",
       file: hostLocator(host),
-      field: "",
-      rule: "is missing: the host has peers in city_peers but never announced itself (its daemon announces it when it starts)"
+      ...Faults.one("", "is missing: the host has peers in city_peers but never announced itself (its daemon announces it when it starts)")
     })
   )
   return { endpoints: Arr.sort(endpoints, byEndpoint), missing }

@@ -13,10 +13,11 @@ import * as Schema from "effect/Schema"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { StateError } from "../../../schema/CapabilityErrors.ts"
+import * as Faults from "../../../schema/Faults.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { HostConfig } from "../../../schema/HostConfig.ts"
 import { Name } from "../../../schema/Name.ts"
-import { documentIssue, firstIssue } from "../../../schema/ParseIssue.ts"
+import { documentIssues, firstIssue } from "../../../schema/ParseIssue.ts"
 
 /**
  * One host of the fleet as its row has it.
@@ -57,25 +58,27 @@ interface Row {
 
 const Columns = Schema.Struct({ host: Name, started_at: Schema.DateTimeUtc, seen_at: Schema.DateTimeUtc })
 const decodeColumns = Schema.decodeUnknownEither(Columns)
-const decodeProfiles = Schema.decodeUnknownEither(Schema.parseJson(HostConfig), { onExcessProperty: "error" })
+const decodeProfiles = Schema.decodeUnknownEither(Schema.parseJson(HostConfig), { errors: "all", onExcessProperty: "error" })
 const encodeProfiles = Schema.encode(Schema.parseJson(HostConfig))
 
-const invalid = (row: Row, field: string, rule: string) =>
-  new InvalidFile({ reason: "HostConfig", file: locator(row.host), field, rule })
+const invalid = (row: Row, faults: Faults.Faults) => new InvalidFile({ reason: "HostConfig", file: locator(row.host), ...faults })
 
 /** One row: its columns, then its profiles (a field inside them is named `profiles.<field>`). */
 const decode = (row: Row): Either.Either<HostEntry, InvalidFile> =>
   Either.flatMap(
     Either.mapLeft(decodeColumns({ host: row.host, started_at: row.started_at, seen_at: row.seen_at }), (error) => {
       const { field, rule } = firstIssue(error)
-      return invalid(row, field, rule)
+      return invalid(row, Faults.one(field, rule))
     }),
     (columns) =>
       Either.map(
-        Either.mapLeft(decodeProfiles(row.profiles), (error) => {
-          const { field, rule } = documentIssue(error)
-          return invalid(row, field === "" ? "profiles" : `profiles.${field}`, rule)
-        }),
+        Either.mapLeft(decodeProfiles(row.profiles), (error) =>
+          invalid(
+            row,
+            Faults.collect(
+              Arr.map(documentIssues(error), ({ field, rule }) => ({ field: field === "" ? "profiles" : `profiles.${field}`, rule }))
+            )
+          )),
         (profiles): HostEntry => ({ ...columns, profiles })
       )
   )
