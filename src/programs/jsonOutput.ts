@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { Fault } from "../schema/Faults.ts"
 import { IsolationMode } from "../schema/Isolation.ts"
 import { Application, Removal } from "../schema/Live.ts"
 import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
@@ -25,12 +26,18 @@ import { StatusFleetHost } from "../schema/StatusDocument.ts"
 /** The envelope's common fields: `ok` and the verb, the whole command without `city`. */
 const envelope = <const V extends string>(verb: V) => ({ ok: Schema.Boolean, verb: Schema.Literal(verb) })
 
-/** An invalid file (or record, or manifest issue) met on the way: reported, never skipped silently. */
+/**
+ * An invalid file (or record, or manifest issue) met on the way: reported, never skipped silently.
+ * A refused file (declaration, peer file, endpoint records, `host.json`) adds every fault:
+ * `field` and `rule` are the first one's, `faults` the first 20, `more_faults` how many more.
+ */
 export const Invalid = Schema.Struct({
   kind: Schema.String,
   file: Schema.String,
   field: Schema.String,
   rule: Schema.String,
+  faults: Schema.optional(Schema.Array(Fault)),
+  more_faults: Schema.optional(Schema.Number),
   message: Schema.String
 })
 

@@ -12,7 +12,15 @@ import type { Peer } from "../schema/Peer.ts"
 import type * as Json from "./jsonOutput.ts"
 
 export const invalidJson = (invalid: ReadonlyArray<InvalidFile>): Array<typeof Json.Invalid.Type> =>
-  invalid.map((e) => ({ kind: e.name, file: e.file, field: e.field, rule: e.rule, message: e.message }))
+  invalid.map((e) => ({
+    kind: e.name,
+    file: e.file,
+    field: e.field,
+    rule: e.rule,
+    faults: e.faults,
+    more_faults: e.moreFaults,
+    message: e.message
+  }))
 
 export const outcomeJson = (o: EndpointOutcome): typeof Json.Outcome.Type => {
   const { personality, ...rest } = o

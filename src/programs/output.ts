@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { CapabilityError } from "../schema/CapabilityErrors.ts"
 import { exitCodeOf } from "../schema/ExitPolicy.ts"
+import { moreLine } from "../schema/Faults.ts"
 import type { InvalidFile } from "../schema/FileErrors.ts"
 import type { ClusterUnavailable, NoStatusPage } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
@@ -29,9 +30,9 @@ import { type Calls, Invocation, type PlannedCall, setExitCode } from "./invocat
 import type * as Json from "./jsonOutput.ts"
 import * as JsonValues from "./jsonValues.ts"
 import type { UsageError } from "./options.ts"
-import { endProgress, escapeControl, oneLine, printFailure, printJson, safe } from "./print.ts"
+import { endProgress, errorLines, escapeControl, oneLine, printFailure, printJson, safe } from "./print.ts"
 
-export { endProgress, escapeControl, oneLine, printFailure, printJson, safe }
+export { endProgress, errorLines, escapeControl, oneLine, printFailure, printJson, safe }
 
 
 /** An aligned table; empty cells print as `-`; control characters in cells are escaped. */
@@ -75,9 +76,15 @@ export const summaryLine = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
   return `${s.total} endpoint${s.total === 1 ? "" : "s"}${parts.length === 0 ? "" : `: ${parts.join(", ")}`}`
 }
 
-/** Every invalid file met, loudly on stderr. */
+/** An invalid file's faults as table rows, `[field, rule]`, one per fault, then the count of the others. */
+export const faultRows = (e: InvalidFile): ReadonlyArray<readonly [string, string]> => [
+  ...e.faults.map(({ field, rule }) => [field, rule] as const),
+  ...(e.moreFaults > 0 ? [["", moreLine(e.moreFaults)] as const] : [])
+]
+
+/** Every invalid file met, loudly on stderr: a line per fault. */
 export const warnInvalid = (report: { readonly invalid: ReadonlyArray<InvalidFile> }) =>
-  Effect.forEach(report.invalid, (e) => Console.error(`city: warning: ${oneLine(e.message, 1000)}`), { discard: true })
+  Effect.forEach(report.invalid.flatMap(errorLines), (line) => Console.error(`city: warning: ${oneLine(line, 1000)}`), { discard: true })
 
 
 /** Each failed call of a birth or remove, as a loud warning (the flow itself completed). */
@@ -129,7 +136,7 @@ export type VerbError = CapabilityError | UsageError | NoStatusPage | ClusterUna
 export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =>
   Effect.gen(function*() {
     yield* endProgress()
-    yield* Console.error(`city: error: ${oneLine(error.message, 2000)}`)
+    yield* Effect.forEach(errorLines(error), (line) => Console.error(`city: error: ${oneLine(line, 2000)}`), { discard: true })
     if (json) yield* printFailure(verb, error)
     yield* setExitCode(exitCodeOf(error))
   })
@@ -301,13 +308,19 @@ export const renderReport = <V extends JointVerb>(options: {
     } else {
       yield* Console.log(headline)
       if (report.outcomes.length > 0) yield* Console.log(outcomeTable(report.outcomes))
+      const failedCalls = failureLines(report.outcomes)
+      // An unreadable peer file: a line per fault, the last one saying what it cost.
       const failures = [
-        ...failureLines(report.outcomes),
-        ...unreadable.map((e) => `  ${oneLine(e.message, 400)}: its endpoints were not attempted`)
+        ...failedCalls,
+        ...unreadable.flatMap((e) =>
+          errorLines(e).map((line, i, lines) =>
+            `  ${oneLine(line, 400)}${i === lines.length - 1 ? ": its endpoints were not attempted" : ""}`
+          )
+        )
       ]
       if (policy === "sweep" && failures.length > 0) {
         const files = unreadable.length === 0 ? "" : `, ${unreadable.length} unreadable peer file(s)`
-        const calls = failures.length - unreadable.length
+        const calls = failedCalls.length
         yield* Console.log(`\nfailed (${calls} of ${report.outcomes.length}${files}):\n${failures.join("\n")}`)
       }
       if (policy === "sweep" || report.outcomes.length > 0) {

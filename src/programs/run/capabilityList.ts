@@ -57,7 +57,7 @@ export const list = (o: Opt.ReadInput) =>
       if (overview.invalid.length > 0) {
         yield* Console.log("")
         yield* Console.log(
-          Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.map((e) => [e.file, e.field, e.rule]))
+          Out.table(["INVALID FILE", "FIELD", "RULE"], overview.invalid.flatMap((e) => Out.faultRows(e).map(([field, rule]) => [e.file, field, rule])))
         )
       }
       yield* Console.log("")

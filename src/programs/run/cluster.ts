@@ -111,7 +111,7 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
     const sql = yield* Layer.memoize(ClusterDatabase.layer(target))
     // The status page's fleet part: read at most every 5 s, whatever the poll.
     const fleet = yield* Effect.cachedWithTTL(
-      Effect.map(Effect.provide(FleetStatus.current, sql), (found) => ({ hosts: found.hosts, invalid: invalidOf(found).map((e) => e.message) })),
+      Effect.map(Effect.provide(FleetStatus.current, sql), (found) => ({ hosts: found.hosts, invalid: found.invalid.flatMap(linesOf) })),
       fleetReadEvery
     )
     yield* daemonWith(o, storesOf(sql, host, address, fleet))
@@ -140,14 +140,18 @@ const ago = (iso: string, now: number) => {
 /** How often the status page of a fleet host reads the fleet, at most. */
 const fleetReadEvery = Duration.seconds(5)
 
-/** The rows of the fleet that could not be read, each with its one-line message. */
+/** A row of the fleet that could not be read, as lines: one per fault of a host's profiles. */
+const linesOf = (e: FleetStatus.Fleet["invalid"][number]): ReadonlyArray<string> =>
+  "message" in e ? Out.errorLines(e) : [`${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`]
+
+/** The rows of the fleet that could not be read, each with its message (a line per fault). */
 const invalidOf = (found: FleetStatus.Fleet) =>
   found.invalid.map((e) => ({
     kind: "name" in e ? e.name : "OwedRecord",
     file: e.file,
     field: e.field,
     rule: e.rule,
-    message: "message" in e ? e.message : `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`
+    message: linesOf(e).join("\n")
   }))
 
 /** `city fleet --cluster <url>`: the hosts of the fleet, and every row that could not be read. */
@@ -160,7 +164,7 @@ export const fleet = (o: { readonly json: boolean; readonly root: Option.Option<
       const target = yield* Either.mapLeft(ClusterDatabase.parse(url), (rule) => new Opt.UsageError({ message: `--cluster ${rule}` }))
       const found = yield* FleetStatus.read.pipe(Effect.provide(ClusterDatabase.layer(target)))
       const invalid = invalidOf(found)
-      for (const e of invalid) yield* Console.error(Out.safe`city: warning: ${e.message}`)
+      for (const line of found.invalid.flatMap(linesOf)) yield* Console.error(Out.safe`city: warning: ${line}`)
       if (o.json) return yield* Out.printDocument("fleet", { ok: true, hosts: found.hosts, invalid })
       yield* Console.log(
         found.hosts.length === 0 ? "no hosts: no city daemon --cluster has started on this database" : fleetTable(found.hosts)

@@ -311,7 +311,7 @@ const files: DaemonStores = {
  */
 export const reportFailure = (o: DaemonInput, error: Parameters<typeof Out.printFailure>[1] & Parameters<typeof exitCodeOf>[0]) =>
   Effect.all([
-    Console.error(Out.safe`city: error: ${error.message}`),
+    Effect.forEach(Out.errorLines(error), (line) => Console.error(Out.safe`city: error: ${line}`), { discard: true }),
     o.json ? Out.printFailure("daemon", error, "line") : Effect.void,
     Out.setExitCode(exitCodeOf(error))
   ])

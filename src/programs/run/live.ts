@@ -62,7 +62,10 @@ const pluginStatus = Effect.gen(function*() {
     for (const p of g.unwell) {
       lines.push(Out.safe`  ${p.name}: ${p.status}${p.last_error === null ? "" : ` (${Out.oneLine(p.last_error, 300)})`}`)
     }
-    for (const s of g.skipped) lines.push(Out.safe`  skipped ${s.name}: ${Out.oneLine(s.reason, 300)}`)
+    // A refused manifest's reason is a line per fault (the loader writes every other reason on one line).
+    for (const s of g.skipped) {
+      for (const line of s.reason.split("\n")) lines.push(Out.safe`  skipped ${s.name}: ${Out.oneLine(line, 300)}`)
+    }
     if (g.missing.length > 0) lines.push(Out.safe`  enabled but provided by no root: ${g.missing.join(", ")}`)
   } else {
     lines.push(

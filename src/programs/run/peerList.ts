@@ -31,7 +31,9 @@ export const list = (o: Opt.ReadInput) =>
           ? "no peers"
           : Out.table(["PERSONALITY", "DEFAULT", "RUNTIMES", "CWD"], [
             ...peers.map(peerRow),
-            ...invalid.map((e) => ["INVALID", "", "", `${e.file}: ${e.field === "" ? "" : `${e.field}: `}${e.rule}`])
+            ...invalid.flatMap((e) =>
+              Out.faultRows(e).map(([field, rule]) => ["INVALID", "", "", `${e.file}: ${field === "" ? "" : `${field}: `}${rule}`])
+            )
           ])
       )
     }).pipe(Effect.provide(capabilityStores(o.root)))

@@ -106,7 +106,9 @@ const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void,
   body.pipe(
     Effect.catchAll((error) =>
       Effect.gen(function*() {
-        yield* Console.error(`city: error: ${Out.oneLine(error.message, 2000)}`)
+        yield* Effect.forEach(Out.errorLines(error), (line) => Console.error(`city: error: ${Out.oneLine(line, 2000)}`), {
+          discard: true
+        })
         if (json) yield* Out.printFailure(name, error)
         yield* Out.setExitCode(exitCodeOf(error))
       })
@@ -178,15 +180,25 @@ export const discover = (o: LoaderInput) =>
           ? "no plugin folders"
           : Out.table(
             ["NAME", "ROOT", "VERSION", "MANIFEST", "ENABLED", "LICENSED", "REASON"],
-            rows.map((r) => [
-              r.name,
-              r.root,
-              r.version ?? "",
-              r.status,
-              r.enabled ? "yes" : "no",
-              r.licensed === null ? "not gated" : r.licensed ? "yes" : "no",
-              r.status === "valid" && r.licensed === false ? `unlicensed: ${r.reason}` : r.reason ?? ""
-            ])
+            rows.flatMap((r) => {
+              // A refused manifest's reason is a line per fault (ManifestInvalid).
+              const [first = "", ...more] = r.status === "invalid"
+                ? (r.reason ?? "").split("\n")
+                : [r.licensed === false ? `unlicensed: ${r.reason}` : r.reason ?? ""]
+              return [
+                [
+                  r.name,
+                  r.root,
+                  r.version ?? "",
+                  r.status,
+                  r.enabled ? "yes" : "no",
+                  r.licensed === null ? "not gated" : r.licensed ? "yes" : "no",
+                  first
+                ],
+                // A refused manifest's other faults, a row each under its plugin.
+                ...more.map((line) => [r.name, "", "", "", "", "", line])
+              ]
+            })
           )
       )
     })
@@ -201,6 +213,10 @@ type Listed = LoadReport["loaded"][number] & { readonly status: string; readonly
 
 /** A heap in MiB, one decimal; empty when unknown or not isolated. */
 const heapText = (bytes: number | undefined) => (bytes === undefined ? "" : `${(bytes / 2 ** 20).toFixed(1)} MiB`)
+
+/** A skip's reason as rows of a table: a refused manifest's reason is a line per fault (ManifestInvalid). */
+const reasonLines = (skip: { readonly kind: string; readonly reason: string }): ReadonlyArray<string> =>
+  skip.kind === "ManifestInvalid" ? skip.reason.split("\n") : [skip.reason]
 
 /**
  * The tables of a generation's report: loaded (with what provides dropped), skipped, not enabled,
@@ -235,7 +251,11 @@ const printReport = (report: LoadReport, loaded: ReadonlyArray<Listed>, heaps: b
       yield* Console.log(
         Out.table(
           ["SKIPPED", "ROOT", "REASON"],
-          report.skipped.map((s) => [s.name, s.root, s.kind === "NotLicensed" ? "unlicensed: not included in this licence" : s.reason])
+          report.skipped.flatMap((s) =>
+            s.kind === "NotLicensed"
+              ? [[s.name, s.root, "unlicensed: not included in this licence"]]
+              : reasonLines(s).map((line) => [s.name, s.root, line])
+          )
         )
       )
     }
