@@ -38,7 +38,7 @@ describe("a load report you can print", () => {
 })
 
 describe("joint and sweep reports you can print", () => {
-  const invalid = new InvalidFile({ file: "/root/peers/eve.json", field: "runtimes", rule: "must be an array", reason: "PeerFile" })
+  const invalid = new InvalidFile({ file: "/root/peers/eve.json", field: "runtimes", rule: "must be an array", faults: [{ field: "runtimes", rule: "must be an array" }], reason: "PeerFile" })
   const outcome = (state: "ok" | "failed", personality: string) => ({
     capability: "stat",
     personality,
