@@ -1,7 +1,8 @@
 /**
  * The host's calls to an isolated plugin, worker side (docs/plugin-loader.md, "Isolation"): each
  * action, hook, system text and availability check runs here with the call's PluginContext. An
- * action's input is decoded here with the action's own Schema; an action implemented from a
+ * action's input is decoded here with the action's own Schema (a refusal carries its first issue's
+ * `field` and `rule` in its `fields`); an action implemented from a
  * reference with `output` / `error` Schemas answers encoded with them (its result, and a failure
  * its `error` Schema accepts); a result its `output` Schema refuses fails the call with
  * `ActionOutputRejected`.
@@ -14,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ActionOutputRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
-import { issueLine } from "../../../schema/ParseIssue.ts"
+import { firstIssue, issueLine } from "../../../schema/ParseIssue.ts"
 import type { AnyAction, Hook } from "../../Contributions.ts"
 import { PluginContext, type PluginContextShape } from "../../PluginContext.ts"
 import { crossable, toFailure } from "./crossing.ts"
@@ -43,8 +44,12 @@ export const makeWorkerCalls = (state: WorkerState) => {
       if (action === undefined) {
         return yield* Effect.fail(new Isolation.IsolatedFailure({ plugin: state.name, what, reason: "no such action" }))
       }
+      // The first issue's field and rule go with the refusal, so a caller outside can name them
+      // without the Schema's tree (services/city/ActionCall.ts).
       const input = yield* Schema.decodeUnknown(action.input)(request.input).pipe(
-        Effect.mapError((error) => new Isolation.IsolatedFailure({ plugin: state.name, what, errorTag: "ParseError", reason: error.message }))
+        Effect.mapError((error) =>
+          new Isolation.IsolatedFailure({ plugin: state.name, what, errorTag: "ParseError", reason: error.message, fields: { ...firstIssue(error) } })
+        )
       )
       return yield* action.handler(input as never).pipe(
         Effect.provideService(PluginContext, contextOf(request.context)),
