@@ -25,6 +25,9 @@ export const refusedByTag = {
   DefaultRuntimeRemoval: true,
   RootNotFound: true,
   UsageError: true,
+  PluginNotFound: true,
+  ActionNotFound: true,
+  ActionInputRejected: true,
   StateError: false,
   RootLockBusy: false,
   EndpointBusy: false,
@@ -33,7 +36,12 @@ export const refusedByTag = {
   DaemonAlreadyRunning: false,
   StatusListenFailed: false,
   NoStatusPage: false,
-  ClusterUnavailable: false
+  ClusterUnavailable: false,
+  PluginNotReady: false,
+  ActionFailed: false,
+  ResultNotJson: false,
+  ControlChannelUnreachable: false,
+  ControlChannelFailed: false
 } as const
 
 /**

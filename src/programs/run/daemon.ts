@@ -34,6 +34,13 @@
  * 70 naming it. At start, a plugin a previous daemon froze on is quarantined: loaded in a worker
  * thread until `city plugins clear-quarantine` (watchdog/Quarantine.ts).
  *
+ * It always serves its control channel (services/control/ControlServer.ts, docs/cli.md, "The
+ * daemon's control channel"): a Unix socket, `state/control.sock` (or a short path under the temp
+ * folder when the root's is too long), on which `city plugins call` runs a plugin's action in this
+ * City; its place is published in `state/control.json`. A socket a killed daemon left is replaced;
+ * a path taken by anything else, or a socket that cannot listen, fails the start (exit 1). Stopped,
+ * the record and the socket go first, before the City closes.
+ *
  * With `--http <host:port>` (or `host.json`'s `daemon.http`) it serves a live status page
  * (docs/status-page.md, programs/statusPage.ts): loopback only unless `--http-public`, a bearer
  * token with `--http-token-file`; a refused address or token file is refused input (exit 2) before
@@ -99,6 +106,10 @@ import * as Out from "../output.ts"
 import * as Plugins from "./plugins.ts"
 import { City } from "../../services/city/CityService.ts"
 import { PluginRegistry } from "../../services/city/PluginRegistry.ts"
+import * as ActionCall from "../../services/city/ActionCall.ts"
+import { ExecutionLeases } from "../../services/city/ExecutionLeases.ts"
+import * as ControlServer from "../../services/control/ControlServer.ts"
+import type { ControlResponse } from "../../schema/ControlChannel.ts"
 import * as HostFaults from "../../services/watchdog/HostFaults.ts"
 import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
 import * as Quarantine from "../../services/watchdog/Quarantine.ts"
@@ -187,6 +198,17 @@ export const run = (
       return { count: hosted.size, busy: [...hosted.keys()].filter((identity) => busy.has(identity)).length }
     }, fingerprintPoll, fleet)
   }
+  // The control channel (services/control/): `city plugins call` runs its action in this City.
+  const core = yield* Effect.context<PluginRegistry | ExecutionLeases>()
+  yield* ControlServer.serve((request) =>
+    ActionCall.call(request).pipe(
+      Effect.match({
+        onFailure: (error): ControlResponse => ({ _tag: "Failed", error }),
+        onSuccess: (result): ControlResponse => ({ _tag: "Returned", result })
+      }),
+      Effect.provide(core)
+    )
+  )
   yield* launchAll
   yield* applier.start(interval)
   yield* Effect.forkScoped(FingerprintPoll.run({ interval, poll: fingerprintPoll, endpoints }))

@@ -29,6 +29,7 @@ import type { RootKind } from "../../schema/LoadReport.ts"
  * | `state/plugins/restart.json`, `state/plugins/generation.json` | restart requests and the generation served |
  * | `state/processes/<pid>-<start>.jsonl` | one journal per running `city` process |
  * | `state/status-page.json` | the address of the running status page |
+ * | `state/control.json`, `state/control.sock` | where the running daemon's control channel listens, and its socket |
  * | `daemon.pid` | the running `city daemon` |
  * | `daemon.lock` | the daemon lock, held by the running `city daemon` |
  * | `daemon.freeze.json` | the daemon's host thread is (or was, when it ended) blocked: by which plugin, where, since when |
@@ -64,6 +65,10 @@ export const layout = {
   processes: "state/processes",
   /** The address of the running status page. */
   statusPage: "state/status-page.json",
+  /** Where the running daemon's control channel listens (services/control/ControlAddress.ts). */
+  controlRecord: "state/control.json",
+  /** The control channel's socket, when its absolute path fits a socket address. */
+  controlSocket: "state/control.sock",
   /** The running `city daemon`: its pid and start. */
   daemonPid: "daemon.pid",
   /** The daemon lock's folder, held (refreshed every 2 s) while a `city daemon` runs. */
