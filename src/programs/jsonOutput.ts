@@ -157,7 +157,13 @@ export const ErrorJson = Schema.Struct({
   pid: Schema.optional(Schema.Number),
   owner: Schema.optional(Schema.Number),
   waited_ms: Schema.optional(Schema.Number),
-  suggestions: Schema.optional(Schema.Array(Schema.String))
+  suggestions: Schema.optional(Schema.Array(Schema.String)),
+  plugin: Schema.optional(Schema.String),
+  action: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.String),
+  last_error: Schema.optional(Schema.String),
+  /** `plugins call`: the action's typed failure, `{ _tag, message, ...its own fields }`. */
+  failure: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 })
 
 /** Any verb's failure, bad usage included. */
@@ -297,6 +303,16 @@ export const documents = {
     }),
     Schema.Struct({ ...envelope("plugins list"), source: Schema.Literal("throwaway"), ...pluginSet, alerts: Schema.Array(PluginSnapshot) })
   ),
+  "plugins call": Schema.Struct({
+    ...envelope("plugins call"),
+    plugin: Schema.String,
+    action: Schema.String,
+    /** Where the call ran: the running daemon's City, or a throwaway City of the verb's own. */
+    source: Schema.Literal("daemon", "throwaway"),
+    daemon: Daemon,
+    /** What the action returned, as JSON (`undefined` is `null`). */
+    result: Schema.Unknown
+  }),
   "plugins clear-quarantine": Schema.Struct({
     ...envelope("plugins clear-quarantine"),
     plugin: Schema.String,

@@ -1,6 +1,6 @@
 /**
- * `city plugins list|discover|reload`: each verb's name, summary and parameters; what it does is
- * in `run/plugins.ts`, loaded when it runs.
+ * `city plugins list|call|discover|reload|clear-quarantine`: each verb's name, summary and
+ * parameters; what it does is in `run/plugins.ts` (`call`: `run/pluginCall.ts`), loaded when it runs.
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
@@ -8,6 +8,7 @@ import * as Opt from "./options.ts"
 import { group, loaded, verb } from "./verbs.ts"
 
 const handlers = () => import("./run/plugins.ts")
+const callHandlers = () => import("./run/pluginCall.ts")
 
 /** `--bundled <dir>`: the bundled plugin root (the `city plugins` verbs and `city daemon`). */
 export const bundled = Opt.optionalText(
@@ -33,6 +34,30 @@ const list = verb(
   { ...loaderOptions, freezeLimit: Opt.freezeLimit },
   (o) => loaded(handlers, (plugins) => plugins.list(o)),
   ["city plugins list", "city plugins list --json --bundled /opt/app/plugins", "city plugins list --freeze-limit 10"]
+)
+
+const input = Opt.optionalText(
+  "input",
+  "json",
+  "The action's input as JSON, decoded by the action's Schema",
+  "none: the action is given undefined"
+)
+
+const call = verb(
+  "call",
+  "Call a plugin's action and print its result: in the running daemon's City, else in a throwaway City",
+  {
+    ...loaderOptions,
+    freezeLimit: Opt.freezeLimit,
+    plugin: Opt.text("plugin", "The plugin's name"),
+    action: Opt.text("action", "The action's name"),
+    input
+  },
+  (o) => loaded(callHandlers, (pluginCall) => pluginCall.call(o)),
+  [
+    "city plugins call notes add --input '{\"text\": \"buy milk\"}'",
+    "city plugins call clock now --json"
+  ]
 )
 
 const clearQuarantine = verb(
@@ -70,8 +95,9 @@ const reload = verb(
   ["city plugins reload", "city plugins reload --reason 'settings changed' --wait"]
 )
 
-export const plugins = group("plugins", "Plugin folders: what the roots hold, what loads, and restarts of the daemon's generation", [
+export const plugins = group("plugins", "Plugin folders: what the roots hold, what loads, calls of their actions, and restarts of the daemon's generation", [
   list,
+  call,
   discover,
   reload,
   clearQuarantine

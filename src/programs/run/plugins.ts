@@ -66,7 +66,7 @@ import * as PluginNameRule from "../../schema/PluginName.ts"
 import { Invocation, type InvocationShape } from "../invocation.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
-import { exitCodeOf } from "../../schema/ExitPolicy.ts"
+import { type ClassifiedTag, exitCodeOf } from "../../schema/ExitPolicy.ts"
 import * as Out from "../output.ts"
 
 /** The bundled root of `--bundled`, relative to the invocation's directory. */
@@ -80,10 +80,10 @@ export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<stri
  * The loader's failures a verb reports: the settings file refused (exit 2), a root, the state or
  * the City (exit 1; a state root that does not exist, exit 2).
  */
-type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound | Opt.UsageError
+export type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound | Opt.UsageError
 
 /** The state root alone, on Node (what the verbs below read and write there). */
-const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+export const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /**
  * The root's running daemon and the generation it published: `generation` is none when no daemon
@@ -102,7 +102,11 @@ export const runningGeneration = Effect.gen(function*() {
  * the `{ ok: false, verb, error }` envelope on stdout with `--json`, and the exit code; and as it
  * does when interrupted (`output.reportInterrupted`).
  */
-const runLoaderVerb = <R>(name: string, json: boolean, body: Effect.Effect<void, LoaderVerbError, R>) =>
+export const runLoaderVerb = <E extends LoaderVerbError | { readonly _tag: ClassifiedTag; readonly message: string }, R>(
+  name: string,
+  json: boolean,
+  body: Effect.Effect<void, E, R>
+) =>
   body.pipe(
     Effect.catchAll((error) =>
       Effect.gen(function*() {
@@ -318,6 +322,36 @@ const listRunning = (json: boolean, pid: number, running: RunningGeneration) =>
     yield* printReport(report, loaded, false)
   })
 
+/**
+ * The plugin set loaded the way a City starts it, in a throwaway City on the state root that the
+ * caller's Scope closes (every plugin disposed): what `plugins list` and `plugins call` run when no
+ * daemon runs. The plugins' code runs on this thread, so the watchdog bounds a spin in it (blocked
+ * past `--freeze-limit`, the verb ends with exit 1 and one line naming the plugin; docs/plugin-loader.md,
+ * "The host's own thread"); quarantined plugins load in worker threads, as in the daemon.
+ */
+export const throwawayCity = (
+  verb: string,
+  o: { readonly root: Option.Option<string>; readonly bundled: Option.Option<string>; readonly freezeLimit: number }
+) =>
+  Effect.gen(function*() {
+    const stateRoot = Opt.resolveRoot(o.root, yield* Invocation)
+    const freezeLimit = yield* Opt.checkFreezeLimit(o.freezeLimit)
+    const { options: settings } = yield* setUp(o.root, o.bundled)
+    const quarantine = yield* Quarantine.quarantined.pipe(Effect.provide(stateLayer(stateRoot)))
+    const options = { ...settings, isolation: yield* Quarantine.isolation(settings, quarantine) }
+    yield* HostWatchdog.start({
+      limit: Duration.seconds(freezeLimit),
+      // One line, at the limit: a verb's error is its last word.
+      report: Duration.seconds(freezeLimit),
+      exitCode: 1,
+      who: `city: error: ${verb}`,
+      ending: "ended (exit 1)",
+      format: "plain",
+      roots: settings.roots
+    })
+    return yield* Layer.build(Loader.withCore({ root: stateRoot }, options))
+  })
+
 /** `plugins list` */
 export const list = (o: LoaderInput & { readonly freezeLimit: number }) =>
   runLoaderVerb(
@@ -336,23 +370,7 @@ export const list = (o: LoaderInput & { readonly freezeLimit: number }) =>
             : "no city daemon runs on this root: loading the plugin set in a throwaway City (closed again at the end)"
         )
       }
-      const freezeLimit = yield* Opt.checkFreezeLimit(o.freezeLimit)
-      const { options: settings } = yield* setUp(o.root, o.bundled)
-      // The plugins run here, on this thread: the watchdog bounds a spin in their initialize
-      // (docs/plugin-loader.md, "The host's own thread"); quarantined plugins run in workers.
-      const quarantine = yield* Quarantine.quarantined.pipe(Effect.provide(stateLayer(stateRoot)))
-      const options = { ...settings, isolation: yield* Quarantine.isolation(settings, quarantine) }
-      yield* HostWatchdog.start({
-        limit: Duration.seconds(freezeLimit),
-        // One line, at the limit: a verb's error is its last word.
-        report: Duration.seconds(freezeLimit),
-        exitCode: 1,
-        who: "city: error: plugins list",
-        ending: "ended (exit 1)",
-        format: "plain",
-        roots: settings.roots
-      })
-      const context = yield* Layer.build(Loader.withCore({ root: stateRoot }, options))
+      const context = yield* throwawayCity("plugins list", o)
       const report = yield* Context.get(context, Generations).current
       const snapshots = yield* Context.get(context, PluginRegistry).snapshots
       const alerts = yield* Context.get(context, PluginLoader).alerts
