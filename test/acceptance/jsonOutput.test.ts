@@ -17,6 +17,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { spawn } from "node:child_process"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { city as tree } from "../../src/programs/cli.ts"
 import * as Json from "../../src/programs/jsonOutput.ts"
 import type { Node } from "../../src/programs/verbs.ts"
@@ -34,6 +35,9 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, text: string, what: string): 
 /** Every leaf command of the tree, as its path without `city`. */
 const leaves = (node: Node, path: ReadonlyArray<string> = []): ReadonlyArray<ReadonlyArray<string>> =>
   node._tag === "Verb" ? [path] : node.children.flatMap((child) => leaves(child, [...path, child.name]))
+
+/** The shipped bundled plugin root (the clock plugin: docs/plugin-loader.md). */
+const bundledExamples = fileURLToPath(new URL("../../examples/plugins/bundled", import.meta.url))
 
 const isDocumentVerb = (verb: string): verb is Json.DocumentVerb => Object.hasOwn(Json.documents, verb)
 
@@ -85,6 +89,8 @@ const prepare = Effect.gen(function*() {
     "plugins list": [],
     "plugins discover": [],
     "plugins reload": [],
+    // The bundled example's clock (the bundled root is never gated): a call in a throwaway City.
+    "plugins call": ["clock", "now", "--bundled", bundledExamples],
     "plugins clear-quarantine": ["spin"]
   }
   return { w, args }
@@ -118,6 +124,7 @@ it.scopedLive("every verb's --json document decodes with its verb's Schema, exce
     for (const verb of ["status", "reload", "capability list"]) {
       expect(of(verb)["invalid"], verb).toMatchObject([{ kind: "InvalidOwedRecord", file: join(w.root, "state", "reloads", "claude-zed.json") }])
     }
+    expect(of("plugins call")).toMatchObject({ source: "throwaway", result: "12:00 for cli" })
     for (const verb of ["plugins discover", "plugins list"]) {
       expect(of(verb)["invalid"], verb).toContainEqual(expect.objectContaining({ kind: "ManifestInvalid" }))
     }
@@ -141,7 +148,8 @@ it.scopedLive("every verb's failure is the error envelope: bad usage on each ver
       [["reload", "bob", "--runtime", "codex"], "RuntimeNotWired", { peer: "bob", runtime: "codex" }],
       [["status", "--root", missing], "RootNotFound", { root: missing }],
       [["plugins", "discover", "--root", missing], "RootNotFound", { root: missing }],
-      [["capability", "regster"], "UsageError", { suggestions: ["register"] }]
+      [["capability", "regster"], "UsageError", { suggestions: ["register"] }],
+      [["plugins", "call", "clock", "later", "--bundled", bundledExamples], "ActionNotFound", { plugin: "clock", action: "later" }]
     ]
     for (const [argv, tag, fields] of typed) {
       const run = yield* city([...argv, "--json"], { root: w.root })

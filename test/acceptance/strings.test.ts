@@ -224,6 +224,7 @@ describe("every non-zero exit says why", () => {
           ["status"],
           ["plugins", "list"],
           ["plugins", "discover"],
+          ["plugins", "call", "clock", "now"],
           ["peer", "list"],
           ["capability", "list"],
           ["reload", "alice"],
