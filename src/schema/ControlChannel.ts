@@ -62,8 +62,9 @@ export type ControlRecord = typeof ControlRecord.Type
 
 /**
  * A daemon runs on the root, but its channel cannot be reached: it published none in time, or the
- * socket refused, or the connection closed before the answer. The call was not made anywhere else
- * (a second City beside the daemon would initialize its plugins a second time).
+ * socket refused, or the connection closed before the answer (a daemon that stops interrupts the
+ * calls it is running). The call is not made anywhere else (a second City beside the daemon would
+ * initialize its plugins a second time).
  * @since 0.1.0
  * @category errors
  */
@@ -73,8 +74,8 @@ export class ControlChannelUnreachable extends Schema.TaggedError<ControlChannel
   reason: Schema.String
 }) {
   override get message() {
-    return `the city daemon (pid ${this.pid}) runs on ${this.root}, but its control channel cannot be reached: ${this.reason}; ` +
-      `the call was not made (it runs in the daemon's City only)`
+    return `the city daemon (pid ${this.pid}) runs on ${this.root}, but its control channel cannot be reached: ${this.reason} ` +
+      `(a call runs in the daemon's City only: no second City is loaded beside it)`
   }
 }
 

@@ -13,7 +13,9 @@
  *   the same.
  * - A connection's request is at most 16 MiB, its answer too (`FirstLine.maxLine`); a line that is not a
  *   request is logged as a warning and the connection closed unanswered.
- * - A client that closes its connection before the answer interrupts the call it asked for.
+ * - A client that closes its connection before the answer interrupts the call it asked for; a
+ *   daemon that stops interrupts the calls it is running (their clients say the connection closed
+ *   before the answer, exit 1) rather than waiting for them: its stop is bounded by `--deadline-ms`.
  * - The socket is made 0600 once it listens (its folder is 0700 already); the record is written
  *   after that, so a client never connects before it may. Released in reverse: the record goes,
  *   the connections are interrupted, the server closes (which removes the socket file), and the
