@@ -15,7 +15,8 @@
  *    `node`), and under `bundler` (there with `skipLibCheck: true`: the `.d.ts` files were just
  *    checked, and checking them again would double the cost). Then every shipped `examples/*.ts`,
  *    copied from the installed package, is type-checked against it (`noEmit`; the OpenTelemetry
- *    example's packages installed at the versions this checkout pins).
+ *    example's packages installed at the versions this checkout pins), and the README's first
+ *    plugin test (`examples/testing.test.ts`) runs under the consumer's own vitest.
  * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
  *    example declaration and provisioner (peer create, capability register, list, unregister).
  * 5. The status page's stylesheet and script, real files beside the module that reads them
@@ -176,6 +177,12 @@ try {
     })
   )
   step(`tsc: the ${shippedExamples.length} shipped examples against the installed package`, bin("tsc"), ["-p", "tsconfig.examples.json"])
+  // The README's first plugin test, run as a user runs it: the consumer's own vitest, no config.
+  const tested = step("vitest run examples/testing.test.ts (the consumer's vitest)", "npx", ["--no-install", "vitest", "run", "examples/testing.test.ts"])
+  if (!/Tests\s+\d+ passed/.test(tested)) {
+    console.error(`pack-check: FAILED: the README's test example printed\n${tested}`)
+    process.exit(1)
+  }
 
   const help = step("npx city --help", "npx", ["--no-install", "city", "--help"])
   if (!help.includes("capability") || !help.includes("peer")) {

@@ -33,7 +33,8 @@ const walk = async (dir: string): Promise<ReadonlyArray<{ readonly path: string;
     throw error
   })
   if (info === undefined) return []
-  const self = { path: dir, kind: info.isDirectory() ? "folder" : info.isFile() ? "file" : "other", mode: info.mode & 0o777 }
+  const kind = info.isDirectory() ? "folder" : info.isFile() ? "file" : info.isSocket() ? "socket" : "other"
+  const self = { path: dir, kind, mode: info.mode & 0o777 }
   if (!info.isDirectory()) return [self]
   const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return [] as Array<string>
@@ -47,7 +48,10 @@ const walk = async (dir: string): Promise<ReadonlyArray<{ readonly path: string;
 const ours = (root: string) =>
   Effect.map(Effect.promise(() => walk(root)), (entries) => entries.filter((e) => relative(root, e.path) !== "host.json"))
 
-/** The entries under the root that are not a 0600 file or a 0700 folder, as `<kind> <path> <mode>`. */
+/**
+ * The entries under the root that are not a 0600 file, a 0600 socket (the daemon's control
+ * channel) or a 0700 folder, as `<kind> <path> <mode>`.
+ */
 /**
  * A temp file caught between its creation and its `chmod` (an atomic write in flight: it is renamed
  * into place once its mode is set) may still have fewer bits than 0600 under a umask such as 0277;
@@ -61,6 +65,8 @@ const modes = (root: string) =>
       .filter((e) =>
         e.kind === "file"
           ? isTemp(e.path) ? (e.mode & ~0o600) !== 0 : e.mode !== 0o600
+          : e.kind === "socket"
+          ? e.mode !== 0o600
           : e.kind === "folder"
           ? e.mode !== 0o700
           : true
