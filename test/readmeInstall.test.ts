@@ -36,4 +36,8 @@ describe("the README's install line", () => {
     expect(lines.sort()).toEqual([process.versions.node.split(".")[0], extra].sort())
     expect(readFileSync(join(repo, ".ci", "run"), "utf8")).toMatch(/^npm run test:node24$/m)
   })
+
+  it("the README stays an opening, at most 12 KB: reference material lives in docs/", () => {
+    expect(Buffer.byteLength(readme, "utf8")).toBeLessThanOrEqual(12 * 1024)
+  })
 })
