@@ -64,6 +64,27 @@ describe("CommandRunner.run", () => {
       expect(yield* runner.run(request(bad))).toMatchObject({ state: "failed", exit: 3, detail: "first\nsecond line" })
     }))
 
+  live("one endpoint's commands never overlap in one process: a provisioning call under the root lock and its host's reload, started together, run one after the other; another endpoint's runs beside them", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      const log = join(dir, "log")
+      const runner = yield* CommandRunner.make()
+      const step = yield* script(dir, "step", `echo "start $1" >> '${log}'\nsleep 0.3\necho "end $1" >> '${log}'`)
+      yield* Effect.all([
+        runner.run(request(step, { args: ["provision"], endpoint: "cap claude-alice", identity: "claude-alice", rootLocked: true })),
+        runner.run(request(step, { args: ["reload"], endpoint: "host claude-alice", identity: "claude-alice" })),
+        runner.run(request(step, { args: ["other"], endpoint: "host claude-bob", identity: "claude-bob" }))
+      ], { concurrency: "unbounded" })
+      const lines = (yield* fs.readFileString(log)).trim().split("\n").filter((l) => !l.endsWith("other"))
+      // The two of claude-alice: one ends before the other starts, in either order.
+      expect([["start provision", "end provision", "start reload", "end reload"], ["start reload", "end reload", "start provision", "end provision"]])
+        .toContainEqual(lines)
+      // claude-bob's ran beside the first of them.
+      const all = (yield* fs.readFileString(log)).trim().split("\n")
+      expect(all.indexOf("start other")).toBeLessThan(all.indexOf(lines[2]!))
+    }))
+
   live("a huge stderr is kept as a bounded tail", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

@@ -57,6 +57,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
+import * as KeyedMutex from "../city/KeyedMutex.ts"
 import { ProcessRecords } from "./ProcessRecords.ts"
 import * as ChildRunner from "./ChildRunner.ts"
 
@@ -131,6 +132,13 @@ export interface RunRequest {
    */
   readonly endpoint?: string
   /**
+   * The endpoint's identity (`<runtime>-<personality>`): in one process, the commands of one
+   * identity never run at once, whatever they do (a provisioning call, its host's `reload`,
+   * `retire` or `kill`): the daemon of a fleet's host runs the fleet's provisioning calls and its
+   * own owed reloads side by side (docs/cli.md, "Commands and signals").
+   */
+  readonly identity?: string
+  /**
    * The caller holds the state-root lock (a joint): taking it ended every leftover
    * (`ProcessRecords.recover`), and no other process starts a command of this endpoint while it is
    * held, so the endpoint's slot is not read again before the spawn.
@@ -189,6 +197,9 @@ export const make = (
       Option.isSome(privateDir) ? { ...baseEnv, [privateDirVariable]: privateDir.value } : baseEnv
 
     const failed = (detail: string): Outcome => ({ state: "failed", ms: 0, detail })
+    // One command of an endpoint at a time in this process: checking the journals and spawning
+    // are two steps, and two fibers of one process could both find the endpoint free between them.
+    const exclusive = KeyedMutex.make<string>()
 
     /**
      * One call: the endpoint's slot vacated, the child spawned and recorded, its outcome awaited;
@@ -199,7 +210,7 @@ export const make = (
       const timeout = Duration.decode(request.timeout)
       const wait = Duration.sum(timeout, Duration.sum(Duration.times(killGrace, 2), Duration.seconds(1)))
       const vacated = request.rootLocked === true ? Effect.void : records.vacate(request.endpoint, wait)
-      return Effect.matchEffect(vacated, {
+      const command = Effect.matchEffect(vacated, {
         onFailure: (busy) => Effect.succeed(failed(`${busy.message}; not started`)),
         onSuccess: () =>
           Effect.uninterruptibleMask((restore) =>
@@ -227,6 +238,9 @@ export const make = (
             })
           )
       })
+      return request.identity === undefined
+        ? command
+        : exclusive.withLock(request.identity, (restore) => restore(command), Effect.never)
     }
 
     return CommandRunner.of({ run })

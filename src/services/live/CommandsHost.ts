@@ -149,7 +149,8 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
           cwd: state.root,
           privateDir: ref.privateDir,
           timeout,
-          endpoint: `host ${ref.identity}`
+          endpoint: `host ${ref.identity}`,
+          identity: ref.identity
         })
         if (outcome.state !== "ok") return yield* fail(ref, operation)(describe(outcome))
       })

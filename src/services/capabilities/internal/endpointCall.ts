@@ -76,6 +76,7 @@ export const makeCall = Effect.gen(function*() {
       privateDir,
       timeout,
       endpoint: `${declaration.capability} ${identityOf(runtime, peer.personality)}`,
+      identity: identityOf(runtime, peer.personality),
       rootLocked: true
     })
     if (Option.isNone(privateFolder) || Option.isNone(privateDir)) return spawned
