@@ -116,6 +116,21 @@ describe("the host's own thread has a watchdog", () => {
       expect(yield* Deferred.isDone(daemon.exited)).toBe(false)
     }))
 
+  live("a whole daemon stopped past its freeze limit (SIGSTOP, then SIGCONT) is not a blocked thread: no freeze is reported, the daemon runs on", () =>
+    Effect.gen(function*() {
+      const { base, root } = yield* spinWorld(registerEntry(""))
+      const daemon = yield* startPluginDaemon(root, base, "daemon", ["--freeze-limit", "2"])
+      process.kill(daemon.pid, "SIGSTOP")
+      yield* Effect.sleep("3500 millis")
+      process.kill(daemon.pid, "SIGCONT")
+      // Past the limit again after the resume: a wrongly blamed thread would have ended the daemon by now.
+      yield* Effect.sleep("3 seconds")
+      expect(yield* Deferred.isDone(daemon.exited)).toBe(false)
+      expect(yield* logLines(daemon, "thread was blocked")).toEqual([])
+      expect(yield* logLines(daemon, "thread is blocked")).toEqual([])
+      expect(fs.existsSync(join(root, "daemon.freeze.json"))).toBe(false)
+    }))
+
   live("city plugins list with a plugin whose register spins ends with exit 1 naming the plugin at --freeze-limit, never a hang", () =>
     Effect.gen(function*() {
       const { root } = yield* spinWorld(registerEntry("  ;(function spinInRegister() { for (;;) {} })()"))

@@ -8,7 +8,9 @@
  *
  * What it does, every `tickMs`:
  * - reads the heartbeat the host's thread stores (`Atomics.store` of `Date.now()`) in the
- *   SharedArrayBuffer; the thread is blocked when the heartbeat is older than `staleMs`;
+ *   SharedArrayBuffer; the thread is blocked when the heartbeat is older than `staleMs`; a tick
+ *   of its own that comes more than `staleMs` late means the whole process was stopped (SIGSTOP),
+ *   and the heartbeat's age then counts from the resume;
  * - once blocked for `reportMs`: connects to the host's thread (`inspector.Session
  *   .connectToMainThread()`), `Debugger.enable` (each `Debugger.scriptParsed` maps a scriptId to a
  *   URL), `Debugger.pause`, and takes the blocking frame from `Debugger.paused`: the first frame
@@ -150,9 +152,18 @@ const end = (since) => {
   })
 }
 
+// The whole process stopped (SIGSTOP, a suspended machine) stops this thread too: a tick that
+// comes far later than asked says so, and the host's thread is then measured from the resume, not
+// blamed for the stop.
+let previousTick = performance.now()
+let resumedAt = 0
 setInterval(() => {
+  const tick = performance.now()
+  const gap = tick - previousTick
+  previousTick = tick
+  if (gap > d.tickMs + d.staleMs) resumedAt = Date.now()
   if (ending || busy) return
-  const last = Number(Atomics.load(beat, 0))
+  const last = Math.max(Number(Atomics.load(beat, 0)), resumedAt)
   const age = Date.now() - last
   if (age < d.staleMs) {
     if (reported !== null) {
