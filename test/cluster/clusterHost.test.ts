@@ -22,6 +22,7 @@ import { Provisioner } from "../../src/services/capabilities/Provisioner.ts"
 import * as ClusterHost from "../../src/services/cluster/ClusterHost.ts"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
 import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
+import { Applier } from "../../src/services/live/Applier.ts"
 import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
 import { EndpointHost, type EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
 import { Reloads } from "../../src/services/live/Reloads.ts"
@@ -30,14 +31,17 @@ import { capability, world } from "../live/world.ts"
 import { freePort } from "../support/freePort.ts"
 
 describe("a host of the fleet", () => {
-  it.live("Provision runs the call on the host; Reloads are owed in its store and applied once per send", () =>
+  it.live("Provision runs the call on the host; Reloads are owed in its store and applied once per send; a completion the store could not write is written later, never run twice", () =>
     Effect.gen(function*() {
       const w = yield* world
       const file = yield* capability(w, "scribe", ["claude"])
       let runs = 0
+      // What happens while a claimed reload runs (the database going away, below).
+      let during: Effect.Effect<void> = Effect.void
       const host: EndpointHostShape = {
         status: () => Effect.succeed("idle"),
-        reload: (_ref, claim) => Effect.tap(claim, (claimed) => Effect.sync(() => Option.isSome(claimed) && runs++)),
+        reload: (_ref, claim) =>
+          Effect.tap(claim, (claimed) => Option.isSome(claimed) ? Effect.zipRight(Effect.sync(() => runs++), during) : Effect.void),
         retire: () => Effect.void,
         kill: () => Effect.void
       }
@@ -85,6 +89,31 @@ describe("a host of the fleet", () => {
         yield* sql`ALTER TABLE city_peers_away RENAME TO city_peers`
         expect(yield* send.Reload({ id: "four", reason: "test" })).toEqual({ state: "applied" })
         expect(runs).toBe(before + 2)
+
+        // The store fails while a reload runs (its table is away: a database restarting): the
+        // reload ran but its completion cannot be written. The claim is this process's own, so a
+        // pass must not claim it again and run it twice: the completion is written first, once
+        // the store answers, and nothing runs again.
+        const applier = yield* Applier
+        const alice = { runtime: "claude", personality: "alice" }
+        yield* reloads.request([alice], "test")
+        // SQLite's client caches a failed prepare for 10 minutes (Cache keeps failures): prepared here first.
+        yield* reloads.list
+        during = Effect.orDie(sql`ALTER TABLE city_owed_reloads RENAME TO city_owed_reloads_away`)
+        yield* applier.drain(alice)
+        during = Effect.void
+        expect(runs).toBe(before + 3)
+        yield* applier.pass.pipe(Effect.ignore)
+        yield* sql`ALTER TABLE city_owed_reloads_away RENAME TO city_owed_reloads`
+        expect(Option.getOrThrow(yield* reloads.get(alice)).claim?.pid).toBe(process.pid)
+        yield* applier.pass
+        yield* applier.pass
+        expect(runs).toBe(before + 3)
+        expect(yield* reloads.get(alice)).toEqual(Option.none())
+        // A request after it is one more reload.
+        yield* reloads.request([alice], "test")
+        yield* applier.pass
+        expect(runs).toBe(before + 4)
       }).pipe(Effect.provide(whole), Effect.provideService(RetryBackoff, { base: Duration.seconds(1), cap: Duration.seconds(8) }))
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), { timeout: 60_000 })
 })

@@ -10,15 +10,23 @@
  *   tell its state) releases the claim and stays owed, with its error and the next attempt of its
  *   backoff (docs/live-application.md, "Failed owed work: the backoff"); it fails with
  *   `OwedWorkFailed`, whose message is the one log line of that attempt.
+ * - `recordApplied`: a reload that ran but whose completion the store could not write (a database
+ *   restarting, a full disk) is remembered by this process, its claim kept, and written before
+ *   anything else is done for that endpoint: the claim is this process's own, so without that the
+ *   next pass would claim it again and run the same reload twice (docs/cluster.md, "Owed reloads:
+ *   one path"). A process that ends first leaves the claim of a dead process: the next one applies
+ *   the reload again, the one case where a request is applied twice.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { OwedWorkFailed } from "../../schema/Live.ts"
+import { identityOf } from "../../schema/Outcome.ts"
+import { oneLine } from "../../schema/OneLine.ts"
 import type { Provisioner } from "../capabilities/Provisioner.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import type { Fingerprints } from "./Fingerprints.ts"
-import type { Reloads } from "./Reloads.ts"
+import type { EndpointKey, Reloads } from "./Reloads.ts"
 
 /**
  * The per-endpoint steps of owed work, over the services they use.
@@ -49,10 +57,31 @@ export const makeOwedWork = (deps: {
       })
     )
 
+  /** The target of each reload that ran but is not recorded as complete yet, by endpoint. */
+  const applied = new Map<string, number>()
+
+  /**
+   * Writes the completion of a reload that ran, if one is waiting for its record and the record
+   * still holds this process's claim of it (another process may have settled or removed it since).
+   */
+  const recordApplied = (key: EndpointKey) =>
+    Effect.suspend(() => {
+      const identity = identityOf(key.runtime, key.personality)
+      const target = applied.get(identity)
+      if (target === undefined) return Effect.void
+      const forget = Effect.sync(() => void applied.delete(identity))
+      return Effect.flatMap(reloads.get(key), (record) => {
+        const claim = Option.flatMap(record, (r) => Option.fromNullable(r.claim))
+        const ours = Option.isSome(claim) && claim.value.pid === process.pid && claim.value.target === target
+        return Effect.zipRight(ours ? reloads.complete(key, target) : Effect.void, forget)
+      })
+    })
+
   /** At each boundary: claim, reload, complete; until nothing is owed. `true` if a reload ran. */
   const reloadOwed = (ref: EndpointRef) =>
     Effect.gen(function*() {
       let reloaded = false
+      yield* recordApplied(ref)
       for (;;) {
         const claim = reloads.claim(ref).pipe(Effect.mapError((e) => e.message))
         const result = yield* Effect.either(endpointHost.reload(ref, claim))
@@ -61,8 +90,19 @@ export const makeOwedWork = (deps: {
         }
         const target = result.right
         if (Option.isNone(target)) return reloaded
-        yield* reloads.complete(ref, target.value)
+        applied.set(ref.identity, target.value)
+        const recorded = yield* Effect.either(
+          Effect.tap(reloads.complete(ref, target.value), () => Effect.sync(() => void applied.delete(ref.identity)))
+        )
         yield* fingerprints.record(ref).pipe(Effect.ignore)
+        if (recorded._tag === "Left") {
+          // Applied: what is owed after it waits until its record is written (`recordApplied`).
+          yield* Effect.logWarning(
+            `reload applied but not recorded: ${oneLine(recorded.left.message, 300)}; ` +
+              "its record is written before anything else is done for this endpoint, and it is not run again"
+          ).pipe(Effect.annotateLogs({ sequence: target.value }))
+          return true
+        }
         yield* Effect.logInfo("reload applied").pipe(Effect.annotateLogs({ sequence: target.value }))
         reloaded = true
       }
@@ -80,5 +120,5 @@ export const makeOwedWork = (deps: {
       yield* Effect.logInfo("owed removal applied")
     }).pipe(Effect.catchTag("EndpointHostFailed", (e) => failed(ref, "removal", e.message)))
 
-  return { reloadOwed, finishRemoval, failed }
+  return { reloadOwed, recordApplied, finishRemoval, failed }
 }

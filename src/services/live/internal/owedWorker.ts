@@ -35,7 +35,7 @@ export const makeOwedWorker = (deps: {
   readonly serialized: (identity: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }) => {
   const { endpointHost, refs, reloads, serialized } = deps
-  const { failed, finishRemoval, reloadOwed } = deps.owedWork
+  const { failed, finishRemoval, recordApplied, reloadOwed } = deps.owedWork
   let worker: { readonly fibers: FiberMap.FiberMap<string>; readonly signal: Queue.Queue<void> } | undefined
 
   const active = new Set<string>()
@@ -58,7 +58,11 @@ export const makeOwedWorker = (deps: {
 
   const drain = (key: EndpointKey): Effect.Effect<void> =>
     serialized(`${key.runtime}-${key.personality}`)(
-      Effect.flatMap(reloads.get(key), (record) => Option.isNone(record) ? Effect.void : apply(key, record.value))
+      // A reload this process ran and could not record is recorded first (OwedWork.ts).
+      Effect.zipRight(
+        recordApplied(key),
+        Effect.flatMap(reloads.get(key), (record) => Option.isNone(record) ? Effect.void : apply(key, record.value))
+      )
     ).pipe(
       // One line per attempt: a failed attempt's message says which, and when the next one is.
       Effect.catchAll((e) =>
