@@ -44,8 +44,9 @@ export const Invalid = Schema.Struct({
 /** Whether a `city daemon` runs on the root. */
 export const Daemon = Schema.Struct({ running: Schema.Boolean, pid: Schema.NullOr(Schema.Number) })
 
-/** One endpoint's outcome at a joint. */
+/** One endpoint's outcome at a joint; on a fleet, a sweep's names its host. */
 export const Outcome = Schema.Struct({
+  host: Schema.optional(Schema.String),
   capability: Schema.String,
   peer: Schema.String,
   runtime: Schema.String,

@@ -22,9 +22,10 @@ export const invalidJson = (invalid: ReadonlyArray<InvalidFile>): Array<typeof J
     message: e.message
   }))
 
-export const outcomeJson = (o: EndpointOutcome): typeof Json.Outcome.Type => {
-  const { personality, ...rest } = o
-  return { ...rest, peer: personality }
+/** An outcome in the glossary's words; a sweep's on a fleet carries its `host` first. */
+export const outcomeJson = (o: EndpointOutcome & { readonly host?: string }): typeof Json.Outcome.Type => {
+  const { host, personality, ...rest } = o
+  return { ...(host === undefined ? {} : { host }), ...rest, peer: personality }
 }
 
 export const capabilityJson = (d: Declaration): typeof Json.Capability.Type => ({

@@ -47,8 +47,21 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
 }
 
 
-export const outcomeRows = (outcomes: ReadonlyArray<EndpointOutcome>) =>
+/**
+ * One call's outcome as a report prints it: on a fleet, a sweep's outcome carries its host
+ * (docs/cluster.md, "Verbs on a fleet"), and the table and the failure lines name it.
+ */
+export type ReportOutcome = EndpointOutcome & { readonly host?: string }
+
+/** A joint's report as the verbs print it: its outcomes may carry their host (a sweep on a fleet). */
+export type PrintedReport = Omit<JointReport, "outcomes"> & { readonly outcomes: ReadonlyArray<ReportOutcome> }
+
+/** Whether the outcomes are a fleet's: each names its host. */
+const onHosts = (outcomes: ReadonlyArray<ReportOutcome>) => outcomes.some((o) => o.host !== undefined)
+
+export const outcomeRows = (outcomes: ReadonlyArray<ReportOutcome>) =>
   outcomes.map((o) => [
+    ...(onHosts(outcomes) ? [o.host ?? ""] : []),
     o.capability,
     o.personality,
     o.runtime,
@@ -60,8 +73,11 @@ export const outcomeRows = (outcomes: ReadonlyArray<EndpointOutcome>) =>
     oneLine([o.detail, o.application_detail].filter((d) => d !== undefined).join("; "))
   ])
 
-export const outcomeTable = (outcomes: ReadonlyArray<EndpointOutcome>): string =>
-  table(["CAPABILITY", "PEER", "RUNTIME", "OCCASION", "STATE", "APPLICATION", "EXIT", "MS", "DETAIL"], outcomeRows(outcomes))
+export const outcomeTable = (outcomes: ReadonlyArray<ReportOutcome>): string =>
+  table(
+    [...(onHosts(outcomes) ? ["HOST"] : []), "CAPABILITY", "PEER", "RUNTIME", "OCCASION", "STATE", "APPLICATION", "EXIT", "MS", "DETAIL"],
+    outcomeRows(outcomes)
+  )
 
 export const summarize = (outcomes: ReadonlyArray<EndpointOutcome>) => {
   const counts: Record<string, number> = {}
@@ -240,9 +256,10 @@ export const reportInterrupted = (verb: VerbPath, json: boolean) =>
   })
 
 /** The failed calls, one line each: what the end of a sweep's output says. */
-export const failureLines = (outcomes: ReadonlyArray<EndpointOutcome>): Array<string> =>
+export const failureLines = (outcomes: ReadonlyArray<ReportOutcome>): Array<string> =>
   outcomes.filter((o) => o.state !== "ok").map((o) =>
-    safe`  ${o.capability} peer ${o.personality} runtime ${o.runtime}: ${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
+    safe`  ${o.capability} peer ${o.personality} runtime ${o.runtime}${o.host === undefined ? "" : safe` on host ${o.host}`}: ` +
+    safe`${o.state}${o.exit === undefined ? "" : ` exit=${o.exit}`}` +
     `${o.detail === undefined || o.detail === "" ? "" : `: ${oneLine(o.detail, 200)}`}`
   )
 
@@ -280,7 +297,7 @@ export const renderReport = <V extends JointVerb>(options: {
   readonly policy: "sweep" | "joint"
   readonly verb: V
   readonly json: boolean
-  readonly report: JointReport
+  readonly report: PrintedReport
   /** The verb's own fields of its document. */
   readonly extra: Extra<V>
   readonly headline: string

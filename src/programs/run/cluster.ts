@@ -36,7 +36,6 @@ import * as FleetStatus from "../../services/cluster/FleetStatus.ts"
 import * as SqlCapabilities from "../../services/cluster/SqlCapabilities.ts"
 import * as Sweep from "../../services/cluster/Sweep.ts"
 import { Capabilities } from "../../services/capabilities/Capabilities.ts"
-import type { JointReport } from "../../services/capabilities/Provisioner.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
 import { UnknownCapability } from "../../schema/CapabilityErrors.ts"
 import * as JsonValues from "../jsonValues.ts"
@@ -223,19 +222,15 @@ const fleetServices = (url: string, root: string) =>
     }
   )
 
-/** The sweep of the capability's current revision across the fleet, as a joint's report. */
+/** The sweep of the capability's current revision across the fleet: a joint's report whose outcomes name their host. */
 const fleetSweep = (verb: "register" | "sync" | "unregister", capability: string, timeoutMs: number) =>
   Effect.gen(function*() {
     const revision = yield* SqlCapabilities.revision(capability)
     if (Option.isNone(revision)) {
       return yield* new UnknownCapability({ capability, file: (yield* Capabilities).file(capability) })
     }
-    const report = yield* Sweep.run({ verb, capability, revision: String(revision.value), call_timeout_ms: timeoutMs })
-    return {
-      outcomes: report.outcomes.map(({ host: _host, ...outcome }) => outcome),
-      invalid: report.invalid,
-      verdict: report.verdict
-    } satisfies JointReport
+    // Printed as on one host, each outcome with its host (a HOST column, `host` in --json).
+    return yield* Sweep.run({ verb, capability, revision: String(revision.value), call_timeout_ms: timeoutMs })
   })
 
 /** What a capability verb on a fleet is given. */

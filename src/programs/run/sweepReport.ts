@@ -1,11 +1,11 @@
 /**
  * A sweep's report as `capability register|sync|unregister` print it (docs/cli.md): the outcomes,
  * the daemon that carries out `pending` work, the exit code of the verdict. Shared by the verbs on
- * one host (`run/capability.ts`) and on a fleet (`run/cluster.ts`).
+ * one host (`run/capability.ts`) and on a fleet (`run/cluster.ts`), where each outcome names its
+ * host (a HOST column, `host` in `--json`: docs/cluster.md, "Verbs on a fleet").
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type { JointReport } from "../../services/capabilities/Provisioner.ts"
 import * as Out from "../output.ts"
 import * as Live from "./owed.ts"
 
@@ -15,7 +15,7 @@ type SweepVerb = "capability register" | "capability sync" | "capability unregis
 export const renderSweep = <V extends SweepVerb>(
   verb: V,
   json: boolean,
-  report: JointReport,
+  report: Out.PrintedReport,
   extra: Omit<Out.Extra<V>, "daemon">,
   headline: string
 ) =>
