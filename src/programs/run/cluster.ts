@@ -33,6 +33,7 @@ import * as ClusterDatabase from "../../services/cluster/ClusterDatabase.ts"
 import * as ClusterHost from "../../services/cluster/ClusterHost.ts"
 import * as FleetClient from "../../services/cluster/FleetClient.ts"
 import * as FleetStatus from "../../services/cluster/FleetStatus.ts"
+import * as PeerImport from "../../services/cluster/PeerImport.ts"
 import * as SqlCapabilities from "../../services/cluster/SqlCapabilities.ts"
 import * as Sweep from "../../services/cluster/Sweep.ts"
 import { Capabilities } from "../../services/capabilities/Capabilities.ts"
@@ -65,6 +66,8 @@ const storesOf = (
   fleet: FleetSource["read"]
 ): DaemonStores => ({
   fleet: { host, read: fleet },
+  // The host's peer files from before it joined the fleet (docs/cluster.md, "Peers from before the fleet").
+  atStart: Effect.asVoid(PeerImport.run(host)),
   capabilities: (root) =>
     layerWithStores(
       { root },
@@ -319,6 +322,12 @@ export const storesOnFleet = (root: string, fleet: ClusterConfig) =>
       CommandRunner.layer({}),
       ClusterHost.stores(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))
     )))
+
+/**
+ * What `peer list` says on a host of a fleet about the peer files still in the root's `peers/`
+ * (docs/cluster.md, "Peers from before the fleet"): one line each, run on the host's stores.
+ */
+export const peerFilesWaiting = (fleet: ClusterConfig) => PeerImport.waiting(hostNameOf(fleet))
 
 /** The owed-work store of a host of a fleet (needs a FileSystem). */
 export const reloadsOnFleet = (root: string, fleet: ClusterConfig) =>

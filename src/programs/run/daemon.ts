@@ -98,6 +98,7 @@ import * as Opt from "../options.ts"
 import { Invocation } from "../invocation.ts"
 import { exitCodeOf } from "../../schema/ExitPolicy.ts"
 import type { ClusterUnavailable } from "../../schema/Live.ts"
+import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
@@ -121,6 +122,9 @@ import * as Quarantine from "../../services/watchdog/Quarantine.ts"
  */
 const frozenExitCode = 70
 
+/** How often a daemon on a fleet reads its peers again (the database tells of no change). */
+const fleetPeersRefresh = Duration.seconds(2)
+
 /**
  * The daemon's work, in the caller's Scope, over its City with the loader (generation 1 built) and
  * with the pid file held: owed-work applier, fingerprint watcher, Turn inbox, restart requests
@@ -142,8 +146,12 @@ export const run = (
   const sessions = yield* CitySessionsHost
   const profiles = yield* RuntimeProfiles
   const refs = makeRefs(profiles, yield* Peers, yield* StateRoot)
-  // Every endpoint, the peer files read again only when `peers/` changed (EndpointList.ts).
-  const endpoints = yield* EndpointList.make(refs.all, (yield* StateRoot).resolve(layout.peers), fingerprintPoll)
+  // Every endpoint, the peer files read again only when `peers/` changed (EndpointList.ts). On a
+  // fleet the peers are the database's rows, of which no watch tells: read every 2 s, so a peer
+  // created by a verb is hosted and its launch-read files watched within that (docs/cluster.md,
+  // "Verbs on a fleet").
+  const refresh = fleet === undefined ? Duration.decode(fingerprintPoll) : Duration.min(Duration.decode(fingerprintPoll), fleetPeersRefresh)
+  const endpoints = yield* EndpointList.make(refs.all, (yield* StateRoot).resolve(layout.peers), refresh)
   const city = new Set(cityRuntimes(profiles.config))
   const hosted = new Map<string, EndpointRef>()
   const owed = yield* reloads.list
@@ -316,6 +324,11 @@ export interface DaemonStores {
   readonly reloads: Layer.Layer<Reloads, ClusterUnavailable, StateRoot | FileSystem.FileSystem>
   /** On a host of a fleet: its name and a read of the fleet, for the status page. */
   readonly fleet?: FleetSource
+  /**
+   * Done at start, once the daemon lock is held and before any work (on a host of a fleet: its
+   * peer files imported, docs/cluster.md, "Peers from before the fleet").
+   */
+  readonly atStart?: Effect.Effect<void, StateError | RootLockBusy | RootNotFound, CapabilityServices.CapabilityServices>
   /** What runs beside the daemon's work, over its services (the host's runner). */
   readonly beside: Layer.Layer<never, ClusterUnavailable, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
 }
@@ -361,6 +374,7 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
       yield* DaemonLock.acquire
       // What a `city` that is gone left running is ended before any work (ProcessRecords.ts).
       yield* (yield* ProcessRecords).recover
+      if (stores.atStart !== undefined) yield* stores.atStart
       const settings = yield* Settings.options(root, bundledRoot)
       // A plugin that froze a previous daemon runs in a worker thread (Quarantine.ts); the
       // watchdog watches this daemon's thread from before the first plugin code runs.

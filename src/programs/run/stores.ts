@@ -33,6 +33,18 @@ export const capabilityAndOwedStores = (flag: Option.Option<string>) =>
     return run.reloadsOnFleet(root, fleet.value).pipe(Layer.provideMerge(run.storesOnFleet(root, fleet.value)))
   }))
 
+/**
+ * On a host of a fleet, a line for each peer file still in the root's `peers/`, which the daemon's
+ * next start imports (docs/cluster.md, "Peers from before the fleet"); none on a host alone. Run
+ * on the stores of `capabilityStores`.
+ */
+export const peerFilesWaiting = (flag: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const fleet = yield* configuredFleet(resolveRoot(flag, yield* Invocation))
+    if (Option.isNone(fleet)) return []
+    return yield* (yield* Effect.promise(() => import("./cluster.ts"))).peerFilesWaiting(fleet.value)
+  })
+
 /** The files' stores, typed as a fleet host's are (their errors include the fleet's). */
 const widenStores = (
   layer: ReturnType<typeof CapabilityServices.layer>

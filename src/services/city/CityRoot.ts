@@ -45,6 +45,8 @@ export const layout = {
   capabilities: "capabilities",
   /** Peer files, `peers/<personality>.json`. */
   peers: "peers",
+  /** Peer files imported into a fleet, moved here by the daemon's start (docs/cluster.md). */
+  importedPeers: "state/imported-peers",
   /** The optional host configuration. */
   host: "host.json",
   /** The last provisioning call per endpoint, `state/endpoints/<capability>.json`. */
