@@ -31,8 +31,8 @@
  */
 export * as SqlReloads from "./services/cluster/SqlReloads.ts"
 /**
- * An endpoint as an `@effect/cluster` entity whose shard group is its host: its messages
- * (`Reload`, persisted and deduplicated; `Provision`), its id.
+ * An endpoint as an `@effect/cluster` entity whose shard group is its host: its one message
+ * (`Provision`, a sweep's call), its id.
  * @since 0.1.0
  */
 export * as EndpointEntity from "./services/cluster/EndpointEntity.ts"

@@ -2,9 +2,9 @@
  * One host of the fleet, whole, in process (docs/cluster.md, "A host in the fleet"): its capability
  * services on the SQL stores (declarations fleet-wide, its peers per host), its live services on
  * its SQL owed-work store, and its runner serving its endpoints' messages through them; a client
- * elsewhere sends a `Provision` (the call runs here, its outcome comes back) and `Reload`s (owed in
- * the host's store first, then one reload per send; a resend with the same id runs nothing).
- * SQLite, one process.
+ * elsewhere sends a `Provision` (the call runs here, its outcome comes back). Owed reloads travel
+ * one way (docs/cluster.md, "Owed reloads: one path"): owed in the host's SQL store, applied by its
+ * applier's pass under the claim, once per request. SQLite, one process.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -31,7 +31,7 @@ import { capability, world } from "../live/world.ts"
 import { freePort } from "../support/freePort.ts"
 
 describe("a host of the fleet", () => {
-  it.live("Provision runs the call on the host; Reloads are owed in its store and applied once per send; a completion the store could not write is written later, never run twice", () =>
+  it.live("Provision runs the call on the host; a reload owed in its SQL store is applied once by its pass, none when nothing is owed", () =>
     Effect.gen(function*() {
       const w = yield* world
       const file = yield* capability(w, "scribe", ["claude"])
@@ -70,32 +70,35 @@ describe("a host of the fleet", () => {
         expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok" })
 
         const reloads = yield* Reloads
+        const applier = yield* Applier
+        const alice = { runtime: "claude", personality: "alice" }
         const before = runs
-        yield* reloads.request([{ runtime: "claude", personality: "alice" }], "test")
-        expect(yield* send.Reload({ id: "one", reason: "test" })).toEqual({ state: "applied" })
+        // Two requests before the pass: one claim covers both, one reload.
+        yield* reloads.request([alice], "test")
+        yield* reloads.request([alice], "test")
+        yield* applier.pass
         expect(runs).toBe(before + 1)
-        expect(yield* send.Reload({ id: "one", reason: "test" })).toEqual({ state: "applied" })
-        expect(yield* send.Reload({ id: "two", reason: "test" })).toEqual({ state: "none" })
+        expect(yield* reloads.get(alice)).toEqual(Option.none())
+        yield* applier.pass
         expect(runs).toBe(before + 1)
 
         // The peer cannot be read now (its table is away): the endpoint is not "gone", the reload
         // stays owed, and it is applied once the peer can be read again.
         const sql = yield* SqlClient.SqlClient
-        yield* reloads.request([{ runtime: "claude", personality: "alice" }], "test")
+        yield* reloads.request([alice], "test")
         yield* sql`ALTER TABLE city_peers RENAME TO city_peers_away`
-        expect((yield* send.Reload({ id: "three", reason: "test" })).state).toBe("failed")
-        expect(Option.isSome(yield* reloads.get({ runtime: "claude", personality: "alice" }))).toBe(true)
+        yield* applier.drain(alice)
+        expect(Option.isSome(yield* reloads.get(alice))).toBe(true)
         expect(runs).toBe(before + 1)
         yield* sql`ALTER TABLE city_peers_away RENAME TO city_peers`
-        expect(yield* send.Reload({ id: "four", reason: "test" })).toEqual({ state: "applied" })
+        yield* applier.drain(alice)
+        expect(yield* reloads.get(alice)).toEqual(Option.none())
         expect(runs).toBe(before + 2)
 
         // The store fails while a reload runs (its table is away: a database restarting): the
         // reload ran but its completion cannot be written. The claim is this process's own, so a
         // pass must not claim it again and run it twice: the completion is written first, once
         // the store answers, and nothing runs again.
-        const applier = yield* Applier
-        const alice = { runtime: "claude", personality: "alice" }
         yield* reloads.request([alice], "test")
         // SQLite's client caches a failed prepare for 10 minutes (Cache keeps failures): prepared here first.
         yield* reloads.list

@@ -1,12 +1,11 @@
 /**
- * Endpoints as entities (docs/cluster.md, "Endpoints as entities"): the handlers on an in-memory
- * cluster (the memory message storage deduplicates by primary key as the SQL one does), then three
- * host runners over one SQLite file in one process, reached over loopback TCP: 200 endpoints spread
- * over them, resends deduplicated, a closed runner's shards taken over, nothing left unprocessed.
+ * Endpoints as entities (docs/cluster.md, "Endpoints as entities"): the handler on an in-memory
+ * cluster, then three host runners over one SQLite file in one process, reached over loopback TCP:
+ * 200 endpoints' `Provision`s spread over them, a closed runner's shards taken over.
  *
  * `memoryCluster` is `TestRunner.layer`'s own composition with one change: the host's shard group
  * is assigned. `TestRunner.layer` provides ShardingConfig's defaults, whose only group is
- * `default`, and an endpoint's group is its host, so on it a Reload waits forever (tried: a 3 s
+ * `default`, and an endpoint's group is its host, so on it a message waits forever (tried: a 3 s
  * timeout expires).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -18,13 +17,12 @@ import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
 import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointEntity.ts"
@@ -32,26 +30,22 @@ import type { FleetEndpoint } from "../../src/services/cluster/FleetCalls.ts"
 import { HostWork } from "../../src/services/cluster/HostWork.ts"
 // The handlers alone (the runner layer includes them, with a socket transport).
 import { handlers as ClusterRunnerHandlers } from "../../src/services/cluster/internal/endpointHandlers.ts"
-import type { EndpointKey } from "../../src/services/live/OwedRecords.ts"
 import { freePort } from "../support/freePort.ts"
 
-/** A host's work that records which runner drained which endpoint, and can hold a drain. */
-const recorder = (runner: string, seen: Ref.Ref<ReadonlyArray<readonly [string, string]>>, hold?: Deferred.Deferred<void>) =>
+/** A host's work that records which runner provisioned which endpoint, and answers `ok`. */
+const recorder = (runner: string, seen: Ref.Ref<ReadonlyArray<readonly [string, string]>>) =>
   Layer.succeed(HostWork, {
-    drain: (key: EndpointKey) =>
-      Ref.update(seen, (all) => [...all, [runner, `${key.runtime}/${key.personality}`] as const]).pipe(
-        Effect.zipRight(hold === undefined ? Effect.void : Deferred.await(hold)),
-        Effect.as({ state: "applied" as const })
-      ),
     provision: (key, call) =>
-      Effect.succeed({
-        capability: call.capability,
-        personality: key.personality,
-        runtime: key.runtime,
-        occasion: call.verb === "unregister" ? "off-all" as const : "sweep-on" as const,
-        state: "ok" as const,
-        ms: 1
-      })
+      Ref.update(seen, (all) => [...all, [runner, `${key.runtime}/${key.personality}`] as const]).pipe(
+        Effect.as({
+          capability: call.capability,
+          personality: key.personality,
+          runtime: key.runtime,
+          occasion: call.verb === "unregister" ? "off-all" as const : "sweep-on" as const,
+          state: "ok" as const,
+          ms: 1
+        })
+      )
   })
 
 const memoryCluster = Sharding.layer.pipe(
@@ -64,7 +58,7 @@ const memoryCluster = Sharding.layer.pipe(
 const alice: FleetEndpoint = { host: "web-01", runtime: "claude", personality: "alice" }
 
 describe("the endpoint entity, in memory", () => {
-  it.scopedLive("a Reload drains the endpoint on its host; a resend with the same id runs once; a Provision answers the outcome", () =>
+  it.scopedLive("a Provision runs on the endpoint's host and answers the outcome it recorded", () =>
     Effect.gen(function*() {
       const seen = yield* Ref.make<ReadonlyArray<readonly [string, string]>>([])
       const context = yield* Layer.build(
@@ -72,18 +66,14 @@ describe("the endpoint entity, in memory", () => {
       )
       const client = yield* EndpointEntity.client.pipe(Effect.provide(context))
       const endpoint = client(entityIdOf(alice))
-      expect(yield* endpoint.Reload({ id: "r-1", reason: "sync" })).toEqual({ state: "applied" })
-      expect(yield* endpoint.Reload({ id: "r-1", reason: "sync" })).toEqual({ state: "applied" })
-      expect(yield* Ref.get(seen)).toEqual([["only", "claude/alice"]])
-      yield* endpoint.Reload({ id: "r-2", reason: "sync" })
-      expect((yield* Ref.get(seen)).length).toBe(2)
       const outcome = yield* endpoint.Provision({ verb: "sync", capability: "scribe", revision: "3" })
       expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok" })
+      expect(yield* Ref.get(seen)).toEqual([["only", "claude/alice"]])
     }))
 })
 
 describe("three host runners over one SQLite file", () => {
-  it.live("200 endpoints spread, resends deduplicated, a closed runner's shards taken over, nothing left unprocessed", () =>
+  it.live("200 endpoints spread, a closed runner's shards taken over", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
@@ -108,33 +98,29 @@ describe("three host runners over one SQLite file", () => {
       const client = yield* Layer.build(ClusterRunner.clientLayer.pipe(Layer.provide(Layer.succeedContext(sqlite))))
       const send = yield* EndpointEntity.client.pipe(Effect.provide(client))
       const endpoints = Array.from({ length: 200 }, (_, i): FleetEndpoint => ({ ...alice, personality: `p${i}` }))
+      // A Provision is not persisted: one sent to a runner that has just stopped fails in its
+      // transport (a defect of the socket: EPIPE), and it is sent again, as a caller would: at
+      // most 40 tries, 250 ms apart, while the client learns the new owners (every 3 s).
       const sendAll = (round: string) =>
-        Effect.forEach(endpoints, (e) => send(entityIdOf(e)).Reload({ id: `${round}-${e.personality}`, reason: round }), {
-          concurrency: 20
-        })
+        Effect.forEach(endpoints, (e) =>
+          send(entityIdOf(e)).Provision({ verb: "sync", capability: "scribe", revision: round }).pipe(
+            Effect.sandbox,
+            Effect.retry(Schedule.intersect(Schedule.recurs(40), Schedule.spaced("250 millis"))),
+            Effect.unsandbox
+          ), { concurrency: 20 })
 
-      yield* sendAll("one")
+      yield* sendAll("1")
       const first = yield* Ref.get(seen)
       expect(first).toHaveLength(200)
       const byRunner = new Set(first.map(([runner]) => runner))
       expect(byRunner.size).toBeGreaterThanOrEqual(2)
 
-      // The same ids again: deduplicated, nothing runs.
-      yield* sendAll("one")
-      expect(yield* Ref.get(seen)).toHaveLength(200)
-
       // r2 stops: its shards are released and taken by r1 and r3.
       yield* Scope.close(runners[1]!, Exit.void)
-      yield* sendAll("two")
+      yield* sendAll("2")
       const second = (yield* Ref.get(seen)).slice(200)
-      expect(second).toHaveLength(200)
+      expect(new Set(second.map(([, endpoint]) => endpoint)).size).toBe(200)
       expect(second.every(([runner]) => runner !== "r2")).toBe(true)
-
-      const sql = yield* Effect.provide(SqlClient.SqlClient, sqlite)
-      const unprocessed = yield* sql<{ readonly n: number }>`SELECT COUNT(*) AS n FROM ${
-        sql(`${ClusterRunner.tablePrefix}_messages`)
-      } WHERE processed = 0`
-      expect(Number(unprocessed[0]!.n)).toBe(0)
       for (const scope of [runners[0]!, runners[2]!]) yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer)), { timeout: 120_000 })
 })

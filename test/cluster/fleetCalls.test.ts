@@ -44,7 +44,6 @@ type Seen = Ref.Ref<ReadonlyArray<string>>
 /** A host's work that records `<runner>: <verb> <runtime>/<personality>` and answers `ok`. */
 const recorder = (runner: string, seen: Seen) =>
   Layer.succeed(HostWork, {
-    drain: () => Effect.succeed({ state: "applied" as const }),
     provision: (key, call) =>
       Ref.update(seen, (all) => [...all, `${runner}: ${call.verb} ${key.runtime}/${key.personality}`]).pipe(
         Effect.as({

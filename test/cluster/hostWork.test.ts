@@ -1,9 +1,9 @@
 /**
  * A host's side of its endpoints' messages (docs/cluster.md, "Endpoints as entities"), on the host's
- * own services: a `Reload` drains the endpoint's owed work through the applier (exactly one reload
- * for what is owed, none when nothing is), a `Provision` runs the endpoint's provisioning call under
- * the host's root lock, records it and converges the endpoint. Over the file stores: `HostWork`
- * reads its stores through their Tags, whichever implementation a host gives them.
+ * own services: a `Provision` runs the endpoint's provisioning call under the host's root lock,
+ * records it and converges the endpoint (its reload owed and applied through the owed-work store).
+ * Over the file stores: `HostWork` reads its stores through their Tags, whichever implementation a
+ * host gives them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -42,7 +42,7 @@ const countingHost = () => {
 }
 
 describe("HostWork on a host's services", () => {
-  it.scoped("a Provision runs the endpoint's call, records it ok and converges the endpoint; a Reload drains once, then finds nothing owed", () =>
+  it.scoped("a Provision runs the endpoint's call, records it ok and converges the endpoint: its reload applied once, nothing left owed", () =>
     Effect.gen(function*() {
       const w = yield* world
       const file = yield* capability(w, "scribe", ["claude"])
@@ -50,22 +50,17 @@ describe("HostWork on a host's services", () => {
       yield* Effect.gen(function*() {
         const { declaration } = yield* (yield* Provisioner).register(file)
         const work = yield* HostWork.make
-        const outcome = yield* work.provision(key, { verb: "sync", capability: declaration.capability, revision: "1" })
-        expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok" })
-        expect(outcome.application).toBeDefined()
-        const reloads = yield* Reloads
-        yield* reloads.request([key], "test")
         const before = control.runs
-        expect(yield* work.drain(key)).toEqual({ state: "applied" })
+        const outcome = yield* work.provision(key, { verb: "sync", capability: declaration.capability, revision: "1" })
+        expect(outcome).toMatchObject({ capability: "scribe", personality: "alice", runtime: "claude", state: "ok", application: "applied" })
         expect(control.runs).toBe(before + 1)
-        expect(yield* work.drain(key)).toEqual({ state: "none" })
-        expect(control.runs).toBe(before + 1)
-        // A failing reload stays owed, with its error: the message says so.
+        expect(yield* (yield* Reloads).get(key)).toEqual(Option.none())
+        // A failing reload stays owed, with its error: the outcome says so.
         control.failing = true
-        yield* reloads.request([key], "test")
-        const failed = yield* work.drain(key)
-        expect(failed.state).toBe("failed")
-        expect(failed.detail).toContain("refused")
+        const failed = yield* work.provision(key, { verb: "sync", capability: declaration.capability, revision: "2" })
+        expect(failed).toMatchObject({ state: "ok", application: "failed" })
+        const owed = yield* (yield* Reloads).get(key)
+        expect(Option.getOrThrow(owed).last_error).toContain("refused")
       }).pipe(
         Effect.provide(scriptedLayer(w, host)),
         Effect.provideService(RetryBackoff, { base: Duration.seconds(1), cap: Duration.seconds(8) })

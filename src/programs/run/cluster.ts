@@ -2,10 +2,11 @@
  * The `city` program's cluster verbs, behind its one door to the cluster packages:
  * `city fleet --cluster <url>` (below) and `city daemon --cluster <url>`, the daemon of one host of
  * a fleet (docs/cluster.md, "Running a fleet"). Everything `city daemon` does on one host, with the capability declarations, this
- * host's peers and its owed work in the fleet's database, and beside it the host's runner: it
- * serves this host's endpoints' messages (a `Reload` drains the endpoint's owed work, a
- * `Provision` runs its call here), reached by the other runners and clients at
- * `--cluster-address`, and announces the host with its `host.json`.
+ * host's peers and its owed work in the fleet's database (its owed reloads applied by its own
+ * owed-work worker under the claim: docs/cluster.md, "Owed reloads: one path"), and beside it the
+ * host's runner: it serves this host's endpoints' messages (a `Provision` runs its call here),
+ * reached by the other runners and clients at `--cluster-address`, and announces the host with
+ * its `host.json`. At start it imports the root's peer files from before the fleet (PeerImport.ts).
  *
  * Loaded only when `--cluster` is given: nothing else in the `city` program reaches the cluster
  * packages (their drivers are optional). Refused input (exit 2, before anything starts): a URL

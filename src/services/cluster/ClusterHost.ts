@@ -5,9 +5,9 @@
  * - `stores(host)`: the declaration store (fleet-wide, `SqlCapabilities`) and the host's peer store
  *   (`SqlPeers`), for `CapabilityServices`; `reloads(host)`: the host's owed-work store
  *   (`SqlReloads`), for the live services.
- * - `layer(options)`: the runner (`ClusterRunner.layer`) whose `HostWork` is the host's applier
- *   (a `Reload` drains the endpoint's owed work) and its endpoint calls (a `Provision` runs the
- *   endpoint's call under the host's root lock, records it, converges the endpoint); the host is
+ * - `layer(options)`: the runner (`ClusterRunner.layer`) whose `HostWork` is the host's endpoint
+ *   calls (a `Provision` runs the endpoint's call under the host's root lock, records it,
+ *   converges the endpoint through the host's applier); the host is
  *   announced in the host table at start with its `host.json`, and seen again every 30 s; processed
  *   messages older than a week are pruned every hour (`ClusterRetention`); and it runs the fleet's
  *   sweeps (`Sweep`, on `@effect/cluster`'s workflow engine, their calls through

@@ -1,15 +1,13 @@
 /**
- * What an endpoint entity's handlers ask of their host (docs/cluster.md, "Endpoints as entities"):
- * the host's own services do the work, the cluster only carries the messages to the right host. A
- * host runner provides it from its live application (the owed-work worker's `drain`) and its
- * provisioner; tests provide a recorder.
+ * What an endpoint entity's handler asks of its host (docs/cluster.md, "Endpoints as entities"):
+ * the host's own services do the work, the cluster only carries the message to the right host. A
+ * host runner provides it from its provisioner and applier; tests provide a recorder.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { EndpointKey } from "../live/OwedRecords.ts"
-import type { ReloadResult } from "./EndpointEntity.ts"
 import type { FleetRequest } from "./FleetCalls.ts"
 
 /**
@@ -20,11 +18,6 @@ import type { FleetRequest } from "./FleetCalls.ts"
 export class HostWork extends Context.Tag("effect-city/cluster/HostWork")<
   HostWork,
   {
-    /**
-     * Applies the endpoint's owed work as the host's owed-work worker does (a claim covers every
-     * request so far): what it did. Never fails: a failed attempt stays owed, with its backoff.
-     */
-    readonly drain: (key: EndpointKey) => Effect.Effect<ReloadResult>
     /** Runs the provisioning call for the endpoint on this host: the outcome it recorded. */
     readonly provision: (key: EndpointKey, call: FleetRequest) => Effect.Effect<EndpointOutcome>
   }

@@ -20,7 +20,8 @@
  *   table `city_migrations` (a database shared with an application keeps its own
  *   `effect_sql_migrations`), by the one migration set of the cluster folder (Migrations.ts);
  * - a claim still names its holder by pid and start and is judged by this machine's process table,
- *   as in the file store: claims across hosts are the cluster's business (docs/cluster.md);
+ *   as in the file store: only the host's own processes touch its rows, so the claim is the whole
+ *   story of who applies an owed reload (docs/cluster.md, "Owed reloads: one path");
  * - a database failure is a `StateError` naming the table and the operation.
  * @since 0.1.0
  */

@@ -1,6 +1,6 @@
 /**
- * The endpoint entity's handlers (docs/cluster.md, "Endpoints as entities"): each message is
- * handed to the host's own services through `HostWork`, one message of an endpoint at a time.
+ * The endpoint entity's handler (docs/cluster.md, "Endpoints as entities"): each message is handed
+ * to the host's own services through `HostWork`, one message of an endpoint at a time.
  * @since 0.1.0
  */
 import * as Entity from "@effect/cluster/Entity"
@@ -9,7 +9,7 @@ import { EndpointEntity, endpointOf, keyOf } from "../EndpointEntity.ts"
 import { HostWork } from "../HostWork.ts"
 
 /**
- * The handlers as a layer: registers the entity with `Sharding`.
+ * The handler as a layer: registers the entity with `Sharding`.
  * @since 0.1.0
  * @category internals
  */
@@ -18,7 +18,6 @@ export const handlers = EndpointEntity.toLayer(
     const work = yield* HostWork
     const key = keyOf(endpointOf((yield* Entity.CurrentAddress).entityId))
     return EndpointEntity.of({
-      Reload: () => work.drain(key),
       Provision: ({ payload }) => work.provision(key, payload)
     })
   }),

@@ -1,8 +1,9 @@
 /**
- * `HostWork` from a host's own services (docs/cluster.md, "Runners and clients"): a `Reload`
- * message drains the endpoint's owed work through the applier, as the host's owed-work worker
- * does; a `Provision` message runs the endpoint's provisioning call under the host's root lock,
- * records it as on one host, then converges the endpoint when the call ended `ok`.
+ * `HostWork` from a host's own services (docs/cluster.md, "Runners and clients"): a `Provision`
+ * message runs the endpoint's provisioning call under the host's root lock, records it as on one
+ * host, then converges the endpoint when the call ended `ok` (a reload it owes is owed and applied
+ * through the host's owed-work store, as every owed reload is: docs/cluster.md, "Owed reloads: one
+ * path").
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -16,8 +17,7 @@ import { RuntimeProfiles } from "../../capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../../capabilities/StateRoot.ts"
 import { Applier } from "../../live/Applier.ts"
 import { makeRefs } from "../../live/Endpoints.ts"
-import { type EndpointKey, owesWork, Reloads } from "../../live/Reloads.ts"
-import type { ReloadResult } from "../EndpointEntity.ts"
+import type { EndpointKey } from "../../live/Reloads.ts"
 import { type FleetRequest, occasionOf } from "../FleetCalls.ts"
 
 /**
@@ -27,26 +27,11 @@ import { type FleetRequest, occasionOf } from "../FleetCalls.ts"
  */
 export const make = Effect.gen(function*() {
   const applier = yield* Applier
-  const reloads = yield* Reloads
   const calls = yield* EndpointCalls
   const capabilities = yield* Capabilities
   const peers = yield* Peers
   const state = yield* StateRoot
   const refs = makeRefs(yield* RuntimeProfiles, peers, state)
-
-  const owed = (key: EndpointKey) =>
-    Effect.map(Effect.option(reloads.get(key)), (record) => Option.filter(Option.flatten(record), owesWork))
-
-  const drain = (key: EndpointKey): Effect.Effect<ReloadResult> =>
-    Effect.gen(function*() {
-      if (Option.isNone(yield* owed(key))) return { state: "none" as const }
-      yield* applier.drain(key)
-      const after = yield* owed(key)
-      return Option.match(after, {
-        onNone: () => ({ state: "applied" as const }),
-        onSome: (record) => ({ state: "failed" as const, detail: record.last_error ?? "still owed" })
-      })
-    })
 
   const failed = (key: EndpointKey, request: FleetRequest, detail: string): EndpointOutcome => ({
     capability: request.capability,
@@ -74,5 +59,5 @@ export const make = Effect.gen(function*() {
       return applied === undefined ? outcome : { ...outcome, application: applied.application }
     }).pipe(Effect.catchAll((error) => Effect.succeed(failed(key, request, error.message))))
 
-  return { drain, provision }
+  return { provision }
 })
