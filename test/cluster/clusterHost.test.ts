@@ -31,7 +31,7 @@ import { capability, world } from "../live/world.ts"
 import { freePort } from "../support/freePort.ts"
 
 describe("a host of the fleet", () => {
-  it.live("Provision runs the call on the host; a reload owed in its SQL store is applied once by its pass, none when nothing is owed", () =>
+  it.live("Provision runs the call on the host; a reload owed in its SQL store is applied once by its pass, none when nothing is owed; a completion the store could not write is written later, never run twice", () =>
     Effect.gen(function*() {
       const w = yield* world
       const file = yield* capability(w, "scribe", ["claude"])
