@@ -13,6 +13,8 @@ import * as Option from "effect/Option"
 import { EndpointHostFailed } from "../../src/schema/Live.ts"
 import * as HostWork from "../../src/services/cluster/internal/hostWork.ts"
 import { Provisioner } from "../../src/services/capabilities/Provisioner.ts"
+import { Peers } from "../../src/services/capabilities/Peers.ts"
+import { StateError } from "../../src/schema/CapabilityErrors.ts"
 import type { EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
 import { Reloads } from "../../src/services/live/Reloads.ts"
 import { RetryBackoff } from "../../src/services/live/RetryBackoff.ts"
@@ -61,6 +63,33 @@ describe("HostWork on a host's services", () => {
         expect(failed).toMatchObject({ state: "ok", application: "failed" })
         const owed = yield* (yield* Reloads).get(key)
         expect(Option.getOrThrow(owed).last_error).toContain("refused")
+      }).pipe(
+        Effect.provide(scriptedLayer(w, host)),
+        Effect.provideService(RetryBackoff, { base: Duration.seconds(1), cap: Duration.seconds(8) })
+      )
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("a call that ran ok stays ok when what follows it fails (the peer read again while the database restarts): the application is failed, naming why", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const file = yield* capability(w, "scribe", ["claude"])
+      const { host } = countingHost()
+      yield* Effect.gen(function*() {
+        const { declaration } = yield* (yield* Provisioner).register(file)
+        const real = yield* Peers
+        let reads = 0
+        // The call's own read of the peer succeeds; the read after it fails as a lost connection does.
+        const flaky: typeof real = {
+          ...real,
+          get: (personality) =>
+            ++reads === 1
+              ? real.get(personality)
+              : Effect.fail(new StateError({ operation: "read", path: "city_peers (alice)", detail: "Failed to acquire connection" }))
+        }
+        const work = yield* Effect.provideService(HostWork.make, Peers, flaky)
+        const outcome = yield* work.provision(key, { verb: "sync", capability: declaration.capability, revision: "1" })
+        expect(outcome).toMatchObject({ state: "ok", application: "failed" })
+        expect(outcome.application_detail).toContain("Failed to acquire connection")
       }).pipe(
         Effect.provide(scriptedLayer(w, host)),
         Effect.provideService(RetryBackoff, { base: Duration.seconds(1), cap: Duration.seconds(8) })

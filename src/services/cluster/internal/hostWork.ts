@@ -53,10 +53,16 @@ export const make = Effect.gen(function*() {
         return done.outcomes[0] ?? failed(key, request, "no call was made: the endpoint is not one of the capability's")
       }))
       if (outcome.state !== "ok") return outcome
-      const ref = yield* refs.resolve(key)
-      if (Option.isNone(ref)) return outcome
-      const [applied] = yield* applier.converge([ref.value], `${request.verb} ${request.capability}`, request.capability)
-      return applied === undefined ? outcome : { ...outcome, application: applied.application }
+      // The call ran and is recorded: what fails after it (reading the peer again, converging while
+      // the database restarts) is the application's failure, never the call's.
+      return yield* Effect.gen(function*() {
+        const ref = yield* refs.resolve(key)
+        if (Option.isNone(ref)) return outcome
+        const [applied] = yield* applier.converge([ref.value], `${request.verb} ${request.capability}`, request.capability)
+        return applied === undefined ? outcome : { ...outcome, application: applied.application }
+      }).pipe(Effect.catchAll((error): Effect.Effect<EndpointOutcome> =>
+        Effect.succeed({ ...outcome, application: "failed", application_detail: oneLine(error.message, 300) })
+      ))
     }).pipe(Effect.catchAll((error) => Effect.succeed(failed(key, request, error.message))))
 
   return { provision }
