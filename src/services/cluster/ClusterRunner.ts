@@ -20,7 +20,10 @@
  * - a runner whose process dies is found by the others' health checks (`healthCheckInterval`,
  *   default 5 s, then a few pings) and its shards are taken once its locks expire
  *   (`lockExpiration`, default 15 s, refreshed every third of it): the takeover after a `kill -9`
- *   is about their sum. A runner that stops cleanly releases its shards at once.
+ *   is about their sum. A runner that stops cleanly releases its shards at once;
+ * - the storage layers, which create `@effect/cluster`'s tables when they are built, are built
+ *   under the fleet's table-creation lock (internal/tableCreation.ts): hosts started at once on an
+ *   empty PostgreSQL database would otherwise create the same tables at once, and one would fail;
  * - an endpoint's messages are handled one at a time (the entity's concurrency is 1).
  * @since 0.1.0
  */
@@ -43,6 +46,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { HostWork } from "./HostWork.ts"
 import { handlers } from "./internal/endpointHandlers.ts"
+import { serializedLayer } from "./internal/tableCreation.ts"
 
 /**
  * The prefix of `@effect/cluster`'s tables in the shared database.
@@ -103,10 +107,11 @@ const shardingConfig = (options: RunnerOptions) => {
   })
 }
 
-const storage = Layer.mergeAll(
+/** `@effect/cluster`'s message and runner storage, its tables created under the fleet's lock. */
+const storage = serializedLayer(Layer.mergeAll(
   SqlMessageStorage.layerWith({ prefix: tablePrefix }),
   SqlRunnerStorage.layerWith({ prefix: tablePrefix })
-)
+))
 
 /**
  * A host's runner: `Sharding` serving its host's endpoints through `HostWork`. Fresh, as

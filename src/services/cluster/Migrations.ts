@@ -8,14 +8,15 @@
  * - one set, numbered in the order the tables were added, so a database migrated by an older
  *   version gets the tables it lacks and nothing else;
  * - every store's layer runs `migrate` before it serves: it is idempotent (the `Migrator` skips
- *   what it has recorded), and layers that build at once in one process wait for each other (a
- *   migration run is one transaction: SQLite's client serializes them, PostgreSQL's `Migrator`
- *   locks its table), so the second finds the work done;
- * - the `Migrator` creates `city_migrations` before it locks anything, so on PostgreSQL two
- *   connections migrating an empty database at once (layers built together over a pool, or two
- *   processes) can both try to create it, and one fails with "already exists": a run that fails
- *   with an `SqlError` is tried again, up to `migrateAttempts` runs in all, and the next run finds
- *   the table. A `MigrationError` (a migration that failed) is never retried.
+ *   what it has recorded), and runs wait for each other, so the second finds the work done: on
+ *   PostgreSQL each run holds the fleet's table-creation lock (internal/tableCreation.ts), which
+ *   `@effect/cluster`'s table creation holds too, across processes; on SQLite a migration run is
+ *   one transaction, and a write takes the whole file;
+ * - the `Migrator` creates `city_migrations` before it locks anything, so two connections that
+ *   migrate an empty PostgreSQL database at once without that lock (a process of a version before
+ *   it) can both try to create it, and one fails with "already exists": a run that fails with an
+ *   `SqlError` is tried again, up to `migrateAttempts` runs in all, and the next run finds the
+ *   table. A `MigrationError` (a migration that failed) is never retried.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -26,6 +27,7 @@ import { revisionsTable, table as capabilitiesTable } from "./internal/sqlCapabi
 import { table as hostsTable } from "./internal/sqlHosts.ts"
 import { table as peersTable } from "./internal/sqlPeers.ts"
 import { table as reloadsTable } from "./internal/sqlReloads.ts"
+import { serialized } from "./internal/tableCreation.ts"
 
 /**
  * The table `@effect/sql`'s `Migrator` records our migrations in.
@@ -89,7 +91,7 @@ export const migrateAttempts = 3
  * @category constructors
  */
 export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> = Effect.asVoid(
-  Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable }).pipe(
+  serialized(Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: migrationsTable })).pipe(
     Effect.retry({ times: migrateAttempts - 1, while: (error) => error._tag === "SqlError" })
   )
 )
