@@ -9,7 +9,8 @@
  *   calls (a `Provision` runs the endpoint's call under the host's root lock, records it,
  *   converges the endpoint through the host's applier); the host is
  *   announced in the host table at start with its `host.json`, and seen again every 30 s; processed
- *   messages older than a week are pruned every hour (`ClusterRetention`); and it runs the fleet's
+ *   messages older than a week are pruned every hour (`ClusterRetention`, started once the runner's
+ *   storage has made the cluster's tables); and it runs the fleet's
  *   sweeps (`Sweep`, on `@effect/cluster`'s workflow engine, their calls through
  *   `ClusterFleetCalls`) whose shard it holds.
  *
@@ -71,9 +72,8 @@ export const layer = (options: ClusterRunner.RunnerOptions) => {
     Layer.provideMerge(runner),
     Layer.provide(SqlHosts.layer)
   )
-  return Layer.mergeAll(
-    sweeps,
-    announced(options.host).pipe(Layer.provide(SqlHosts.layer)),
-    Layer.scopedDiscard(ClusterRetention.run())
+  // The prune after the runner: its storage made the cluster's tables it deletes from.
+  return Layer.scopedDiscard(ClusterRetention.run()).pipe(
+    Layer.provideMerge(Layer.merge(sweeps, announced(options.host).pipe(Layer.provide(SqlHosts.layer))))
   )
 }

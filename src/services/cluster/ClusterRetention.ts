@@ -8,18 +8,22 @@
  * Decision: the age of a message is the time in its id (a `Snowflake` holds the time it was made),
  * so no column is added to `@effect/cluster`'s tables. A resend of a message older than the
  * retention runs again: that is the horizon of deduplication, and a week is far beyond any retry.
- * A message not yet processed is never pruned.
+ * A message not yet processed is never pruned. `@effect/cluster`'s `MessageStorage` has no way to
+ * delete processed messages, so the delete itself is in the one module that touches the cluster's
+ * tables (internal/clusterTables.ts).
+ *
+ * `run` prunes once at once, then every hour: it needs the cluster's tables, so it runs after a
+ * runner's storage was built (ClusterHost.ts composes it so); on a fresh database the first run
+ * then finds them, empty.
  * @since 0.1.0
  */
-import * as MachineId from "@effect/cluster/MachineId"
-import * as Snowflake from "@effect/cluster/Snowflake"
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { tablePrefix } from "./ClusterRunner.ts"
+import { pruneProcessed } from "./internal/clusterTables.ts"
 
 /**
  * How long a processed message is kept by default.
@@ -34,25 +38,12 @@ export const defaultRetention: Duration.Duration = Duration.days(7)
  * @since 0.1.0
  * @category utils
  */
-export const prune = (before: number): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const bound = String(Snowflake.make({ machineId: MachineId.make(0), sequence: 0, timestamp: before }))
-    const messages = sql(`${tablePrefix}_messages`)
-    const replies = sql(`${tablePrefix}_replies`)
-    const processed = sql.onDialectOrElse({ pg: () => sql.literal("TRUE"), orElse: () => sql.literal("1") })
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`DELETE FROM ${replies} WHERE request_id IN (
-        SELECT id FROM ${messages} WHERE processed = ${processed} AND id < ${bound})`
-      const gone = yield* sql<{ readonly id: string }>`DELETE FROM ${messages}
-        WHERE processed = ${processed} AND id < ${bound} RETURNING id`
-      return gone.length
-    }))
-  })
+export const prune = (before: number): Effect.Effect<number, SqlError, SqlClient.SqlClient> => pruneProcessed(before)
 
 /**
- * Prunes every hour what is older than `retention`, for as long as the scope lasts; a failed run
- * is logged and the next one tries again.
+ * Prunes what is older than `retention` now and then every hour, for as long as the scope lasts; a
+ * failed run is logged and the next one tries again. Start it once the cluster's tables exist (a
+ * runner's or a client's storage was built).
  * @since 0.1.0
  * @category utils
  */
