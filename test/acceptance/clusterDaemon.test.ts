@@ -177,6 +177,9 @@ describe("city daemon --cluster, real processes on PostgreSQL", () => {
       expect(metrics).toMatch(/^city_fleet_endpoints\{host="web-01"\} 1$/m)
       expect(metrics).toMatch(/^city_fleet_reloads_owed\{host="web-01"\} 0$/m)
       expect(metrics).toMatch(/^# TYPE effect_cluster_entities gauge$/m)
+      // `@effect/cluster`'s runner-health check runs: its singleton lives in the cluster's own shard
+      // group, which the host's runner serves (ClusterRunner.ts).
+      expect(metrics).toMatch(/^effect_cluster_singletons 1$/m)
       const status = yield* city(["status", "--json"], { root: host.w.root })
       expect(status.code).toBe(0)
       expect(fleetOf(JSON.parse(status.stdout))).toMatchObject({ host: "web-01", hosts: [{ host: "web-01", up: true, endpoints: 1 }] })

@@ -1,19 +1,28 @@
 /**
  * A fleet's hosts seen as they are, through real `city daemon --cluster` processes and the real
- * `city` binary (docs/cluster.md, "Faults"): hosts started at once on an empty PostgreSQL database
- * all come up (the tables are created one run at a time), and none logs a failed prune (the first
- * prune runs once the tables exist).
+ * `city` binary (docs/cluster.md, "Faults"):
+ * - hosts started at once on an empty PostgreSQL database all come up (the tables are created one
+ *   run at a time), and none logs a failed prune (the first prune runs once the tables exist);
+ * - a host whose daemon is killed with SIGKILL, and one stopped with SIGSTOP, are `down` within
+ *   20 s in `city fleet --json`, in `city status` and on another host's status page (its `fleet`,
+ *   its live log, its `city_fleet_host_up`); the stopped one stays `down` while stopped and is `up`
+ *   again after SIGCONT.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type { StatusDocument } from "../../src/schema/StatusDocument.ts"
 import { type Daemon, startDaemon } from "../live/daemonProcess.ts"
 import { awaitLog, textOf, within } from "../live/pluginDaemon.ts"
 import { world, type World } from "../live/world.ts"
+import { startStatusDaemon } from "../status/statusWorld.ts"
 import { freePort } from "../support/freePort.ts"
 import { freshDatabase } from "../support/pgDatabase.ts"
-import { cityProcess, writeJson } from "./cityCli.ts"
+import { city, cityProcess, writeJson } from "./cityCli.ts"
+
+/** The spec's bound: a dead host is `down` within this long (docs/cluster.md, "Faults"). */
+const seenWithinMs = 20_000
 
 /** A state root whose host.json runs claude as an agent, naming the fleet when `cluster` is given. */
 const hostWorld = (cluster?: { readonly url: string; readonly host: string; readonly address: string }) =>
@@ -50,6 +59,8 @@ const stillRunning = (daemons: ReadonlyArray<Daemon>) =>
     discard: true
   })
 
+const served = (page: string, path: string) => Effect.promise(() => fetch(new URL(path, page)).then((r) => r.text()))
+
 describe("a fleet's hosts as they are, real processes", () => {
   it.scopedLive("four hosts started at once on an empty PostgreSQL database all come up, and none logs a failed prune", () =>
     Effect.gen(function*() {
@@ -70,4 +81,83 @@ describe("a fleet's hosts as they are, real processes", () => {
         expect(log).not.toContain("cannot be used")
       }
     }).pipe(Effect.provide(NodeContext.layer)), 120_000)
+
+  it.scopedLive("a host killed with SIGKILL and one stopped with SIGSTOP are down within 20 s (city fleet, city status, another host's page and metric); the stopped one is up again after SIGCONT", () =>
+    Effect.gen(function*() {
+      const url = yield* freshDatabase(inject("postgresUrl"))
+      // web-01 names the fleet in its host.json (for `city status`) and serves its status page.
+      const port = yield* freePort
+      const first = yield* hostWorld({ url, host: "web-01", address: `127.0.0.1:${port}` })
+      const { daemon: web01, url: page } = yield* startStatusDaemon(first, "web-01")
+      const killed = yield* Effect.flatMap(hostWorld(), (w) => hostDaemon(w, url, "web-02"))
+      const stopped = yield* Effect.flatMap(hostWorld(), (w) => hostDaemon(w, url, "web-03"))
+      const hosts = ["web-01", "web-02", "web-03"]
+      yield* within(
+        "the three hosts up in city fleet",
+        Effect.zipRight(
+          stillRunning([web01, killed, stopped]),
+          Effect.map(fleetStates(url), (states) => hosts.every((h) => states.get(h) === "up"))
+        )
+      )
+      const metric = (host: string) =>
+        Effect.map(served(page, "/metrics"), (text) => new RegExp(`^city_fleet_host_up\\{host="${host}"\\} (\\d)$`, "m").exec(text)?.[1])
+      yield* within("web-01's page has web-03 up", Effect.map(metric("web-03"), (value) => value === "1"))
+
+      const since = Date.now()
+      yield* killed.kill("SIGKILL")
+      yield* stopped.kill("SIGSTOP")
+      // Each source, the first time it shows each host down: all within the bound.
+      const seen = new Map<string, number>()
+      const note = (what: string, down: boolean) =>
+        Effect.sync(() => {
+          if (down && !seen.has(what)) seen.set(what, Date.now() - since)
+        })
+      yield* within(
+        "web-02 and web-03 down in city fleet and in web-01's city_fleet_host_up",
+        Effect.gen(function*() {
+          const states = yield* fleetStates(url)
+          yield* note("fleet web-02", states.get("web-02") === "down")
+          yield* note("fleet web-03", states.get("web-03") === "down")
+          yield* note("metric web-02", (yield* metric("web-02")) === "0")
+          yield* note("metric web-03", (yield* metric("web-03")) === "0")
+          return seen.size === 4
+        }),
+        seenWithinMs
+      )
+      for (const [what, ms] of seen) expect([what, ms <= seenWithinMs]).toEqual([what, true])
+      expect(states(yield* fleetStates(url))).toEqual([["web-01", "up"], ["web-02", "down"], ["web-03", "down"]])
+      // The same on web-01: `city status`, the page's fleet, and a line of its live log per host.
+      const status = yield* city(["status", "--json"], { root: first.root })
+      expect(status.code).toBe(0)
+      const fleetOfStatus = (JSON.parse(status.stdout) as { readonly fleet: { readonly hosts: ReadonlyArray<{ host: string; up: boolean }> } }).fleet
+      expect(fleetOfStatus.hosts.map((h) => [h.host, h.up])).toEqual([["web-01", true], ["web-02", false], ["web-03", false]])
+      const document = JSON.parse(yield* served(page, "/api/status")) as StatusDocument
+      expect(document.fleet?.hosts.map((h) => [h.host, h.up])).toEqual([["web-01", true], ["web-02", false], ["web-03", false]])
+      const fleetLines = document.log.filter((entry) => entry.kind === "fleet").map((entry) => entry.text)
+      expect(fleetLines.some((line) => line.startsWith("web-02 down"))).toBe(true)
+      expect(fleetLines.some((line) => line.startsWith("web-03 down"))).toBe(true)
+
+      // Stopped for longer than the bound, web-03 stays down all along.
+      yield* within(
+        "web-03 stopped for more than 20 s, shown down",
+        Effect.gen(function*() {
+          expect((yield* fleetStates(url)).get("web-03")).toBe("down")
+          return Date.now() - since > seenWithinMs
+        }),
+        seenWithinMs * 2
+      )
+      yield* stopped.kill("SIGCONT")
+      yield* within(
+        "web-03 up again in city fleet and in web-01's city_fleet_host_up",
+        Effect.gen(function*() {
+          yield* stillRunning([web01, stopped])
+          const states = yield* fleetStates(url)
+          return states.get("web-03") === "up" && states.get("web-02") === "down" && (yield* metric("web-03")) === "1"
+        }),
+        seenWithinMs
+      )
+    }).pipe(Effect.provide(NodeContext.layer)), 180_000)
 })
+
+/** The states as `[host, state]` pairs in host order. */
+const states = (found: ReadonlyMap<string, string>) => [...found].sort(([a], [b]) => (a < b ? -1 : 1))

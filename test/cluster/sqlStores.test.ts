@@ -268,7 +268,7 @@ describe("FleetStatus", () => {
         yield* reloads1.request([{ personality: "alice", runtime: "opencode" }], "register mail")
         yield* reloads1.requestRemoval({ personality: "alice", runtime: "opencode" })
         yield* sql`INSERT INTO city_owed_reloads (host, runtime, personality, record) VALUES ('web-02', 'claude', 'bob', '{ torn')`
-        const found = yield* FleetStatus.current
+        const found = yield* Effect.provide(FleetStatus.current, FleetStatus.runners)
         expect(found.hosts.map((h) => [h.host, h.up, h.peers, h.endpoints, h.owed_reloads, h.owed_removals])).toEqual([
           ["web-01", false, 1, 2, 2, 1],
           ["web-02", false, 2, 2, 1, 0]

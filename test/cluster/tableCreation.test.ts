@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
+import * as FleetStatus from "../../src/services/cluster/FleetStatus.ts"
 import * as Migrations from "../../src/services/cluster/Migrations.ts"
 import { freshDatabase } from "../support/pgDatabase.ts"
 
@@ -23,7 +24,7 @@ describe("table creation on PostgreSQL", () => {
     Effect.forEach([1, 2, 3], () =>
       Effect.gen(function*() {
         const url = yield* freshDatabase(inject("postgresUrl"))
-        const everything = Layer.merge(ClusterRunner.clientLayer, Layer.effectDiscard(Migrations.migrate))
+        const everything = Layer.mergeAll(ClusterRunner.clientLayer, FleetStatus.runners, Layer.effectDiscard(Migrations.migrate))
         const builds = yield* Effect.forEach(
           Array.from({ length: 8 }, () => PgClient.layer({ url: Redacted.make(url) })),
           (pg) => Effect.exit(Effect.scoped(Layer.build(everything.pipe(Layer.provide(pg))))),

@@ -112,9 +112,11 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
     // One client for the whole daemon, built when first needed (inside the daemon, so its failure
     // is reported as the daemon's), shared by the stores and the runner.
     const sql = yield* Layer.memoize(ClusterDatabase.layer(target))
-    // The status page's fleet part: read at most every 5 s, whatever the poll.
+    // The status page's fleet part: read at most every 5 s, whatever the poll, its runners through
+    // one reader of the cluster's runner storage, opened at the first read.
+    const reader = yield* Layer.memoize(FleetStatus.runners.pipe(Layer.provideMerge(sql)))
     const fleet = yield* Effect.cachedWithTTL(
-      Effect.map(Effect.provide(FleetStatus.current, sql), (found) => ({ hosts: found.hosts, invalid: found.invalid.flatMap(linesOf) })),
+      Effect.map(Effect.provide(FleetStatus.current, reader), (found) => ({ hosts: found.hosts, invalid: found.invalid.flatMap(linesOf) })),
       fleetReadEvery
     )
     yield* daemonWith(o, storesOf(sql, host, address, fleet))

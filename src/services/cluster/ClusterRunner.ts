@@ -14,13 +14,19 @@
  * - shard locks are table locks (`shardLockDisableAdvisory`): PostgreSQL advisory lock numbers are
  *   derived from each runner's own list of shard groups, so runners of different hosts (whose
  *   lists differ) would take each other's numbers and starve;
- * - a runner serves two shard groups, its host's and the fleet's (`fleetGroup`: a sweep's workflow,
- *   which any host may run): the assignments of a group come from the runners registered in it,
- *   so no runner needs the fleet's list of hosts;
- * - a runner whose process dies is found by the others' health checks (`healthCheckInterval`,
- *   default 5 s, then a few pings) and its shards are taken once its locks expire
- *   (`lockExpiration`, default 15 s, refreshed every third of it): the takeover after a `kill -9`
- *   is about their sum. A runner that stops cleanly releases its shards at once;
+ * - a runner serves three shard groups, its host's, the fleet's (`fleetGroup`: a sweep's workflow,
+ *   which any host may run) and `@effect/cluster`'s own `default`, where its runner-health
+ *   singleton lives (internal/runnerDefaults.ts: served by no runner, the health checks would never
+ *   run): the assignments of a group come from the runners registered in it, so no runner needs
+ *   the fleet's list of hosts;
+ * - a runner whose process dies is found by the health check, which one runner runs for all
+ *   (`healthCheckInterval`, default 5 s, then pings: a refused connection fails at once, a stopped
+ *   process only after its pings time out); it is marked unhealthy and no longer assigned shards.
+ *   A runner that stops refreshing its locks (its heartbeat, every third of `lockExpiration`) is
+ *   dropped by every runner once they expire (`lockExpiration`, default 15 s), whatever the pings
+ *   said; its locks can then be taken. A runner that stops cleanly releases its shards at once;
+ * - clients judge runners by the same `lockExpiration` as the runners (`@effect/cluster`'s own
+ *   default is 35 s);
  * - the storage layers, which create `@effect/cluster`'s tables when they are built, are built
  *   under the fleet's table-creation lock (internal/tableCreation.ts): hosts started at once on an
  *   empty PostgreSQL database would otherwise create the same tables at once, and one would fail;
@@ -46,6 +52,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { HostWork } from "./HostWork.ts"
 import { handlers } from "./internal/endpointHandlers.ts"
+import * as defaults from "./internal/runnerDefaults.ts"
 import { serializedLayer } from "./internal/tableCreation.ts"
 
 /**
@@ -90,20 +97,21 @@ export interface RunnerOptions {
 }
 
 const shardingConfig = (options: RunnerOptions) => {
-  const expiration = Duration.decode(options.lockExpiration ?? Duration.seconds(15))
+  const expiration = Duration.decode(options.lockExpiration ?? defaults.lockExpiration)
+  const groups = [options.host, fleetGroup, defaults.clusterGroup]
   return ShardingConfig.layer({
     runnerAddress: Option.some(new RunnerAddress.RunnerAddress({ host: options.address.host, port: options.address.port })),
     runnerListenAddress: Option.map(
       Option.fromNullable(options.listen),
       (listen) => new RunnerAddress.RunnerAddress({ host: listen.host, port: listen.port })
     ),
-    availableShardGroups: [options.host, fleetGroup],
-    assignedShardGroups: [options.host, fleetGroup],
+    availableShardGroups: groups,
+    assignedShardGroups: groups,
     shardsPerGroup: shardsPerHost,
     shardLockDisableAdvisory: true,
     shardLockExpiration: expiration,
-    shardLockRefreshInterval: Option.getOrElse(Duration.divide(expiration, 3), () => Duration.seconds(5)),
-    runnerHealthCheckInterval: options.healthCheckInterval ?? Duration.seconds(5)
+    shardLockRefreshInterval: defaults.heartbeatOf(expiration),
+    runnerHealthCheckInterval: options.healthCheckInterval ?? defaults.healthCheckInterval
   })
 }
 
@@ -149,6 +157,11 @@ export const clientLayer: Layer.Layer<
 > = Layer.fresh(SocketRunner.layerClientOnly.pipe(
   Layer.provide(NodeClusterSocket.layerClientProtocol),
   Layer.provideMerge(storage),
-  Layer.provide(ShardingConfig.layer({ runnerAddress: Option.none(), shardsPerGroup: shardsPerHost, shardLockDisableAdvisory: true })),
+  Layer.provide(ShardingConfig.layer({
+    runnerAddress: Option.none(),
+    shardsPerGroup: shardsPerHost,
+    shardLockDisableAdvisory: true,
+    shardLockExpiration: defaults.lockExpiration
+  })),
   Layer.provide(RpcSerialization.layerMsgPack)
 ))

@@ -5,8 +5,17 @@
  * the fleet part of a fleet host's `city status` and status page.
  *
  * Decisions where the spec is silent:
- * - a host is `up` when a runner of its shard group is registered and healthy in the cluster's
- *   runner table, else `down` (its messages wait in the database until it comes back);
+ * - a host is `up` when a runner of its shard group is registered, healthy by `@effect/cluster`'s
+ *   health check (`RunnerStorage.getRunners`, its public API), and has beaten within `silentAfter`
+ *   (10 s: two heartbeats missed; internal/runnerDefaults.ts), else `down` (its messages wait in
+ *   the database until it comes back). The health check sees a killed runner within about its
+ *   interval (5 s), but not a stopped one in time nor one cut off from the database, and no public
+ *   API gives the heartbeat: its age is read in the one module that reads the cluster's tables
+ *   (internal/clusterTables.ts, which says why). A dead, stopped or cut-off host is so `down`
+ *   within 10 s of its last heartbeat; one that comes back beats at once and is `up` again;
+ * - the runners are read through a `RunnerStorage` of the cluster (`runners`) configured as every
+ *   runner of the `city` program is (the default lock expiration): a library user's runner with
+ *   other timings is judged by these;
  * - owed work is counted from the hosts' owed-work rows: reloads owed (`requested > applied`) and
  *   removals owed; a row that does not decode counts as one owed reload (it will be owed again:
  *   live/Reloads.ts) and is listed with the invalid rows;
@@ -16,14 +25,26 @@
  * - hosts in name order (code units).
  * @since 0.1.0
  */
+import type { PersistenceError } from "@effect/cluster/ClusterError"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PrimaryKey from "effect/PrimaryKey"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
 import { tablePrefix } from "./ClusterRunner.ts"
 import { fromConfig } from "../capabilities/RuntimeProfiles.ts"
+import { heartbeatAges } from "./internal/clusterTables.ts"
+import { lockExpiration, silentAfter } from "./internal/runnerDefaults.ts"
+import { serializedLayer } from "./internal/tableCreation.ts"
 import { decode as decodeOwed } from "../live/OwedRecords.ts"
 import * as Migrations from "./Migrations.ts"
 import * as SqlHosts from "./SqlHosts.ts"
@@ -66,12 +87,53 @@ export interface Fleet {
   readonly invalid: ReadonlyArray<InvalidFile | { readonly file: string; readonly field: string; readonly rule: string }>
 }
 
+/** The cluster's runner table, as errors name it. */
+const runnersTable = `${tablePrefix}_runners`
+
+/** A failure of the runner table as a `StateError`; a `PersistenceError` says nothing but its cause. */
+const unreadable = (operation: string, path: string) => (e: SqlError | PersistenceError) =>
+  new StateError({
+    operation,
+    path,
+    detail: e._tag === "PersistenceError" ? (e.cause instanceof Error ? e.cause.message : String(e.cause)) : e.message,
+    cause: e
+  })
+
 /**
- * Reads the fleet from its database, whose tables exist (a host's daemon made them).
+ * `@effect/cluster`'s runner storage over the fleet's database, to read the runners through
+ * (`current`): configured as a client of the `city` program is (the lock expiration by which it
+ * lists only the runners seen within it), built, like every storage of the cluster, under the
+ * fleet's table-creation lock (it creates its tables when missing).
+ * @since 0.1.0
+ * @category layers
+ */
+export const runners: Layer.Layer<RunnerStorage.RunnerStorage, StateError, SqlClient.SqlClient> = serializedLayer(
+  SqlRunnerStorage.layerWith({ prefix: tablePrefix })
+).pipe(
+  Layer.provide(ShardingConfig.layer({ runnerAddress: Option.none(), shardLockDisableAdvisory: true, shardLockExpiration: lockExpiration })),
+  Layer.mapError(unreadable("open", runnersTable))
+)
+
+/** The shard groups (hosts) that a runner serves now: registered, healthy, and not silent. */
+const upGroups = Effect.gen(function*() {
+  const registered = yield* Effect.flatMap(RunnerStorage.RunnerStorage, (storage) => storage.getRunners).pipe(
+    Effect.mapError(unreadable("list", runnersTable))
+  )
+  const ages = yield* Effect.mapError(heartbeatAges, unreadable("list", runnersTable))
+  const bound = Duration.toSeconds(silentAfter)
+  return new Set(registered.flatMap(([runner, healthy]) => {
+    const age = ages.get(PrimaryKey.value(runner.address))
+    return healthy && age !== undefined && age <= bound ? runner.groups : []
+  }))
+})
+
+/**
+ * Reads the fleet from its database, whose tables exist (a host's daemon made them), its runners
+ * through `RunnerStorage` (`runners`).
  * @since 0.1.0
  * @category constructors
  */
-export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effect.gen(function*() {
+export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient | RunnerStorage.RunnerStorage> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const hosts = yield* Effect.flatMap(SqlHosts.make, (h) => h.list)
   const peers = yield* SqlPeers.fleet
@@ -79,19 +141,7 @@ export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Ef
     new StateError({ operation: "list", path: table, detail: e.message, cause: e })
   const owedRows = yield* sql<{ readonly host: string; readonly runtime: string; readonly personality: string; readonly record: string }>`
     SELECT host, runtime, personality, record FROM ${sql(SqlReloads.table)}`.pipe(Effect.mapError(failed(SqlReloads.table)))
-  const runners = yield* sql<{ readonly runner: string; readonly healthy: unknown }>`
-    SELECT runner, healthy FROM ${sql(`${tablePrefix}_runners`)}`.pipe(
-    Effect.orElseSucceed(() => [])
-  )
-  const upGroups = new Set(runners.flatMap((row) => {
-    if (row.healthy === false || row.healthy === 0) return []
-    try {
-      const parsed = JSON.parse(row.runner) as { readonly groups?: ReadonlyArray<string> }
-      return parsed.groups ?? []
-    } catch {
-      return []
-    }
-  }))
+  const serving = yield* upGroups
   const owed = new Map<string, { reloads: number; removals: number }>()
   const invalid: Array<Fleet["invalid"][number]> = [...hosts.invalid, ...peers.invalid]
   for (const row of owedRows) {
@@ -111,7 +161,7 @@ export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Ef
     const isAgent = fromConfig(entry.profiles).isAgent
     return {
       host: entry.host,
-      up: upGroups.has(entry.host),
+      up: serving.has(entry.host),
       started_at: DateTime.formatIso(entry.started_at),
       seen_at: DateTime.formatIso(entry.seen_at),
       peers: own.length,
@@ -124,8 +174,8 @@ export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Ef
 })
 
 /**
- * Reads the fleet from its database, making its tables first when missing (`city fleet` may be
- * the first to reach a new database).
+ * Reads the fleet from its database once, making its tables first when missing (`city fleet` may
+ * be the first to reach a new database).
  * @since 0.1.0
  * @category constructors
  */
@@ -134,5 +184,5 @@ export const read: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effec
     Migrations.migrate,
     (e) => new StateError({ operation: "migrate", path: "city_migrations", detail: e.message, cause: e })
   ),
-  current
+  Effect.provide(current, runners)
 )
