@@ -108,7 +108,7 @@ const httpTokenFile = Opt.optionalText(
 const cluster = Opt.optionalText(
   "cluster",
   "url",
-  "Run as one host of a fleet whose state is in this database: postgres://… (or sqlite:<file> for one process)",
+  "Run as one host of a fleet whose state is in this database: postgres://… (or sqlite:<file> for a fleet of one host)",
   "host.json's cluster.url, else no fleet: the state root's files"
 )
 

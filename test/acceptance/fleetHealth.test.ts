@@ -6,12 +6,15 @@
  * - a host whose daemon is killed with SIGKILL, and one stopped with SIGSTOP, are `down` within
  *   20 s in `city fleet --json`, in `city status` and on another host's status page (its `fleet`,
  *   its live log, its `city_fleet_host_up`); the stopped one stays `down` while stopped and is `up`
- *   again after SIGCONT.
+ *   again after SIGCONT;
+ * - a fleet on SQLite is one host: a second daemon on its file is refused in one line that says to
+ *   use PostgreSQL, the verbs still read it, and once the first daemon is killed another starts on it.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import { join } from "node:path"
 import type { StatusDocument } from "../../src/schema/StatusDocument.ts"
 import { type Daemon, startDaemon } from "../live/daemonProcess.ts"
 import { awaitLog, textOf, within } from "../live/pluginDaemon.ts"
@@ -157,6 +160,30 @@ describe("a fleet's hosts as they are, real processes", () => {
         seenWithinMs
       )
     }).pipe(Effect.provide(NodeContext.layer)), 180_000)
+
+  it.scopedLive("SQLite is one host: a second daemon on its file is refused in one line naming PostgreSQL; once the first is killed, another starts on it", () =>
+    Effect.gen(function*() {
+      const base = yield* Effect.map(world, (w) => w.base)
+      const database = `sqlite:${join(base, "fleet.db")}`
+      const first = yield* Effect.flatMap(hostWorld(), (w) => hostDaemon(w, database, "web-01"))
+      yield* awaitLog(first, "city daemon started")
+      const secondWorld = yield* hostWorld()
+      const refused = yield* hostDaemon(secondWorld, database, "web-02")
+      const exit = yield* Deferred.await(refused.exited).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("the second daemon was not refused within 30 s") })
+      )
+      expect(exit.code).toBe(1)
+      const lines = (yield* textOf(refused.log)).split("\n").filter((line) => line !== "")
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/^city: error: .*is the database of host web-01 \(pid \d+ .*use PostgreSQL/)
+      // The verbs of the machine still read it beside its daemon.
+      expect(states(yield* fleetStates(database))).toEqual([["web-01", "up"]])
+      yield* first.kill("SIGKILL")
+      yield* Deferred.await(first.exited)
+      // The killed daemon's claim is taken over at once.
+      const second = yield* hostDaemon(secondWorld, database, "web-02")
+      yield* awaitLog(second, "city daemon started")
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 })
 
 /** The states as `[host, state]` pairs in host order. */

@@ -36,6 +36,7 @@ import * as FleetClient from "../../services/cluster/FleetClient.ts"
 import * as FleetStatus from "../../services/cluster/FleetStatus.ts"
 import * as PeerImport from "../../services/cluster/PeerImport.ts"
 import * as SqlCapabilities from "../../services/cluster/SqlCapabilities.ts"
+import * as SqliteHost from "../../services/cluster/SqliteHost.ts"
 import * as Sweep from "../../services/cluster/Sweep.ts"
 import { Capabilities } from "../../services/capabilities/Capabilities.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
@@ -112,6 +113,11 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
     // One client for the whole daemon, built when first needed (inside the daemon, so its failure
     // is reported as the daemon's), shared by the stores and the runner.
     const sql = yield* Layer.memoize(ClusterDatabase.layer(target))
+    // A fleet on SQLite is one host: a second daemon on its file is refused before anything starts.
+    if (target._tag === "Sqlite") {
+      const claimed = yield* Effect.either(Effect.provide(SqliteHost.claim(host, target.filename), sql))
+      if (Either.isLeft(claimed)) return yield* reportFailure(o, claimed.left)
+    }
     // The status page's fleet part: read at most every 5 s, whatever the poll, its runners through
     // one reader of the cluster's runner storage, opened at the first read.
     const reader = yield* Layer.memoize(FleetStatus.runners.pipe(Layer.provideMerge(sql)))
