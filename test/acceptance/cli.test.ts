@@ -145,7 +145,7 @@ describe("docs that name verbs", () => {
       const text = readFileSync(join(import.meta.dirname, "../../docs/cluster.md"), "utf8")
       const opening = text.split("\n\n")[1] ?? ""
       const named = [...opening.matchAll(/`city ([a-z-]+)((?: --[a-z-]+)*)[^`]*`/g)].map((m) => ({ verb: m[1]!, flags: (m[2] ?? "").trim().split(/\s+/).filter((f) => f !== "") }))
-      expect(named.map((n) => n.verb)).toEqual(["daemon", "fleet"])
+      expect(named.map((n) => n.verb)).toEqual(["daemon", "fleet", "status"])
       for (const { flags, verb } of named) {
         const help = yield* city([verb, "--help"])
         expect(help.code, verb).toBe(0)

@@ -7,7 +7,7 @@
  * Why these two, and nothing else:
  * - **a runner's last heartbeat** (`heartbeatAges`). `RunnerStorage.getRunners` says whether each
  *   runner is healthy, but health is what the health check's pings last found, and pings cannot
- *   see every death in time: a stopped process (SIGSTOP) holds its connections open, so each ping
+ *   see every death in time: a stopped process (SIGSTOP) keeps its connections open, so each ping
  *   waits out its timeout (about half a minute in all); a runner cut off from the database still
  *   answers pings; and the check never marks the last healthy runner unhealthy. What does stop at
  *   once in each case is the heartbeat, the runner's refresh of its shard locks, which writes
