@@ -11,6 +11,9 @@
  * Not an `RcMap` of semaphores, nor a Semaphore per key: an `RcMap.get` lease costs about 14 µs and
  * a Semaphore's `withPermits` about 4 µs, while the uncontended key here is two Map operations and
  * an `ensuring` (the add + remove path takes the lock twice per plugin).
+ *
+ * Its users are two subsystems (the City's registry, per plugin name; live application's Applier,
+ * per endpoint), so it lives with the helpers several subsystems share (docs/design.md, "Layout").
  * @since 0.1.0
  */
 import * as Deferred from "effect/Deferred"

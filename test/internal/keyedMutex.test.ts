@@ -9,7 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as KeyedMutex from "../../src/services/city/KeyedMutex.ts"
+import * as KeyedMutex from "../../src/services/internal/keyedMutex.ts"
 import { blocked } from "../fixtures.ts"
 
 const never = Effect.never
