@@ -2,24 +2,24 @@
  * A plugin lost on its own starts again with backoff (docs/plugin-loader.md, "Liveness";
  * src/services/city/PluginRecovery.ts): 1 s, 2 s, 4 s … after each crash; after 5 crashes within
  * 10 minutes it stays `error` until it is added again; an explicit add or remove forgets its
- * crashes. The plugin here is lost through its PluginLiveness, as an isolated plugin's worker
+ * crashes. The plugin here is lost through its PluginLost service, as an isolated plugin's worker
  * reports it; time is the TestClock's.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { PluginLiveness } from "../../src/services/city/PluginLiveness.ts"
+import { PluginLost } from "../../src/services/city/internal/pluginLifecycle.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import { makeCity, provideNode } from "../fixtures.ts"
 
-/** A plugin that hands out its PluginLiveness at each initialize, to be lost at the test's word. */
-const losable = (starts: Array<PluginLiveness["Type"]>) =>
+/** A plugin that hands out its PluginLost at each initialize, to be lost at the test's word. */
+const losable = (starts: Array<PluginLost["Type"]>) =>
   Plugin.make({
     name: "fragile",
     initialize: Effect.gen(function*() {
-      const liveness = yield* Effect.serviceOption(PluginLiveness)
-      if (Option.isSome(liveness)) starts.push(liveness.value)
+      const lost = yield* Effect.serviceOption(PluginLost)
+      if (Option.isSome(lost)) starts.push(lost.value)
       return {}
     })
   })
@@ -35,7 +35,7 @@ describe("PluginRecovery", () => {
   it.scoped("a lost plugin starts again after 1 s, 2 s, 4 s, 8 s; the fifth crash within 10 minutes leaves it `error` until it is added again", () =>
     provideNode(Effect.gen(function*() {
       const city = yield* makeCity()
-      const starts: Array<PluginLiveness["Type"]> = []
+      const starts: Array<PluginLost["Type"]> = []
       const plugin = losable(starts)
       yield* city.plugins.add(plugin)
       for (const [crash, wait] of [[1, 1], [2, 2], [3, 4], [4, 8]] as const) {
@@ -69,7 +69,7 @@ describe("PluginRecovery", () => {
   it.scoped("a remove while the restart waits cancels it; crashes older than 10 minutes are not counted", () =>
     provideNode(Effect.gen(function*() {
       const city = yield* makeCity()
-      const starts: Array<PluginLiveness["Type"]> = []
+      const starts: Array<PluginLost["Type"]> = []
       const plugin = losable(starts)
       yield* city.plugins.add(plugin)
       yield* starts.at(-1)!.lost("gone")
@@ -99,7 +99,7 @@ describe("PluginRecovery", () => {
 
   it.effect("a lost plugin that is not ready (closing, removed) is not started again", () =>
     provideNode(Effect.gen(function*() {
-      const starts: Array<PluginLiveness["Type"]> = []
+      const starts: Array<PluginLost["Type"]> = []
       yield* Effect.scoped(Effect.gen(function*() {
         const city = yield* makeCity()
         yield* city.plugins.add(losable(starts))

@@ -17,7 +17,7 @@ import * as CityConfig from "../../src/services/city/CityConfig.ts"
 import * as CloseRecorder from "../../src/services/city/CloseRecorder.ts"
 import * as ClosingPhase from "../../src/services/city/ClosingPhase.ts"
 import * as LeaseTable from "../../src/services/city/LeaseTable.ts"
-import * as PluginInstances from "../../src/services/city/PluginInstances.ts"
+import * as PluginLifecycle from "../../src/services/city/internal/pluginLifecycle.ts"
 import * as PluginRegistry from "../../src/services/city/PluginRegistry.ts"
 import { failureOf, Journal, probe, provideNode } from "../fixtures.ts"
 
@@ -25,7 +25,7 @@ import { failureOf, Journal, probe, provideNode } from "../fixtures.ts"
 const registry = Effect.gen(function*() {
   const root = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped({ prefix: "city-test-" })
   const layer = PluginRegistry.layer.pipe(
-    Layer.provideMerge(PluginInstances.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
+    Layer.provideMerge(PluginLifecycle.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
     Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseRecorder.layer, CityConfig.layer({ root })))
   )
   return Context.get(yield* Layer.build(layer), PluginRegistry.PluginRegistry)

@@ -30,7 +30,7 @@ import * as CityClose from "../../services/city/CityClose.ts"
 import * as CloseRecorder from "../../services/city/CloseRecorder.ts"
 import * as ExecutionLeases from "../../services/city/ExecutionLeases.ts"
 import * as LeaseTable from "../../services/city/LeaseTable.ts"
-import * as PluginInstances from "../../services/city/PluginInstances.ts"
+import * as PluginLifecycle from "../../services/city/internal/pluginLifecycle.ts"
 import * as PluginRegistry from "../../services/city/PluginRegistry.ts"
 import * as Sessions from "../../services/city/Sessions.ts"
 import * as StartPlugins from "../../services/city/StartPlugins.ts"
@@ -95,7 +95,7 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ExecutionLeases.layer),
     Layer.provideMerge(PluginRegistry.layer),
-    Layer.provideMerge(PluginInstances.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
+    Layer.provideMerge(PluginLifecycle.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
     Layer.provideMerge(Workspaces.layer),
     Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseRecorder.layer, config))
   )

@@ -30,8 +30,7 @@ import { disposeWaves } from "./Dependencies.ts"
 import type { ClosingPhaseShape } from "./ClosingPhase.ts"
 import type { CloseRecorderShape } from "./CloseRecorder.ts"
 import type { LeaseTableShape } from "./LeaseTable.ts"
-import { disposeTimedOut, type PluginLife } from "./PluginLife.ts"
-import type { PluginInstancesShape } from "./PluginInstances.ts"
+import { disposeTimedOut, type PluginLifecycleShape, type Started } from "./internal/pluginLifecycle.ts"
 import type { Snapshots } from "./Snapshots.ts"
 
 /** How long a plugin's dispose runs before close says, in the log, that it is still waiting for it. */
@@ -44,7 +43,7 @@ const slowNotice = Duration.seconds(1)
  */
 export interface Closing {
   readonly name: string
-  readonly life: PluginLife
+  readonly started: Started
 }
 
 /**
@@ -56,25 +55,25 @@ export interface Closing {
  */
 export const closePlugins = (options: {
   readonly state: ClosingPhaseShape
-  readonly instances: PluginInstancesShape
+  readonly lifecycle: PluginLifecycleShape
   readonly snapshots: Snapshots
-  readonly lives: ReadonlyMap<string, PluginLife>
+  readonly instances: ReadonlyMap<string, Started>
   /** What each live plugin with requirements requires. */
   readonly requiresOf: ReadonlyMap<string, ReadonlyArray<Requirement>>
   readonly unpublish: () => void
   readonly dispose: Omit<Parameters<typeof disposeAll>[0], "closing">
 }): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const { instances, snapshots } = options
+    const { lifecycle, snapshots } = options
     options.state.close()
-    for (const name of yield* instances.abandon) {
+    for (const name of yield* lifecycle.abandon) {
       options.dispose.report.report(
         `initialize of ${name}`,
         Cause.fail(new Cause.TimeoutException(`initialize of ${name} abandoned: still running after close`))
       )
     }
     const reverseByName = (a: Closing, b: Closing) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0)
-    const closing = Array.from(options.lives, ([name, life]) => ({ name, life })).sort(reverseByName)
+    const closing = Array.from(options.instances, ([name, started]) => ({ name, started })).sort(reverseByName)
     yield* snapshots.disposingAll(closing.map((item) => item.name))
     options.unpublish()
     if (options.requiresOf.size === 0) {
@@ -105,7 +104,7 @@ export const disposeAll = (options: {
   const { config, report, views } = options
 
   const reportExit = (item: Closing, exit: Exit.Exit<void, PluginDisposeFailed>) => {
-    const duration = item.life.elapsed()
+    const duration = item.started.elapsed()
     if (Exit.isSuccess(exit)) return report.disposed({ plugin: item.name, outcome: "disposed", duration })
     const timedOut = Option.exists(Cause.failureOption(exit.cause), (failure) => failure.reason === "timed-out")
     report.disposed({ plugin: item.name, outcome: timedOut ? "timed-out" : "failed", duration })
@@ -114,7 +113,7 @@ export const disposeAll = (options: {
 
   const waitForLeases = (item: Closing) =>
     Effect.suspend(() => {
-      const instance = item.life.instance
+      const instance = item.started.instance
       if (!views.isLeased(instance)) return Effect.void
       return Effect.interruptible(views.unleased(instance)).pipe(
         Effect.timeout(config.disposeTimeout),
@@ -149,7 +148,7 @@ export const disposeAll = (options: {
    * interruptible for its timeout: close runs uninterruptibly).
    */
   const disposeSaid = (item: Closing) =>
-    !noticeFirst ? item.life.dispose : Effect.flatMap(Effect.fork(item.life.dispose), (fiber) =>
+    !noticeFirst ? item.started.dispose : Effect.flatMap(Effect.fork(item.started.dispose), (fiber) =>
       Effect.flatMap(Effect.timeout(Effect.interruptible(Fiber.await(fiber)), slowNotice).pipe(Effect.option), (done) =>
         Option.match(done, {
           onSome: (exit) => exit,
@@ -170,10 +169,10 @@ export const disposeAll = (options: {
   }
 
   return Effect.gen(function*() {
-    const leased = options.closing.filter((item) => views.isLeased(item.life.instance))
+    const leased = options.closing.filter((item) => views.isLeased(item.started.instance))
     if (leased.length > 0) yield* Effect.forEach(leased, waitForLeases, { concurrency: "unbounded", discard: true })
     const runtime = yield* Effect.runtime<never>()
-    const fibers = options.closing.map((item) => item.life.beginIn(runtime))
+    const fibers = options.closing.map((item) => item.started.beginIn(runtime))
     // One timer for all: those still running after the notice are said, then all are awaited.
     const quick = yield* Fiber.awaitAll(fibers).pipe(
       Effect.interruptible,

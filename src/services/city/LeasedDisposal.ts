@@ -15,7 +15,7 @@ import * as Inspectable from "effect/Inspectable"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { ClosingPhaseShape } from "./ClosingPhase.ts"
 import { type LeaseTableShape, heldByCaller } from "./LeaseTable.ts"
-import type { PluginLife } from "./PluginLife.ts"
+import type { Started } from "./internal/pluginLifecycle.ts"
 
 /**
  * What `remove` did: the plugin left the registry and is disposed, or its disposal is pending on a
@@ -60,27 +60,27 @@ export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Re
  * @category constructors
  */
 export const disposeAfterLeases = (options: {
-  readonly life: PluginLife
+  readonly started: Started
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
   readonly views: LeaseTableShape
   readonly state: ClosingPhaseShape
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.suspend(() => {
-    const { dispose, life, views } = options
+    const { dispose, started, views } = options
     // Nothing holds it (the common case): disposed in the call.
-    if (!views.isLeased(life.instance)) return Effect.as(dispose, disposed(dispose))
+    if (!views.isLeased(started.instance)) return Effect.as(dispose, disposed(dispose))
     return afterLeases(options)
   })
 
 const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.gen(function*() {
-    const { dispose, life, state, views } = options
-    const instance = life.instance
+    const { dispose, started, state, views } = options
+    const instance = started.instance
     const fiber = yield* Effect.forkDaemon(
       Effect.zipRight(
         Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),
-        Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(life.disposed, dispose)))
+        Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(started.disposed, dispose)))
       )
     )
     const disposal = Effect.flatten(fiber.await)

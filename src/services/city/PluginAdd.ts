@@ -8,7 +8,7 @@
  *   fails it with `PluginDependencyMissing`.
  * - Operations on one name are serialized (KeyedMutex); an instance of the name still disposing
  *   (pending on a lease) is waited for first.
- * - `add` starts the instance (PluginInstances: bounded initialize, release on failure). A failure
+ * - `add` starts the instance (internal/pluginLifecycle.ts: bounded initialize, release on failure). A failure
  *   leaves an `error` snapshot with `last_error`; a later successful add replaces it. Closing begun
  *   meanwhile disposes the started instance, which never becomes ready.
  * @since 0.1.0
@@ -31,8 +31,7 @@ import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecyc
 import type { SiblingNeed } from "../Siblings.ts"
 import * as InitializeFailure from "./InitializeFailure.ts"
 import { caseKey } from "./internal/caseKey.ts"
-import { lastError } from "./PluginInstances.ts"
-import type { PluginLife } from "./PluginLife.ts"
+import { lastError, type Started } from "./internal/pluginLifecycle.ts"
 import * as PluginRecovery from "./PluginRecovery.ts"
 import type { RegistryParts, Restore } from "./RegistryParts.ts"
 
@@ -60,7 +59,7 @@ export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | Plu
 /**
  * Makes `add` (the plugin's own typed failure unwrapped, InitializeFailure.ts) and `addWrapped`
  * (every failed initialize a `PluginInitializeFailed`) on the registry's parts; `crashed` is what a
- * started plugin's PluginLiveness reports to.
+ * started plugin's PluginLost reports to.
  * @since 0.1.0
  * @category constructors
  */
@@ -69,7 +68,7 @@ export const make = (
   crashed: (name: string, reason: string, status: "error" | "unresponsive") => Effect.Effect<boolean>,
   recovery: PluginRecovery.PluginRecovery
 ) => {
-  const { dependents, instances, lives, mutex, snapshots, state } = parts
+  const { dependents, instances, lifecycle, mutex, snapshots, state } = parts
   /** Names whose add was admitted and has not finished, by case key (internal/caseKey.ts). */
   const adding = new Map<string, string>()
 
@@ -81,7 +80,7 @@ export const make = (
     Effect.suspend(() => {
       const name = plugin.name
       // A previous instance of this name still disposing (pending on a lease) goes first.
-      const previous = lives.get(name)
+      const previous = instances.get(name)
       if (previous !== undefined) {
         return Effect.zipRight(
           restore(Effect.raceFirst(previous.disposed, state.cancelled(`add plugin ${name}`))),
@@ -91,7 +90,11 @@ export const make = (
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       return snapshots.initializing(name, plugin.version, options?.source ?? "code").pipe(
-        Effect.zipRight(instances.start(plugin, { ...options, lost: lostFor(plugin, options) }, restore)),
+        Effect.zipRight(lifecycle.start(plugin, {
+          ...options,
+          lost: lostFor(plugin, options),
+          cancelled: state.cancelled(`initialize of ${name}`)
+        }, restore)),
         Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
           Either.isLeft(started)
             ? Effect.zipRight(snapshots.failed(name, lastError(started.left)), Effect.fail(started.left))
@@ -101,19 +104,19 @@ export const make = (
     })
 
   /** A started instance joins the registry and the next view, unless closing began meanwhile. */
-  const becomeReady = (name: string, life: PluginLife) =>
+  const becomeReady = (name: string, started: Started) =>
     Effect.suspend((): Effect.Effect<PluginSnapshot, CityClosed> => {
       const refused = state.refuse(`add plugin ${name}`)
       if (refused !== undefined) {
         // Closing began while it initialized: it never becomes ready; dispose it here.
-        return Effect.ignore(life.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
+        return Effect.ignore(started.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
       }
-      lives.join(name, life)
+      instances.enter(name, started)
       return snapshots.ready(name)
     })
 
   /**
-   * A started plugin lost on its own (PluginLiveness): out of the City with a snapshot saying why,
+   * A started plugin lost on its own (PluginLost): out of the City with a snapshot saying why,
    * then started again with backoff, until the crash limit (PluginRecovery.ts).
    */
   const lostFor = <E, R>(plugin: Plugin<E, R>, options: AddOptions | undefined) =>
@@ -143,7 +146,7 @@ export const make = (
     const restart = Effect.suspend(() => {
       const status = snapshots.statusOf(name)
       // Added, removed or restarted meanwhile: nothing is owed.
-      if ((status !== "error" && status !== "unresponsive") || lives.get(name) !== undefined) return Effect.void
+      if ((status !== "error" && status !== "unresponsive") || instances.get(name) !== undefined) return Effect.void
       return addOnce(plugin as Plugin<E, never>, options).pipe(
         Effect.catchAll((failure) => {
           if (failure._tag !== "PluginInitializeFailed") return Effect.void
@@ -188,7 +191,7 @@ export const make = (
       // Its required plugins are ready, and none is being removed: they stay until it is gone.
       const requires = plugin.requires ?? []
       if (requires.length > 0) {
-        const missing = dependents.missing(requires, lives.isReady)
+        const missing = dependents.missing(requires, instances.isReady)
         if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: name, missing }))
         dependents.admit(name, requires)
       }
@@ -197,7 +200,7 @@ export const make = (
         Effect.onExit((exit) =>
           Effect.sync(() => {
             adding.delete(key)
-            if (Exit.isFailure(exit) && lives.get(name) === undefined) dependents.forget(name)
+            if (Exit.isFailure(exit) && instances.get(name) === undefined) dependents.forget(name)
           })
         )
       )

@@ -124,7 +124,7 @@ export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<Pl
  */
 export const make = Effect.gen(function*() {
   const parts = yield* RegistryParts.make
-  const { instances, lives, snapshots, state } = parts
+  const { instances, lifecycle, snapshots, state } = parts
   const { crashed, remove: removeNow } = PluginRemoval.make(parts)
   const recovery = yield* PluginRecovery.make
   const { add, addWrapped } = PluginAdd.make(parts, crashed, recovery)
@@ -135,11 +135,11 @@ export const make = Effect.gen(function*() {
 
   const replaceSkills: PluginRegistryShape["replaceSkills"] = (name, skills) =>
     Effect.suspend(() => {
-      const life = lives.get(name)
-      if (life === undefined || snapshots.statusOf(name) !== "ready") {
+      const started = instances.get(name)
+      if (started === undefined || snapshots.statusOf(name) !== "ready") {
         return Effect.fail(new PluginNotFound({ plugin: name }))
       }
-      lives.replaceSkills(life, skills)
+      instances.replaceSkills(started, skills)
       return Effect.void
     })
 
@@ -147,13 +147,13 @@ export const make = Effect.gen(function*() {
   yield* Effect.addFinalizer(() =>
     closePlugins({
       state,
-      instances,
+      lifecycle,
       snapshots,
-      lives: lives.all,
+      instances: instances.all,
       requiresOf: parts.dependents.requiresOf,
-      unpublish: lives.hideAll,
+      unpublish: instances.hideAll,
       // Each leaves the registry as it is disposed; the snapshots are cleared at once at the end.
-      dispose: { config: parts.config, views: parts.views, report: parts.report, left: ({ life, name }) => Effect.sync(() => lives.leave(name, life)) }
+      dispose: { config: parts.config, views: parts.views, report: parts.report, left: ({ name, started }) => Effect.sync(() => instances.leave(name, started)) }
     })
   )
 

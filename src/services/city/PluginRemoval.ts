@@ -19,7 +19,7 @@ import * as Option from "effect/Option"
 import { type CityClosed, type PluginDisposeFailed, PluginHasDependents } from "../../schema/Errors.ts"
 import * as Dependencies from "./Dependencies.ts"
 import { disposeAfterLeases, disposed, Removal } from "./LeasedDisposal.ts"
-import type { PluginLife } from "./PluginLife.ts"
+import type { Started } from "./internal/pluginLifecycle.ts"
 import type { RegistryParts, Restore } from "./RegistryParts.ts"
 
 /**
@@ -42,22 +42,22 @@ export interface RemoveOptions {
  * @category constructors
  */
 export const make = (parts: RegistryParts) => {
-  const { dependents, leave, lives, mutex, snapshots, state, views } = parts
+  const { dependents, instances, leave, mutex, snapshots, state, views } = parts
 
-  const removeLive = (name: string, life: PluginLife, restore: Restore) =>
+  const removeStarted = (name: string, started: Started, restore: Restore) =>
     Effect.zipRight(
       Effect.suspend(() => {
         if (snapshots.statusOf(name) === "disposing") return Effect.void
-        lives.hide(name)
+        instances.hide(name)
         return snapshots.disposing(name)
       }),
-      disposeAfterLeases({ life, dispose: Effect.ensuring(life.dispose, leave(name, life)), views, state, restore })
+      disposeAfterLeases({ started, dispose: Effect.ensuring(started.dispose, leave(name, started)), views, state, restore })
     )
 
   const removeOne = (name: string, restore: Restore) =>
     Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed> => {
-      const life = lives.get(name)
-      if (life !== undefined) return Effect.map(removeLive(name, life, restore), Option.some)
+      const started = instances.get(name)
+      if (started !== undefined) return Effect.map(removeStarted(name, started, restore), Option.some)
       if (snapshots.statusOf(name) === undefined) return Effect.succeed(Option.none())
       return Effect.as(snapshots.remove(name), Option.some(disposed(Effect.void)))
     })
@@ -80,15 +80,15 @@ export const make = (parts: RegistryParts) => {
       }
       if (pending.length === 0) return yield* removeOne(name, restore)
       // Hidden now; disposed once the pending dependents are.
-      const life = lives.get(name)
-      if (life === undefined) return yield* removeOne(name, restore)
-      lives.hide(name)
+      const started = instances.get(name)
+      if (started === undefined) return yield* removeOne(name, restore)
+      instances.hide(name)
       yield* snapshots.disposing(name)
       const waitDependents = Effect.forEach(pending, (r) => Effect.ignore(r.disposal), { discard: true })
       const fiber = yield* Effect.forkDaemon(Effect.zipRight(
         waitDependents,
         Effect.flatMap(
-          disposeAfterLeases({ life, dispose: Effect.ensuring(life.dispose, leave(name, life)), views, state, restore: (e) => e }),
+          disposeAfterLeases({ started, dispose: Effect.ensuring(started.dispose, leave(name, started)), views, state, restore: (e) => e }),
           (removal) => removal.disposal
         )
       ))
@@ -123,10 +123,10 @@ export const make = (parts: RegistryParts) => {
       if (state.refuse(`record the crash of plugin ${name}`) !== undefined) return Effect.succeed(false)
       const body = (restore: Restore) =>
         Effect.suspend(() => {
-          const life = lives.get(name)
+          const started = instances.get(name)
           const before = snapshots.current(name)
-          if (life === undefined || before?.status !== "ready") return Effect.succeed(false)
-          return removeLive(name, life, restore).pipe(
+          if (started === undefined || before?.status !== "ready") return Effect.succeed(false)
+          return removeStarted(name, started, restore).pipe(
             Effect.flatMap((removal) => removal.disposal),
             Effect.ignore,
             Effect.zipRight(snapshots.initializing(name, before.version, before.source)),

@@ -1,7 +1,7 @@
 /**
  * What the parts of the registry share (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"): the
- * City's closing state, configuration and close report, the execution views, the instance starter,
- * and the registry's own tables (snapshots, live plugins, dependencies, the per-name lock). `add`
+ * City's closing state, configuration and close report, the execution views, the plugin lifecycle,
+ * and the registry's own tables (snapshots, started instances, dependencies, the per-name lock). `add`
  * (PluginAdd.ts), `remove` (PluginRemoval.ts) and close (CloseDisposal.ts) work on one set of them.
  * @since 0.1.0
  */
@@ -13,9 +13,7 @@ import { CloseRecorder, type CloseRecorderShape } from "./CloseRecorder.ts"
 import * as KeyedMutex from "../internal/keyedMutex.ts"
 import { LeaseTable, type LeaseTableShape } from "./LeaseTable.ts"
 import * as PluginDependents from "./PluginDependents.ts"
-import { PluginInstances, type PluginInstancesShape } from "./PluginInstances.ts"
-import type { PluginLife } from "./PluginLife.ts"
-import * as PluginLives from "./PluginLives.ts"
+import { type ExecutionRegistry, makeExecutionRegistry, PluginLifecycle, type PluginLifecycleShape, type Started } from "./internal/pluginLifecycle.ts"
 import * as Snapshots from "./Snapshots.ts"
 
 /**
@@ -40,17 +38,17 @@ export interface RegistryParts {
   /** The execution views and their leases. */
   readonly views: LeaseTableShape
   /** Starts instances (bounded initialize). */
-  readonly instances: PluginInstancesShape
+  readonly lifecycle: PluginLifecycleShape
   /** The observable snapshots. */
   readonly snapshots: Snapshots.Snapshots
   /** Operations on one name are serialized. */
   readonly mutex: KeyedMutex.KeyedMutex<string>
   /** The started instances and the ready view. */
-  readonly lives: PluginLives.PluginLives
+  readonly instances: ExecutionRegistry
   /** Who requires whom. */
   readonly dependents: PluginDependents.PluginDependents
-  /** A disposed instance leaves the registry: its life, its dependencies and its snapshot. */
-  readonly leave: (name: string, life: PluginLife) => Effect.Effect<void>
+  /** A disposed instance leaves the registry: the instance, its dependencies and its snapshot. */
+  readonly leave: (name: string, started: Started) => Effect.Effect<void>
 }
 
 /**
@@ -61,25 +59,25 @@ export interface RegistryParts {
 export const make: Effect.Effect<
   RegistryParts,
   never,
-  ClosingPhase | CloseRecorder | CityConfig | LeaseTable | PluginInstances | Scope.Scope
+  ClosingPhase | CloseRecorder | CityConfig | LeaseTable | PluginLifecycle | Scope.Scope
 > = Effect.gen(function*() {
   const views = yield* LeaseTable
   const snapshots = yield* Snapshots.make
-  const lives = PluginLives.make(views)
+  const instances = makeExecutionRegistry(views)
   const dependents = PluginDependents.make()
   return {
     state: yield* ClosingPhase,
     report: yield* CloseRecorder,
     config: yield* CityConfig,
     views,
-    instances: yield* PluginInstances,
+    lifecycle: yield* PluginLifecycle,
     snapshots,
     mutex: KeyedMutex.make<string>(),
-    lives,
+    instances,
     dependents,
-    leave: (name, life) =>
+    leave: (name, started) =>
       Effect.suspend(() => {
-        if (!lives.leave(name, life)) return Effect.void
+        if (!instances.leave(name, started)) return Effect.void
         dependents.forget(name)
         return snapshots.remove(name)
       })

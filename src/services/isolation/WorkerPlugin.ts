@@ -23,7 +23,7 @@
  * - **`process.exit()` or an uncaught throw** in the plugin ends its worker thread only; in a
  *   process, so do `process.abort()`, a signal and a native crash, and what it spawned ends with it.
  * When the worker of a ready plugin ends on its own, the plugin tells the City through its
- * PluginLiveness: it leaves the City with a snapshot saying why (`unresponsive` after a silence,
+ * PluginLost service: it leaves the City with a snapshot saying why (`unresponsive` after a silence,
  * else `error`), and the registry starts it again with backoff (PluginRecovery.ts).
  * @since 0.1.0
  */

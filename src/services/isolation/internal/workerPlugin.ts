@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import { pathToFileURL } from "node:url"
 import type { CallBase } from "../../../schema/HostModel.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
-import { PluginLiveness } from "../../city/PluginLiveness.ts"
+import { PluginLost } from "../../city/internal/pluginLifecycle.ts"
 import { PluginLifecycleContext } from "../../PluginLifecycleContext.ts"
 import { Workers } from "../Workers.ts"
 import { watchHeartbeat } from "./heartbeat.ts"
@@ -140,14 +140,14 @@ export const initialize = (options: {
     const workers = yield* Effect.serviceOption(Workers)
     if (Option.isSome(workers)) yield* workers.value.add(name, heartbeat.latest)
 
-    // A worker that ends on its own takes the plugin out of the City (PluginLiveness, in a fiber
+    // A worker that ends on its own takes the plugin out of the City (PluginLost, in a fiber
     // of its own: it disposes this plugin, whose Scope holds this watcher).
-    const liveness = yield* Effect.serviceOption(PluginLiveness)
+    const lost = yield* Effect.serviceOption(PluginLost)
     yield* gone.pipe(
       Effect.flatMap((reason) =>
-        closing || Option.isNone(liveness)
+        closing || Option.isNone(lost)
           ? Effect.void
-          : Effect.asVoid(Effect.forkDaemon(liveness.value.lost(`its ${kind === "worker" ? "worker" : "process"} ended: ${reason}`, unresponsive ? "unresponsive" : "error")))
+          : Effect.asVoid(Effect.forkDaemon(lost.value.lost(`its ${kind === "worker" ? "worker" : "process"} ended: ${reason}`, unresponsive ? "unresponsive" : "error")))
       ),
       Effect.forkScoped
     )
