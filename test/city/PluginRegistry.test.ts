@@ -14,8 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as CityConfig from "../../src/services/city/CityConfig.ts"
-import * as CloseRecorder from "../../src/services/city/CloseRecorder.ts"
-import * as ClosingPhase from "../../src/services/city/ClosingPhase.ts"
+import * as Close from "../../src/services/city/internal/close.ts"
 import * as LeaseTable from "../../src/services/city/LeaseTable.ts"
 import * as PluginLifecycle from "../../src/services/city/internal/pluginLifecycle.ts"
 import * as PluginRegistry from "../../src/services/city/PluginRegistry.ts"
@@ -26,7 +25,7 @@ const registry = Effect.gen(function*() {
   const root = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped({ prefix: "city-test-" })
   const layer = PluginRegistry.layer.pipe(
     Layer.provideMerge(PluginLifecycle.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
-    Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseRecorder.layer, CityConfig.layer({ root })))
+    Layer.provideMerge(Layer.merge(Close.layer, CityConfig.layer({ root })))
   )
   return Context.get(yield* Layer.build(layer), PluginRegistry.PluginRegistry)
 })

@@ -7,7 +7,7 @@
  *
  * Plugins given in `options.plugins` start while the layer builds (services/city/StartPlugins.ts:
  * checked first, then added concurrently, an optional one isolated, a required one failing the
- * layer); `city.close` is services/city/CityClose.ts. This module only wires.
+ * layer); `city.close` is services/city/internal/close.ts. This module only wires.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -25,9 +25,7 @@ import {
 } from "../../schema/Errors.ts"
 import { City, type CityShape, makeCalls } from "../../services/city/CityService.ts"
 import * as CityConfig from "../../services/city/CityConfig.ts"
-import * as ClosingPhase from "../../services/city/ClosingPhase.ts"
-import * as CityClose from "../../services/city/CityClose.ts"
-import * as CloseRecorder from "../../services/city/CloseRecorder.ts"
+import * as Close from "../../services/city/internal/close.ts"
 import * as ExecutionLeases from "../../services/city/ExecutionLeases.ts"
 import * as LeaseTable from "../../services/city/LeaseTable.ts"
 import * as PluginLifecycle from "../../services/city/internal/pluginLifecycle.ts"
@@ -97,7 +95,7 @@ export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
     Layer.provideMerge(PluginRegistry.layer),
     Layer.provideMerge(PluginLifecycle.layer.pipe(Layer.provideMerge(LeaseTable.layer))),
     Layer.provideMerge(Workspaces.layer),
-    Layer.provideMerge(Layer.mergeAll(ClosingPhase.layer, CloseRecorder.layer, config))
+    Layer.provideMerge(Layer.merge(Close.layer, config))
   )
 
 /** The core services the City façade and its close read. */
@@ -106,7 +104,7 @@ type CoreServices =
   | ExecutionLeases.ExecutionLeases
   | Workspaces.Workspaces
   | Sessions.Sessions
-  | CloseRecorder.CloseRecorder
+  | Close.Closing
 
 /**
  * A City assembled from its core: the core's services, the `City` façade over them, and its close.
@@ -119,7 +117,7 @@ export interface Assembled<ROut> {
   /** The `City` façade over that core. */
   readonly city: CityShape
   /** `city.close`, and the teardown the current Scope runs. */
-  readonly close: CityClose.CityClose
+  readonly close: Close.CityClose
 }
 
 /**
@@ -137,7 +135,7 @@ export const fromCore = <ROut, E, R>(
     const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
     const context = yield* Layer.buildWithScope(core, inner)
     const registry = Context.get(context, PluginRegistry.PluginRegistry)
-    const close = yield* CityClose.make(inner, Context.get(context, CloseRecorder.CloseRecorder))
+    const close = yield* Close.closeOnce(inner, Context.get(context, Close.Closing))
     yield* Scope.addFinalizer(outer, close.teardown)
     const leases = Context.get(context, ExecutionLeases.ExecutionLeases)
     const city: CityShape = {

@@ -18,8 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import type { CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
-import { ClosingPhase } from "./ClosingPhase.ts"
-import { CloseRecorder } from "./CloseRecorder.ts"
+import { Closing } from "./internal/close.ts"
 import type { ExecutionView } from "./ExecutionView.ts"
 import { acquiredViews, LeaseTable, HeldViews, type Lease, underLease } from "./LeaseTable.ts"
 import * as Running from "./Running.ts"
@@ -73,14 +72,13 @@ export class ExecutionLeases extends Context.Tag("effect-city/ExecutionLeases")<
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* ClosingPhase
-  const closed = yield* CloseRecorder
+  const closing = yield* Closing
   const config = yield* CityConfig
   const views = yield* LeaseTable
   /** The bodies running under a lease (a Step may make calls: nested bodies of one fiber). */
   const running = Running.make()
 
-  const lease: ExecutionLeasesShape["lease"] = () => (state.phase()._tag === "Open" ? views.acquire() : undefined)
+  const lease: ExecutionLeasesShape["lease"] = () => (closing.phase()._tag === "Open" ? views.acquire() : undefined)
 
   const runUnder: ExecutionLeasesShape["runUnder"] = (held, body, done) =>
     running.track(Effect.withFiberRuntime((fiber) => underLease(fiber, held, body, done)))
@@ -90,7 +88,7 @@ export const make = Effect.gen(function*() {
     body: (view: ExecutionView) => Effect.Effect<A, E, R>
   ) =>
     Effect.suspend((): Effect.Effect<A, E | CityClosed, R> => {
-      const refused = state.refuse(operation)
+      const refused = closing.refuse(operation)
       if (refused !== undefined) return Effect.fail(refused)
       const held = views.acquire()
       return runUnder(held, body(held.view), held.release)
@@ -103,7 +101,7 @@ export const make = Effect.gen(function*() {
   // `remove` it issues under this lease returns `pending` rather than waiting for itself.
   const acquireIn: ExecutionLeasesShape["acquireIn"] = (scope) =>
     Effect.suspend(() => {
-      const refused = state.refuse("lease the execution view")
+      const refused = closing.refuse("lease the execution view")
       if (refused !== undefined) return Effect.fail(refused)
       const held = views.acquire()
       return Effect.flatMap(FiberRef.get(acquiredViews), (current) => {
@@ -126,9 +124,9 @@ export const make = Effect.gen(function*() {
   // registry disposes plugins.
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
-      state.close()
+      closing.begin()
       const [waited, interrupted] = yield* Effect.timed(running.drain(config.drainTimeout))
-      closed.drained(waited, interrupted)
+      closing.drained(waited, interrupted)
       if (interrupted > 0) {
         yield* Effect.logWarning(`close: interrupted ${interrupted} Step(s) or call(s) still running after drainTimeout`)
       }

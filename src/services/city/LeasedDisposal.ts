@@ -13,7 +13,7 @@
 import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
-import type { ClosingPhaseShape } from "./ClosingPhase.ts"
+import type { ClosingShape } from "./internal/close.ts"
 import { type LeaseTableShape, heldByCaller } from "./LeaseTable.ts"
 import type { Started } from "./internal/pluginLifecycle.ts"
 
@@ -63,7 +63,7 @@ export const disposeAfterLeases = (options: {
   readonly started: Started
   readonly dispose: Effect.Effect<void, PluginDisposeFailed>
   readonly views: LeaseTableShape
-  readonly state: ClosingPhaseShape
+  readonly closing: ClosingShape
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.suspend(() => {
@@ -75,12 +75,12 @@ export const disposeAfterLeases = (options: {
 
 const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.Effect<Removal, PluginDisposeFailed> =>
   Effect.gen(function*() {
-    const { dispose, started, state, views } = options
+    const { closing, dispose, started, views } = options
     const instance = started.instance
     const fiber = yield* Effect.forkDaemon(
       Effect.zipRight(
-        Effect.interruptible(Effect.raceFirst(views.unleased(instance), state.closing)),
-        Effect.suspend(() => (state.phase()._tag === "Open" ? dispose : Effect.zipRight(started.disposed, dispose)))
+        Effect.interruptible(Effect.raceFirst(views.unleased(instance), closing.begun)),
+        Effect.suspend(() => (closing.phase()._tag === "Open" ? dispose : Effect.zipRight(started.disposed, dispose)))
       )
     )
     const disposal = Effect.flatten(fiber.await)

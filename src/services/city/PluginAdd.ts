@@ -68,7 +68,7 @@ export const make = (
   crashed: (name: string, reason: string, status: "error" | "unresponsive") => Effect.Effect<boolean>,
   recovery: PluginRecovery.PluginRecovery
 ) => {
-  const { dependents, instances, lifecycle, mutex, snapshots, state } = parts
+  const { closing, dependents, instances, lifecycle, mutex, snapshots } = parts
   /** Names whose add was admitted and has not finished, by case key (internal/caseKey.ts). */
   const adding = new Map<string, string>()
 
@@ -83,17 +83,17 @@ export const make = (
       const previous = instances.get(name)
       if (previous !== undefined) {
         return Effect.zipRight(
-          restore(Effect.raceFirst(previous.disposed, state.cancelled(`add plugin ${name}`))),
+          restore(Effect.raceFirst(previous.disposed, closing.cancelled(`add plugin ${name}`))),
           initialize(plugin, options, restore)
         )
       }
-      const refused = state.refuse(`add plugin ${name}`)
+      const refused = closing.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       return snapshots.initializing(name, plugin.version, options?.source ?? "code").pipe(
         Effect.zipRight(lifecycle.start(plugin, {
           ...options,
           lost: lostFor(plugin, options),
-          cancelled: state.cancelled(`initialize of ${name}`)
+          cancelled: closing.cancelled(`initialize of ${name}`)
         }, restore)),
         Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
           Either.isLeft(started)
@@ -106,7 +106,7 @@ export const make = (
   /** A started instance joins the registry and the next view, unless closing began meanwhile. */
   const becomeReady = (name: string, started: Started) =>
     Effect.suspend((): Effect.Effect<PluginSnapshot, CityClosed> => {
-      const refused = state.refuse(`add plugin ${name}`)
+      const refused = closing.refuse(`add plugin ${name}`)
       if (refused !== undefined) {
         // Closing began while it initialized: it never becomes ready; dispose it here.
         return Effect.ignore(started.dispose).pipe(Effect.zipRight(snapshots.remove(name)), Effect.zipRight(Effect.fail(refused)))
@@ -177,7 +177,7 @@ export const make = (
       const name = plugin.name
       const invalid = PluginName.check(name)
       if (invalid !== undefined) return Effect.fail(invalid)
-      const refused = state.refuse(`add plugin ${name}`)
+      const refused = closing.refuse(`add plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       const key = caseKey(name)
       const registered = adding.get(key) ?? snapshots.holder(key)
@@ -196,7 +196,7 @@ export const make = (
         dependents.admit(name, requires)
       }
       adding.set(key, name)
-      return mutex.withLock(name, (restore) => initialize(plugin, options, restore), state.cancelled(`add plugin ${name}`)).pipe(
+      return mutex.withLock(name, (restore) => initialize(plugin, options, restore), closing.cancelled(`add plugin ${name}`)).pipe(
         Effect.onExit((exit) =>
           Effect.sync(() => {
             adding.delete(key)

@@ -7,7 +7,7 @@
  * - `remove` and `crashed`: PluginRemoval.ts (out of the next view at once, disposed after the
  *   last lease: LeasedDisposal.ts).
  * - The state they share: RegistryParts.ts (snapshots, live plugins, dependencies, per-name lock).
- * - The registry's finalizer is the plugin part of close (CloseDisposal.ts): queued adds and
+ * - The registry's finalizer is the plugin part of close (internal/close.ts): queued adds and
  *   removes fail with CityClosed, initializations in flight are interrupted (reported when they
  *   do not end in time), then every plugin is disposed in reverse name order
  *   (`disposeConcurrency` at once), each after its last lease (bounded by `disposeTimeout`, then
@@ -34,7 +34,7 @@ import type { Skill } from "../../schema/PluginChange.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
 import type { Plugin } from "../Plugin.ts"
 import type { SiblingNeed } from "../Siblings.ts"
-import { closePlugins } from "./CloseDisposal.ts"
+import { closePlugins } from "./internal/close.ts"
 import type { Removal } from "./LeasedDisposal.ts"
 import * as PluginAdd from "./PluginAdd.ts"
 import * as PluginRecovery from "./PluginRecovery.ts"
@@ -124,7 +124,7 @@ export class PluginRegistry extends Context.Tag("effect-city/PluginRegistry")<Pl
  */
 export const make = Effect.gen(function*() {
   const parts = yield* RegistryParts.make
-  const { instances, lifecycle, snapshots, state } = parts
+  const { instances, lifecycle, snapshots } = parts
   const { crashed, remove: removeNow } = PluginRemoval.make(parts)
   const recovery = yield* PluginRecovery.make
   const { add, addWrapped } = PluginAdd.make(parts, crashed, recovery)
@@ -146,14 +146,13 @@ export const make = Effect.gen(function*() {
   // Close: the registry's finalizer.
   yield* Effect.addFinalizer(() =>
     closePlugins({
-      state,
       lifecycle,
       snapshots,
       instances: instances.all,
       requiresOf: parts.dependents.requiresOf,
       unpublish: instances.hideAll,
       // Each leaves the registry as it is disposed; the snapshots are cleared at once at the end.
-      dispose: { config: parts.config, views: parts.views, report: parts.report, left: ({ name, started }) => Effect.sync(() => instances.leave(name, started)) }
+      dispose: { config: parts.config, views: parts.views, closing: parts.closing, left: ({ name, started }) => Effect.sync(() => instances.leave(name, started)) }
     })
   )
 

@@ -42,7 +42,7 @@ export interface RemoveOptions {
  * @category constructors
  */
 export const make = (parts: RegistryParts) => {
-  const { dependents, instances, leave, mutex, snapshots, state, views } = parts
+  const { closing, dependents, instances, leave, mutex, snapshots, views } = parts
 
   const removeStarted = (name: string, started: Started, restore: Restore) =>
     Effect.zipRight(
@@ -51,7 +51,7 @@ export const make = (parts: RegistryParts) => {
         instances.hide(name)
         return snapshots.disposing(name)
       }),
-      disposeAfterLeases({ started, dispose: Effect.ensuring(started.dispose, leave(name, started)), views, state, restore })
+      disposeAfterLeases({ started, dispose: Effect.ensuring(started.dispose, leave(name, started)), views, closing, restore })
     )
 
   const removeOne = (name: string, restore: Restore) =>
@@ -74,7 +74,7 @@ export const make = (parts: RegistryParts) => {
       const pending: Array<Removal> = []
       for (const wave of Dependencies.disposeWaves(graph)) {
         for (const dependent of wave) {
-          const removed = yield* mutex.withLock(dependent, (inner) => removeOne(dependent, inner), state.cancelled(`remove plugin ${dependent}`))
+          const removed = yield* mutex.withLock(dependent, (inner) => removeOne(dependent, inner), closing.cancelled(`remove plugin ${dependent}`))
           if (Option.isSome(removed) && removed.value.status === "pending") pending.push(removed.value)
         }
       }
@@ -88,7 +88,7 @@ export const make = (parts: RegistryParts) => {
       const fiber = yield* Effect.forkDaemon(Effect.zipRight(
         waitDependents,
         Effect.flatMap(
-          disposeAfterLeases({ started, dispose: Effect.ensuring(started.dispose, leave(name, started)), views, state, restore: (e) => e }),
+          disposeAfterLeases({ started, dispose: Effect.ensuring(started.dispose, leave(name, started)), views, closing, restore: (e) => e }),
           (removal) => removal.disposal
         )
       ))
@@ -100,7 +100,7 @@ export const make = (parts: RegistryParts) => {
     options?: RemoveOptions
   ): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed> =>
     Effect.suspend(() => {
-      const refused = state.refuse(`remove plugin ${name}`)
+      const refused = closing.refuse(`remove plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       const body = (restore: Restore) =>
         Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed> => {
@@ -114,13 +114,13 @@ export const make = (parts: RegistryParts) => {
             Effect.ensuring(Effect.sync(() => dependents.endRemoval(name)))
           )
         })
-      return mutex.withLock(name, body, state.cancelled(`remove plugin ${name}`))
+      return mutex.withLock(name, body, closing.cancelled(`remove plugin ${name}`))
     })
 
   /** Whether it took the plugin out (it was ready, and the City is not closing). */
   const crashed = (name: string, reason: string, status: "error" | "unresponsive" = "error"): Effect.Effect<boolean> =>
     Effect.suspend(() => {
-      if (state.refuse(`record the crash of plugin ${name}`) !== undefined) return Effect.succeed(false)
+      if (closing.refuse(`record the crash of plugin ${name}`) !== undefined) return Effect.succeed(false)
       const body = (restore: Restore) =>
         Effect.suspend(() => {
           const started = instances.get(name)
@@ -134,7 +134,7 @@ export const make = (parts: RegistryParts) => {
             Effect.as(true)
           )
         })
-      return Effect.orElseSucceed(mutex.withLock(name, body, state.cancelled(`record the crash of plugin ${name}`)), () => false)
+      return Effect.orElseSucceed(mutex.withLock(name, body, closing.cancelled(`record the crash of plugin ${name}`)), () => false)
     })
 
   return { remove, crashed }

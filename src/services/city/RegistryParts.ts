@@ -2,14 +2,13 @@
  * What the parts of the registry share (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"): the
  * City's closing state, configuration and close report, the execution views, the plugin lifecycle,
  * and the registry's own tables (snapshots, started instances, dependencies, the per-name lock). `add`
- * (PluginAdd.ts), `remove` (PluginRemoval.ts) and close (CloseDisposal.ts) work on one set of them.
+ * (PluginAdd.ts), `remove` (PluginRemoval.ts) and close (internal/close.ts) work on one set of them.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { CityConfig, type CityConfigShape } from "./CityConfig.ts"
-import { ClosingPhase, type ClosingPhaseShape } from "./ClosingPhase.ts"
-import { CloseRecorder, type CloseRecorderShape } from "./CloseRecorder.ts"
+import { Closing, type ClosingShape } from "./internal/close.ts"
 import * as KeyedMutex from "../internal/keyedMutex.ts"
 import { LeaseTable, type LeaseTableShape } from "./LeaseTable.ts"
 import * as PluginDependents from "./PluginDependents.ts"
@@ -29,12 +28,10 @@ export type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect
  * @category models
  */
 export interface RegistryParts {
-  /** Whether close has begun. */
-  readonly state: ClosingPhaseShape
+  /** Whether close has begun, and where close records what it closed and its failures. */
+  readonly closing: ClosingShape
   /** The City's deadlines and root. */
   readonly config: CityConfigShape
-  /** Where close reports its failures. */
-  readonly report: CloseRecorderShape
   /** The execution views and their leases. */
   readonly views: LeaseTableShape
   /** Starts instances (bounded initialize). */
@@ -59,15 +56,14 @@ export interface RegistryParts {
 export const make: Effect.Effect<
   RegistryParts,
   never,
-  ClosingPhase | CloseRecorder | CityConfig | LeaseTable | PluginLifecycle | Scope.Scope
+  Closing | CityConfig | LeaseTable | PluginLifecycle | Scope.Scope
 > = Effect.gen(function*() {
   const views = yield* LeaseTable
   const snapshots = yield* Snapshots.make
   const instances = makeExecutionRegistry(views)
   const dependents = PluginDependents.make()
   return {
-    state: yield* ClosingPhase,
-    report: yield* CloseRecorder,
+    closing: yield* Closing,
     config: yield* CityConfig,
     views,
     lifecycle: yield* PluginLifecycle,

@@ -17,8 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
-import { ClosingPhase } from "./ClosingPhase.ts"
-import { CloseRecorder } from "./CloseRecorder.ts"
+import { Closing } from "./internal/close.ts"
 import { ExecutionLeases } from "./ExecutionLeases.ts"
 import { LeaseTable } from "./LeaseTable.ts"
 import * as Running from "./Running.ts"
@@ -84,8 +83,7 @@ export class Sessions extends Context.Tag("effect-city/Sessions")<Sessions, Sess
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* ClosingPhase
-  const closed = yield* CloseRecorder
+  const closing = yield* Closing
   const config = yield* CityConfig
   const leases = yield* ExecutionLeases
   const views = yield* LeaseTable
@@ -103,7 +101,7 @@ export const make = Effect.gen(function*() {
   const quiesce: SessionsShape["quiesce"] = (effect) =>
     pauses.withPermits(1)(
       Effect.zipRight(
-        state.check("pause Turns"),
+        closing.check("pause Turns"),
         Effect.acquireUseRelease(
           Effect.zipRight(latch.close, drainTurns),
           () => effect,
@@ -115,7 +113,7 @@ export const make = Effect.gen(function*() {
   const agentsApi: AgentsShape = {
     add: ({ id }) =>
       Effect.zipRight(
-        state.check(`add agent ${id}`),
+        closing.check(`add agent ${id}`),
         Effect.suspend(() => {
           if (agents.has(id)) return Effect.fail(new AgentAlreadyExists({ id }))
           const sessions = new Map<string, SessionModule.SessionHandle>()
@@ -125,7 +123,7 @@ export const make = Effect.gen(function*() {
             sessions: {
               create: ({ id: sessionId, workspace }) =>
                 Effect.zipRight(
-                  state.check(`create session for agent ${id}`),
+                  closing.check(`create session for agent ${id}`),
                   Effect.suspend(() => {
                     if (agents.get(id)?.agent !== agent) return Effect.fail(new AgentNotFound({ id }))
                     const sid = sessionId ?? `${id}/${++created}`
@@ -165,10 +163,10 @@ export const make = Effect.gen(function*() {
   // waiting Turns see the Session closed instead of waiting.
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
-      state.close()
+      closing.begin()
       for (const { sessions } of agents.values()) {
         for (const handle of sessions.values()) {
-          if (handle.shut("city-closed")) closed.stopped(handle.session.id)
+          if (handle.shut("city-closed")) closing.stopped(handle.session.id)
         }
       }
       return latch.open

@@ -13,8 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
-import { ClosingPhase } from "./ClosingPhase.ts"
-import { CloseRecorder } from "./CloseRecorder.ts"
+import { Closing } from "./internal/close.ts"
 
 /**
  * A Workspace of the City: its id, its path on disk, and its Scope.
@@ -74,8 +73,7 @@ const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
  * @category constructors
  */
 export const make = Effect.gen(function*() {
-  const state = yield* ClosingPhase
-  const report = yield* CloseRecorder
+  const closing = yield* Closing
   const entries = new Map<string, Entry>()
 
   // Released last in the City's close: every workspace (recorded, a failed one too), each failure
@@ -85,10 +83,10 @@ export const make = Effect.gen(function*() {
       Array.from(entries.values()).reverse(),
       (entry) => {
         entries.delete(entry.workspace.id)
-        report.released(entry.workspace.id)
+        closing.released(entry.workspace.id)
         return Effect.catchAll(release(entry), (error) =>
           Effect.sync(() =>
-            report.report(`workspace ${entry.workspace.id}`, Cause.fail(error))
+            closing.report(`workspace ${entry.workspace.id}`, Cause.fail(error))
           ))
       },
       { discard: true }
@@ -98,7 +96,7 @@ export const make = Effect.gen(function*() {
   const service: WorkspacesShape = {
     add: ({ id, path }) =>
       Effect.zipRight(
-        state.check(`add workspace ${id}`),
+        closing.check(`add workspace ${id}`),
         Effect.suspend(() => {
           if (entries.has(id)) return Effect.fail(new WorkspaceAlreadyExists({ id }))
           return Effect.map(Scope.make(), (scope) => {

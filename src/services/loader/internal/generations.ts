@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Pretty from "effect/Pretty"
 import { LoadReport } from "../../../schema/LoadReport.ts"
-import { ClosingPhase } from "../../city/ClosingPhase.ts"
+import { Closing } from "../../city/internal/close.ts"
 import { PluginRegistry } from "../../city/PluginRegistry.ts"
 import { Sessions } from "../../city/Sessions.ts"
 import { PluginLoader } from "../PluginLoader.ts"
@@ -28,11 +28,11 @@ export const make = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const registry = yield* PluginRegistry
   const sessions = yield* Sessions
-  const state = yield* ClosingPhase
+  const closing = yield* Closing
   const workers = yield* FiberSet.make<void, never>()
   let closed = false
   let report: LoadReport | undefined
-  const isOpen = () => !closed && state.phase()._tag === "Open"
+  const isOpen = () => !closed && closing.phase()._tag === "Open"
 
   const requestReload = requestReloadFor({
     registry,
