@@ -36,5 +36,5 @@ it("effect-city/plugin imports only effect and the plugin-author modules", () =>
 
 it("the main entry does reach the City (the check above can tell them apart)", () => {
   const { files } = graph(resolve(src, "index.ts"))
-  expect(files).toContain("services/city/PluginRegistry.ts")
+  expect(files).toContain("services/city/internal/pluginRegistry.ts")
 })

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Plugin from "../../src/services/Plugin.ts"
-import * as Dependencies from "../../src/services/city/Dependencies.ts"
+import * as Dependencies from "../../src/services/city/internal/dependencies.ts"
 import { Journal, makeCity, provideNode } from "../fixtures.ts"
 
 /** A plugin that journals its initialize and dispose; `fails` makes its initialize fail. */

@@ -1,6 +1,6 @@
 /**
  * A failed initialize as its caller meets it (docs/library.md, "Decisions where the specification
- * is silent", initialize; src/services/city/InitializeFailure.ts): the plugin's own typed failure
+ * is silent", initialize; src/services/city/internal/initializeFailure.ts): the plugin's own typed failure
  * itself, as a Layer fails with its own error, from `city.plugins.add` and, for a `required`
  * start plugin, from `City.layer` / `City.make` / `City.layerConfig`; a failed release stays in
  * the Cause after it. What has no typed failure (a defect) stays a `PluginInitializeFailed`.

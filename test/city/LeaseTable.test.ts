@@ -1,5 +1,5 @@
 /**
- * The lease table on its own (src/services/city/LeaseTable.ts): views are published in
+ * The lease table on its own (src/services/city/internal/leaseTable.ts): views are published in
  * generations, leases count on a view, and a removed plugin's instance is unleased exactly when no
  * leased view contains it (docs/city-plugin-lifecycle.md, "Execution leases").
  */
@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { emptyPlugins, PluginInstance, withInstance, without } from "../../src/services/city/ExecutionView.ts"
-import * as LeaseTable from "../../src/services/city/LeaseTable.ts"
+import * as LeaseTable from "../../src/services/city/internal/leaseTable.ts"
 import { blocked } from "../fixtures.ts"
 
 const instance = (name: string, life: object = {}) => new PluginInstance(name, "1.0.0", {}, life)

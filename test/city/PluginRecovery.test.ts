@@ -1,6 +1,6 @@
 /**
  * A plugin lost on its own starts again with backoff (docs/plugin-loader.md, "Liveness";
- * src/services/city/PluginRecovery.ts): 1 s, 2 s, 4 s … after each crash; after 5 crashes within
+ * src/services/city/internal/pluginRecovery.ts): 1 s, 2 s, 4 s … after each crash; after 5 crashes within
  * 10 minutes it stays `error` until it is added again; an explicit add or remove forgets its
  * crashes. The plugin here is lost through its PluginLost service, as an isolated plugin's worker
  * reports it; time is the TestClock's.

@@ -1,5 +1,5 @@
 /**
- * The registry on its own (src/services/city/PluginRegistry.ts), built from its layer and the
+ * The registry on its own (src/services/city/internal/pluginRegistry.ts), built from its layer and the
  * services it reads (the start list's side of the case rule: StartPlugins.test.ts): one instance per name (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"),
  * and the plugin-name rule's one decision about case (src/schema/PluginName.ts): names keep their
  * case, but a name that equals a registered one ignoring case is refused, since both would be one
@@ -15,9 +15,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as CityConfig from "../../src/services/city/CityConfig.ts"
 import * as Close from "../../src/services/city/internal/close.ts"
-import * as LeaseTable from "../../src/services/city/LeaseTable.ts"
+import * as LeaseTable from "../../src/services/city/internal/leaseTable.ts"
 import * as PluginLifecycle from "../../src/services/city/internal/pluginLifecycle.ts"
-import * as PluginRegistry from "../../src/services/city/PluginRegistry.ts"
+import * as PluginRegistry from "../../src/services/city/internal/pluginRegistry.ts"
 import { failureOf, Journal, probe, provideNode } from "../fixtures.ts"
 
 /** The registry on a temporary root, with only the services it reads, built in the test's Scope. */

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import * as Running from "../../src/services/city/Running.ts"
+import * as Running from "../../src/services/city/internal/running.ts"
 import { blocked } from "../fixtures.ts"
 
 describe("Running", () => {

@@ -26,14 +26,14 @@ import {
 import { City, type CityShape, makeCalls } from "../../services/city/CityService.ts"
 import * as CityConfig from "../../services/city/CityConfig.ts"
 import * as Close from "../../services/city/internal/close.ts"
-import * as ExecutionLeases from "../../services/city/ExecutionLeases.ts"
-import * as LeaseTable from "../../services/city/LeaseTable.ts"
+import * as ExecutionLeases from "../../services/city/internal/executionLeases.ts"
+import * as LeaseTable from "../../services/city/internal/leaseTable.ts"
 import * as PluginLifecycle from "../../services/city/internal/pluginLifecycle.ts"
-import * as PluginRegistry from "../../services/city/PluginRegistry.ts"
+import * as PluginRegistry from "../../services/city/internal/pluginRegistry.ts"
 import * as Sessions from "../../services/city/Sessions.ts"
 import * as StartPlugins from "../../services/city/StartPlugins.ts"
 import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../../services/city/StartPlugins.ts"
-import * as InitializeFailure from "../../services/city/InitializeFailure.ts"
+import * as InitializeFailure from "../../services/city/internal/initializeFailure.ts"
 import * as Workspaces from "../../services/city/Workspaces.ts"
 
 export type {
@@ -160,7 +160,7 @@ const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, opti
 
 /**
  * Builds on the options as written: the plugins' requirements named, and a required start
- * plugin's own typed failure unwrapped (services/city/InitializeFailure.ts): it is one of `P`'s.
+ * plugin's own typed failure unwrapped (services/city/internal/initializeFailure.ts): it is one of `P`'s.
  */
 // A start plugin's SiblingNeeds are types only (nothing reads them from a context), each met by
 // another start plugin (CheckedStartPlugins): the options' requirements are named without them.

@@ -13,7 +13,7 @@
  *   dropped the connection) is exit 1 with one line saying so, and no City is loaded beside it.
  *   When no daemon runs, the call runs in a throwaway City loaded as `plugins list` loads it
  *   (run/plugins.ts, `throwawayCity`), closed (every plugin disposed) before the verb ends.
- * - The call itself is services/city/ActionCall.ts: the caller is the Agent `cli` in the Workspace
+ * - The call itself is services/city/internal/actionCall.ts: the caller is the Agent `cli` in the Workspace
  *   `cli` at the invocation's directory; the result is a JSON value.
  * - Printed: the result on stdout, a string as it is (its lines and tabs kept, other control characters escaped), anything else as
  *   indented JSON (`undefined` is `null`); with `--json` the document `{ ok: true, verb, plugin,
@@ -33,7 +33,7 @@ import * as Option from "effect/Option"
 import type { CallRequest } from "../../schema/ActionCall.ts"
 import type { ControlResponse } from "../../schema/ControlChannel.ts"
 import * as PluginNameRule from "../../schema/PluginName.ts"
-import * as ActionCall from "../../services/city/ActionCall.ts"
+import * as ActionCall from "../../services/city/internal/actionCall.ts"
 import * as ControlClient from "../../services/control/ControlClient.ts"
 import * as Arguments from "../arguments.ts"
 import { Invocation } from "../invocation.ts"

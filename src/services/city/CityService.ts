@@ -21,8 +21,8 @@ import type {
 import type { CallBase } from "../../schema/HostModel.ts"
 import type { ActionRef, Availability } from "../Contributions.ts"
 import { BoundCalls, type Invoke, invokeArguments, type SystemBlock } from "./Calls.ts"
-import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
-import type { PluginRegistryShape } from "./PluginRegistry.ts"
+import type { ExecutionLeasesShape } from "./internal/executionLeases.ts"
+import type { PluginRegistryShape } from "./internal/pluginRegistry.ts"
 import type { AgentsShape } from "./Sessions.ts"
 import type { WorkspacesShape } from "./Workspaces.ts"
 

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
 import type { PluginDisposeFailed } from "../../schema/Errors.ts"
 import type { ClosingShape } from "./internal/close.ts"
-import { type LeaseTableShape, heldByCaller } from "./LeaseTable.ts"
+import { type LeaseTableShape, heldByCaller } from "./internal/leaseTable.ts"
 import type { Started } from "./internal/pluginLifecycle.ts"
 
 /**

@@ -29,11 +29,11 @@ import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import type { Plugin } from "../Plugin.ts"
 import type { PluginConfig, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import type { SiblingNeed } from "../Siblings.ts"
-import * as InitializeFailure from "./InitializeFailure.ts"
+import * as InitializeFailure from "./internal/initializeFailure.ts"
 import { caseKey } from "./internal/caseKey.ts"
 import { lastError, type Started } from "./internal/pluginLifecycle.ts"
-import * as PluginRecovery from "./PluginRecovery.ts"
-import type { RegistryParts, Restore } from "./RegistryParts.ts"
+import * as PluginRecovery from "./internal/pluginRecovery.ts"
+import type { RegistryParts, Restore } from "./internal/registryParts.ts"
 
 /**
  * The options of `city.plugins.add`.
@@ -57,7 +57,7 @@ export interface AddOptions {
 export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed
 
 /**
- * Makes `add` (the plugin's own typed failure unwrapped, InitializeFailure.ts) and `addWrapped`
+ * Makes `add` (the plugin's own typed failure unwrapped, internal/initializeFailure.ts) and `addWrapped`
  * (every failed initialize a `PluginInitializeFailed`) on the registry's parts; `crashed` is what a
  * started plugin's PluginLost reports to.
  * @since 0.1.0
@@ -117,7 +117,7 @@ export const make = (
 
   /**
    * A started plugin lost on its own (PluginLost): out of the City with a snapshot saying why,
-   * then started again with backoff, until the crash limit (PluginRecovery.ts).
+   * then started again with backoff, until the crash limit (internal/pluginRecovery.ts).
    */
   const lostFor = <E, R>(plugin: Plugin<E, R>, options: AddOptions | undefined) =>
   (reason: string, status: "error" | "unresponsive" = "error"): Effect.Effect<void> =>

@@ -22,10 +22,10 @@ import { unsafeStep } from "../internal/counters.ts"
 import { spans } from "../Observability.ts"
 import { isTracing } from "../internal/tracing.ts"
 import { BoundCalls, type Calls, type Explain } from "./Calls.ts"
-import type { ExecutionLeasesShape } from "./ExecutionLeases.ts"
+import type { ExecutionLeasesShape } from "./internal/executionLeases.ts"
 import { ExecutionView } from "./ExecutionView.ts"
-import { holding, type Lease } from "./LeaseTable.ts"
-import * as TurnBoundary from "./TurnBoundary.ts"
+import { holding, type Lease } from "./internal/leaseTable.ts"
+import * as TurnBoundary from "./internal/turnBoundary.ts"
 import type { Workspace } from "./Workspaces.ts"
 
 /**

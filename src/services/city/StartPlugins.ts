@@ -12,7 +12,7 @@
  * - Then every plugin is added, in dependency order, independent ones concurrently. One that fails
  *   is isolated: its error snapshot stays and a warning is logged, and so are its dependents; one
  *   marked `required` fails the start with its `PluginInitializeFailed`, which `City.layer`
- *   unwraps into the plugin's own typed failure when it has one (InitializeFailure.ts).
+ *   unwraps into the plugin's own typed failure when it has one (internal/initializeFailure.ts).
  * - In types, a start plugin that needs a sibling service no plugin of the list provides does not
  *   compile: `CheckedStartPlugins` turns it into `NoStartPluginProvides<Service>`, so that the
  *   compiler's message names the service (as `Contributions.HandlerRequiresOnlyPluginContext` names
@@ -27,9 +27,9 @@ import { oneLine } from "../../schema/OneLine.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { SiblingNeed } from "../Siblings.ts"
-import * as Dependencies from "./Dependencies.ts"
+import * as Dependencies from "./internal/dependencies.ts"
 import { caseKey } from "./internal/caseKey.ts"
-import type { PluginRegistryShape } from "./PluginRegistry.ts"
+import type { PluginRegistryShape } from "./internal/pluginRegistry.ts"
 
 /**
  * A plugin to start with the City; `required` makes its failure fail the layer.

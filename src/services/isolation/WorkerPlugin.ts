@@ -24,7 +24,7 @@
  *   process, so do `process.abort()`, a signal and a native crash, and what it spawned ends with it.
  * When the worker of a ready plugin ends on its own, the plugin tells the City through its
  * PluginLost service: it leaves the City with a snapshot saying why (`unresponsive` after a silence,
- * else `error`), and the registry starts it again with backoff (PluginRecovery.ts).
+ * else `error`), and the registry starts it again with backoff (services/city/internal/pluginRecovery.ts).
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"

@@ -50,7 +50,7 @@ import type { RootLockBusy, RootNotFound, StateError } from "../../schema/Capabi
 import { LoadReport } from "../../schema/LoadReport.ts"
 import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
 import { StateRoot } from "../capabilities/StateRoot.ts"
-import { PluginRegistry } from "../city/PluginRegistry.ts"
+import { PluginRegistry } from "../city/internal/pluginRegistry.ts"
 import { Generations } from "./Generations.ts"
 import { layout } from "../city/CityRoot.ts"
 

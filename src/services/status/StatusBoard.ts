@@ -68,7 +68,7 @@ import {
 } from "../../schema/StatusDocument.ts"
 import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { type CapabilityListing, Listings } from "../capabilities/Listings.ts"
-import { PluginRegistry } from "../city/PluginRegistry.ts"
+import { PluginRegistry } from "../city/internal/pluginRegistry.ts"
 import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
 import { Generations } from "../loader/Generations.ts"
 import { Reloads } from "../live/Reloads.ts"

@@ -55,9 +55,9 @@ import {
 } from "../../../schema/Errors.ts"
 import type { Requirement } from "../../Plugin.ts"
 import type { CityConfigShape } from "../CityConfig.ts"
-import { disposeWaves } from "../Dependencies.ts"
-import type { LeaseTableShape } from "../LeaseTable.ts"
-import type { Snapshots } from "../Snapshots.ts"
+import { disposeWaves } from "./dependencies.ts"
+import type { LeaseTableShape } from "./leaseTable.ts"
+import type { Snapshots } from "./snapshots.ts"
 import { disposeTimedOut, type PluginLifecycleShape, type Started } from "./pluginLifecycle.ts"
 
 // --- The closing state and its record -----------------------------------------------------------

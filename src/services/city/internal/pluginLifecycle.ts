@@ -66,8 +66,8 @@ import { SiblingViews, type SiblingViewsShape } from "../../Siblings.ts"
 import { CityConfig } from "../CityConfig.ts"
 import * as CityRoot from "../CityRoot.ts"
 import { emptyPlugins, PluginInstance, type Plugins, providerIn, without, withInstance } from "../ExecutionView.ts"
-import { LeaseTable, type LeaseTableShape } from "../LeaseTable.ts"
-import { PluginStorage } from "../PluginStorage.ts"
+import { LeaseTable, type LeaseTableShape } from "./leaseTable.ts"
+import { PluginStorage } from "./pluginStorage.ts"
 
 /**
  * How a ready plugin tells the City that it can no longer serve (docs/plugin-loader.md,

@@ -15,7 +15,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import { ReloadRejected } from "../../../schema/Errors.ts"
 import type { LoadReport } from "../../../schema/LoadReport.ts"
-import { heldViews } from "../../city/LeaseTable.ts"
+import { heldViews } from "../../city/internal/leaseTable.ts"
 import type { Sessions } from "../../city/Sessions.ts"
 
 /**

@@ -45,7 +45,7 @@ export const makeWorkerCalls = (state: WorkerState) => {
         return yield* Effect.fail(new Isolation.IsolatedFailure({ plugin: state.name, what, reason: "no such action" }))
       }
       // The first issue's field and rule go with the refusal, so a caller outside can name them
-      // without the Schema's tree (services/city/ActionCall.ts).
+      // without the Schema's tree (services/city/internal/actionCall.ts).
       const input = yield* Schema.decodeUnknown(action.input)(request.input).pipe(
         Effect.mapError((error) =>
           new Isolation.IsolatedFailure({ plugin: state.name, what, errorTag: "ParseError", reason: error.message, fields: { ...firstIssue(error) } })

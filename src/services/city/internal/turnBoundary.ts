@@ -10,7 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import type { SessionClosed } from "../../schema/Errors.ts"
+import type { SessionClosed } from "../../../schema/Errors.ts"
 
 /**
  * The queue of one Session's boundary.

@@ -21,8 +21,8 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import { globalValue } from "effect/GlobalValue"
-import { contains, emptyPlugins, ExecutionView, type PluginInstance, type Plugins } from "./ExecutionView.ts"
-import { unsafeLeases } from "../internal/counters.ts"
+import { contains, emptyPlugins, ExecutionView, type PluginInstance, type Plugins } from "../ExecutionView.ts"
+import { unsafeLeases } from "../../internal/counters.ts"
 
 /**
  * A lease on one view. `release` is idempotent.

@@ -3,11 +3,11 @@
  * one unique instance. A Plugin ID cannot be registered twice in one City"): `city.plugins`, put
  * together from its parts.
  *
- * - `add`: PluginAdd.ts (one instance per name, bounded initialize, error snapshots and retries).
- * - `remove` and `crashed`: PluginRemoval.ts (out of the next view at once, disposed after the
- *   last lease: LeasedDisposal.ts).
- * - The state they share: RegistryParts.ts (snapshots, live plugins, dependencies, per-name lock).
- * - The registry's finalizer is the plugin part of close (internal/close.ts): queued adds and
+ * - `add`: ../PluginAdd.ts (one instance per name, bounded initialize, error snapshots and retries).
+ * - `remove` and `crashed`: pluginRemoval.ts (out of the next view at once, disposed after the
+ *   last lease: ../LeasedDisposal.ts).
+ * - The state they share: registryParts.ts (snapshots, started instances, dependencies, per-name lock).
+ * - The registry's finalizer is the plugin part of close (close.ts): queued adds and
  *   removes fail with CityClosed, initializations in flight are interrupted (reported when they
  *   do not end in time), then every plugin is disposed in reverse name order
  *   (`disposeConcurrency` at once), each after its last lease (bounded by `disposeTimeout`, then
@@ -29,17 +29,17 @@ import {
   type PluginInitializeFailed,
   PluginNotFound,
   type PluginNotReady
-} from "../../schema/Errors.ts"
-import type { Skill } from "../../schema/PluginChange.ts"
-import type { PluginSnapshot, SnapshotChange } from "../../schema/PluginSnapshot.ts"
-import type { Plugin } from "../Plugin.ts"
-import type { SiblingNeed } from "../Siblings.ts"
-import { closePlugins } from "./internal/close.ts"
-import type { Removal } from "./LeasedDisposal.ts"
-import * as PluginAdd from "./PluginAdd.ts"
-import * as PluginRecovery from "./PluginRecovery.ts"
-import * as PluginRemoval from "./PluginRemoval.ts"
-import * as RegistryParts from "./RegistryParts.ts"
+} from "../../../schema/Errors.ts"
+import type { Skill } from "../../../schema/PluginChange.ts"
+import type { PluginSnapshot, SnapshotChange } from "../../../schema/PluginSnapshot.ts"
+import type { Plugin } from "../../Plugin.ts"
+import type { SiblingNeed } from "../../Siblings.ts"
+import { closePlugins } from "./close.ts"
+import type { Removal } from "../LeasedDisposal.ts"
+import * as PluginAdd from "../PluginAdd.ts"
+import * as PluginRecovery from "./pluginRecovery.ts"
+import * as PluginRemoval from "./pluginRemoval.ts"
+import * as RegistryParts from "./registryParts.ts"
 
 /**
  * The registry: `city.plugins` (add, remove, get, snapshots, changes) and the City's own part.

@@ -16,12 +16,12 @@ import * as FiberRef from "effect/FiberRef"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import type { CityClosed } from "../../schema/Errors.ts"
-import { CityConfig } from "./CityConfig.ts"
-import { Closing } from "./internal/close.ts"
-import type { ExecutionView } from "./ExecutionView.ts"
-import { acquiredViews, LeaseTable, HeldViews, type Lease, underLease } from "./LeaseTable.ts"
-import * as Running from "./Running.ts"
+import type { CityClosed } from "../../../schema/Errors.ts"
+import { CityConfig } from "../CityConfig.ts"
+import { Closing } from "./close.ts"
+import type { ExecutionView } from "../ExecutionView.ts"
+import { acquiredViews, LeaseTable, HeldViews, type Lease, underLease } from "./leaseTable.ts"
+import * as Running from "./running.ts"
 
 /**
  * Leases on the current execution view, and bodies run under them, drained by close.

@@ -6,7 +6,7 @@
  * - `remove` takes the plugin out of the next execution view at once. If nothing holds it, it is
  *   disposed in the call: `disposed`. If the caller itself runs under a lease that covers it (an
  *   action removing another plugin, a host Step), it returns `pending` at once and the disposal
- *   follows when the last lease lets go (LeasedDisposal.ts). An unknown name is `Option.none()`;
+ *   follows when the last lease lets go (../LeasedDisposal.ts). An unknown name is `Option.none()`;
  *   clearing an error snapshot is `disposed`.
  * - A plugin others require is removed only with `cascade`: its dependents first, each before what
  *   it depends on (docs/library.md, "Plugin dependencies").
@@ -16,11 +16,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type CityClosed, type PluginDisposeFailed, PluginHasDependents } from "../../schema/Errors.ts"
-import * as Dependencies from "./Dependencies.ts"
-import { disposeAfterLeases, disposed, Removal } from "./LeasedDisposal.ts"
-import type { Started } from "./internal/pluginLifecycle.ts"
-import type { RegistryParts, Restore } from "./RegistryParts.ts"
+import { type CityClosed, type PluginDisposeFailed, PluginHasDependents } from "../../../schema/Errors.ts"
+import * as Dependencies from "./dependencies.ts"
+import { disposeAfterLeases, disposed, Removal } from "../LeasedDisposal.ts"
+import type { Started } from "./pluginLifecycle.ts"
+import type { RegistryParts, Restore } from "./registryParts.ts"
 
 /**
  * The options of `city.plugins.remove`.

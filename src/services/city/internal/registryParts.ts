@@ -2,18 +2,18 @@
  * What the parts of the registry share (docs/city-plugin-lifecycle.md, "Plugin Lifecycle"): the
  * City's closing state, configuration and close report, the execution views, the plugin lifecycle,
  * and the registry's own tables (snapshots, started instances, dependencies, the per-name lock). `add`
- * (PluginAdd.ts), `remove` (PluginRemoval.ts) and close (internal/close.ts) work on one set of them.
+ * (../PluginAdd.ts), `remove` (pluginRemoval.ts) and close (close.ts) work on one set of them.
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { CityConfig, type CityConfigShape } from "./CityConfig.ts"
-import { Closing, type ClosingShape } from "./internal/close.ts"
-import * as KeyedMutex from "../internal/keyedMutex.ts"
-import { LeaseTable, type LeaseTableShape } from "./LeaseTable.ts"
-import * as PluginDependents from "./PluginDependents.ts"
-import { type ExecutionRegistry, makeExecutionRegistry, PluginLifecycle, type PluginLifecycleShape, type Started } from "./internal/pluginLifecycle.ts"
-import * as Snapshots from "./Snapshots.ts"
+import { CityConfig, type CityConfigShape } from "../CityConfig.ts"
+import { Closing, type ClosingShape } from "./close.ts"
+import * as KeyedMutex from "../../internal/keyedMutex.ts"
+import { LeaseTable, type LeaseTableShape } from "./leaseTable.ts"
+import * as PluginDependents from "./pluginDependents.ts"
+import { type ExecutionRegistry, makeExecutionRegistry, PluginLifecycle, type PluginLifecycleShape, type Started } from "./pluginLifecycle.ts"
+import * as Snapshots from "./snapshots.ts"
 
 /**
  * Makes a part of a locked body interruptible again (as in `Effect.uninterruptibleMask`).

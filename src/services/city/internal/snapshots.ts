@@ -7,7 +7,7 @@
  * whole list, so a watcher of `changes` costs the registry O(1) per change whatever the number of
  * plugins. A subscriber first receives the current snapshots, then every change.
  *
- * Beside it, the snapshots' names by their lower-case form (internal/caseKey.ts), so that `holder` finds in O(1) the
+ * Beside it, the snapshots' names by their lower-case form (caseKey.ts), so that `holder` finds in O(1) the
  * registered name another one equals ignoring case (the plugin-name rule, schema/PluginName.ts).
  * @since 0.1.0
  */
@@ -16,10 +16,10 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { PluginNotFound, PluginNotReady } from "../../schema/Errors.ts"
-import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../schema/PluginSnapshot.ts"
-import { unsafeStatusChanged } from "../internal/counters.ts"
-import { caseKey } from "./internal/caseKey.ts"
+import { PluginNotFound, PluginNotReady } from "../../../schema/Errors.ts"
+import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../../schema/PluginSnapshot.ts"
+import { unsafeStatusChanged } from "../../internal/counters.ts"
+import { caseKey } from "./caseKey.ts"
 
 /**
  * The registry's snapshots by name and the stream of their changes.
@@ -29,7 +29,7 @@ import { caseKey } from "./internal/caseKey.ts"
 export interface Snapshots {
   readonly statusOf: (name: string) => PluginStatus | undefined
   readonly current: (name: string) => PluginSnapshot | undefined
-  /** The name of the snapshot whose name has this case key (internal/caseKey.ts), if any. */
+  /** The name of the snapshot whose name has this case key (caseKey.ts), if any. */
   readonly holder: (key: string) => string | undefined
   /** Why a plugin is not in a view: not ready (with its last error), or unknown. */
   readonly explain: (name: string) => PluginNotFound | PluginNotReady

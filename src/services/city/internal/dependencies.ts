@@ -6,7 +6,7 @@
  * order is the same on every run.
  * @since 0.1.0
  */
-import type { Requirement } from "../Plugin.ts"
+import type { Requirement } from "../../Plugin.ts"
 
 /**
  * A set of plugins: each name with what it requires.

@@ -12,7 +12,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type { PluginInitializeFailed } from "../../schema/Errors.ts"
+import type { PluginInitializeFailed } from "../../../schema/Errors.ts"
 
 /**
  * Fails with the plugin's own failure when `error` carries one (reason `failed`): the

@@ -5,7 +5,7 @@
  * close; a dependent stays in the table from its admission until it fails to start or leaves.
  * @since 0.1.0
  */
-import type { Requirement } from "../Plugin.ts"
+import type { Requirement } from "../../Plugin.ts"
 
 /**
  * The dependency table of one registry.
