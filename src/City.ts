@@ -18,7 +18,7 @@ export {
   type RequiredStartFailure,
   type StartPlugin,
   type StartRequirements
-} from "./layers/internal/city.ts"
+} from "./services/city/internal/city.ts"
 export type { AddOptions } from "./services/city/PluginAdd.ts"
 export type { Removal } from "./services/city/LeasedDisposal.ts"
 export type { SystemBlock, Calls, Invoke } from "./services/city/Calls.ts"

@@ -28,7 +28,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { CityOptions } from "../services/city/CityConfig.ts"
 import { City, type CityShape } from "../services/city/CityService.ts"
-import * as CityLayer from "./internal/city.ts"
+import * as CityLayer from "../services/city/internal/city.ts"
 import * as TestDeadlines from "./internal/testDeadlines.ts"
 
 /**

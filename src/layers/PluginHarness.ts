@@ -72,7 +72,7 @@ import { ExecutionLeases } from "../services/city/internal/executionLeases.ts"
 import { emptyPlugins, ExecutionView, instanceIn, withInstance } from "../services/city/ExecutionView.ts"
 import { PluginRegistry } from "../services/city/internal/pluginRegistry.ts"
 import * as StartPlugins from "../services/city/StartPlugins.ts"
-import { core, fromCore } from "./internal/city.ts"
+import { core, fromCore } from "../services/city/internal/city.ts"
 import * as CityTest from "./CityTest.ts"
 import { withDeadlines } from "./internal/testDeadlines.ts"
 

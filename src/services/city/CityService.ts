@@ -2,7 +2,7 @@
  * The City (docs/city-plugin-lifecycle.md: "City owns Plugins"): the service a host talks to.
  * `city.plugins` is the registry, `city.workspaces` and `city.agents` the host model,
  * `city.calls(...)` makes calls outside a Session, and `city.close` closes it all.
- * Build it with `City.layer(options)` (src/layers/internal/city.ts).
+ * Build it with `City.layer(options)` (src/City.ts; its assembly is internal/city.ts).
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

@@ -22,19 +22,19 @@ import {
   type PluginDependencyCycle,
   type PluginDependencyMissing,
   type PluginInitializeFailed
-} from "../../schema/Errors.ts"
-import { City, type CityShape, makeCalls } from "../../services/city/CityService.ts"
-import * as CityConfig from "../../services/city/CityConfig.ts"
-import * as Close from "../../services/city/internal/close.ts"
-import * as ExecutionLeases from "../../services/city/internal/executionLeases.ts"
-import * as LeaseTable from "../../services/city/internal/leaseTable.ts"
-import * as PluginLifecycle from "../../services/city/internal/pluginLifecycle.ts"
-import * as PluginRegistry from "../../services/city/internal/pluginRegistry.ts"
-import * as Sessions from "../../services/city/Sessions.ts"
-import * as StartPlugins from "../../services/city/StartPlugins.ts"
-import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../../services/city/StartPlugins.ts"
-import * as InitializeFailure from "../../services/city/internal/initializeFailure.ts"
-import * as Workspaces from "../../services/city/Workspaces.ts"
+} from "../../../schema/Errors.ts"
+import { City, type CityShape, makeCalls } from "../CityService.ts"
+import * as CityConfig from "../CityConfig.ts"
+import * as Close from "./close.ts"
+import * as ExecutionLeases from "./executionLeases.ts"
+import * as LeaseTable from "./leaseTable.ts"
+import * as PluginLifecycle from "./pluginLifecycle.ts"
+import * as PluginRegistry from "./pluginRegistry.ts"
+import * as Sessions from "../Sessions.ts"
+import * as StartPlugins from "../StartPlugins.ts"
+import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../StartPlugins.ts"
+import * as InitializeFailure from "./initializeFailure.ts"
+import * as Workspaces from "../Workspaces.ts"
 
 export type {
   CheckedStartPlugins,
@@ -44,7 +44,7 @@ export type {
   StartPlugin,
   StartProvides,
   StartRequirements
-} from "../../services/city/StartPlugins.ts"
+} from "../StartPlugins.ts"
 
 /**
  * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins
