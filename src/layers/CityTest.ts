@@ -26,9 +26,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { CityOptions } from "../services/city/CityConfig.ts"
-import { City, type CityShape } from "../services/city/CityService.ts"
-import * as CityLayer from "../services/city/internal/city.ts"
+import * as City from "../City.ts"
 import * as TestDeadlines from "./internal/testDeadlines.ts"
 
 /**
@@ -51,7 +49,7 @@ export const tempRoot: Effect.Effect<string, PlatformError.PlatformError, Scope.
 ).pipe(Effect.provide(NodeFileSystem.layer))
 
 /** The options with the test deadlines where none is given, and the root. */
-const withDefaults = <O extends CityOptions>(options: O, root: string) => ({
+const withDefaults = <O extends City.CityOptions>(options: O, root: string) => ({
   ...options,
   root,
   ...TestDeadlines.withDeadlines(options)
@@ -64,16 +62,16 @@ const withDefaults = <O extends CityOptions>(options: O, root: string) => ({
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const P extends ReadonlyArray<CityLayer.StartPlugin<unknown>> = readonly []>(
-  options: CityLayer.CityLayerOptionsFor<P> = {}
+export const make = <const P extends ReadonlyArray<City.StartPlugin<unknown>> = readonly []>(
+  options: City.CityLayerOptionsFor<P> = {}
 ): Effect.Effect<
-  CityShape,
-  CityLayer.CityBuildError | CityLayer.RequiredStartFailure<P> | PlatformError.PlatformError,
-  Scope.Scope | CityLayer.StartRequirements<P>
+  City.CityShape,
+  City.CityBuildError | City.RequiredStartFailure<P> | PlatformError.PlatformError,
+  Scope.Scope | City.StartRequirements<P>
 > =>
   Effect.flatMap(
     options.root === undefined ? tempRoot : Effect.succeed(options.root),
-    (root) => CityLayer.make<P>(withDefaults(options, root))
+    (root) => City.make<P>(withDefaults(options, root))
   )
 
 /**
@@ -96,11 +94,11 @@ export const make = <const P extends ReadonlyArray<CityLayer.StartPlugin<unknown
  * @since 0.1.0
  * @category layers
  */
-export const layer = <const P extends ReadonlyArray<CityLayer.StartPlugin<unknown>> = readonly []>(
-  options: CityLayer.CityLayerOptionsFor<P> = {}
+export const layer = <const P extends ReadonlyArray<City.StartPlugin<unknown>> = readonly []>(
+  options: City.CityLayerOptionsFor<P> = {}
 ): Layer.Layer<
-  City,
-  CityLayer.CityBuildError | CityLayer.RequiredStartFailure<P> | PlatformError.PlatformError,
-  CityLayer.StartRequirements<P>
+  City.City,
+  City.CityBuildError | City.RequiredStartFailure<P> | PlatformError.PlatformError,
+  City.StartRequirements<P>
 > =>
-  Layer.scoped(City, make(options))
+  Layer.scoped(City.City, make(options))

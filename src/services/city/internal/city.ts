@@ -1,13 +1,14 @@
 /**
- * `City.layer(options)`: the City as a Layer. The core services are composed in acquisition
- * order Workspaces → PluginRegistry → ExecutionLeases → Sessions, so closing releases them in
- * reverse: Sessions stop admitting, running Steps drain (then are interrupted), plugins are
- * disposed, Workspaces are released (docs/city-plugin-lifecycle.md: "city.close() stops Sessions before releasing Plugins
+ * The City's assembly, behind `City.make`, `City.layer` and `City.layerConfig` (src/City.ts
+ * declares them). The core services are composed in acquisition order Workspaces →
+ * PluginRegistry → ExecutionLeases → Sessions, so closing releases them in reverse: Sessions stop
+ * admitting, running Steps drain (then are interrupted), plugins are disposed, Workspaces are
+ * released (docs/city-plugin-lifecycle.md: "city.close() stops Sessions before releasing Plugins
  * and Workspaces"). The order is the composition's, not hand-written sequencing.
  *
- * Plugins given in `options.plugins` start while the layer builds (services/city/StartPlugins.ts:
- * checked first, then added concurrently, an optional one isolated, a required one failing the
- * layer); `city.close` is services/city/internal/close.ts. This module only wires.
+ * Plugins given in `options.plugins` start while the City builds (../StartPlugins.ts: checked
+ * first, then added concurrently, an optional one isolated, a required one failing the build);
+ * `city.close` is close.ts. This module only wires.
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -15,73 +16,18 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import type * as ConfigError from "effect/ConfigError"
-import {
-  type InvalidPluginName,
-  PluginAlreadyRegistered,
-  type PluginDependencyCycle,
-  type PluginDependencyMissing,
-  type PluginInitializeFailed
-} from "../../../schema/Errors.ts"
-import { City, type CityShape, makeCalls } from "../CityService.ts"
-import * as CityConfig from "../CityConfig.ts"
-import * as Close from "./close.ts"
-import * as ExecutionLeases from "./executionLeases.ts"
-import * as LeaseTable from "./leaseTable.ts"
-import * as PluginLifecycle from "./pluginLifecycle.ts"
-import * as PluginRegistry from "./pluginRegistry.ts"
+import { type CityShape, makeCalls } from "../CityService.ts"
+import type * as CityConfig from "../CityConfig.ts"
 import * as Sessions from "../Sessions.ts"
 import * as StartPlugins from "../StartPlugins.ts"
 import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../StartPlugins.ts"
-import * as InitializeFailure from "./initializeFailure.ts"
 import * as Workspaces from "../Workspaces.ts"
-
-export type {
-  CheckedStartPlugins,
-  NoStartPluginProvides,
-  RequiredStartFailure,
-  StartNeeds,
-  StartPlugin,
-  StartProvides,
-  StartRequirements
-} from "../StartPlugins.ts"
-
-/**
- * The options of `City.layer`, `City.layerConfig` and `City.make`, given the list of start plugins
- * `P`: a start plugin that needs a sibling service no plugin of `P` provides does not compile
- * ({@link CheckedStartPlugins}).
- * @since 0.1.0
- * @category models
- */
-export type CityLayerOptionsFor<P extends ReadonlyArray<StartPlugin<unknown>>> =
-  & CityConfig.CityOptions
-  & { readonly plugins?: CheckedStartPlugins<P> | undefined }
-
-/**
- * The options of `City.layer` and `City.make`: the City's options and the plugins to start with it.
- * @since 0.1.0
- * @category models
- */
-export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
-  /** The plugins started while the layer builds (concurrently), each optional unless marked `required`. */
-  readonly plugins?: ReadonlyArray<StartPlugin<R>> | undefined
-}
-
-/**
- * Why building a City failed: a start plugin with a bad name, a name given twice, a required
- * dependency missing from the list or a cycle, or a required plugin whose initialize died, timed
- * out or was interrupted (or whose dependency failed: `PluginDependencyMissing`). A required
- * plugin's own typed failure is not wrapped: `City.layer` fails with it
- * ({@link RequiredStartFailure}).
- * @since 0.1.0
- * @category errors
- */
-export type CityBuildError =
-  | InvalidPluginName
-  | PluginAlreadyRegistered
-  | PluginInitializeFailed
-  | PluginDependencyMissing
-  | PluginDependencyCycle
+import * as Close from "./close.ts"
+import * as ExecutionLeases from "./executionLeases.ts"
+import * as InitializeFailure from "./initializeFailure.ts"
+import * as LeaseTable from "./leaseTable.ts"
+import * as PluginLifecycle from "./pluginLifecycle.ts"
+import * as PluginRegistry from "./pluginRegistry.ts"
 
 /**
  * The core services on a given configuration, in acquisition order, as tags (the loader's Layer,
@@ -149,93 +95,26 @@ export const fromCore = <ROut, E, R>(
     return { context, city, close }
   })
 
-const build = <R, E, RC>(config: Layer.Layer<CityConfig.CityConfig, E, RC>, options: CityLayerOptions<R>) =>
-  Effect.gen(function*() {
-    const plugins = options.plugins ?? []
-    yield* StartPlugins.check(plugins)
-    const { city, context } = yield* fromCore(core(config))
-    yield* StartPlugins.start(Context.get(context, PluginRegistry.PluginRegistry), plugins)
-    return city
-  })
-
 /**
- * Builds on the options as written: the plugins' requirements named, and a required start
- * plugin's own typed failure unwrapped (services/city/internal/initializeFailure.ts): it is one of `P`'s.
- */
-// A start plugin's SiblingNeeds are types only (nothing reads them from a context), each met by
-// another start plugin (CheckedStartPlugins): the options' requirements are named without them.
-const buildFor = <P extends ReadonlyArray<StartPlugin<unknown>>>(
-  config: Layer.Layer<CityConfig.CityConfig>,
-  options: CityLayerOptionsFor<P>
-): Effect.Effect<CityShape, CityBuildError | RequiredStartFailure<P>, Scope.Scope | StartRequirements<P>> =>
-  build(config, options as CityLayerOptions<StartRequirements<P>>).pipe(
-    Effect.catchTag("PluginInitializeFailed", (error) => InitializeFailure.unwrap<RequiredStartFailure<P>>(error))
-  )
-
-/**
- * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failure,
- * unless a caller of `city.close` already received it. Fails as `City.layer` does.
+ * Builds a City in the current Scope on `config`, with its start plugins: checked first, then the
+ * core is assembled and they start. A required start plugin's own typed failure is unwrapped
+ * (initializeFailure.ts): it is one of `P`'s. `City.make` and `City.layerConfig` are this. A start
+ * plugin's SiblingNeeds are types only (nothing reads them from a context), each met by another
+ * start plugin (CheckedStartPlugins): the requirements are named without them.
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
-  options: CityLayerOptionsFor<P> = {}
-): Effect.Effect<CityShape, CityBuildError | RequiredStartFailure<P>, Scope.Scope | StartRequirements<P>> =>
-  buildFor(CityConfig.layer(options), options)
-
-/**
- * The City as a Layer, on the given options: the City and nothing else. It reads no file of the
- * state root: an application that embeds a City and never provisions needs no `host.json`. One
- * that provisions composes the capability services beside it on the same root:
- * `Layer.merge(City.layer({ root }), CapabilityServices.layer({ root }))`.
- *
- * It fails with {@link CityBuildError}, and with the own typed failure `E` of a start plugin
- * marked `required: true` whose initialize failed with it, unwrapped as a Layer's own error is
- * (docs/library.md): `Effect.catchTag` reaches it ({@link RequiredStartFailure} is the `E`s of
- * the required ones). A start plugin that needs a sibling service no start plugin provides does
- * not compile ({@link CheckedStartPlugins}).
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { City, Plugin } from "effect-city"
- *
- * const hello = Plugin.make({
- *   name: "hello",
- *   initialize: Effect.succeed({ system: () => Effect.succeed("Say hello.") })
- * })
- *
- * const program = Effect.gen(function*() {
- *   const city = yield* City.City
- *   return yield* city.plugins.snapshots
- * })
- *
- * // The layer starts `hello` with the City. When the program ends, the layer's Scope closes the
- * // City: Sessions stop, plugins are disposed, Workspaces are released.
- * Effect.runPromise(program.pipe(Effect.provide(City.layer({ root: "/tmp/city", plugins: [hello] })))).then(
- *   (snapshots) => console.log(snapshots.map((s) => `${s.name}: ${s.status}`)) // [ 'hello: ready' ]
- * )
- * ```
- * @since 0.1.0
- * @category layers
- */
-export const layer = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
-  options: CityLayerOptionsFor<P> = {}
-): Layer.Layer<City, CityBuildError | RequiredStartFailure<P>, StartRequirements<P>> => Layer.scoped(City, make(options))
-
-/**
- * The City as a Layer, configured from the environment (`CITY_ROOT`, `CITY_INITIALIZE_TIMEOUT`,
- * `CITY_DISPOSE_TIMEOUT`, `CITY_DRAIN_TIMEOUT`, `CITY_DISPOSE_CONCURRENCY`; see CityConfig.config),
- * with `options` taking precedence where given.
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
-  options: CityLayerOptionsFor<P> = {}
-): Layer.Layer<City, CityBuildError | RequiredStartFailure<P> | ConfigError.ConfigError, StartRequirements<P>> =>
-  Layer.unwrapEffect(
-    Effect.map(CityConfig.config, (fromEnv) => {
-      const config = CityConfig.resolve({ ...fromEnv, ...options })
-      return Layer.scoped(City, buildFor(Layer.succeed(CityConfig.CityConfig, config), options))
-    })
+export const build = <P extends ReadonlyArray<StartPlugin<unknown>>>(
+  config: Layer.Layer<CityConfig.CityConfig>,
+  plugins: CheckedStartPlugins<P> | undefined
+) => {
+  const start = (plugins ?? []) as ReadonlyArray<StartPlugin<StartRequirements<P>>>
+  return Effect.gen(function*() {
+    yield* StartPlugins.check(start)
+    const { city, context } = yield* fromCore(core(config))
+    yield* StartPlugins.start(Context.get(context, PluginRegistry.PluginRegistry), start)
+    return city
+  }).pipe(
+    Effect.catchTag("PluginInitializeFailed", (error) => InitializeFailure.unwrap<RequiredStartFailure<P>>(error))
   )
+}
