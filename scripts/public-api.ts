@@ -4,8 +4,14 @@
  * with its kind. `npm run api` writes it to `docs/public-api.txt`; test/public-api.test.ts fails
  * when the committed file differs from what the entry points export now, so a change of the public
  * surface is always a deliberate, reviewed edit of that file.
+ *
+ * `declarations` gives, for each name of that list, the files that declare it, every re-export
+ * followed to its end (`export { x } from`, `export * as N from`, `export *`, through any number of
+ * modules): test/public-api.test.ts holds that none is under an `internal/` folder (docs/design.md,
+ * "Layout": public modules declare, internal modules implement).
  */
 import { writeFileSync } from "node:fs"
+import { relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
@@ -32,33 +38,73 @@ const kindOf = (checker: ts.TypeChecker, symbol: ts.Symbol): string => {
   return "other"
 }
 
-/** The list's text. */
-export const publicApi = (): string => {
-  const config = ts.getParsedCommandLineOfConfigFile(`${repo}tsconfig.json`, {}, {
+/** An entry point: the specifier a user imports, and its file from the root. */
+export interface EntryPoint {
+  readonly specifier: string
+  readonly file: string
+}
+
+/** One public name: its line's specifier and name (`City.layer`), its symbol, and its kind. */
+interface Named {
+  readonly specifier: string
+  readonly name: string
+  readonly symbol: ts.Symbol
+  readonly kind: string
+}
+
+/** Every public name of `entries` (each entry's exports, and each namespace's members), in the list's order. */
+const publicNames = (entries: ReadonlyArray<EntryPoint>, root: string): { readonly checker: ts.TypeChecker; readonly names: ReadonlyArray<Named | string> } => {
+  const config = ts.getParsedCommandLineOfConfigFile(`${root}tsconfig.json`, {}, {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: () => undefined
   })
-  const program = ts.createProgram(entryPoints.map((e) => `${repo}${e.file}`), config?.options ?? {})
+  const program = ts.createProgram(entries.map((e) => `${root}${e.file}`), config?.options ?? {})
   const checker = program.getTypeChecker()
-  const lines: Array<string> = []
-  for (const entry of entryPoints) {
-    const source = program.getSourceFile(`${repo}${entry.file}`)
+  const names: Array<Named | string> = []
+  const byName = (a: ts.Symbol, b: ts.Symbol) => (a.name < b.name ? -1 : 1)
+  for (const entry of entries) {
+    const source = program.getSourceFile(`${root}${entry.file}`)
     const module = source === undefined ? undefined : checker.getSymbolAtLocation(source)
     if (module === undefined) {
-      lines.push(`${entry.specifier}: (missing)`)
+      names.push(`${entry.specifier}: (missing)`)
       continue
     }
-    for (const symbol of [...checker.getExportsOfModule(module)].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    for (const symbol of [...checker.getExportsOfModule(module)].sort(byName)) {
       const kind = kindOf(checker, symbol)
-      lines.push(`${entry.specifier} ${symbol.name} ${kind}`)
+      names.push({ specifier: entry.specifier, name: symbol.name, symbol, kind })
       if (kind !== "namespace") continue
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
-      for (const member of [...checker.getExportsOfModule(target)].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-        lines.push(`${entry.specifier} ${symbol.name}.${member.name} ${kindOf(checker, member)}`)
+      for (const member of [...checker.getExportsOfModule(target)].sort(byName)) {
+        names.push({ specifier: entry.specifier, name: `${symbol.name}.${member.name}`, symbol: member, kind: kindOf(checker, member) })
       }
     }
   }
-  return `${lines.join("\n")}\n`
+  return { checker, names }
+}
+
+/** The list's text. */
+export const publicApi = (): string =>
+  `${publicNames(entryPoints, repo).names.map((n) => typeof n === "string" ? n : `${n.specifier} ${n.name} ${n.kind}`).join("\n")}\n`
+
+/** A public name and the files (from the root) that declare it. */
+export interface Declared {
+  readonly name: string
+  readonly files: ReadonlyArray<string>
+}
+
+/**
+ * Where each public name of `entries` is declared: its alias followed to the end of every
+ * re-export chain, as an editor's "go to definition" lands (a namespace's declaration is its
+ * module's file).
+ */
+export const declarations = (entries: ReadonlyArray<EntryPoint> = entryPoints, root: string = repo): ReadonlyArray<Declared> => {
+  const { checker, names } = publicNames(entries, root)
+  return names.flatMap((named) => {
+    if (typeof named === "string") return []
+    const target = named.symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(named.symbol) : named.symbol
+    const files = (target.declarations ?? []).map((d) => relative(root, d.getSourceFile().fileName))
+    return [{ name: `${named.specifier} ${named.name}`, files: [...new Set(files)] }]
+  })
 }
 
 /** Where the committed list lives. */
