@@ -57,7 +57,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { type CommandSpec, type Placeholder, placeholders } from "../../schema/Declaration.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
-import * as KeyedMutex from "../city/KeyedMutex.ts"
+import * as KeyedMutex from "../internal/keyedMutex.ts"
 import { ProcessRecords } from "./ProcessRecords.ts"
 import * as ChildRunner from "./ChildRunner.ts"
 
