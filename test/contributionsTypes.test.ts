@@ -8,7 +8,7 @@
  */
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
 import * as path from "node:path"
-import ts from "typescript"
+import { compileVirtual } from "./support/compileVirtual.ts"
 import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
@@ -160,17 +160,7 @@ it("a handler that lets a sibling handle's SiblingUnavailable through: the compi
     `  })`,
     `})`
   ].join("\n")
-  const root = path.join(import.meta.dirname, "..")
-  const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile)
-  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
-  const host = ts.createCompilerHost(options)
-  const getSourceFile = host.getSourceFile.bind(host)
-  host.getSourceFile = (name, language, ...rest) =>
-    name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language, ...rest)
-  const fileExists = host.fileExists.bind(host)
-  host.fileExists = (name) => name === file || fileExists(name)
-  const program = ts.createProgram({ rootNames: [file], options, host })
-  const messages = program.getSemanticDiagnostics(program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+  const messages = compileVirtual(file, text)
   expect(messages).toHaveLength(1)
   expect(messages[0]).not.toContain("exactOptionalPropertyTypes")
   const first = messages[0]!.split("\n")[0]!

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
-import ts from "typescript"
+import { compileVirtual } from "../support/compileVirtual.ts"
 import * as City from "../../src/City.ts"
 import type { ConfigError } from "effect/ConfigError"
 import * as Plugin from "../../src/services/Plugin.ts"
@@ -117,18 +117,7 @@ it("the compiler's message for a missing sibling provider names the service in i
     `const program = Effect.flatMap(City.City, (city) => city.plugins.snapshots)`,
     `export const run = () => Effect.runPromise(program.pipe(Effect.provide(City.layer({ root: "/tmp/x", plugins: [greeter] }))))`
   ].join("\n")
-  const root = path.join(import.meta.dirname, "../..")
-  const config = ts.readConfigFile(path.join(root, "tsconfig.json"), ts.sys.readFile)
-  const options = ts.parseJsonConfigFileContent(config.config, ts.sys, root).options
-  const host = ts.createCompilerHost(options)
-  const getSourceFile = host.getSourceFile.bind(host)
-  host.getSourceFile = (name, language, ...rest) =>
-    name === file ? ts.createSourceFile(name, text, language) : getSourceFile(name, language, ...rest)
-  const fileExists = host.fileExists.bind(host)
-  host.fileExists = (name) => name === file || fileExists(name)
-  const program = ts.createProgram({ rootNames: [file], options, host })
-  const diagnostics = program.getSemanticDiagnostics(program.getSourceFile(file))
-  const messages = diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+  const messages = compileVirtual(file, text)
   expect(messages).toHaveLength(1)
   const first = messages[0]!.split("\n")[0]!
   expect(first).toContain("no start plugin provides this sibling service")
