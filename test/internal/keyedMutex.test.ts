@@ -34,6 +34,19 @@ describe("KeyedMutex", () => {
       expect(mutex.size()).toBe(0)
     }))
 
+  it.effect("a waiter in an uninterruptible region (a command that must run to its end) still gets the key when it is handed over", () =>
+    Effect.gen(function*() {
+      const mutex = KeyedMutex.make<string>()
+      const gate = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(mutex.withLock("a", () => Deferred.await(gate), never))
+      yield* blocked(first)
+      const second = yield* Effect.fork(Effect.uninterruptible(mutex.withLock("a", () => Effect.succeed("second ran"), never)))
+      yield* blocked(second)
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(second)).toBe("second ran")
+      expect(mutex.size()).toBe(0)
+    }))
+
   it.effect("different keys proceed concurrently", () =>
     Effect.gen(function*() {
       const mutex = KeyedMutex.make<string>()

@@ -75,7 +75,10 @@ export const make = <K>(): KeyedMutex<K> => {
           // unsafe: queued in the same synchronous step that checks the queue, so no release can slip between.
           const turn = Deferred.unsafeMake<void>(FiberId.none)
           waiters.push(turn)
-          return restore(Effect.raceFirst(Deferred.await(turn), cancel)).pipe(
+          // Both sides interruptible of their own: a race awaits its loser's interruption, and a
+          // loser that inherited a caller's uninterruptible region (`cancel` = `Effect.never`, a
+          // command that must run to its end) would never end, and the hand-over with it.
+          return restore(Effect.raceFirst(Effect.interruptible(Deferred.await(turn)), Effect.interruptible(cancel))).pipe(
             Effect.onExit((exit) =>
               Effect.suspend(() => {
                 if (Exit.isSuccess(exit)) return Effect.void
