@@ -85,6 +85,12 @@ const serverOwner = async (): Promise<Owner | undefined> => {
 /** A running throwaway server: its URL (superuser `city`, database `postgres`) and its stop. */
 export interface PostgresServer {
   readonly url: string
+  /**
+   * Restarts the server as a crash would (`pg_ctl restart -m immediate`: every connection cut, the
+   * server recovers from its log), on the same port and options; resolves once it accepts
+   * connections again (the chaos test, test/chaos/).
+   */
+  readonly restart: () => Promise<void>
   /** Stops the server and removes its folder. */
   readonly stop: () => Promise<void>
 }
@@ -140,6 +146,11 @@ const start = async (): Promise<PostgresServer> => {
     }
     return {
       url: `postgres://city@127.0.0.1:${port}/postgres`,
+      restart: async () => {
+        // pg_ctl restart starts the server again with the options of the last start (postmaster.opts).
+        const restarted = await run(join(bin, "pg_ctl"), ["restart", "-D", data, "-l", log, "-m", "immediate", "-w", "-t", "60"], owner, folder)
+        if (!restarted.ok) throw new Error(`pg_ctl restart failed: ${lastLine(await readFile(log, "utf8").catch(() => restarted.output))}`)
+      },
       stop: async () => {
         await stop()
         await remove()
