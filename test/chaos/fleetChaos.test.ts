@@ -20,7 +20,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { cpSync, lstatSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { city } from "../acceptance/cityCli.ts"
@@ -174,7 +174,15 @@ describe("the fleet under chaos", () => {
       if (verdict.violations.length > 0) {
         const kept = mkdtempSync(join(tmpdir(), `city-chaos-${seed}-`))
         // The history, the daemons' outputs and the state roots; not the peers' folders nor the scripts.
-        cpSync(fleet.base, kept, { recursive: true, filter: (src) => !/(^|\/)(work|bin)(\/|$)/.test(relative(fleet.base, src)) })
+        // Sockets (a daemon's control channel) cannot be copied: only folders and regular files are kept.
+        cpSync(fleet.base, kept, {
+          recursive: true,
+          filter: (src) => {
+            if (/(^|\/)(work|bin)(\/|$)/.test(relative(fleet.base, src))) return false
+            const info = lstatSync(src, { throwIfNoEntry: false })
+            return info !== undefined && (info.isDirectory() || info.isFile())
+          }
+        })
         writeFileSync(join(kept, "checker-input.json"), JSON.stringify(input))
         console.log(`chaos run kept in ${kept} (history.log, hosts/*/*-daemon-*.log, checker-input.json: npx tsx test/chaos/recheck.ts ${kept})`)
       }
