@@ -14,6 +14,7 @@ import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as net from "node:net"
 import { join } from "node:path"
 import type { StatusDocument } from "../../src/schema/StatusDocument.ts"
 import { type Daemon, startDaemon } from "../live/daemonProcess.ts"
@@ -65,6 +66,32 @@ const stillRunning = (daemons: ReadonlyArray<Daemon>) =>
 const served = (page: string, path: string) => Effect.promise(() => fetch(new URL(path, page)).then((r) => r.text()))
 
 describe("a fleet's hosts as they are, real processes", () => {
+  it.scopedLive("a daemon started while its PostgreSQL server does not answer waits for it, a line per attempt, and comes up once it answers", () =>
+    Effect.gen(function*() {
+      const target = new URL(yield* freshDatabase(inject("postgresUrl")))
+      // A port where nothing listens yet; once the daemon says it waits, a proxy to the real server opens there.
+      const port = yield* freePort
+      const url = new URL(target.href)
+      url.hostname = "127.0.0.1"
+      url.port = String(port)
+      const w = yield* hostWorld()
+      const daemon = yield* hostDaemon(w, url.href, "web-01")
+      yield* awaitLog(daemon, "waiting for the fleet's database", 10_000)
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port === "" ? 5432 : target.port), target.hostname)
+        client.pipe(upstream).pipe(client)
+        client.on("error", () => upstream.destroy())
+        upstream.on("error", () => client.destroy())
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void proxy.listen(port, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.sync(() => void proxy.close())
+      )
+      yield* awaitLog(daemon, "city daemon started", 30_000)
+      yield* stillRunning([daemon])
+      yield* within("web-01 up in city fleet", Effect.map(fleetStates(url.href), (states) => states.get("web-01") === "up"))
+    }).pipe(Effect.provide(NodeContext.layer)), 90_000)
+
   it.scopedLive("four hosts started at once on an empty PostgreSQL database all come up, and none logs a failed prune", () =>
     Effect.gen(function*() {
       const url = yield* freshDatabase(inject("postgresUrl"))

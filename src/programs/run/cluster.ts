@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { hostname } from "node:os"
 import { layerWithStores } from "../../layers/internal/capabilityServices.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
@@ -104,6 +105,18 @@ const settings = (o: ClusterInput, configured: ClusterConfig | undefined) =>
     return { target, host, address }
   })
 
+/**
+ * How a daemon waits for its PostgreSQL server at start: again after 0.5 s, doubling to at most
+ * 5 s between attempts, for at most 60 s; then the daemon exits 1 naming why.
+ */
+const databaseWait = Schedule.exponential("500 millis").pipe(
+  Schedule.union(Schedule.spaced("5 seconds")),
+  Schedule.upTo("60 seconds"),
+  Schedule.tapInput((error: ClusterUnavailable) =>
+    Effect.logWarning(`waiting for the fleet's database: ${error.detail}`).pipe(Effect.annotateLogs({ code: "cluster.database_wait" }))
+  )
+)
+
 /** `city daemon --cluster <url>` (or with host.json's `cluster`, `configured`). */
 export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
   Effect.scoped(Effect.gen(function*() {
@@ -111,8 +124,11 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
     if (Either.isLeft(checked)) return yield* reportFailure(o, checked.left)
     const { address, host, target } = checked.right
     // One client for the whole daemon, built when first needed (inside the daemon, so its failure
-    // is reported as the daemon's), shared by the stores and the runner.
-    const sql = yield* Layer.memoize(ClusterDatabase.layer(target))
+    // is reported as the daemon's), shared by the stores and the runner. A PostgreSQL server that
+    // does not answer yet (restarting, or started with the hosts) is waited for at start, up to
+    // `databaseWait`, a line per attempt; a verb does not wait (docs/cluster.md, "Faults").
+    const database = ClusterDatabase.layer(target)
+    const sql = yield* Layer.memoize(target._tag === "Pg" ? Layer.retry(database, databaseWait) : database)
     // A fleet on SQLite is one host: a second daemon on its file is refused before anything starts.
     if (target._tag === "Sqlite") {
       const claimed = yield* Effect.either(Effect.provide(SqliteHost.claim(host, target.filename), sql))
