@@ -178,7 +178,12 @@ try {
   )
   step(`tsc: the ${shippedExamples.length} shipped examples against the installed package`, bin("tsc"), ["-p", "tsconfig.examples.json"])
   // The README's first plugin test, run as a user runs it: the consumer's own vitest, no config.
-  const tested = step("vitest run examples/testing.test.ts (the consumer's vitest)", "npx", ["--no-install", "vitest", "run", "examples/testing.test.ts"])
+  // Colour off (CI sets FORCE_COLOR), and any escape left stripped, so the summary line reads plain.
+  const { FORCE_COLOR: _forced, ...plainEnv } = process.env
+  const tested = step("vitest run examples/testing.test.ts (the consumer's vitest)", "npx", ["--no-install", "vitest", "run", "examples/testing.test.ts"], work, {
+    ...plainEnv,
+    NO_COLOR: "1"
+  }).replace(/\u001b\[[0-9;]*m/g, "")
   if (!/Tests\s+\d+ passed/.test(tested)) {
     console.error(`pack-check: FAILED: the README's test example printed\n${tested}`)
     process.exit(1)
