@@ -1,6 +1,7 @@
 /**
  * A fleet's hosts seen as they are, through real `city daemon --cluster` processes and the real
  * `city` binary (docs/cluster.md, "Faults"):
+ * - a daemon waits for its PostgreSQL server at start, at the client and at every later step;
  * - hosts started at once on an empty PostgreSQL database all come up (the tables are created one
  *   run at a time), and none logs a failed prune (the first prune runs once the tables exist);
  * - a host whose daemon is killed with SIGKILL, and one stopped with SIGSTOP, are `down` within
@@ -63,6 +64,35 @@ const stillRunning = (daemons: ReadonlyArray<Daemon>) =>
     discard: true
   })
 
+/**
+ * A TCP proxy on `port` to the PostgreSQL server of `target`, in the test's scope. While `admit`
+ * says no, a new connection is closed at once (the server seems gone); admitted ones are forwarded.
+ */
+const pgProxy = (port: number, target: URL, admit: (n: number) => boolean) =>
+  Effect.gen(function*() {
+    let accepted = 0
+    const proxy = net.createServer((client) => {
+      accepted++
+      if (!admit(accepted)) return void client.destroy()
+      const upstream = net.connect(Number(target.port === "" ? 5432 : target.port), target.hostname)
+      client.pipe(upstream).pipe(client)
+      client.on("error", () => upstream.destroy())
+      upstream.on("error", () => client.destroy())
+    })
+    yield* Effect.acquireRelease(
+      Effect.async<void>((resume) => void proxy.listen(port, "127.0.0.1", () => resume(Effect.void))),
+      () => Effect.sync(() => void proxy.close())
+    )
+  })
+
+/** The URL of `target` at `port` on this machine. */
+const viaPort = (target: URL, port: number) => {
+  const url = new URL(target.href)
+  url.hostname = "127.0.0.1"
+  url.port = String(port)
+  return url.href
+}
+
 const served = (page: string, path: string) => Effect.promise(() => fetch(new URL(path, page)).then((r) => r.text()))
 
 describe("a fleet's hosts as they are, real processes", () => {
@@ -71,26 +101,33 @@ describe("a fleet's hosts as they are, real processes", () => {
       const target = new URL(yield* freshDatabase(inject("postgresUrl")))
       // A port where nothing listens yet; once the daemon says it waits, a proxy to the real server opens there.
       const port = yield* freePort
-      const url = new URL(target.href)
-      url.hostname = "127.0.0.1"
-      url.port = String(port)
+      const url = viaPort(target, port)
       const w = yield* hostWorld()
-      const daemon = yield* hostDaemon(w, url.href, "web-01")
+      const daemon = yield* hostDaemon(w, url, "web-01")
       yield* awaitLog(daemon, "waiting for the fleet's database", 10_000)
-      const proxy = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port === "" ? 5432 : target.port), target.hostname)
-        client.pipe(upstream).pipe(client)
-        client.on("error", () => upstream.destroy())
-        upstream.on("error", () => client.destroy())
-      })
-      yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => void proxy.listen(port, "127.0.0.1", () => resume(Effect.void))),
-        () => Effect.sync(() => void proxy.close())
-      )
+      yield* pgProxy(port, target, () => true)
       yield* awaitLog(daemon, "city daemon started", 30_000)
       yield* stillRunning([daemon])
-      yield* within("web-01 up in city fleet", Effect.map(fleetStates(url.href), (states) => states.get("web-01") === "up"))
+      yield* within("web-01 up in city fleet", Effect.map(fleetStates(url), (states) => states.get("web-01") === "up"))
     }).pipe(Effect.provide(NodeContext.layer)), 90_000)
+
+  it.scopedLive("a daemon whose server stops answering after its client connected waits at the later steps of its start too, and comes up", () =>
+    Effect.gen(function*() {
+      const target = new URL(yield* freshDatabase(inject("postgresUrl")))
+      const port = yield* freePort
+      // The client's first connection gets through; every later one is closed at once until the
+      // daemon says it waits: the tables, the stores or the runner find the server gone.
+      let open = false
+      yield* pgProxy(port, target, (n) => n === 1 || open)
+      const w = yield* hostWorld()
+      const daemon = yield* hostDaemon(w, viaPort(target, port), "web-01")
+      yield* awaitLog(daemon, "waiting for the fleet's database", 30_000)
+      open = true
+      yield* awaitLog(daemon, "city daemon started", 60_000)
+      yield* stillRunning([daemon])
+      const log = yield* textOf(daemon.log)
+      expect(log).not.toContain("cannot be used")
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 
   it.scopedLive("four hosts started at once on an empty PostgreSQL database all come up, and none logs a failed prune", () =>
     Effect.gen(function*() {

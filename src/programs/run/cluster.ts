@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import { hostname } from "node:os"
 import { layerWithStores } from "../../layers/internal/capabilityServices.ts"
@@ -41,7 +42,7 @@ import * as SqliteHost from "../../services/cluster/SqliteHost.ts"
 import * as Sweep from "../../services/cluster/Sweep.ts"
 import { Capabilities } from "../../services/capabilities/Capabilities.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
-import { UnknownCapability } from "../../schema/CapabilityErrors.ts"
+import { StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
 import * as JsonValues from "../jsonValues.ts"
 import { renderSweep } from "./sweepReport.ts"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -66,21 +67,24 @@ const storesOf = (
   sql: ReturnType<typeof ClusterDatabase.layer>,
   host: string,
   address: HttpListen.HttpListen,
-  fleet: FleetSource["read"]
+  fleet: FleetSource["read"],
+  wait: typeof waiting
 ): DaemonStores => ({
   fleet: { host, read: fleet },
   // The host's peer files from before it joined the fleet (docs/cluster.md, "Peers from before the fleet").
-  atStart: Effect.asVoid(PeerImport.run(host)),
+  atStart: wait.effect(Effect.asVoid(PeerImport.run(host))),
   capabilities: (root) =>
     layerWithStores(
       { root },
       CommandRunner.layer({}),
-      ClusterHost.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))
+      wait.layer(ClusterHost.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)))
     ),
-  reloads: ClusterHost.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)),
-  beside: ClusterHost.layer({ host, address: { host: address.host, port: address.port } }).pipe(
-    Layer.mapError(unavailable),
-    Layer.provide(sql)
+  reloads: wait.layer(ClusterHost.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))),
+  beside: wait.layer(
+    ClusterHost.layer({ host, address: { host: address.host, port: address.port } }).pipe(
+      Layer.mapError(unavailable),
+      Layer.provide(sql)
+    )
   )
 })
 
@@ -106,16 +110,42 @@ const settings = (o: ClusterInput, configured: ClusterConfig | undefined) =>
   })
 
 /**
- * How a daemon waits for its PostgreSQL server at start: again after 0.5 s, doubling to at most
- * 5 s between attempts, for at most 60 s; then the daemon exits 1 naming why.
+ * A failure of the fleet's database itself (its server restarting or not answering yet), which a
+ * daemon's start waits out; any other failure (refused input, a file of the root) ends it at once.
+ */
+const ofTheDatabase = (error: unknown): boolean =>
+  error instanceof ClusterUnavailable || (error instanceof StateError && Predicate.isTagged(error.cause, "SqlError"))
+
+/**
+ * How a daemon waits for its PostgreSQL server at start, at each step that uses it (the client,
+ * the tables, the stores, the peer import, the runner): again after 0.5 s, doubling to at most 5 s
+ * between attempts, for at most 60 s per step, a line per attempt; then the daemon exits 1 naming
+ * why. Only failures of the database are waited out.
  */
 const databaseWait = Schedule.exponential("500 millis").pipe(
   Schedule.union(Schedule.spaced("5 seconds")),
   Schedule.upTo("60 seconds"),
-  Schedule.tapInput((error: ClusterUnavailable) =>
-    Effect.logWarning(`waiting for the fleet's database: ${error.detail}`).pipe(Effect.annotateLogs({ code: "cluster.database_wait" }))
+  Schedule.whileInput(ofTheDatabase),
+  Schedule.tapInput((error: unknown) =>
+    error instanceof ClusterUnavailable || error instanceof StateError
+      ? Effect.logWarning(`waiting for the fleet's database: ${
+        error instanceof ClusterUnavailable ? error.detail : oneLine(error.detail, 300)
+      }`).pipe(Effect.annotateLogs({ code: "cluster.database_wait" }), Effect.when(() => ofTheDatabase(error)))
+      : Effect.void
   )
 )
+
+/** A step of a daemon's start on PostgreSQL, waiting out its database (`databaseWait`). */
+const waiting = {
+  layer: <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.retry(layer, databaseWait),
+  effect: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.retry(effect, databaseWait)
+}
+
+/** On SQLite nothing is waited for: the file is there or not. */
+const notWaiting = {
+  layer: <A, E, R>(layer: Layer.Layer<A, E, R>) => layer,
+  effect: <A, E, R>(effect: Effect.Effect<A, E, R>) => effect
+}
 
 /** `city daemon --cluster <url>` (or with host.json's `cluster`, `configured`). */
 export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
@@ -125,10 +155,10 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
     const { address, host, target } = checked.right
     // One client for the whole daemon, built when first needed (inside the daemon, so its failure
     // is reported as the daemon's), shared by the stores and the runner. A PostgreSQL server that
-    // does not answer yet (restarting, or started with the hosts) is waited for at start, up to
-    // `databaseWait`, a line per attempt; a verb does not wait (docs/cluster.md, "Faults").
-    const database = ClusterDatabase.layer(target)
-    const sql = yield* Layer.memoize(target._tag === "Pg" ? Layer.retry(database, databaseWait) : database)
+    // does not answer yet (restarting, or started with the hosts) is waited for at each step of the
+    // start, up to `databaseWait`, a line per attempt; a verb does not wait (docs/cluster.md, "Faults").
+    const wait = target._tag === "Pg" ? waiting : notWaiting
+    const sql = yield* Layer.memoize(wait.layer(ClusterDatabase.layer(target)))
     // A fleet on SQLite is one host: a second daemon on its file is refused before anything starts.
     if (target._tag === "Sqlite") {
       const claimed = yield* Effect.either(Effect.provide(SqliteHost.claim(host, target.filename), sql))
@@ -141,7 +171,7 @@ export const daemon = (o: ClusterInput, configured?: ClusterConfig) =>
       Effect.map(Effect.provide(FleetStatus.current, reader), (found) => ({ hosts: found.hosts, invalid: found.invalid.flatMap(linesOf) })),
       fleetReadEvery
     )
-    yield* daemonWith(o, storesOf(sql, host, address, fleet))
+    yield* daemonWith(o, storesOf(sql, host, address, fleet, wait))
   }))
 
 /** host.json's `cluster.url` on the root, or the refusal saying where the URL is looked for. */

@@ -35,6 +35,7 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
@@ -96,7 +97,7 @@ export class Applier extends Context.Tag("effect-city/Applier")<
 export const make: Effect.Effect<
   Applier["Type"],
   never,
-  EndpointHost | Reloads | Fingerprints | Peers | RuntimeProfiles | StateRoot | Provisioner
+  EndpointHost | Reloads | Fingerprints | Peers | RuntimeProfiles | StateRoot | Provisioner | Scope.Scope
 > = Effect.gen(function*() {
   const endpointHost = yield* EndpointHost
   const reloads = yield* Reloads
@@ -111,7 +112,18 @@ export const make: Effect.Effect<
   const owedWork = makeOwedWork({ endpointHost, reloads, fingerprints, provisioner })
   const worker = makeOwedWorker({ endpointHost, reloads, refs, owedWork, serialized })
   const { wake } = worker
-  const { converge, rest } = makeConverge({ endpointHost, reloads, fingerprints, reloadOwed: owedWork.reloadOwed, serialized, wake })
+  // A converge's reload runs in a fiber of the Applier's own scope, its caller only awaiting it: a
+  // caller interrupted (a sweep's call cut when its runner loses its shards) stops waiting, while a
+  // reload that ran is still recorded, never run again for the same request.
+  const scope = yield* Effect.scope
+  const detached = <A, E>(effect: Effect.Effect<A, E>) => Effect.flatMap(Effect.forkIn(effect, scope), Fiber.join)
+  const { converge, rest } = makeConverge({
+    endpointHost,
+    reloads,
+    fingerprints,
+    reloadOwed: (ref) => detached(serialized(ref.identity)(owedWork.reloadOwed(ref))),
+    wake
+  })
   const remove = makeRemove({ endpointHost, reloads, wake })
 
   return Applier.of({ converge, rest, remove, drain: worker.drain, pass: worker.pass, start: worker.start, wake, inFlight: worker.inFlight })
@@ -122,4 +134,4 @@ export const make: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.effect(Applier, make)
+export const layer = Layer.scoped(Applier, make)

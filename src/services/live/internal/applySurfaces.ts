@@ -37,11 +37,11 @@ export const makeConverge = (deps: {
   readonly endpointHost: EndpointHostShape
   readonly reloads: Reloads["Type"]
   readonly fingerprints: Fingerprints["Type"]
+  /** An endpoint's owed reloads applied, serialized with the rest of its work. */
   readonly reloadOwed: ReturnType<typeof makeOwedWork>["reloadOwed"]
-  readonly serialized: (identity: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly wake: Effect.Effect<void>
 }) => {
-  const { fingerprints, endpointHost, reloadOwed, reloads, serialized, wake } = deps
+  const { fingerprints, endpointHost, reloadOwed, reloads, wake } = deps
 
   /** The endpoints that owe a reload, from one listing of the records; `None` if it failed. */
   const owedKeys = Effect.map(
@@ -105,7 +105,7 @@ export const makeConverge = (deps: {
             if (requested._tag === "Left") {
               return Effect.succeed({ identity, application: "failed", detail: `cannot record the owed reload: ${requested.left.message}` })
             }
-            return serialized(identity)(reloadOwed(ref)).pipe(
+            return reloadOwed(ref).pipe(
               // Nothing left to claim: applied (by us, or meanwhile by the worker), or held by another process.
               Effect.flatMap(() => Effect.orElseSucceed(reloads.get(ref), () => Option.none())),
               Effect.map((left): Applied =>
