@@ -161,12 +161,12 @@ describe("metrics", () => {
   it.effect("a Turn of two Steps counts two Steps, and its leases are all given back", () =>
     Effect.gen(function*() {
       const stepsBefore = (yield* Metric.value(Observability.steps)).count
-      const leasesBefore = (yield* Metric.value(Observability.liveLeases)).count
+      const leasesBefore = (yield* Metric.value(Observability.heldLeases)).count
       const initializeBefore = (yield* Metric.value(Observability.initializeDuration)).count
       const disposeBefore = (yield* Metric.value(Observability.disposeDuration)).count
       yield* main(root())
       expect((yield* Metric.value(Observability.steps)).count - stepsBefore).toBe(2)
-      expect((yield* Metric.value(Observability.liveLeases)).count).toBe(leasesBefore)
+      expect((yield* Metric.value(Observability.heldLeases)).count).toBe(leasesBefore)
       expect((yield* Metric.value(Observability.initializeDuration)).count - initializeBefore).toBe(1)
       expect((yield* Metric.value(Observability.disposeDuration)).count - disposeBefore).toBe(1)
     }))

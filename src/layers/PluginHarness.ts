@@ -289,7 +289,7 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
       const calls = <A, Err>(operation: string, f: (calls: BoundCalls) => Effect.Effect<A, Err>) =>
         leases.run(operation, (view) => {
           const instance = instanceIn(view, name)
-          const only = new ExecutionView(view.generation, instance === undefined ? emptyPlugins : withInstance(emptyPlugins, instance))
+          const only = new ExecutionView(view.version, instance === undefined ? emptyPlugins : withInstance(emptyPlugins, instance))
           return f(new BoundCalls(only, base, registry.explain))
         })
       return {

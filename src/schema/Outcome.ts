@@ -101,6 +101,19 @@ export const EndpointRecords = Schema.Struct({
 export type EndpointRecords = typeof EndpointRecords.Type
 
 /**
+ * An endpoint, by its two names: the one key of an endpoint everywhere (its owed work, its records
+ * per capability add the capability's name: `EndpointRecords.CapabilityEndpoint`).
+ * @since 0.1.0
+ * @category models
+ */
+export interface EndpointKey {
+  /** The peer's personality. */
+  readonly personality: string
+  /** The runtime. */
+  readonly runtime: string
+}
+
+/**
  * The spec's endpoint identity, `<runtime>-<personality>`, written only to the lifecycle log (its
  * `identity=` field). It is not unique (see `EndpointRecords`): nothing is keyed by it.
  * @since 0.1.0

@@ -25,7 +25,7 @@
  *   CPU. `city_provisionings` counts every call either way, with its labels made once per
  *   (state, occasion).
  * - **Gauges that go up and down are counters**: `city_plugins` (tagged `status`) and
- *   `city_leases_live` are non-incremental counters updated by +1/-1 where the state changes, so
+ *   `city_leases_held` are non-incremental counters updated by +1/-1 where the state changes, so
  *   reading them costs nothing and updating them is O(1).
  * @since 0.1.0
  */
@@ -86,7 +86,7 @@ export const disposeDuration = Metric.timerWithBoundaries(
  * @since 0.1.0
  * @category metrics
  */
-export const liveLeases = Metric.counter("city_leases_live", { description: "execution leases held now" })
+export const heldLeases = Metric.counter("city_leases_held", { description: "execution leases held now" })
 
 /**
  * Owed reloads now: endpoints whose requested reload number is above the applied one, as the last

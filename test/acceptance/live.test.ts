@@ -64,7 +64,7 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           expect(after.tools).toEqual(["stamp"])
           expect(after.result).toBe("stamp:x")
           expect(after.history).toContain("hello") // the conversation survived the reload
-          expect(sessions.generation(ref)).toBe(2)
+          expect(sessions.sessionCount(ref)).toBe(2)
 
           const unregistered = yield* joints.unregister("stamp")
           expect(applications(unregistered.outcomes)).toEqual([[`${runtime}-alice`, "ok", "applied"]])
@@ -105,10 +105,10 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           expect(applications(registered.report.outcomes)).toEqual([[`${runtime}-alice`, "ok", "pending"]])
           const owed = yield* (yield* Reloads).get(ref)
           expect(Option.map(owed, (r) => r.requested > r.applied)).toEqual(Option.some(true))
-          expect(sessions.generation(ref)).toBe(1) // not before the Turn ends
+          expect(sessions.sessionCount(ref)).toBe(1) // not before the Turn ends
           yield* first.release
           expect(yield* Fiber.join(first.fiber)).toEqual([]) // the running Turn kept its tools
-          yield* eventually(Effect.sync(() => sessions.generation(ref) === 2))
+          yield* eventually(Effect.sync(() => sessions.sessionCount(ref) === 2))
           expect(yield* sessions.turn(ref, (t) => t.call("stamp", "next"))).toBe("stamp:next")
 
           const second = yield* heldTurn((tools, call) => Effect.map(call("stamp"), (result) => ({ tools, result })))
@@ -117,7 +117,7 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           yield* second.release
           // Unregister is not a revocation: the running Turn still had and could call the tool.
           expect(yield* Fiber.join(second.fiber)).toEqual({ tools: ["stamp"], result: "stamp:in-turn" })
-          yield* eventually(Effect.sync(() => sessions.generation(ref) === 3))
+          yield* eventually(Effect.sync(() => sessions.sessionCount(ref) === 3))
           const gone = yield* sessions.turn(ref, (t) => Effect.map(Effect.flip(t.call("stamp", "z")), (e) => ({ e, tools: t.tools })))
           expect(gone.tools).toEqual([])
           expect(gone.e._tag).toBe("ToolNotAvailable")
@@ -141,7 +141,7 @@ describe("City-sessions host: stopped and asleep endpoints", () => {
         expect(applications(report.outcomes)).toEqual([["claude-alice", "ok", "asleep"]])
         expect(report.outcomes[0]?.application_detail).toBe("stopped")
         expect(yield* (yield* Reloads).list).toEqual([])
-        expect(sessions.generation(ref)).toBe(0) // not relaunched by the verb
+        expect(sessions.sessionCount(ref)).toBe(0) // not relaunched by the verb
         yield* sessions.launch(ref) // the next ordinary launch
         expect(yield* sessions.turn(ref, (t) => Effect.succeed(t.tools))).toEqual(["stamp"])
       }).pipe(Effect.provide(cityLayer(w)))

@@ -13,13 +13,13 @@ import { blocked } from "../fixtures.ts"
 const instance = (name: string, life: object = {}) => new PluginInstance(name, "1.0.0", {}, life)
 
 describe("LeaseTable", () => {
-  it("publishes views in generations and leases the current one", () => {
+  it("publishes views in versions and leases the current one", () => {
     const table = LeaseTable.make()
-    expect(table.current().generation).toBe(0)
+    expect(table.current().version).toBe(0)
     expect(table.current().names).toEqual([])
     const a = instance("a")
     const view = table.publish(withInstance(emptyPlugins, a))
-    expect(view.generation).toBe(1)
+    expect(view.version).toBe(1)
     expect(table.current()).toBe(view)
     const lease = table.acquire()
     expect(lease.view).toBe(view)

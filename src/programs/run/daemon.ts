@@ -171,7 +171,7 @@ export const run = (
       )
     }
     // Retired by an owed removal: no longer an endpoint, no longer hosted.
-    for (const [identity, ref] of hosted) if (sessions.generation(ref) === 0) hosted.delete(identity)
+    for (const [identity, ref] of hosted) if (sessions.sessionCount(ref) === 0) hosted.delete(identity)
   }).pipe(Effect.catchAll((e) => Effect.logError(`hosting pass failed: ${e.message}`)))
 
   const inbox = yield* TurnInbox.make(sessions, (identity) => hosted.get(identity))

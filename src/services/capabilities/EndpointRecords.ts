@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { isName } from "../../schema/Name.ts"
-import type { EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
+import type { EndpointKey, EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as DocumentStore from "./DocumentStore.ts"
@@ -30,17 +30,13 @@ import type { StateRoot } from "./StateRoot.ts"
 import { layout } from "../city/CityRoot.ts"
 
 /**
- * One endpoint of one capability.
+ * One endpoint of one capability: the endpoint's key (`EndpointKey`) and the capability's name.
  * @since 0.1.0
  * @category models
  */
-export interface EndpointKey {
+export interface CapabilityEndpoint extends EndpointKey {
   /** The capability's name. */
   readonly capability: string
-  /** The peer's personality. */
-  readonly personality: string
-  /** The runtime. */
-  readonly runtime: string
 }
 
 /**
@@ -52,7 +48,7 @@ export interface CapabilityRecords {
   /** The last recorded call of an endpoint, if any. */
   readonly last: (personality: string, runtime: string) => Option.Option<EndpointRecord>
   /** Every recorded endpoint, in personality then runtime order. */
-  readonly endpoints: ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>
+  readonly endpoints: ReadonlyArray<CapabilityEndpoint & { readonly record: EndpointRecord }>
   /** The records file, if it was invalid (then no endpoint has a record). */
   readonly invalid: Option.Option<InvalidFile>
 }
@@ -73,9 +69,9 @@ export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
       at: string
     ) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
     /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
-    readonly forget: (endpoints: ReadonlyArray<EndpointKey>) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
+    readonly forget: (endpoints: ReadonlyArray<CapabilityEndpoint>) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
     /** Every recorded endpoint of one personality, over all capabilities. */
-    readonly ofPeer: (personality: string) => Effect.Effect<ReadonlyArray<EndpointKey & { readonly record: EndpointRecord }>, StateError>
+    readonly ofPeer: (personality: string) => Effect.Effect<ReadonlyArray<CapabilityEndpoint & { readonly record: EndpointRecord }>, StateError>
     /** Deletes the records of a capability. Caller holds the root lock. */
     readonly remove: (capability: string) => Effect.Effect<void, StateError>
   }
@@ -165,7 +161,7 @@ export const make: Effect.Effect<EndpointRecords["Type"], never, StateRoot> = Ef
       }
     })
 
-  const forget = (keys: ReadonlyArray<EndpointKey>) =>
+  const forget = (keys: ReadonlyArray<CapabilityEndpoint>) =>
     update(keys.map((k) => k.capability), (capability, endpoints) => {
       for (const k of keys) if (k.capability === capability) delete endpoints[k.personality]?.[k.runtime]
     })

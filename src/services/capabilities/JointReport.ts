@@ -12,7 +12,7 @@ import { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
 import type { Calls } from "./EndpointCalls.ts"
-import type { EndpointKey } from "./EndpointRecords.ts"
+import type { CapabilityEndpoint } from "./EndpointRecords.ts"
 
 /**
  * What a joint came to, for the operator and for the exit code: `ok` (every call ok, nothing to
@@ -101,7 +101,7 @@ export const withInvalid = (report: JointReport, more: ReadonlyArray<InvalidFile
  * @since 0.1.0
  * @category constructors
  */
-export const notUnprovisioned = (keys: ReadonlyArray<EndpointKey>, occasion: Occasion, why: string) =>
+export const notUnprovisioned = (keys: ReadonlyArray<CapabilityEndpoint>, occasion: Occasion, why: string) =>
   keys.map((k): EndpointOutcome => ({
     capability: k.capability,
     personality: k.personality,

@@ -1,7 +1,7 @@
 /**
  * Execution views (docs/city-plugin-lifecycle.md, "Execution leases": "A Session captures an
  * immutable Plugin execution view at each Step checkpoint"). A view is the registry's ready plugins
- * at one generation, in name order; it never changes after it is made.
+ * at one version of the registry, in name order; it never changes after it is made.
  *
  * What user code sees of a view is names and contributions: a plugin's Scope, and so its dispose,
  * stays with the registry (a Step cannot close a plugin behind the registry's back).
@@ -72,7 +72,7 @@ export type Plugins = SortedMap.SortedMap<string, PluginInstance>
 export const emptyPlugins: Plugins = SortedMap.empty<string, PluginInstance>(Order.string)
 
 /**
- * An immutable view of the ready plugins at one registry generation, in code-unit name order.
+ * An immutable view of the ready plugins at one version of the registry, in code-unit name order.
  * Making one costs O(1) (it shares the registry's persistent map); the name-ordered array is built
  * the first time someone iterates the view.
  * @since 0.1.0
@@ -82,8 +82,8 @@ export class ExecutionView {
   readonly #map: Plugins
   #list: ReadonlyArray<PluginInstance> | undefined
   constructor(
-    /** The registry generation this view shows: 0 at the start, one more at each change. */
-    readonly generation: number,
+    /** The registry's version this view shows: 0 at the start, one more at each change. */
+    readonly version: number,
     map: Plugins
   ) {
     this.#map = map

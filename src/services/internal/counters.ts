@@ -6,7 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as MetricLabel from "effect/MetricLabel"
-import { disposeDuration, initializeDuration, liveLeases, plugins, provisionings, steps } from "../Observability.ts"
+import { disposeDuration, initializeDuration, heldLeases, plugins, provisionings, steps } from "../Observability.ts"
 
 const statusLabels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
 const labelsOf = (status: string) => {
@@ -35,7 +35,7 @@ const noLabels: ReadonlyArray<MetricLabel.MetricLabel> = []
  * @since 0.1.0
  * @category metrics
  */
-export const unsafeLeases = (delta: 1 | -1): void => liveLeases.unsafeUpdate(delta, noLabels)
+export const unsafeLeases = (delta: 1 | -1): void => heldLeases.unsafeUpdate(delta, noLabels)
 
 /**
  * One more Step begun. Synchronous, for `turn.step`.

@@ -52,7 +52,7 @@ export interface CitySessionsShape {
   /** The tools the current Session lists. */
   readonly tools: (ref: EndpointRef) => ReadonlyArray<string>
   /** Sessions the hosting has had: 1 after launch, +1 per reload; 0 when not hosted. */
-  readonly generation: (ref: EndpointRef) => number
+  readonly sessionCount: (ref: EndpointRef) => number
 }
 
 /**

@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
+import type { EndpointKey } from "../../schema/Outcome.ts"
 import { layout } from "../city/CityRoot.ts"
 
 /**
@@ -20,16 +21,11 @@ import { layout } from "../city/CityRoot.ts"
 export const reloadsDir = layout.reloads
 
 /**
- * An endpoint, by its two names.
+ * An endpoint, by its two names (schema/Outcome.ts).
  * @since 0.1.0
  * @category models
  */
-export interface EndpointKey {
-  /** The peer's personality. */
-  readonly personality: string
-  /** The runtime. */
-  readonly runtime: string
-}
+export type { EndpointKey } from "../../schema/Outcome.ts"
 
 /**
  * Is a reload owed by this record?

@@ -6,7 +6,8 @@
  *   `{ "schema": 1, "note"?: "...", "calls": [{ "tool": "<name>", "input"?: "..." }] }`;
  * - the daemon takes it (renames it to `<id>.taken`), runs one Turn (a note, then each call as a
  *   Step, in order; a failed call is recorded and the next one still runs), and writes
- *   `<id>.result.json`: `{ ok, tools, generation, results: [{ tool, ok, output | error }] }`.
+ *   `<id>.result.json`: `{ ok, tools, session, results: [{ tool, ok, output | error }] }` (`session`: the number of the
+ *   endpoint's Session that ran it, 1 after launch and one more per reload).
  * Each `output` and `error` is stored by the rule of `schema/StoredText.ts` (control characters
  * other than newline and tab escaped, at most 4096 characters, the end kept). A taken request is
  * the daemon's: made 0600 like every file under the root (docs/cli.md, "Files and permissions").
@@ -106,7 +107,7 @@ export const make = (sessions: CitySessionsShape, hosted: (identity: string) => 
             : yield* runTurn(ref, request.right).pipe(
               Effect.map((r) => ({
                 ok: r.results.every((x) => x["ok"] === true),
-                generation: sessions.generation(ref),
+                session: sessions.sessionCount(ref),
                 ...r
               })),
               Effect.catchAll((e) => Effect.succeed({ ok: false, error: storedText(e.message) })),

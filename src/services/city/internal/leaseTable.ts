@@ -72,7 +72,7 @@ interface Waiter {
 }
 
 /**
- * Makes the lease table, its current view empty at generation 0.
+ * Makes the lease table, its current view empty at version 0.
  * @since 0.1.0
  * @category constructors
  */
@@ -125,7 +125,7 @@ export const make = (): LeaseTableShape => {
     },
     publish: (plugins) => {
       const previous = current
-      current = { view: new ExecutionView(previous.view.generation + 1, plugins), leases: 0 }
+      current = { view: new ExecutionView(previous.view.version + 1, plugins), leases: 0 }
       if (previous.leases > 0) leasedRetired.add(previous)
       else wake()
       return current.view

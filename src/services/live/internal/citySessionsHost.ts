@@ -27,7 +27,7 @@ interface Hosting {
   readonly workspace: Workspace
   session: Session
   tools: ReadonlyMap<string, Tool>
-  generation: number
+  sessionCount: number
   fenced: boolean
   readonly transcript: Array<TranscriptEntry>
   readonly running: Set<Fiber.RuntimeFiber<unknown, unknown>>
@@ -57,7 +57,7 @@ export const make = (options: {
     const surfaces = (ref: EndpointRef) =>
       Effect.provideService(Effect.flatMap(launchFiles(config, ref), readTools), FileSystem.FileSystem, fs)
     const sessionOf = (h: Hosting) =>
-      h.agent.sessions.create({ workspace: h.workspace, id: `${h.ref.identity}#${h.generation}` })
+      h.agent.sessions.create({ workspace: h.workspace, id: `${h.ref.identity}#${h.sessionCount}` })
 
     const launch = (ref: EndpointRef) =>
       Effect.gen(function*() {
@@ -72,7 +72,7 @@ export const make = (options: {
           workspace,
           session,
           tools: yield* surfaces(ref),
-          generation: 1,
+          sessionCount: 1,
           fenced: false,
           transcript: [],
           running: new Set()
@@ -92,7 +92,7 @@ export const make = (options: {
 
     const swap = (h: Hosting, old: Session) =>
       Effect.gen(function*() {
-        h.generation++
+        h.sessionCount++
         h.tools = yield* surfaces(h.ref)
         h.session = yield* sessionOf(h).pipe(Effect.orDie)
         yield* old.close
@@ -180,6 +180,6 @@ export const make = (options: {
       turn,
       transcript: (ref: EndpointRef) => [...(hostings.get(ref.identity)?.transcript ?? [])],
       tools: (ref: EndpointRef) => [...(hostings.get(ref.identity)?.tools.keys() ?? [])].sort(),
-      generation: (ref: EndpointRef) => hostings.get(ref.identity)?.generation ?? 0
+      sessionCount: (ref: EndpointRef) => hostings.get(ref.identity)?.sessionCount ?? 0
     }
   })
