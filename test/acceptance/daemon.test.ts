@@ -343,7 +343,7 @@ describe("city daemon hosting City Sessions", () => {
       // converge may owe one extra, never one less; as for the hand edit below).
       const t1 = yield* resultOf("t1")
       expect(t1).toMatchObject({ ok: true, tools: ["stamp"], results: [{ tool: "stamp", ok: true, output: "stamp:hi" }] })
-      expect(t1["generation"]).toBeGreaterThanOrEqual(2)
+      expect(t1["session"]).toBeGreaterThanOrEqual(2)
 
       const unregistered = yield* city(["capability", "unregister", "stamp", "--json"], { root: w.root })
       expect(json(unregistered)["outcomes"]).toMatchObject([{ peer: "alice", runtime: "claude", state: "ok", application: "applied" }])
@@ -367,7 +367,7 @@ describe("city daemon hosting City Sessions", () => {
       // surface writes and its converge may owe one extra, never one less).
       const t3 = yield* resultOf("t3")
       expect(t3).toMatchObject({ ok: true, tools: ["hand"], results: [{ output: "stamp:by hand" }] })
-      expect(t3["generation"]).toBeGreaterThanOrEqual(4)
+      expect(t3["session"]).toBeGreaterThanOrEqual(4)
       // The daemon's log reaches its file through a pipe, after the Turn's result file: wait for it.
       const applied = Effect.map(fs.readFileString(d.log), (log) => log.match(/message="reload applied"/g)?.length ?? 0)
       yield* eventually(Effect.map(applied, (n) => n >= 3), 60_000) // register, unregister, the hand edit
