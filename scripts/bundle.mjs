@@ -2,7 +2,7 @@
 // that `bin/city.mjs` compiles through V8's code cache and whose `main` it calls; and beside it
 // `dist/city-plugin.mjs`, the plugin-author entry (`src/plugin.ts`) as one ES module whose `effect`
 // imports stay imports: what the binary gives folder plugins as `effect-city/plugin`, with the
-// installed package's `effect` (src/services/loader/HostModules.ts), in a checkout too; and
+// installed package's `effect` (src/services/entry/HostModules.ts), in a checkout too; and
 // `dist/city-worker.mjs`, the main of an isolated plugin's worker thread (src/programs/pluginWorker.ts).
 //
 // Why: a `city` start that loads the sources through tsx, or the ~700 files of `dist/` and

@@ -159,7 +159,7 @@ export * as Manifest from "./schema/Manifest.ts"
  * folder plugins import come from (default: this package's own place).
  * @since 0.1.0
  */
-export * as HostModules from "./services/loader/HostModules.ts"
+export * as HostModules from "./services/entry/HostModules.ts"
 /**
  * A plugin in a worker thread (or a child process) of its own: its entry imported and its initialize
  * run there, its contributions reached through proxies; a spin, a leak or an exit in it ends only
@@ -171,7 +171,7 @@ export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"
  * How the loader imports a plugin's entry module (default: `import()`); a host may provide its own.
  * @since 0.1.0
  */
-export * as ModuleImporter from "./services/loader/ModuleImporter.ts"
+export * as ModuleImporter from "./services/entry/ModuleImporter.ts"
 /**
  * Sibling access at the time of use, for plugins the loader loads.
  * @since 0.1.0

@@ -16,8 +16,8 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import { HostModules } from "../services/loader/HostModules.ts"
-import { ModuleImporter } from "../services/loader/ModuleImporter.ts"
+import { HostModules } from "../services/entry/HostModules.ts"
+import { ModuleImporter } from "../services/entry/ModuleImporter.ts"
 import { WorkerScript } from "../services/isolation/WorkerScript.ts"
 import { run } from "./cli.ts"
 import { Invocation, fromProcess } from "./invocation.ts"
@@ -68,7 +68,7 @@ export const main = (host?: BinaryHost): void => {
 
   // Folder plugins get the installed package's modules: its `effect` (resolved from the bundle's
   // place) and the plugin entry built beside the bundle (scripts/bundle.mjs), since the bundle's
-  // own copies cannot be imported by URL (src/services/loader/HostModules.ts).
+  // own copies cannot be imported by URL (src/services/entry/HostModules.ts).
   const hosted = host === undefined ? program : program.pipe(
     Effect.provideService(ModuleImporter, { import: host.importModule }),
     Effect.provideService(HostModules, {

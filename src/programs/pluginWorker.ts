@@ -3,7 +3,7 @@
  * `dist/city-worker.mjs` by scripts/bundle.mjs as one ES module whose `effect` and `@effect/*`
  * imports stay imports: the worker's runtime is then the very `effect` its plugin gets as a
  * host-provided module, one copy in the thread. It serves the protocol of src/schema/Isolation.ts
- * (services/loader/internal/pluginWorker.ts) until the host closes it or ends the thread.
+ * (services/isolation/internal/pluginWorker.ts) until the host closes it or ends the thread.
  *
  * The same module is the main of a plugin's child process (`"isolation": "process"`): the runner
  * then serves over the process's IPC channel (`process.send`). Such a process leads a process group
@@ -20,9 +20,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fstatSync, writeSync } from "node:fs"
 import { isMainThread } from "node:worker_threads"
-import * as PluginWorker from "../services/loader/internal/pluginWorker.ts"
+import * as PluginWorker from "../services/isolation/internal/pluginWorker.ts"
 import { blameFd, uncaughtMarker } from "../schema/Isolation.ts"
-import { startProcessBlame } from "../services/loader/internal/processBlame.ts"
+import { startProcessBlame } from "../services/isolation/internal/processBlame.ts"
 
 if (isMainThread && process.send !== undefined) {
   process.on("disconnect", () => process.kill(0, "SIGKILL"))

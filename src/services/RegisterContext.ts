@@ -2,7 +2,7 @@
  * What a `register(ctx)` entry works with (docs/plugin-loader-lifecycle.md: "imports the ESM entry,
  * and calls register(ctx)"): the registration context, the per-call context of its handlers, and
  * the function's type. Types only, so `effect-city/plugin` can export them without loading the
- * loader (services/loader/Staging.ts implements them).
+ * loader (services/entry/Staging.ts implements them).
  * @since 0.1.0
  */
 import type * as Schema from "effect/Schema"

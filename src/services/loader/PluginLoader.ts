@@ -59,14 +59,14 @@ import { PluginContext } from "../PluginContext.ts"
 import type { PluginLifecycleContext, PluginLifecycleContextShape } from "../PluginLifecycleContext.ts"
 import { Siblings, type SiblingsShape, type SiblingViews } from "../Siblings.ts"
 import { discover, type DiscoveredPlugin, listRoot, type PluginRoot, readFolder } from "./Discovery.ts"
-import * as HostModules from "./internal/resolveHook.ts"
+import * as HostModules from "../entry/internal/resolveHook.ts"
 import * as WorkerPlugin from "../isolation/WorkerPlugin.ts"
 import { Workers } from "../isolation/Workers.ts"
 import type { IsolationMode } from "../../schema/Isolation.ts"
-import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "./Entry.ts"
+import { importEntry, importUrl, readPrompts, shapeOf, statEntry } from "../entry/Entry.ts"
 import * as LoadAlerts from "./LoadAlerts.ts"
 import * as Provides from "./Provides.ts"
-import { fromRegister, type SiblingInvoke, withExtras } from "./Staging.ts"
+import { fromRegister, type SiblingInvoke, withExtras } from "../entry/Staging.ts"
 
 /** How many isolated plugins start at once (their module loading is CPU-bound: a few per core). */
 const isolatedStarts = 4
@@ -299,7 +299,7 @@ const stage = (
         Effect.flatMap(enforce)
       ))
     }
-    // Host-provided modules (HostModules.ts): the folder is admitted before its entry's import.
+    // Host-provided modules (services/entry/HostModules.ts): the folder is admitted before its entry's import.
     yield* HostModules.admit(folder)
     const module = yield* importEntry(file, url)
     const shape = yield* shapeOf(module, manifest.name, file)

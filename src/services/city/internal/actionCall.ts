@@ -12,7 +12,7 @@
  * - A refused input names the first issue's field and rule (ParseIssue.firstIssue), not the
  *   Schema's tree: on the host's thread the input is decoded again under a fresh lease to get the
  *   issue (only when it was refused); an isolated plugin's worker sends the field and the rule
- *   with its refusal (loader/internal/workerCalls.ts).
+ *   with its refusal (isolation/internal/workerCalls.ts).
  * - `ActionFailed`'s Cause is read once: a tagged failure is the action's typed failure, printed
  *   with its tag and its own fields (an isolated plugin's crosses as the worker's `errorTag`,
  *   `reason` and `fields`); a defect, an untagged failure or the plugin's worker ending is its one

@@ -1,23 +1,33 @@
 /**
- * The worker side of an isolated folder plugin (docs/plugin-loader.md, "Isolation"; the host side
- * is services/isolation/WorkerPlugin.ts): in its own worker
- * thread, it admits the plugin folder for host-provided modules, imports the entry, runs the
- * plugin's initialize in a Scope it keeps until `Dispose`, and answers the host's calls with the
- * plugin's contributions. The plugin's own requests to the host (a log line, a reload request, a
- * sibling call) are queued as items of the `HostCalls` stream the host opened, and wait for the
- * host's `HostAnswer`.
+ * The worker side of an isolated folder plugin (docs/plugin-loader.md, "Isolation"; the main
+ * thread's side is ../WorkerPlugin.ts): in its own worker thread (or child process), it admits the
+ * plugin folder for host-provided modules, imports the entry, runs the plugin's initialize in a
+ * Scope it keeps until `Dispose`, and answers the main thread's calls with the plugin's
+ * contributions. The plugin's own requests to the main thread (a log line, a reload request, a
+ * sibling call) are queued as items of the `HostCalls` stream the main thread opened, and wait for
+ * its `HostAnswer`.
  *
- * What the plugin contributes stays here; the host gets its shape (action names, hook counts,
- * whether it has system text or an availability check, its skills). An action's input is decoded
- * here with the action's own Schema, so the host's proxy takes any input. What cannot cross is
- * refused at initialize (services provided to siblings: a Context cannot leave its thread) or
- * fails the call that tried (a result that cannot be cloned), each with `IsolatedFailure`. An
- * action implemented from a reference with `output` / `error` Schemas answers encoded with them
- * (its result, and a failure its `error` Schema accepts), for the host to decode with the caller's
- * reference; a result its `output` Schema refuses fails the call with `ActionOutputRejected` here.
+ * What the plugin contributes stays here; the main thread gets its shape (action names, hook
+ * counts, whether it has system text or an availability check, its skills). An action's input is
+ * decoded here with the action's own Schema, so the main thread's proxy takes any input. What
+ * cannot cross is refused at initialize (services provided to siblings: a Context cannot leave its
+ * thread) or fails the call that tried (a result that cannot be cloned), each with
+ * `IsolatedFailure`. An action implemented from a reference with `output` / `error` Schemas
+ * answers encoded with them (its result, and a failure its `error` Schema accepts), for the main
+ * thread to decode with the caller's reference; a result its `output` Schema refuses fails the
+ * call with `ActionOutputRejected` here.
  *
- * In pieces: workerInitialize.ts (the entry, its Scope), workerCalls.ts (the host's calls),
- * hostRequests.ts (the plugin's requests), crossing.ts (what crosses); this layer wires them.
+ * Where it lives: both sides of isolation are one room, services/isolation/. The worker imports a
+ * plugin folder's entry exactly as the in-thread loader does (docs/plugin-loader-lifecycle.md,
+ * docs/plugin-loader.md, "Host-provided modules"), so what both need (the entry's shape, the
+ * `register` adapter, host-provided modules and their resolve hook, the module importer) is a room
+ * of its own below both, services/entry/; the loader imports isolation (`WorkerPlugin`, `Workers`),
+ * and nothing here imports the loader.
+ *
+ * In pieces: workerInitialize.ts (the entry, its Scope), workerCalls.ts (the main thread's calls),
+ * mainThreadRequests.ts (the plugin's requests), crossing.ts (what crosses), workerGuards.ts (what
+ * a thread may not do to the process), processBlame.ts (a process's answer to "what runs?"); this
+ * layer wires them.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -31,15 +41,15 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
 import * as Isolation from "../../../schema/Isolation.ts"
-import { HostModules } from "../HostModules.ts"
+import { HostModules } from "../../entry/HostModules.ts"
 import { toFailure } from "./crossing.ts"
 import { guardHostProcess } from "./workerGuards.ts"
-import { makeHostRequests } from "./hostRequests.ts"
+import { makeMainThreadRequests } from "./mainThreadRequests.ts"
 import { makeWorkerCalls } from "./workerCalls.ts"
 import { makeInitialize, type WorkerState } from "./workerInitialize.ts"
 
 /**
- * The handlers of the protocol, and the logger that sends the plugin's log lines to the host.
+ * The handlers of the protocol, and the logger that sends the plugin's log lines to the main thread.
  * @since 0.1.0
  * @category layers
  */
@@ -47,7 +57,7 @@ export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner 
   Effect.gen(function*() {
     guardHostProcess()
     const state: WorkerState = { name: "?", running: undefined }
-    const requests = yield* makeHostRequests(() => state.name)
+    const requests = yield* makeMainThreadRequests(() => state.name)
     const calls = makeWorkerCalls(state)
 
     const dispose = Effect.suspend(() => {

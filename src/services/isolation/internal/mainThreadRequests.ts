@@ -1,7 +1,8 @@
 /**
- * The isolated plugin's requests to the host, worker side (docs/plugin-loader.md, "Isolation"): a
- * log line, a reload request or a sibling call is queued as an item of the `HostCalls` stream the
- * host opened, and a request waits for the host's `HostAnswer`.
+ * The isolated plugin's requests to the main thread, worker side (docs/plugin-loader.md,
+ * "Isolation"): a log line, a reload request or a sibling call is queued as an item of the
+ * `HostCalls` stream the main thread opened, and a request waits for the main thread's
+ * `HostAnswer` (the main thread's side is hostCalls.ts).
  * @since 0.1.0
  */
 import * as Deferred from "effect/Deferred"
@@ -12,17 +13,17 @@ import * as Isolation from "../../../schema/Isolation.ts"
 
 /**
  * The queue of the plugin's requests and their answers; `pluginName` names the plugin in a failed
- * answer. `forward` is the logger that sends the plugin's log lines to the host.
+ * answer. `forward` is the logger that sends the plugin's log lines to the main thread.
  * @since 0.1.0
  * @category internals
  */
-export const makeHostRequests = (pluginName: () => string) =>
+export const makeMainThreadRequests = (pluginName: () => string) =>
   Effect.gen(function*() {
     const calls = yield* Queue.unbounded<Isolation.HostCall>()
     const pending = new Map<number, Deferred.Deferred<unknown, Isolation.IsolatedFailure>>()
     let nextId = 0
 
-    /** One request of the plugin to the host, answered by `HostAnswer`. */
+    /** One request of the plugin to the main thread, answered by `HostAnswer`. */
     const ask = (make: (id: number) => Isolation.HostCall) =>
       Effect.gen(function*() {
         const id = ++nextId
@@ -73,8 +74,8 @@ export const makeHostRequests = (pluginName: () => string) =>
   })
 
 /**
- * The plugin's requests to the host, as `makeHostRequests` makes them.
+ * The plugin's requests to the main thread, as `makeMainThreadRequests` makes them.
  * @since 0.1.0
  * @category internals
  */
-export type HostRequests = Effect.Effect.Success<ReturnType<typeof makeHostRequests>>
+export type MainThreadRequests = Effect.Effect.Success<ReturnType<typeof makeMainThreadRequests>>

@@ -17,11 +17,11 @@ import type { Contributions } from "../../Contributions.ts"
 import { PluginContext } from "../../PluginContext.ts"
 import * as PluginLifecycleContext from "../../PluginLifecycleContext.ts"
 import { Siblings, SiblingViews } from "../../Siblings.ts"
-import { shapeOf } from "../Entry.ts"
-import { fromRegister } from "../Staging.ts"
+import { shapeOf } from "../../entry/Entry.ts"
+import { fromRegister } from "../../entry/Staging.ts"
 import { toFailure } from "./crossing.ts"
-import type { HostRequests } from "./hostRequests.ts"
-import * as ResolveHook from "./resolveHook.ts"
+import type { MainThreadRequests } from "./mainThreadRequests.ts"
+import * as ResolveHook from "../../entry/internal/resolveHook.ts"
 
 /**
  * The worker's state: the plugin's name (`?` until initialize) and, once initialized, the Scope
@@ -41,11 +41,11 @@ export interface WorkerState {
 }
 
 /**
- * The `Initialize` handler over the worker's state and the plugin's requests to the host.
+ * The `Initialize` handler over the worker's state and the plugin's requests to the main thread.
  * @since 0.1.0
  * @category internals
  */
-export const makeInitialize = (state: WorkerState, requests: HostRequests) => (request: Isolation.Initialize) =>
+export const makeInitialize = (state: WorkerState, requests: MainThreadRequests) => (request: Isolation.Initialize) =>
   Effect.gen(function*() {
     state.name = request.name
     const name = state.name

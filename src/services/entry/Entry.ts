@@ -17,6 +17,12 @@
  *   {@link promptFileCap} bytes; a larger, non-regular or non-UTF-8 one is a skip (never silently
  *   truncated). Other files (icon, i18n, web
  *   assets) are allowed and ignored.
+ *
+ * Its room, services/entry/, holds what importing a plugin folder's entry takes (this module,
+ * Staging.ts, HostModules.ts, ModuleImporter.ts, internal/resolveHook.ts), below both users: the
+ * loader's in-thread load and an isolated plugin's worker
+ * (services/isolation/internal/pluginWorker.ts; docs/plugin-loader.md, "Isolation") import it,
+ * and the loader imports isolation, so neither reaches the other through it.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
