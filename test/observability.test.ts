@@ -26,7 +26,7 @@ import * as Counters from "../src/services/internal/counters.ts"
 import type { Outcome } from "../src/schema/Outcome.ts"
 import { CommandRunner } from "../src/services/capabilities/CommandRunner.ts"
 import * as Provisioner from "../src/services/capabilities/Provisioner.ts"
-import * as StateRoot from "../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../src/services/root/StateRoot.ts"
 import * as Observability from "../src/services/Observability.ts"
 import * as Plugin from "../src/services/Plugin.ts"
 

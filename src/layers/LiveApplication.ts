@@ -15,7 +15,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { StateRoot } from "../services/capabilities/StateRoot.ts"
+import { StateRoot } from "../services/root/StateRoot.ts"
 import * as CitySessionsHost from "../services/live/CitySessionsHost.ts"
 import * as CitySessionsInternal from "../services/live/internal/citySessionsHost.ts"
 import * as CommandsHost from "../services/live/CommandsHost.ts"

@@ -67,7 +67,7 @@ import type { PluginLifecycleContextShape } from "../services/PluginLifecycleCon
 import type { SiblingNeed } from "../services/Siblings.ts"
 import { BoundCalls } from "../services/city/Calls.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
-import * as CityRoot from "../services/city/CityRoot.ts"
+import * as CityRoot from "../services/root/CityRoot.ts"
 import { ExecutionLeases } from "../services/city/internal/executionLeases.ts"
 import { emptyPlugins, ExecutionView, instanceIn, withInstance } from "../services/city/ExecutionView.ts"
 import { PluginRegistry } from "../services/city/internal/pluginRegistry.ts"

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import { UnknownRuntime } from "../schema/CapabilityErrors.ts"
 import { checkName } from "../services/capabilities/JointRunner.ts"
 import { RuntimeProfiles } from "../services/capabilities/RuntimeProfiles.ts"
-import { StateRoot } from "../services/capabilities/StateRoot.ts"
+import { StateRoot } from "../services/root/StateRoot.ts"
 
 /** Fails with `InvalidName` unless `value` is a valid personality. */
 export const personality = (value: string) => checkName("personality", value)

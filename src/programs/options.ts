@@ -23,7 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { isAbsolute, resolve } from "node:path"
-import * as CityRoot from "../services/city/CityRoot.ts"
+import * as CityRoot from "../services/root/CityRoot.ts"
 import { Invocation, type InvocationShape } from "./invocation.ts"
 
 /** What one help row says about a parameter. */

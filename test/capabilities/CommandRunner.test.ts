@@ -12,7 +12,7 @@ import * as Scope from "effect/Scope"
 import { join } from "node:path"
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import { isAlive } from "../fixtures.ts"
 import { request, script } from "./runnerFixtures.ts"
 

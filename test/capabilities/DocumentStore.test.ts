@@ -11,7 +11,7 @@ import { isName } from "../../src/schema/Name.ts"
 import { EndpointRecords } from "../../src/schema/Outcome.ts"
 import * as DocumentStore from "../../src/services/capabilities/DocumentStore.ts"
 import * as Peers from "../../src/services/capabilities/internal/peers.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 
 const Note = Schema.Struct({ name: Schema.String, size: Schema.Number })
 

@@ -17,7 +17,7 @@ import type { Declaration } from "../../src/schema/Declaration.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
 import { EndpointCalls, endpointsOf } from "../../src/services/capabilities/EndpointCalls.ts"
 import { RuntimeProfiles } from "../../src/services/capabilities/RuntimeProfiles.ts"
-import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
+import { StateRoot } from "../../src/services/root/StateRoot.ts"
 import { isAlive } from "../fixtures.ts"
 import { script } from "./runnerFixtures.ts"
 

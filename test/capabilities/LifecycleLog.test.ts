@@ -5,7 +5,7 @@ import * as Logger from "effect/Logger"
 import { join } from "node:path"
 import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
 import { withStateRoot } from "../fixtures.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 
 describe("logfmt", () => {
   it.effect("values with spaces, quotes, = or control characters are quoted and escaped; others are bare", () =>

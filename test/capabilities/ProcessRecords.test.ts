@@ -18,8 +18,8 @@ import { spawn } from "node:child_process"
 import { join } from "node:path"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
 import { compactAfter } from "../../src/services/capabilities/internal/processJournal.ts"
-import { layout } from "../../src/services/city/CityRoot.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import { layout } from "../../src/services/root/CityRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import { isAlive, recordedEndpoints } from "../fixtures.ts"
 
 /** A real `sleep` leading its own process group, killed (group and all) when the test's scope closes. */

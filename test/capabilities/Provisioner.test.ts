@@ -16,7 +16,7 @@ import { endpointsOf } from "../../src/services/capabilities/EndpointCalls.ts"
 import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
 import { Listings } from "../../src/services/capabilities/Listings.ts"
 import * as Provisioner from "../../src/services/capabilities/Provisioner.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 
 const declaration = (name: string, runtimes: ReadonlyArray<string>) => ({
   schema: 1 as const,

@@ -24,7 +24,7 @@ import type { Peer } from "../../src/schema/Peer.ts"
 import * as Capabilities from "../../src/services/capabilities/Capabilities.ts"
 import * as Peers from "../../src/services/capabilities/Peers.ts"
 import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as SqlCapabilities from "../../src/services/cluster/SqlCapabilities.ts"
 import * as SqlPeers from "../../src/services/cluster/SqlPeers.ts"
 

@@ -25,7 +25,7 @@ import { defaultHostConfig, type HostConfig } from "../../src/schema/HostConfig.
 import type { Peer } from "../../src/schema/Peer.ts"
 import { Capabilities } from "../../src/services/capabilities/Capabilities.ts"
 import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as ClusterFleetCalls from "../../src/services/cluster/ClusterFleetCalls.ts"
 import * as ClusterRunner from "../../src/services/cluster/ClusterRunner.ts"
 import { FleetCalls, type FleetEndpoint } from "../../src/services/cluster/FleetCalls.ts"

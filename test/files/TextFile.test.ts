@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { FileRefused } from "../../src/schema/FileErrors.ts"
 import * as Capabilities from "../../src/services/capabilities/Capabilities.ts"
 import * as RuntimeProfiles from "../../src/services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as TextFile from "../../src/services/files/TextFile.ts"
 import * as Fingerprints from "../../src/services/live/Fingerprints.ts"
 

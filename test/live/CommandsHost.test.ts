@@ -14,7 +14,7 @@ import { defaultHostConfig, type HostConfig } from "../../src/schema/HostConfig.
 import * as CommandRunner from "../../src/services/capabilities/CommandRunner.ts"
 import * as ProcessRecords from "../../src/services/capabilities/ProcessRecords.ts"
 import { fromConfig, RuntimeProfiles } from "../../src/services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as CommandsHost from "../../src/services/live/CommandsHost.ts"
 import type { EndpointRef } from "../../src/services/live/EndpointHost.ts"
 import { tempDir } from "../acceptance/cityCli.ts"

@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
 import { join } from "node:path"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as DaemonHostedHost from "../../src/services/live/DaemonHostedHost.ts"
 import * as Reloads from "../../src/services/live/Reloads.ts"
 

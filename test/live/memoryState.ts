@@ -6,7 +6,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { StateRoot } from "../../src/services/capabilities/StateRoot.ts"
+import { StateRoot } from "../../src/services/root/StateRoot.ts"
 
 export const memoryStateRoot = (root = "/memory") => {
   const files = new Map<string, string>()

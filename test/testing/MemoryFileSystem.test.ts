@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as TextFile from "../../src/services/files/TextFile.ts"
 import { MemoryFileSystem } from "../../src/testing.ts"
 

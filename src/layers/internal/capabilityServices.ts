@@ -17,7 +17,7 @@ import * as Peers from "../../services/capabilities/Peers.ts"
 import * as ProcessRecords from "../../services/capabilities/ProcessRecords.ts"
 import * as Provisioner from "../../services/capabilities/Provisioner.ts"
 import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../services/root/StateRoot.ts"
 
 /**
  * Every capability service over a given command runner (tests pass a scripted one).

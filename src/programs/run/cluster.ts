@@ -49,7 +49,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as Out from "../output.ts"
 import { Invocation } from "../invocation.ts"
 import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../services/root/StateRoot.ts"
 import * as Opt from "../options.ts"
 import { type DaemonInput, type DaemonStores, daemonWith, reportFailure } from "./daemon.ts"
 

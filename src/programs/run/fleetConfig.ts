@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { HostConfig } from "../../schema/HostConfig.ts"
 import * as RuntimeProfiles from "../../services/capabilities/RuntimeProfiles.ts"
-import * as StateRoot from "../../services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../services/root/StateRoot.ts"
 
 /** The fleet settings of `host.json`. */
 export type ClusterConfig = NonNullable<HostConfig["cluster"]>

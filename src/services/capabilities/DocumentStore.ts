@@ -49,7 +49,7 @@ import * as Faults from "../../schema/Faults.ts"
 import { stemRule } from "../../schema/Name.ts"
 import { documentIssues } from "../../schema/ParseIssue.ts"
 import type * as TextFile from "../files/TextFile.ts"
-import { isRefused, isSetAside, refusedRule, StateRoot } from "./StateRoot.ts"
+import { isRefused, isSetAside, refusedRule, StateRoot } from "../root/StateRoot.ts"
 
 /**
  * What a scan of a folder of `<name>.json` documents found: the valid ones and every invalid file.

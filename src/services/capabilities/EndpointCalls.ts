@@ -62,7 +62,7 @@ import { makeCall } from "./internal/endpointCall.ts"
 import { startCommitter } from "./internal/outcomeCommitter.ts"
 import { LifecycleLog } from "./LifecycleLog.ts"
 import type { RuntimeProfiles } from "./RuntimeProfiles.ts"
-import type { StateRoot } from "./StateRoot.ts"
+import type { StateRoot } from "../root/StateRoot.ts"
 
 /**
  * One endpoint of one capability.

@@ -26,8 +26,8 @@ import type { EndpointKey, EndpointOutcome, EndpointRecord, EndpointRecords as R
 import { EndpointRecords as RecordsSchema } from "../../schema/Outcome.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as DocumentStore from "./DocumentStore.ts"
-import type { StateRoot } from "./StateRoot.ts"
-import { layout } from "../city/CityRoot.ts"
+import type { StateRoot } from "../root/StateRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * One endpoint of one capability: the endpoint's key (`EndpointKey`) and the capability's name.

@@ -33,7 +33,7 @@ import { type JointReport, verdictOf } from "./JointReport.ts"
 import { spans } from "../Observability.ts"
 import { Peers } from "./Peers.ts"
 import { ProcessRecords } from "./ProcessRecords.ts"
-import { StateRoot } from "./StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 
 /**
  * The settings of a removal joint: per-call settings, and `force` to remove an invalid file.

@@ -34,9 +34,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { storedText } from "../../schema/StoredText.ts"
-import { fileMode } from "./FileModes.ts"
-import { StateRoot } from "./StateRoot.ts"
-import { layout } from "../city/CityRoot.ts"
+import { fileMode } from "../root/FileModes.ts"
+import { StateRoot } from "../root/StateRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * When the log rotates and how many old files it keeps.

@@ -55,7 +55,7 @@ import type { ProcessIdentity as ProcessIdentityT, ProcessRecord } from "../../s
 import { makeOwnJournal } from "./internal/processJournal.ts"
 import { makeReaper } from "./internal/processReaper.ts"
 import * as ProcessIdentity from "./ProcessIdentity.ts"
-import type { StateRoot } from "./StateRoot.ts"
+import type { StateRoot } from "../root/StateRoot.ts"
 
 /**
  * A command as recorded: what `ended` clears.

@@ -19,8 +19,8 @@ import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
 import { makeRedact, type Redact } from "../../schema/Redaction.ts"
 import * as TextFile from "../files/TextFile.ts"
 import { decodeDocument } from "./DocumentStore.ts"
-import { StateRoot } from "./StateRoot.ts"
-import { layout } from "../city/CityRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The host's runtimes: which are agents, which are channels, and their private directories.

@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as CityRoot from "./CityRoot.ts"
+import * as CityRoot from "../root/CityRoot.ts"
 
 /**
  * The City's options as a host gives them: every one optional, with its default.
@@ -18,7 +18,7 @@ import * as CityRoot from "./CityRoot.ts"
  * @category models
  */
 export interface CityOptions {
-  /** The City's state root; plugin storage lives in `<root>/data/<name>`. Default: see CityRoot.ts. */
+  /** The City's state root; plugin storage lives in `<root>/data/<name>`. Default: see services/root/CityRoot.ts. */
   readonly root?: string | undefined
   /** Bound on each plugin's initialize. Default 30 seconds. */
   readonly initializeTimeout?: Duration.DurationInput | undefined

@@ -34,9 +34,9 @@ import type { RootLockBusy, RootNotFound, StateError } from "../../schema/Capabi
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { Peer } from "../../schema/Peer.ts"
 import { oneLine } from "../../schema/OneLine.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 import * as Peers from "../capabilities/Peers.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 
 /**
  * What a look at one peer file of the root found.

@@ -29,7 +29,7 @@ import type { Peer } from "../../schema/Peer.ts"
 import type * as DocumentStore from "../capabilities/DocumentStore.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import type { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
-import type { StateRoot } from "../capabilities/StateRoot.ts"
+import type { StateRoot } from "../root/StateRoot.ts"
 import * as internal from "./internal/sqlPeers.ts"
 import { migrate } from "./Migrations.ts"
 

@@ -28,9 +28,9 @@ import { createHash } from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ControlChannelFailed, ControlRecord } from "../../schema/ControlChannel.ts"
-import { folderMode } from "../capabilities/FileModes.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
-import { layout } from "../city/CityRoot.ts"
+import { folderMode } from "../root/FileModes.ts"
+import { StateRoot } from "../root/StateRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 import * as DaemonLock from "../live/DaemonLock.ts"
 
 /**

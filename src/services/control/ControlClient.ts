@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ControlChannelUnreachable, ControlRequest, ControlResponse } from "../../schema/ControlChannel.ts"
 import { issueLine } from "../../schema/ParseIssue.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import * as ControlAddress from "./ControlAddress.ts"
 import * as FirstLine from "./internal/firstLine.ts"
 

@@ -31,7 +31,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ControlChannelFailed, ControlRequest, ControlResponse } from "../../schema/ControlChannel.ts"
 import { issueLine } from "../../schema/ParseIssue.ts"
-import { fileMode } from "../capabilities/FileModes.ts"
+import { fileMode } from "../root/FileModes.ts"
 import * as ControlAddress from "./ControlAddress.ts"
 import * as FirstLine from "./internal/firstLine.ts"
 

@@ -35,7 +35,7 @@ import type { Outcome } from "../../schema/Outcome.ts"
 import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
 import * as ChildRunner from "../capabilities/ChildRunner.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 
 /**

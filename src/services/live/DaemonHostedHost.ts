@@ -24,10 +24,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import { isOwed, Reloads } from "./Reloads.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The folder of the published states, relative to the root.

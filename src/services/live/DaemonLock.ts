@@ -35,10 +35,10 @@ import * as path from "node:path"
 import { StateError } from "../../schema/CapabilityErrors.ts"
 import { DaemonAlreadyRunning } from "../../schema/Live.ts"
 import { oneLine } from "../../schema/OneLine.ts"
-import * as RootLock from "../capabilities/RootLock.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import * as RootLock from "../root/RootLock.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The pid file, relative to the root.

@@ -10,7 +10,7 @@ import type { StateError } from "../../schema/CapabilityErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import type { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import type { Peers } from "../capabilities/Peers.ts"
-import type { StateRoot } from "../capabilities/StateRoot.ts"
+import type { StateRoot } from "../root/StateRoot.ts"
 import { type EndpointRef, refOf } from "./EndpointHost.ts"
 import type { EndpointKey } from "./Reloads.ts"
 

@@ -50,10 +50,10 @@ import type { FileRefused } from "../../schema/FileErrors.ts"
 import { Fingerprint, type FileFingerprint } from "../../schema/Live.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import * as TextFile from "../files/TextFile.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
 import { filesOf, type Resolved, resolveTemplates } from "./LaunchFiles.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The folder of the fingerprints, relative to the root.

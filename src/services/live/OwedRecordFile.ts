@@ -12,7 +12,7 @@ import { StateError } from "../../schema/CapabilityErrors.ts"
 import type { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import { documentIssue, fieldRuleLine } from "../../schema/ParseIssue.ts"
-import { isRefused, refusedRule, type StateRoot } from "../capabilities/StateRoot.ts"
+import { isRefused, refusedRule, type StateRoot } from "../root/StateRoot.ts"
 import { decode, type EndpointKey, type Loaded, owesWork, reloadsDir, transitions } from "./OwedRecords.ts"
 
 /**

@@ -11,7 +11,7 @@ import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRe
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import type { EndpointKey } from "../../schema/Outcome.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The folder of the records, relative to the root.

@@ -24,11 +24,11 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import { storedText, toolOutputMax } from "../../schema/StoredText.ts"
-import { fileMode } from "../capabilities/FileModes.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { fileMode } from "../root/FileModes.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import type { CitySessionsShape } from "./CitySessionsHost.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The folder of the requests, relative to the root.

@@ -49,10 +49,10 @@ import * as Stream from "effect/Stream"
 import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import { LoadReport } from "../../schema/LoadReport.ts"
 import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import { PluginRegistry } from "../city/internal/pluginRegistry.ts"
 import { Generations } from "./Generations.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The request record, relative to the root.

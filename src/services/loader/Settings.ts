@@ -15,7 +15,7 @@ import { LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import { firstIssue, notJsonRule } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
-import * as CityRoot from "../city/CityRoot.ts"
+import * as CityRoot from "../root/CityRoot.ts"
 import type { PluginRoot } from "./Discovery.ts"
 import type { LoaderOptions } from "./PluginLoader.ts"
 

@@ -9,9 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { StateRoot } from "../capabilities/StateRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import * as DaemonLock from "../live/DaemonLock.ts"
-import { layout } from "../city/CityRoot.ts"
+import { layout } from "../root/CityRoot.ts"
 
 /**
  * The file, relative to the root.

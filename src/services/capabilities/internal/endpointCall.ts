@@ -20,7 +20,7 @@ import { spans } from "../../Observability.ts"
 import { buildArgv, CommandRunner, type Substitutions } from "../CommandRunner.ts"
 import { LifecycleLog } from "../LifecycleLog.ts"
 import { RuntimeProfiles } from "../RuntimeProfiles.ts"
-import { StateRoot } from "../StateRoot.ts"
+import { StateRoot } from "../../root/StateRoot.ts"
 
 /** An endpoint, as EndpointCalls.ts names it: one (peer, runtime) of a declaration. */
 interface Endpoint {

@@ -9,7 +9,7 @@ import { endpointsOf } from "../EndpointCalls.ts"
 import { EndpointRecords } from "../EndpointRecords.ts"
 import { Peers } from "../Peers.ts"
 import { RuntimeProfiles } from "../RuntimeProfiles.ts"
-import { StateRoot } from "../StateRoot.ts"
+import { StateRoot } from "../../root/StateRoot.ts"
 
 /**
  * Makes the overview on the stores.

@@ -8,10 +8,10 @@ import { UnknownPeer } from "../../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName } from "../../../schema/Name.ts"
 import { Peer } from "../../../schema/Peer.ts"
-import { layout } from "../../city/CityRoot.ts"
+import { layout } from "../../root/CityRoot.ts"
 import * as DocumentStore from "../DocumentStore.ts"
 import { RuntimeProfiles } from "../RuntimeProfiles.ts"
-import { StateRoot } from "../StateRoot.ts"
+import { StateRoot } from "../../root/StateRoot.ts"
 
 const storeOptions: DocumentStore.DocumentStoreOptions<Peer, typeof Peer.Encoded, InvalidFile> = {
   dir: layout.peers,

@@ -17,10 +17,10 @@ import {
   type ProcessIdentity as ProcessIdentityT,
   type ProcessRecord
 } from "../../../schema/ProcessRecord.ts"
-import { layout } from "../../city/CityRoot.ts"
-import { fileMode } from "../FileModes.ts"
+import { layout } from "../../root/CityRoot.ts"
+import { fileMode } from "../../root/FileModes.ts"
 import * as ProcessIdentity from "../ProcessIdentity.ts"
-import { StateRoot } from "../StateRoot.ts"
+import { StateRoot } from "../../root/StateRoot.ts"
 
 /**
  * How many lines a journal may hold before it is emptied back to its header, the next time

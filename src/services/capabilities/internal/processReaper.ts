@@ -13,11 +13,11 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as path from "node:path"
 import type { ProcessIdentity as ProcessIdentityT, ProcessRecord } from "../../../schema/ProcessRecord.ts"
-import { layout } from "../../city/CityRoot.ts"
+import { layout } from "../../root/CityRoot.ts"
 import * as TextFile from "../../files/TextFile.ts"
 import { signalGroup } from "../ChildGroups.ts"
 import * as ProcessIdentity from "../ProcessIdentity.ts"
-import { StateRoot } from "../StateRoot.ts"
+import { StateRoot } from "../../root/StateRoot.ts"
 import { type Journal, journalName, parseJournal } from "./processJournal.ts"
 
 /**

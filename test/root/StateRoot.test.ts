@@ -8,7 +8,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { join } from "node:path"
-import * as StateRoot from "../../src/services/capabilities/StateRoot.ts"
+import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import { blocked, eventually } from "../fixtures.ts"
 
 const withRoot = <A>(
