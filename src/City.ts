@@ -86,7 +86,7 @@ export type CityBuildError =
 export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = readonly []>(
   options: CityLayerOptionsFor<P> = {}
 ): Effect.Effect<CityShape, CityBuildError | RequiredStartFailure<P>, Scope.Scope | StartRequirements<P>> =>
-  internal.build<P>(CityConfig.layer(options), options.plugins)
+  internal.build<P>(options, options.plugins)
 
 /**
  * The City as a Layer, on the given options: the City and nothing else. It reads no file of the
@@ -144,8 +144,5 @@ export const layerConfig = <const P extends ReadonlyArray<StartPlugin<unknown>> 
   options: CityLayerOptionsFor<P> = {}
 ): Layer.Layer<City, CityBuildError | RequiredStartFailure<P> | ConfigError.ConfigError, StartRequirements<P>> =>
   Layer.unwrapEffect(
-    Effect.map(CityConfig.config, (fromEnv) => {
-      const config = CityConfig.resolve({ ...fromEnv, ...options })
-      return Layer.scoped(City, internal.build<P>(Layer.succeed(CityConfig.CityConfig, config), options.plugins))
-    })
+    Effect.map(CityConfig.config, (fromEnv) => Layer.scoped(City, internal.build<P>({ ...fromEnv, ...options }, options.plugins)))
   )

@@ -28,7 +28,7 @@ import * as PluginLoaderService from "../services/loader/PluginLoader.ts"
 export const PluginLoader = PluginLoaderService.PluginLoader
 
 /**
- * Requires the core's PluginRegistry, ExecutionLeases, Sessions, Closing and CityConfig.
+ * Requires the core's PluginRegistry, ExecutionLeases, Sessions, Closing, CityConfig and StateRoot.
  * @since 0.1.0
  * @category layers
  */

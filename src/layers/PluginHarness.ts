@@ -252,12 +252,8 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
       Effect.provide(NodeFileSystem.layer)
     )
 
-    const config = CityConfig.resolve({
-      root,
-      ...withDeadlines(options),
-      disposeConcurrency: options.disposeConcurrency
-    })
-    const { context } = yield* Scope.extend(fromCore(core(Layer.succeed(CityConfig.CityConfig, config))), own)
+    const config = CityConfig.layer({ root, ...withDeadlines(options), disposeConcurrency: options.disposeConcurrency })
+    const { context } = yield* Scope.extend(fromCore(core(config.pipe(Layer.provide(NodeFileSystem.layer)))), own)
     const registry = Context.get(context, PluginRegistry)
     const leases = Context.get(context, ExecutionLeases)
 

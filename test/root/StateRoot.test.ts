@@ -21,6 +21,21 @@ const withRoot = <A>(
   }).pipe(Effect.provide(NodeContext.layer))
 
 describe("StateRoot", () => {
+  it.scoped("layerShared takes the StateRoot the application gives on the same root, and builds its own on another", () =>
+    withRoot((root) =>
+      Effect.gen(function*() {
+        const given = yield* StateRoot.make({ root })
+        const shared = (on: string) =>
+          Effect.provide(StateRoot.StateRoot, StateRoot.layerShared({ root: on })).pipe(
+            Effect.provideService(StateRoot.StateRoot, given)
+          )
+        expect(yield* shared(root)).toBe(given)
+        const other = yield* shared(join(root, "other"))
+        expect(other).not.toBe(given)
+        expect(other.root).toBe(join(root, "other"))
+      }).pipe(Effect.provide(NodeContext.layer))
+    ))
+
   it.scoped("writes JSON atomically: the file holds the whole document and no temp file is left", () =>
     withRoot((root) =>
       Effect.gen(function*() {

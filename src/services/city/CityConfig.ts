@@ -1,16 +1,17 @@
 /**
  * The City's options, resolved to their defaults once; from code (`resolve(options)`) or from the
- * environment through Effect `Config` (`config`). The root is resolved by the one state root rule
- * (CityRoot.ts).
+ * environment through Effect `Config` (`config`). The `CityConfig` service holds the City's
+ * timeouts only: the root is the one state root service's (services/root/StateRoot.ts), which the
+ * City reads its plugins' data folders from.
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as CityRoot from "../root/CityRoot.ts"
+import * as Path from "@effect/platform/Path"
+import * as StateRoot from "../root/StateRoot.ts"
 
 /**
  * The City's options as a host gives them: every one optional, with its default.
@@ -31,12 +32,11 @@ export interface CityOptions {
 }
 
 /**
- * The City's options resolved: every default applied, the root absolute.
+ * The City's timeouts resolved: every default applied.
  * @since 0.1.0
  * @category models
  */
 export interface CityConfigShape {
-  readonly root: string
   readonly initializeTimeout: Duration.Duration
   readonly disposeTimeout: Duration.Duration
   readonly disposeConcurrency: number | "unbounded"
@@ -51,12 +51,11 @@ export interface CityConfigShape {
 export class CityConfig extends Context.Tag("effect-city/CityConfig")<CityConfig, CityConfigShape>() {}
 
 /**
- * Resolves options to their defaults (see `CityOptions`) and the root by the state root rule.
+ * Resolves the timeouts of `options` to their defaults (see `CityOptions`).
  * @since 0.1.0
  * @category constructors
  */
 export const resolve = (options: CityOptions = {}): CityConfigShape => ({
-  root: CityRoot.resolve(options.root),
   initializeTimeout: Duration.decode(options.initializeTimeout ?? "30 seconds"),
   disposeTimeout: Duration.decode(options.disposeTimeout ?? "10 seconds"),
   disposeConcurrency: options.disposeConcurrency === "unbounded"
@@ -90,19 +89,13 @@ export const config: Config.Config<CityOptions> = Config.all({
 )
 
 /**
- * The resolved options of `options` as a Layer.
+ * The City's configuration of `options` as a Layer: its timeouts, and the state root on its root
+ * (`StateRoot.layerShared`).
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: CityOptions = {}) => Layer.succeed(CityConfig, resolve(options))
-
-/**
- * The options read from the environment (see `config`), over `overrides`.
- * @since 0.1.0
- * @category layers
- */
-export const layerConfig = (overrides: CityOptions = {}) =>
-  Layer.effect(CityConfig, Effect.map(config, (fromEnv) => resolve({ ...fromEnv, ...definedOf(overrides) })))
-
-const definedOf = (options: CityOptions): CityOptions =>
-  Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined))
+export const layer = (options: CityOptions = {}) =>
+  Layer.merge(
+    Layer.succeed(CityConfig, resolve(options)),
+    StateRoot.layerShared({ root: options.root }).pipe(Layer.provide(Path.layer))
+  )

@@ -50,6 +50,7 @@ import type { Contributions } from "../Contributions.ts"
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
 import { CityConfig } from "../city/CityConfig.ts"
 import * as CityRoot from "../root/CityRoot.ts"
+import { StateRoot } from "../root/StateRoot.ts"
 import { ExecutionLeases } from "../city/internal/executionLeases.ts"
 import { makeCalls } from "../city/CityService.ts"
 import { PluginRegistry, type PluginRegistryShape } from "../city/internal/pluginRegistry.ts"
@@ -175,6 +176,7 @@ export const make = (options: LoaderOptions) =>
     const registry = yield* PluginRegistry
     const leases = yield* ExecutionLeases
     const config = yield* CityConfig
+    const { root } = yield* StateRoot
     const fs = yield* FileSystem.FileSystem
     // Sibling access at the time of use: every call leases the view current *then*.
     const calls = makeCalls(registry, leases)
@@ -184,11 +186,11 @@ export const make = (options: LoaderOptions) =>
       options,
       registry,
       alerts: yield* LoadAlerts.make,
-      roots: CityRoot.pluginRoots(options.bundledRoot, options.instanceRoot ?? CityRoot.instanceRoot(config.root)),
+      roots: CityRoot.pluginRoots(options.bundledRoot, options.instanceRoot ?? CityRoot.instanceRoot(root)),
       enabledNames,
       enabled: (name) => options.enabled === "all" || enabledNames.has(name),
       licensed: new Set(options.licensed),
-      settingsFile: options.settingsFile ?? CityRoot.settingsFile(config.root),
+      settingsFile: options.settingsFile ?? CityRoot.settingsFile(root),
       invoke,
       siblings: { invoke: (plugin, action, input) => Effect.flatMap(PluginContext, (ctx) => invoke(ctx, plugin, action, input)) },
       workers: yield* Workers,

@@ -59,8 +59,8 @@ import * as RootLock from "./RootLock.ts"
  * @category models
  */
 export interface StateRootConfig {
-  /** Absolute path of the root. */
-  readonly root: string
+  /** The root; a relative one is read from the working directory; none: the root rule (CityRoot.ts). */
+  readonly root?: string | undefined
   /** How long to wait for another process's lock before failing with `RootLockBusy` (default 10 minutes). */
   readonly lockWait?: Duration.DurationInput
   /**
@@ -347,3 +347,17 @@ export const make = (config: StateRootConfig): Effect.Effect<
  * @category layers
  */
 export const layer = (config: StateRootConfig) => Layer.effect(StateRoot, make(config))
+
+/**
+ * The state root on `config.root` as the City takes it: the `StateRoot` the application gives
+ * already when it is on that root (`city daemon`: the capability services'; one service per root,
+ * each numbering its own temporary files), else a new one.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerShared = (config: StateRootConfig) =>
+  Layer.effect(
+    StateRoot,
+    Effect.flatMap(Effect.serviceOption(StateRoot), (given) =>
+      Option.isSome(given) && given.value.root === CityRoot.resolve(config.root) ? Effect.succeed(given.value) : make(config))
+  )

@@ -17,7 +17,9 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { type CityShape, makeCalls } from "../CityService.ts"
-import type * as CityConfig from "../CityConfig.ts"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as CityConfig from "../CityConfig.ts"
+import type { StateRoot } from "../../root/StateRoot.ts"
 import * as Sessions from "../Sessions.ts"
 import * as StartPlugins from "../StartPlugins.ts"
 import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequirements } from "../StartPlugins.ts"
@@ -35,7 +37,7 @@ import * as PluginRegistry from "./pluginRegistry.ts"
  * @since 0.1.0
  * @category layers
  */
-export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig, E, R>) =>
+export const core = <E, R>(config: Layer.Layer<CityConfig.CityConfig | StateRoot, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ExecutionLeases.layer),
     Layer.provideMerge(PluginRegistry.layer),
@@ -96,7 +98,8 @@ export const fromCore = <ROut, E, R>(
   })
 
 /**
- * Builds a City in the current Scope on `config`, with its start plugins: checked first, then the
+ * Builds a City in the current Scope on `options` (its timeouts, and its state root on Node's file
+ * system: the City reads only its plugins' data folders from it), with its start plugins: checked first, then the
  * core is assembled and they start. A required start plugin's own typed failure is unwrapped
  * (initializeFailure.ts): it is one of `P`'s. `City.make` and `City.layerConfig` are this. A start
  * plugin's SiblingNeeds are types only (nothing reads them from a context), each met by another
@@ -105,13 +108,13 @@ export const fromCore = <ROut, E, R>(
  * @category constructors
  */
 export const build = <P extends ReadonlyArray<StartPlugin<unknown>>>(
-  config: Layer.Layer<CityConfig.CityConfig>,
+  options: CityConfig.CityOptions,
   plugins: CheckedStartPlugins<P> | undefined
 ) => {
   const start = (plugins ?? []) as ReadonlyArray<StartPlugin<StartRequirements<P>>>
   return Effect.gen(function*() {
     yield* StartPlugins.check(start)
-    const { city, context } = yield* fromCore(core(config))
+    const { city, context } = yield* fromCore(core(CityConfig.layer(options).pipe(Layer.provide(NodeFileSystem.layer))))
     yield* StartPlugins.start(Context.get(context, PluginRegistry.PluginRegistry), start)
     return city
   }).pipe(

@@ -65,6 +65,7 @@ import * as LifecycleContext from "../../PluginLifecycleContext.ts"
 import { SiblingViews, type SiblingViewsShape } from "../../Siblings.ts"
 import { CityConfig } from "../CityConfig.ts"
 import * as CityRoot from "../../root/CityRoot.ts"
+import { StateRoot } from "../../root/StateRoot.ts"
 import { emptyPlugins, PluginInstance, type Plugins, providerIn, without, withInstance } from "../ExecutionView.ts"
 import { LeaseTable, type LeaseTableShape } from "./leaseTable.ts"
 import { PluginStorage } from "./pluginStorage.ts"
@@ -315,6 +316,7 @@ const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"]
  */
 export const make = Effect.gen(function*() {
   const config = yield* CityConfig
+  const { root } = yield* StateRoot
   const table = yield* LeaseTable
   const siblingViews: SiblingViewsShape = {
     lease: () => {
@@ -361,7 +363,7 @@ export const make = Effect.gen(function*() {
         const lifecycle = LifecycleContext.make({
           name,
           version: plugin.version,
-          storage: new PluginStorage(CityRoot.dataFolder(config.root, name)),
+          storage: new PluginStorage(CityRoot.dataFolder(root, name)),
           scope,
           requestReload: options.requestReload,
           config: options.config
