@@ -90,7 +90,7 @@ export * as Migrations from "./services/cluster/Migrations.ts"
  * its files), and an endpoint's key in it.
  * @since 0.1.0
  */
-export { type EndpointKey, Reloads } from "./services/live/Reloads.ts"
+export { type EndpointKey, Reloads } from "./services/owed/Reloads.ts"
 /**
  * A capability's sweep across hosts as a durable workflow: `CapabilitySweep`, its layer and `run`.
  * @since 0.1.0

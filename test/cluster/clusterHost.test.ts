@@ -25,8 +25,8 @@ import { EndpointEntity, entityIdOf } from "../../src/services/cluster/EndpointE
 import { Applier } from "../../src/services/live/Applier.ts"
 import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
 import { EndpointHost, type EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
-import { Reloads } from "../../src/services/live/Reloads.ts"
-import { RetryBackoff } from "../../src/services/live/RetryBackoff.ts"
+import { Reloads } from "../../src/services/owed/Reloads.ts"
+import { RetryBackoff } from "../../src/services/owed/RetryBackoff.ts"
 import { capability, world } from "../live/world.ts"
 import { freePort } from "../support/freePort.ts"
 

@@ -16,8 +16,8 @@ import { Provisioner } from "../../src/services/capabilities/Provisioner.ts"
 import { Peers } from "../../src/services/capabilities/Peers.ts"
 import { StateError } from "../../src/schema/CapabilityErrors.ts"
 import type { EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
-import { Reloads } from "../../src/services/live/Reloads.ts"
-import { RetryBackoff } from "../../src/services/live/RetryBackoff.ts"
+import { Reloads } from "../../src/services/owed/Reloads.ts"
+import { RetryBackoff } from "../../src/services/owed/RetryBackoff.ts"
 import { capability, scriptedLayer, world } from "../live/world.ts"
 
 const key = { personality: "alice", runtime: "claude" }

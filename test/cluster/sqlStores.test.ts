@@ -31,7 +31,7 @@ import * as SqlCapabilities from "../../src/services/cluster/SqlCapabilities.ts"
 import * as SqlHosts from "../../src/services/cluster/SqlHosts.ts"
 import * as SqlPeers from "../../src/services/cluster/SqlPeers.ts"
 import * as SqlReloads from "../../src/services/cluster/SqlReloads.ts"
-import { Reloads } from "../../src/services/live/Reloads.ts"
+import { Reloads } from "../../src/services/owed/Reloads.ts"
 
 /** A temp folder holding a state root and an SQLite file, with the client and this host's services. */
 const onDatabase = <A, E, R>(body: (root: string) => Effect.Effect<A, E, R>) =>

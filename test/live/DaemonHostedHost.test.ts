@@ -14,7 +14,7 @@ import { spawn } from "node:child_process"
 import { join } from "node:path"
 import * as StateRoot from "../../src/services/root/StateRoot.ts"
 import * as DaemonHostedHost from "../../src/services/live/DaemonHostedHost.ts"
-import * as Reloads from "../../src/services/live/Reloads.ts"
+import * as Reloads from "../../src/services/owed/Reloads.ts"
 
 const ref = { personality: "alice", runtime: "claude", identity: "claude-alice", cwd: "/tmp", privateDir: Option.none() }
 

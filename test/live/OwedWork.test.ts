@@ -16,7 +16,7 @@ import * as Schedule from "effect/Schedule"
 import { Peers } from "../../src/services/capabilities/Peers.ts"
 import { Applier } from "../../src/services/live/Applier.ts"
 import { type EndpointHostShape, refOf } from "../../src/services/live/EndpointHost.ts"
-import { Reloads } from "../../src/services/live/Reloads.ts"
+import { Reloads } from "../../src/services/owed/Reloads.ts"
 import { seedPeer } from "../acceptance/cityCli.ts"
 import { scriptedLayer, world } from "./world.ts"
 

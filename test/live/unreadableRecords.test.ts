@@ -19,7 +19,7 @@ import { execFileSync } from "node:child_process"
 import { join } from "node:path"
 import { Applier } from "../../src/services/live/Applier.ts"
 import type { EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
-import { Reloads } from "../../src/services/live/Reloads.ts"
+import { Reloads } from "../../src/services/owed/Reloads.ts"
 import { seedOwedReload, seedPeer, unreadable } from "../acceptance/cityCli.ts"
 import { scriptedLayer, world } from "./world.ts"
 

@@ -7,7 +7,7 @@
  * reload if anything is owed, none otherwise.
  *
  * Every behaviour test here runs against each implementation of the `Reloads` service: the file
- * store (live/Reloads.ts, on an in-memory state root) and the SQL store (cluster/SqlReloads.ts, on
+ * store (owed/Reloads.ts, on an in-memory state root) and the SQL store (cluster/SqlReloads.ts, on
  * SQLite in a temp file and on PostgreSQL in a database of this file's own, on the run's server:
  * test/support/postgres.ts), so a difference between them fails. On PostgreSQL, two clients race
  * too: their changes of one row are serialized (`FOR UPDATE`).
@@ -40,7 +40,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import { StateRoot } from "../../src/services/root/StateRoot.ts"
 import * as SqlReloads from "../../src/services/cluster/SqlReloads.ts"
-import * as Reloads from "../../src/services/live/Reloads.ts"
+import * as Reloads from "../../src/services/owed/Reloads.ts"
 import type { OwedRecord } from "../../src/schema/Live.ts"
 import { memoryStateRoot } from "../live/memoryState.ts"
 

@@ -14,7 +14,7 @@ import { storedText, storedTextMax } from "../../src/schema/StoredText.ts"
 import * as EndpointRecords from "../../src/services/capabilities/EndpointRecords.ts"
 import * as LifecycleLog from "../../src/services/capabilities/LifecycleLog.ts"
 import { withStateRoot } from "../fixtures.ts"
-import * as Reloads from "../../src/services/live/Reloads.ts"
+import * as Reloads from "../../src/services/owed/Reloads.ts"
 import { city, declaration, provisioner, world, writeJson } from "../acceptance/cityCli.ts"
 
 /** A stderr tail as a command could leave it: a colour, a secret, a bell, a carriage return, then 1 MB. */

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Applier from "../../services/live/Applier.ts"
 import * as Fingerprints from "../../services/live/Fingerprints.ts"
 import * as LiveJoints from "../../services/live/LiveJoints.ts"
-import type { Reloads } from "../../services/live/Reloads.ts"
+import type { Reloads } from "../../services/owed/Reloads.ts"
 
 /**
  * The services over `reloads`.

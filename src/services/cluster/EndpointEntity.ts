@@ -19,7 +19,7 @@ import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Rpc from "@effect/rpc/Rpc"
 import { Name } from "../../schema/Name.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
-import type { EndpointKey } from "../live/OwedRecords.ts"
+import type { EndpointKey } from "../owed/OwedRecords.ts"
 import { type FleetEndpoint, Revision, SweepVerb } from "./FleetCalls.ts"
 
 /**

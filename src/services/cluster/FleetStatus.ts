@@ -18,7 +18,7 @@
  *   other timings is judged by these;
  * - owed work is counted from the hosts' owed-work rows: reloads owed (`requested > applied`) and
  *   removals owed; a row that does not decode counts as one owed reload (it will be owed again:
- *   live/Reloads.ts) and is listed with the invalid rows;
+ *   owed/Reloads.ts) and is listed with the invalid rows;
  * - a host's endpoints are its peers' runtimes that the host runs as agents, by its own stored
  *   `host.json` (the rule of one host: capabilities/RuntimeProfiles.ts); a peer that declares a
  *   channel, or a runtime that host does not know, makes none;
@@ -45,7 +45,7 @@ import { fromConfig } from "../capabilities/RuntimeProfiles.ts"
 import { heartbeatAges } from "./internal/clusterTables.ts"
 import { lockExpiration, silentAfter } from "./internal/runnerDefaults.ts"
 import { serializedLayer } from "./internal/tableCreation.ts"
-import { decode as decodeOwed } from "../live/OwedRecords.ts"
+import { decode as decodeOwed } from "../owed/OwedRecords.ts"
 import * as Migrations from "./Migrations.ts"
 import * as SqlHosts from "./SqlHosts.ts"
 import * as SqlPeers from "./SqlPeers.ts"

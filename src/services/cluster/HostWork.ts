@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { EndpointOutcome } from "../../schema/Outcome.ts"
-import type { EndpointKey } from "../live/OwedRecords.ts"
+import type { EndpointKey } from "../owed/OwedRecords.ts"
 import type { FleetRequest } from "./FleetCalls.ts"
 
 /**

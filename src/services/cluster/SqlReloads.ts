@@ -1,5 +1,5 @@
 /**
- * The owed-reload store on SQL: the `Reloads` service (live/Reloads.ts) over any `@effect/sql`
+ * The owed-reload store on SQL: the `Reloads` service (owed/Reloads.ts) over any `@effect/sql`
  * `SqlClient`, for hosts that share one database (docs/cluster.md, "Owed reloads on SQL").
  *
  * Same protocol, same transitions (`Reloads.transitions`), same record: one row per endpoint in
@@ -31,7 +31,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Reloads } from "../live/Reloads.ts"
+import { Reloads } from "../owed/Reloads.ts"
 import * as internal from "./internal/sqlReloads.ts"
 import * as Migrations from "./Migrations.ts"
 

@@ -51,7 +51,7 @@ import { type Applied, makeConverge } from "./internal/applySurfaces.ts"
 import { makeRemove, type RemovalDecision } from "./internal/liveRemoval.ts"
 import { makeOwedWorker } from "./internal/owedWorker.ts"
 import { makeOwedWork } from "./OwedWork.ts"
-import { type EndpointKey, Reloads } from "./Reloads.ts"
+import { type EndpointKey, Reloads } from "../owed/Reloads.ts"
 
 export type { Applied } from "./internal/applySurfaces.ts"
 export type { RemovalDecision } from "./internal/liveRemoval.ts"

@@ -26,7 +26,7 @@ import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
-import { isOwed, Reloads } from "./Reloads.ts"
+import { isOwed, Reloads } from "../owed/Reloads.ts"
 import { layout } from "../root/CityRoot.ts"
 
 /**

@@ -12,7 +12,7 @@ import type { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import type { Peers } from "../capabilities/Peers.ts"
 import type { StateRoot } from "../root/StateRoot.ts"
 import { type EndpointRef, refOf } from "./EndpointHost.ts"
-import type { EndpointKey } from "./Reloads.ts"
+import type { EndpointKey } from "../owed/Reloads.ts"
 
 /**
  * Endpoint references for the live services: from a peer and runtime, from an owed-work key, or for every endpoint.

@@ -22,7 +22,7 @@ import { makeRefs } from "./Endpoints.ts"
 import { Fingerprints } from "./Fingerprints.ts"
 import { type Place, placesOf, resolveTemplates } from "./LaunchFiles.ts"
 import * as LaunchFileWatch from "./LaunchFileWatch.ts"
-import { Reloads } from "./Reloads.ts"
+import { Reloads } from "../owed/Reloads.ts"
 
 /** Every endpoint of the state root now. */
 const allRefs = Effect.flatMap(

@@ -35,7 +35,7 @@ import { StateRoot } from "../root/StateRoot.ts"
 import { type Applied, Applier } from "./Applier.ts"
 import { EndpointHost, type EndpointRef } from "./EndpointHost.ts"
 import { makeRefs } from "./Endpoints.ts"
-import { Reloads } from "./Reloads.ts"
+import { Reloads } from "../owed/Reloads.ts"
 
 type P = Provisioner["Type"]
 type ErrorOf<F> = F extends (...args: ReadonlyArray<never>) => Effect.Effect<unknown, infer E, unknown> ? E : never

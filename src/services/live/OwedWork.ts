@@ -1,5 +1,7 @@
 /**
- * The work owed to one endpoint, carried out (Applier.ts; Reloads.ts for the protocol):
+ * The work owed to one endpoint, carried out (Applier.ts; services/owed/Reloads.ts for the
+ * protocol). The records are services/owed/'s; carrying them out drives an endpoint host, so this
+ * module and internal/owedWorker.ts stay in live/ beside the hosts (owed/ sits below live/):
  * - `reloadOwed`: at each Turn boundary claim the owed reload, reload, complete it and record the
  *   fingerprint of what the reload read; until nothing is owed.
  * - `finishRemoval`: retire the endpoint at its boundary (or, forced, kill it), then the
@@ -26,7 +28,7 @@ import { oneLine } from "../../schema/OneLine.ts"
 import type { Provisioner } from "../capabilities/Provisioner.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import type { Fingerprints } from "./Fingerprints.ts"
-import type { EndpointKey, Reloads } from "./Reloads.ts"
+import type { EndpointKey, Reloads } from "../owed/Reloads.ts"
 
 /**
  * The per-endpoint steps of owed work, over the services they use.

@@ -71,7 +71,7 @@ import { type CapabilityListing, Listings } from "../capabilities/Listings.ts"
 import { PluginRegistry } from "../city/internal/pluginRegistry.ts"
 import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
 import { Generations } from "../loader/Generations.ts"
-import { Reloads } from "../live/Reloads.ts"
+import { Reloads } from "../owed/Reloads.ts"
 import { fleetEndpoints, fleetHostUp, fleetReloadsOwed, fleetRemovalsOwed } from "../Observability.ts"
 import * as StatusEndpoints from "./StatusEndpoints.ts"
 

@@ -17,7 +17,7 @@ import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
 import type { OwedRecord } from "../../schema/Live.ts"
 import { endpointKey, type EndpointStanding, type StatusEndpoint, type StatusEvent } from "../../schema/StatusDocument.ts"
 import type { CapabilityListing } from "../capabilities/Listings.ts"
-import { isOwed } from "../live/Reloads.ts"
+import { isOwed } from "../owed/Reloads.ts"
 
 /** What is owed decides; with nothing owed, the last provisioning call: `failed` unless it was `ok`. */
 const standingOf = (owed: OwedRecord | undefined, lastState?: string): EndpointStanding =>

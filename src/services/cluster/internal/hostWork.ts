@@ -17,7 +17,7 @@ import { RuntimeProfiles } from "../../capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../../root/StateRoot.ts"
 import { Applier } from "../../live/Applier.ts"
 import { makeRefs } from "../../live/Endpoints.ts"
-import type { EndpointKey } from "../../live/Reloads.ts"
+import type { EndpointKey } from "../../owed/Reloads.ts"
 import { type FleetRequest, occasionOf } from "../FleetCalls.ts"
 
 /**

@@ -16,12 +16,9 @@ import { StateError } from "../../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../../schema/Live.ts"
 import { identityOf } from "../../../schema/Outcome.ts"
 import { documentIssue, fieldRuleLine } from "../../../schema/ParseIssue.ts"
-import * as ProcessIdentity from "../../capabilities/ProcessIdentity.ts"
-import { recordOwed } from "../../internal/owedGauges.ts"
-import { type Loaded, type OwedScan } from "../../live/OwedRecords.ts"
-import { type EndpointKey, owesWork, Reloads, transitions } from "../../live/Reloads.ts"
-import { makeOwedChanges } from "../../live/OwedChanges.ts"
-import { RetryBackoff } from "../../live/RetryBackoff.ts"
+import { type Loaded } from "../../owed/OwedRecords.ts"
+import { type EndpointKey, owesWork, Reloads, transitions } from "../../owed/Reloads.ts"
+import { makeOwedChanges } from "../../owed/OwedChanges.ts"
 
 /**
  * The table of owed work: one row per endpoint.
@@ -34,7 +31,7 @@ const decode = Schema.decodeUnknownEither(Schema.parseJson(OwedRecord))
 const rowName = (key: EndpointKey & { readonly host: string }) =>
   `${table} (${key.host}, ${key.runtime}, ${key.personality})`
 
-/** One row, as a record file is loaded (live/OwedRecords.ts): valid, or invalid with its reason. */
+/** One row, as a record file is loaded (owed/OwedRecords.ts): valid, or invalid with its reason. */
 const loadRow = (row: Row): Loaded =>
   Either.match(decode(row.record), {
     onLeft: (error): Loaded => ({
@@ -60,9 +57,6 @@ interface Row {
 export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlClient.SqlClient | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const fs = yield* FileSystem.FileSystem
-    const self = yield* ProcessIdentity.identify(process.pid)
-    const backoff = yield* RetryBackoff
     const failed = (operation: string, path: string) => (error: SqlError) =>
       new StateError({ operation, path, detail: error.message, cause: error })
 
@@ -95,7 +89,7 @@ export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlCli
     /**
      * The row to change, inside the transaction: made present (empty) when absent, read (locked on
      * PostgreSQL); a row that does not decode is replaced at once by one that owes a reload again,
-     * logged, as an unreadable record file is (live/OwedRecordFile.ts). `true` when it was.
+     * logged, as an unreadable record file is (owed/OwedRecordFile.ts). `true` when it was.
      */
     const current = (key: EndpointKey, at: string) =>
       Effect.gen(function*() {
@@ -136,7 +130,6 @@ export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlCli
           return Effect.succeed([Option.some(next), next] as const)
         }))).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(failed("update", table)(error))))
 
-    const { claim, complete, release, requestRemoval, settle } = makeOwedChanges({ updateWith, self, backoff, fs })
 
     const recover = (key: EndpointKey) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -151,35 +144,13 @@ export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlCli
         Effect.mapError(failed("delete", rowName({ host, ...key })))
       )
 
-    // Every look sets the owed-work gauges, as the file store's does.
-    const scan = sql<Row>`SELECT host, runtime, personality, record FROM ${sql(table)} WHERE host = ${host} ORDER BY runtime, personality`.pipe(
-      Effect.mapError(failed("list", `${table} (${host})`)),
-      Effect.map((rows): OwedScan => {
-        const found = rows.map(loadRow)
-        return {
-          valid: found.flatMap((f) => f._tag === "Valid" ? [f.record] : []),
-          invalid: found.flatMap((f) => f._tag === "Invalid" ? [f.invalid] : [])
-        }
-      }),
-      Effect.tap((found) => recordOwed(found.valid))
-    )
-
-    const list = Effect.map(scan, (found) => found.valid)
-
-    const invalid = Effect.map(scan, (found) => found.invalid)
-
-    return Reloads.of({
-      request,
-      requestRemoval,
-      claim,
-      complete,
-      release,
-      settle,
-      completeRemoval,
-      recover,
-      get,
-      list,
-      scan,
-      invalid
+    const owed = yield* makeOwedChanges({
+      updateWith,
+      loadAll: sql<Row>`SELECT host, runtime, personality, record FROM ${sql(table)} WHERE host = ${host} ORDER BY runtime, personality`.pipe(
+        Effect.mapError(failed("list", `${table} (${host})`)),
+        Effect.map((rows) => rows.map(loadRow))
+      )
     })
+
+    return Reloads.of({ ...owed, request, completeRemoval, recover, get })
   })

@@ -12,7 +12,7 @@ import { identityOf } from "../../../schema/Outcome.ts"
 import type { EndpointHostShape, EndpointRef } from "../EndpointHost.ts"
 import type { Fingerprints } from "../Fingerprints.ts"
 import type { makeOwedWork } from "../OwedWork.ts"
-import { type EndpointKey, isOwed, type Reloads } from "../Reloads.ts"
+import { type EndpointKey, isOwed, type Reloads } from "../../owed/Reloads.ts"
 
 /**
  * The runtime application of one endpoint.

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { EndpointState } from "../../../schema/Live.ts"
 import type { EndpointHostShape, EndpointRef } from "../EndpointHost.ts"
-import type { Reloads } from "../Reloads.ts"
+import type { Reloads } from "../../owed/Reloads.ts"
 
 /**
  * What `remove` decided for a live endpoint: removed now by the caller, already done by the daemon, owed, refused, or failed.

@@ -20,7 +20,7 @@ import { fieldRuleLine } from "../../../schema/ParseIssue.ts"
 import type { EndpointHostShape } from "../EndpointHost.ts"
 import type { makeRefs } from "../Endpoints.ts"
 import type { makeOwedWork } from "../OwedWork.ts"
-import { type EndpointKey, type InvalidOwedRecord, isDue, isOwed, keysOfIdentity, type Reloads } from "../Reloads.ts"
+import { type EndpointKey, type InvalidOwedRecord, isDue, isOwed, keysOfIdentity, type Reloads } from "../../owed/Reloads.ts"
 
 /**
  * The worker over the endpoint host, the owed-work store and the owed-work steps.

@@ -47,13 +47,10 @@ import * as Option from "effect/Option"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type { StateError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
-import { recordOwed } from "../internal/owedGauges.ts"
-import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import { makeRecordFile } from "./OwedRecordFile.ts"
 import { type EndpointKey, type Errors, type InvalidOwedRecord, type OwedScan, reloadsDir, transitions } from "./OwedRecords.ts"
 import { makeOwedChanges } from "./OwedChanges.ts"
-import { RetryBackoff } from "./RetryBackoff.ts"
 
 /**
  * The records as data (OwedRecords.ts): their folder, the endpoint key, the protocol's
@@ -125,9 +122,6 @@ export class Reloads extends Context.Tag("effect-city/Reloads")<
  */
 export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.FileSystem> = Effect.gen(function*() {
   const state = yield* StateRoot
-  const fs = yield* FileSystem.FileSystem
-  const self = yield* ProcessIdentity.identify(process.pid)
-  const backoff = yield* RetryBackoff
   // One lock holder per process at a time: the root lock is not re-entrant, and this spares
   // the retry loop when fibers of the same process contend.
   const mutex = yield* Effect.makeSemaphore(1)
@@ -162,7 +156,8 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
         }))
     })))
 
-  const { claim, complete, release, requestRemoval, settle } = makeOwedChanges({ updateWith, self, backoff, fs })
+  const entries = Effect.map(state.list(reloadsDir), (names) => names.filter((n) => n.endsWith(".json")))
+  const owed = yield* makeOwedChanges({ updateWith, loadAll: Effect.flatMap(entries, (names) => Effect.forEach(names, load)) })
 
   const recover = (key: EndpointKey) =>
     mutex.withPermits(1)(Effect.scoped(Effect.gen(function*() {
@@ -174,39 +169,7 @@ export const make: Effect.Effect<Reloads["Type"], never, StateRoot | FileSystem.
   const completeRemoval = (key: EndpointKey) =>
     mutex.withPermits(1)(Effect.scoped(Effect.zipRight(state.lock, state.remove(file(key)))))
 
-  const entries = Effect.map(state.list(reloadsDir), (names) => names.filter((n) => n.endsWith(".json")))
-
-  // Every listing (the daemon lists at each pass) sets the owed-work gauges from the files, so they
-  // hold across processes: a CLI verb owes, the daemon applies.
-  const scan = Effect.tap(
-    Effect.map(
-      Effect.flatMap(entries, (names) => Effect.forEach(names, load)),
-      (found): OwedScan => ({
-        valid: found.flatMap((f) => f._tag === "Valid" ? [f.record] : []),
-        invalid: found.flatMap((f) => f._tag === "Invalid" ? [f.invalid] : [])
-      })
-    ),
-    (found) => recordOwed(found.valid)
-  )
-
-  const list = Effect.map(scan, (found) => found.valid)
-
-  const invalid = Effect.map(scan, (found) => found.invalid)
-
-  return Reloads.of({
-    request,
-    requestRemoval,
-    claim,
-    complete,
-    release,
-    settle,
-    completeRemoval,
-    recover,
-    get: read,
-    list,
-    scan,
-    invalid
-  })
+  return Reloads.of({ ...owed, request, completeRemoval, recover, get: read })
 })
 
 /**

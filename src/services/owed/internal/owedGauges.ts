@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import { owedReloads, owedRemovals } from "../Observability.ts"
+import { owedReloads, owedRemovals } from "../../Observability.ts"
 
 /**
  * Sets the owed-work gauges from a listing of the owed records.

@@ -17,10 +17,10 @@ import * as TestClock from "effect/TestClock"
 import { EndpointHostFailed } from "../../src/schema/Live.ts"
 import { Applier } from "../../src/services/live/Applier.ts"
 import type { EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
-import { Reloads } from "../../src/services/live/Reloads.ts"
-import { RetryBackoff } from "../../src/services/live/RetryBackoff.ts"
+import { Reloads } from "../../src/services/owed/Reloads.ts"
+import { RetryBackoff } from "../../src/services/owed/RetryBackoff.ts"
 import { seedPeer } from "../acceptance/cityCli.ts"
-import { scriptedLayer, world, type World } from "./world.ts"
+import { scriptedLayer, world, type World } from "../live/world.ts"
 
 const key = { personality: "alice", runtime: "claude" }
 const step = Duration.millis(250)

@@ -1,9 +1,12 @@
 /**
- * The changes of an owed-work record that both stores make the same way (docs/live-application.md,
- * "Owed work"): an owed removal, a claim (its holder judged by the process table), a completed
- * reload, a failed attempt with its backoff, a settle. Each store gives its own read-modify-write
- * of one record (`updateWith`: the file store under the root lock, the SQL store in one
- * transaction); the protocol's transitions are `OwedRecords.transitions`.
+ * What both owed-work stores do the same way (docs/live-application.md, "Owed work"): the changes
+ * of a record (an owed removal, a claim, its holder judged by the process table, a completed
+ * reload, a failed attempt with its backoff, a settle) and the looks at every record (`scan`,
+ * `list`, `invalid`). Each store gives its own read-modify-write of one record (`updateWith`: the
+ * file store, Reloads.ts, under the root lock; the SQL store, services/cluster/internal/sqlReloads.ts,
+ * in one transaction) and its own read of every record (`loadAll`); the protocol's transitions are
+ * `OwedRecords.transitions`. The SQL store stays in cluster/, the only room that imports
+ * `@effect/sql` (docs/cluster.md).
  * @since 0.1.0
  */
 import * as DateTime from "effect/DateTime"
@@ -12,11 +15,11 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Option from "effect/Option"
 import type { OwedRecord } from "../../schema/Live.ts"
-import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
 import { storedText } from "../../schema/StoredText.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
-import { type EndpointKey, transitions } from "./OwedRecords.ts"
-import { delayAfter, type RetryBackoff } from "./RetryBackoff.ts"
+import { recordOwed } from "./internal/owedGauges.ts"
+import { type EndpointKey, type Loaded, type OwedScan, transitions } from "./OwedRecords.ts"
+import { delayAfter, RetryBackoff } from "./RetryBackoff.ts"
 
 /**
  * A store's read-modify-write of one record: `change` returns the record to write (`None`: as it
@@ -34,13 +37,15 @@ export type UpdateWith<E> = <A>(
  * @since 0.1.0
  * @category constructors
  */
-export const makeOwedChanges = <E>(deps: {
+export const makeOwedChanges = <E, LE>(deps: {
   readonly updateWith: UpdateWith<E>
-  readonly self: ProcessIdentityT
-  readonly backoff: RetryBackoff["Type"]
-  readonly fs: FileSystem.FileSystem
-}) => {
-  const { backoff, fs, self, updateWith } = deps
+  /** Every record the store holds, one read each. */
+  readonly loadAll: Effect.Effect<ReadonlyArray<Loaded>, LE>
+}) => Effect.gen(function*() {
+  const { loadAll, updateWith } = deps
+  const self = yield* ProcessIdentity.identify(process.pid)
+  const backoff = yield* RetryBackoff
+  const fs = yield* FileSystem.FileSystem
 
   const update = <A>(key: EndpointKey, change: (record: OwedRecord, at: string) => readonly [Option.Option<OwedRecord>, A]) =>
     updateWith(key, (record, at) => Effect.succeed(change(record, DateTime.formatIso(at))))
@@ -86,5 +91,24 @@ export const makeOwedChanges = <E>(deps: {
   const settle = (key: EndpointKey) =>
     update(key, (record, at) => [Option.some(transitions.settle(record, at)), undefined] as const)
 
-  return { requestRemoval, claim, complete, release, settle }
-}
+  // Every look sets the owed-work gauges from the store, so they hold across processes: a CLI verb
+  // owes, the daemon applies.
+  const scan = Effect.tap(
+    Effect.map(loadAll, (found): OwedScan => ({
+      valid: found.flatMap((f) => f._tag === "Valid" ? [f.record] : []),
+      invalid: found.flatMap((f) => f._tag === "Invalid" ? [f.invalid] : [])
+    })),
+    (found) => recordOwed(found.valid)
+  )
+
+  return {
+    requestRemoval,
+    claim,
+    complete,
+    release,
+    settle,
+    scan,
+    list: Effect.map(scan, (found) => found.valid),
+    invalid: Effect.map(scan, (found) => found.invalid)
+  }
+})
