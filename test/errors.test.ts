@@ -20,7 +20,15 @@ const failed = Cause.fail("boom")
 // Built from plain objects so that the test compiles whatever the subject field is called.
 const build = <A>(Class: new(props: never) => A, props: Record<string, unknown>): A => new Class(props as never)
 
-const cases: ReadonlyArray<{ readonly tag: string; readonly subject: string; readonly once?: false; readonly make: () => Error }> = [
+// A family's error (docs/cli.md, "Error tags and the library's error families") is tagged by its
+// family and named by its reason, the tag it had before: it prints as that name.
+const cases: ReadonlyArray<{
+  readonly tag: string
+  readonly family?: string
+  readonly subject: string
+  readonly once?: false
+  readonly make: () => Error
+}> = [
   { tag: "InvalidPluginName", subject: "Bad_Name", make: () => build(Errors.InvalidPluginName, { plugin: "Bad_Name", reason: "lower case only" }) },
   { tag: "PluginAlreadyRegistered", subject: "notes", make: () => build(Errors.PluginAlreadyRegistered, { plugin: "notes" }) },
   {
@@ -58,8 +66,10 @@ const cases: ReadonlyArray<{ readonly tag: string; readonly subject: string; rea
   },
   {
     tag: "UnknownCapability",
+    family: "CapabilityError",
     subject: "search",
-    make: () => build(CapabilityErrors.UnknownCapability, { capability: "search", file: "/root/capabilities/decl.json" })
+    make: () =>
+      build(CapabilityErrors.CapabilityError, { reason: "UnknownCapability", capability: "search", file: "/root/capabilities/decl.json" })
   }
 ]
 
@@ -67,11 +77,12 @@ const firstLine = (text: string): string => text.split("\n")[0] ?? ""
 const count = (text: string, word: string): number => text.split(word).length - 1
 
 describe("errors print as their tag", () => {
-  for (const { make, once, subject, tag } of cases) {
+  for (const { family, make, once, subject, tag } of cases) {
     it(`${tag}: name is the tag, the subject is printed once`, () => {
       const error = make()
       expect(error.name).toBe(tag)
-      expect(error).toHaveProperty("_tag", tag)
+      expect(error).toHaveProperty("_tag", family ?? tag)
+      if (family !== undefined) expect(error).toHaveProperty("reason", tag)
       expect(Object.prototype.hasOwnProperty.call(error, "name")).toBe(false)
 
       const printed = firstLine(String(error))
@@ -112,6 +123,20 @@ describe("errors print as their tag", () => {
       expect(line.startsWith("  - plugin bad-promise: PluginDisposeFailed: Plugin bad-promise failed to dispose (failed): ")).toBe(true)
       expect(line).not.toContain("bad-promise: bad-promise")
     }))
+})
+
+describe("a family's error is tagged in --json by its reason, the tag it had before", () => {
+  it("CapabilityError: its reason is the envelope's _tag, and is not repeated", () => {
+    const error = new CapabilityErrors.CapabilityError({ reason: "UnknownPeer", personality: "zoe", file: "/root/peers/zoe.json" })
+    expect(error.message).toBe("unknown peer zoe: no peer file at /root/peers/zoe.json")
+    expect(errorJson(error)).toEqual({ peer: "zoe", file: "/root/peers/zoe.json", _tag: "UnknownPeer", message: error.message })
+  })
+
+  it("StateRootError: its reason is the envelope's _tag; waitedMs is waited_ms", () => {
+    const error = new CapabilityErrors.StateRootError({ reason: "RootLockBusy", root: "/root", waitedMs: 5 })
+    expect(error.message).toBe("state root /root is locked by another city process (waited 5 ms)")
+    expect(errorJson(error)).toEqual({ root: "/root", waited_ms: 5, _tag: "RootLockBusy", message: error.message })
+  })
 })
 
 describe("an InvalidFile prints as the error of its kind of file", () => {

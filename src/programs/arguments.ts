@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { UnknownRuntime } from "../schema/CapabilityErrors.ts"
+import { CapabilityError } from "../schema/CapabilityErrors.ts"
 import { checkName } from "../services/capabilities/JointRunner.ts"
 import { RuntimeProfiles } from "../services/capabilities/RuntimeProfiles.ts"
 import { StateRoot } from "../services/root/StateRoot.ts"
@@ -27,7 +27,7 @@ export const knownRuntimes = (values: ReadonlyArray<string>) =>
   Effect.flatMap(RuntimeProfiles, (host) =>
     Effect.forEach(
       values,
-      (runtime) => host.isKnown(runtime) ? Effect.void : Effect.fail(new UnknownRuntime({ runtime, known: host.known })),
+      (runtime) => host.isKnown(runtime) ? Effect.void : Effect.fail(new CapabilityError({ reason: "UnknownRuntime", runtime, known: host.known })),
       { discard: true }
     ))
 

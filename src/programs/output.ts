@@ -19,7 +19,7 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import type { CapabilityError } from "../schema/CapabilityErrors.ts"
+import type { CapabilityFailure } from "../schema/CapabilityErrors.ts"
 import { exitCodeOf } from "../schema/ExitPolicy.ts"
 import { moreLine } from "../schema/Faults.ts"
 import type { InvalidFile } from "../schema/FileErrors.ts"
@@ -146,7 +146,7 @@ export const printDocument = <V extends Json.DocumentVerb>(verb: V, body: Json.B
 export { setExitCode }
 
 /** What a verb can fail with: a capability error, bad usage, no status page; each one classified by the exit policy (`ExitPolicy.ts`). */
-export type VerbError = CapabilityError | UsageError | NoStatusPage | ClusterUnavailable
+export type VerbError = CapabilityFailure | UsageError | NoStatusPage | ClusterUnavailable
 
 /** Prints a failure (stderr, and the envelope on stdout with `--json`) and sets its exit code. */
 export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =>

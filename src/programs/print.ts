@@ -12,6 +12,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
+import { printedTag } from "../schema/ErrorFamily.ts"
 import { InvalidFile } from "../schema/FileErrors.ts"
 import { ManifestInvalid } from "../schema/LoaderErrors.ts"
 import { controlCharacter } from "../schema/Printable.ts"
@@ -99,17 +100,32 @@ const errorFieldNames: Record<string, string> = {
 }
 
 /**
- * An error's own fields in the glossary's words; `cause` (not data) is left out. An InvalidFile
- * is tagged by its name, one per kind of file (`InvalidDeclaration`, ...), as docs/cli.md documents.
+ * Fields a family renamed when its tags became its reasons, printed under their old names so that
+ * `--json` reads as before (docs/cli.md, "Error tags and the library's error families"), by the
+ * error's name.
+ */
+const renamedFields: Record<string, Record<string, string>> = {
+  PluginRootUnreadable: { detail: "reason" },
+  ResultNotJson: { detail: "reason" },
+  ControlChannelUnreachable: { detail: "reason" }
+}
+
+/**
+ * An error's own fields in the glossary's words; `cause` (not data) is left out. An error is
+ * tagged by its name: an InvalidFile's is one per kind of file (`InvalidDeclaration`, ...), a
+ * family's is its reason, the tag it had before (docs/cli.md, "Error tags and the library's error
+ * families"), and the family's `reason` is then not repeated.
  */
 export const errorJson = (error: { readonly _tag: string; readonly message: string }): { readonly _tag: string; readonly message: string; readonly [field: string]: unknown } => {
-  const invalidFile = error instanceof InvalidFile
+  const tag = error instanceof InvalidFile ? error.name : printedTag(error) ?? error._tag
+  const named = tag !== error._tag
+  const renamed = renamedFields[tag] ?? {}
   const fields: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(error)) {
-    if (key === "cause" || key === "_tag" || key === "message" || (invalidFile && key === "reason")) continue
-    fields[errorFieldNames[key] ?? key] = value
+    if (key === "cause" || key === "_tag" || key === "message" || (named && key === "reason")) continue
+    fields[renamed[key] ?? errorFieldNames[key] ?? key] = value
   }
-  return { ...fields, _tag: invalidFile ? error.name : error._tag, message: error.message }
+  return { ...fields, _tag: tag, message: error.message }
 }
 
 /** A failure's document, `{ ok: false, verb, error }`, the error's fields in the glossary's words. */

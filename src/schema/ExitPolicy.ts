@@ -8,29 +8,35 @@
  */
 
 /**
- * `true` for refused input (exit 2), `false` otherwise (exit 1), by error tag.
+ * `true` for refused input (exit 2), `false` otherwise (exit 1), by error tag; a family of errors
+ * (a tag with a `reason`: docs/cli.md, "Error tags and the library's error families") by reason,
+ * every reason of it listed.
  * @since 0.1.0
  * @category constants
  */
 export const refusedByTag = {
   InvalidFile: true,
-  InvalidName: true,
-  InvalidJointSettings: true,
-  InvalidCwd: true,
-  UnknownCapability: true,
-  UnknownPeer: true,
-  UnknownRuntime: true,
-  PeerAlreadyExists: true,
-  RuntimeNotWired: true,
-  DefaultRuntimeRemoval: true,
-  RootNotFound: true,
+  CapabilityError: {
+    InvalidName: true,
+    InvalidJointSettings: true,
+    InvalidCwd: true,
+    UnknownCapability: true,
+    UnknownPeer: true,
+    UnknownRuntime: true,
+    PeerAlreadyExists: true,
+    RuntimeNotWired: true,
+    DefaultRuntimeRemoval: true
+  },
+  StateRootError: {
+    RootNotFound: true,
+    StateError: false,
+    RootLockBusy: false,
+    EndpointBusy: false
+  },
   UsageError: true,
   PluginNotFound: true,
   ActionNotFound: true,
   ActionInputRejected: true,
-  StateError: false,
-  RootLockBusy: false,
-  EndpointBusy: false,
   CityClosed: false,
   PluginRootUnreadable: false,
   DaemonAlreadyRunning: false,
@@ -44,23 +50,38 @@ export const refusedByTag = {
   ControlChannelFailed: false
 } as const
 
+type Policy = typeof refusedByTag
+
 /**
  * The tag of an error the exit policy classifies.
  * @since 0.1.0
  * @category models
  */
-export type ClassifiedTag = keyof typeof refusedByTag
+export type ClassifiedTag = keyof Policy
+
+/**
+ * An error the exit policy classifies: its tag, and for a family its reason.
+ * @since 0.1.0
+ * @category models
+ */
+export type Classified = {
+  readonly [K in ClassifiedTag]: Policy[K] extends boolean ? { readonly _tag: K }
+    : { readonly _tag: K; readonly reason: keyof Policy[K] }
+}[ClassifiedTag]
 
 /**
  * Is this failure refused input?
  * @since 0.1.0
  * @category guards
  */
-export const refused = (error: { readonly _tag: ClassifiedTag }): boolean => refusedByTag[error._tag]
+export const refused = (error: Classified): boolean => {
+  const entry: boolean | Readonly<Record<string, boolean>> = refusedByTag[error._tag]
+  return typeof entry === "boolean" ? entry : "reason" in error && entry[error.reason] === true
+}
 
 /**
  * The CLI exit code of a failure: 2 for refused input, 1 otherwise.
  * @since 0.1.0
  * @category utils
  */
-export const exitCodeOf = (error: { readonly _tag: ClassifiedTag }): 1 | 2 => refused(error) ? 2 : 1
+export const exitCodeOf = (error: Classified): 1 | 2 => refused(error) ? 2 : 1

@@ -19,6 +19,7 @@
  */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
+import { printedTag } from "./ErrorFamily.ts"
 import { ActionOutputRejected } from "./Errors.ts"
 import { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "./HostModel.ts"
 import { PluginChange, Skill } from "./PluginChange.ts"
@@ -100,15 +101,15 @@ export class IsolatedFailure extends Schema.TaggedError<IsolatedFailure>()("Isol
 }
 
 /**
- * What of an error crosses in words: its `_tag` when it has one, and its message (an Error's
+ * What of an error crosses in words: its `_tag` when it has one (a family's error: its reason, `ErrorFamily.printedTag`), and its message (an Error's
  * message, a string as it is, anything else printed).
  * @since 0.1.0
  * @category models
  */
 export const errorFacts = (error: unknown): { readonly errorTag?: string; readonly reason: string } => {
-  const tag = typeof error === "object" && error !== null ? Reflect.get(error, "_tag") : undefined
+  const tag = printedTag(error)
   const reason = error instanceof Error ? error.message : typeof error === "string" ? error : String(error)
-  return typeof tag === "string" ? { errorTag: tag, reason } : { reason }
+  return tag !== undefined ? { errorTag: tag, reason } : { reason }
 }
 
 /**

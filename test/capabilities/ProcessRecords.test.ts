@@ -173,7 +173,7 @@ describe("process journals", () => {
       ""
     ].join("\n"))
     const busy = yield* Effect.either(records.vacate("cap claude-a", "300 millis"))
-    expect(busy._tag === "Left" && busy.left._tag).toBe("EndpointBusy")
+    expect(busy._tag === "Left" && busy.left.name).toBe("EndpointBusy")
     yield* records.vacate("cap claude-b", "300 millis")
     expect(yield* journalFiles(root)).toHaveLength(1) // a live owner's journal is its own
   }))
@@ -185,7 +185,7 @@ describe("process journals", () => {
     const pid = yield* sleeper
     const recorded = yield* records.spawned("cap claude-a", pid, "sleep")
     const busy = yield* Effect.either(records.vacate("cap claude-a", "300 millis"))
-    expect(busy._tag === "Left" && busy.left._tag).toBe("EndpointBusy")
+    expect(busy._tag === "Left" && busy.left.name).toBe("EndpointBusy")
     yield* records.vacate("cap claude-b", "300 millis") // another endpoint is free
     yield* records.ended(recorded)
     yield* records.vacate("cap claude-a", "300 millis")

@@ -151,7 +151,7 @@ describe("Provisioner joints", () => {
         const cwd = join(root, "..")
         const bad = provisioner.createPeer({ personality: "alice", cwd, runtimes: ["claud"] })
         const unknownRuntime = yield* Effect.flip(bad)
-        expect(unknownRuntime._tag).toBe("UnknownRuntime")
+        expect(unknownRuntime).toMatchObject({ _tag: "CapabilityError", reason: "UnknownRuntime" })
         yield* provisioner.createPeer({ personality: "alice", cwd, runtimes: ["claude"] })
         const refusals = [
           yield* Effect.flip(provisioner.removePeer("nobody")),
@@ -160,7 +160,7 @@ describe("Provisioner joints", () => {
           yield* Effect.flip(provisioner.createPeer({ personality: "alice", cwd, runtimes: ["claude"] })),
           unknownRuntime
         ]
-        expect(refusals.map((e) => e._tag)).toEqual([
+        expect(refusals.map((e) => e.name)).toEqual([
           "UnknownPeer",
           "UnknownCapability",
           "InvalidName",
@@ -178,7 +178,7 @@ describe("Provisioner joints", () => {
         const fs = yield* FileSystem.FileSystem
         for (const settings of [{ timeout: 0 }, { timeout: -5 }, { concurrency: 0 }, { concurrency: 1.5 }]) {
           const refused = yield* Effect.flip(provisioner.unregister("stat", settings))
-          expect(refused._tag, JSON.stringify(settings)).toBe("InvalidJointSettings")
+          expect(refused, JSON.stringify(settings)).toMatchObject({ _tag: "CapabilityError", reason: "InvalidJointSettings" })
           expect(isRefused(refused)).toBe(true)
         }
         expect((yield* Effect.flip(provisioner.sync("stat", { timeout: -5 }))).message).toContain("-5 ms")
@@ -308,7 +308,7 @@ describe("a root that does not exist", () => {
           yield* Effect.flip(provisioner.sync("stat")),
           yield* Effect.flip(provisioner.removePeer("alice"))
         ]
-        expect(failures.map((e) => e._tag)).toEqual(failures.map(() => "RootNotFound"))
+        expect(failures.map((e) => e.name)).toEqual(failures.map(() => "RootNotFound"))
         expect(failures[0]?.message).toContain(root)
         expect(yield* fs.exists(root)).toBe(false)
         // Birth creates it.
@@ -326,9 +326,9 @@ describe("a root that does not exist", () => {
           Effect.provide(layerWith({ root: join(file, "sub") }, ok().layer))
         )
       )
-      expect(error._tag).toBe("StateError")
+      expect(error).toMatchObject({ _tag: "StateRootError", reason: "StateError" })
       expect(exitCodeOf(error)).toBe(1)
-      expect(error._tag === "StateError" ? error.cause : undefined).toMatchObject({ _tag: "SystemError" })
+      expect(error._tag === "StateRootError" ? error.cause : undefined).toMatchObject({ _tag: "SystemError" })
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

@@ -128,7 +128,7 @@ describe.each([files, sqlite])("the $name stores", (store) => {
         yield* capabilities.remove("mail")
         yield* capabilities.remove("mail") // a missing one is not an error
         const unknown = yield* Effect.flip(capabilities.get("mail"))
-        expect(unknown).toMatchObject({ _tag: "UnknownCapability", capability: "mail", file: capabilities.file("mail") })
+        expect(unknown).toMatchObject({ _tag: "CapabilityError", reason: "UnknownCapability", capability: "mail", file: capabilities.file("mail") })
         expect((yield* capabilities.scan).valid.map((d) => d.capability)).toEqual(["a-notes"])
       })))
 
@@ -201,7 +201,7 @@ describe.each([files, sqlite])("the $name stores", (store) => {
         yield* peers.purge("alice")
         expect(existsSync(privateDir("alice"))).toBe(false)
         expect(yield* peers.exists("alice")).toBe(false)
-        expect(yield* Effect.flip(peers.get("alice"))).toMatchObject({ _tag: "UnknownPeer", file: peers.file("alice") })
+        expect(yield* Effect.flip(peers.get("alice"))).toMatchObject({ _tag: "CapabilityError", reason: "UnknownPeer", file: peers.file("alice") })
         expect((yield* peers.scan).valid.map((p) => p.personality)).toEqual(["bob"])
       })))
 

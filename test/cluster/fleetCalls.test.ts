@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { join } from "node:path"
-import { StateError } from "../../src/schema/CapabilityErrors.ts"
+import { StateRootError } from "../../src/schema/CapabilityErrors.ts"
 import type { Declaration } from "../../src/schema/Declaration.ts"
 import { defaultHostConfig, type HostConfig } from "../../src/schema/HostConfig.ts"
 import type { Peer } from "../../src/schema/Peer.ts"
@@ -240,7 +240,7 @@ describe("FleetCalls on the cluster", () => {
 
 describe("a failed send", () => {
   it("is named in one line: the carrier's error with its tag, or the transport's defect", () => {
-    expect(reasonOf(Cause.fail(new StateError({ operation: "write", path: "city_cluster_messages", detail: "disk full" }))))
+    expect(reasonOf(Cause.fail(new StateRootError({ reason: "StateError", operation: "write", path: "city_cluster_messages", detail: "disk full" }))))
       .toBe("the send failed: StateError: state root: cannot write city_cluster_messages: disk full")
     expect(reasonOf(Cause.die(new Error("socket closed\nby peer")))).toBe("the transport died: socket closed\\nby peer")
   })

@@ -14,7 +14,7 @@ import { EndpointHostFailed } from "../../src/schema/Live.ts"
 import * as HostWork from "../../src/services/cluster/internal/hostWork.ts"
 import { Provisioner } from "../../src/services/capabilities/Provisioner.ts"
 import { Peers } from "../../src/services/capabilities/Peers.ts"
-import { StateError } from "../../src/schema/CapabilityErrors.ts"
+import { StateRootError } from "../../src/schema/CapabilityErrors.ts"
 import type { EndpointHostShape } from "../../src/services/live/EndpointHost.ts"
 import { Reloads } from "../../src/services/owed/Reloads.ts"
 import { RetryBackoff } from "../../src/services/owed/RetryBackoff.ts"
@@ -84,7 +84,7 @@ describe("HostWork on a host's services", () => {
           get: (personality) =>
             ++reads === 1
               ? real.get(personality)
-              : Effect.fail(new StateError({ operation: "read", path: "city_peers (alice)", detail: "Failed to acquire connection" }))
+              : Effect.fail(new StateRootError({ reason: "StateError", operation: "read", path: "city_peers (alice)", detail: "Failed to acquire connection" }))
         }
         const work = yield* Effect.provideService(HostWork.make, Peers, flaky)
         const outcome = yield* work.provision(key, { verb: "sync", capability: declaration.capability, revision: "1" })

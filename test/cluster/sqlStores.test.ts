@@ -120,7 +120,7 @@ describe("SqlPeers", () => {
         expect((yield* web1.get("alice")).cwd).toBe("/one")
         expect((yield* web2.get("alice")).cwd).toBe("/two")
         expect(yield* web1.exists("bob")).toBe(false)
-        expect((yield* Effect.flip(web1.get("bob")))).toMatchObject({ _tag: "UnknownPeer", file: "city_peers (web-01, bob)" })
+        expect((yield* Effect.flip(web1.get("bob")))).toMatchObject({ _tag: "CapabilityError", reason: "UnknownPeer", file: "city_peers (web-01, bob)" })
         expect((yield* web1.scan).valid.map((p) => p.cwd)).toEqual(["/one"])
 
         mkdirSync(join(root, "state", "opencode", "alice"), { recursive: true })

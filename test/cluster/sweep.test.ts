@@ -249,7 +249,7 @@ describe("Sweep", () => {
       const name = yield* Effect.flip(
         Sweep.run({ ...register, capability: "../x" }).pipe(Effect.provide(engine(fake.layer)))
       )
-      expect(name._tag).toBe("InvalidName")
+      expect(name).toMatchObject({ _tag: "CapabilityError", reason: "InvalidName" })
       expect(name.message).toMatch(/^invalid capability "\.\.\/x": must be/)
       expect((yield* Ref.get(fake.calls)).length).toBe(0)
     }))

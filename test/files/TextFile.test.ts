@@ -290,7 +290,7 @@ describe("the readers of the state root, host.json, declarations and fingerprint
         writeFileSync(join(root, "peers", "bob.json"), "{}")
         const state = yield* StateRoot.make({ root })
         const e = yield* Effect.flip(state.readText("peers/alice.json"))
-        expect(e._tag).toBe("StateError")
+        expect(e).toMatchObject({ _tag: "StateRootError", reason: "StateError" })
         expect(e.detail).toBe("is a FIFO, not a regular file")
         expect(e.message).toBe(`state root: cannot read ${join(root, "peers", "alice.json")}: is a FIFO, not a regular file`)
         writeFileSync(join(root, "host.json"), "")

@@ -253,7 +253,7 @@ it.effect("a record that does not decode is reported by scan and invalid, skippe
     yield* put(key, JSON.stringify({ schema: 1, personality: "alice", runtime: "claude", requested: -1 }))
     expect((yield* reloads.list).map((r) => r.runtime)).toEqual([other.runtime])
     const refused = yield* Effect.flip(reloads.get(key))
-    expect(refused._tag).toBe("StateError")
+    expect(refused).toMatchObject({ _tag: "StateRootError", reason: "StateError" })
     expect(refused.detail).toContain("requested")
     const found = yield* reloads.invalid
     expect(found).toHaveLength(1)

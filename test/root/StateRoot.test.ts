@@ -55,12 +55,12 @@ describe("StateRoot", () => {
       Effect.gen(function*() {
         const first = yield* StateRoot.make({ root })
         const second = yield* StateRoot.make({ root, lockWait: "300 millis" })
-        expect((yield* Effect.flip(Effect.scoped(first.lock)))._tag).toBe("RootNotFound")
+        expect(yield* Effect.flip(Effect.scoped(first.lock))).toMatchObject({ _tag: "StateRootError", reason: "RootNotFound" })
         yield* first.ensure
         const held = yield* Scope.make()
         yield* Scope.extend(first.lock, held)
         const refused = yield* Effect.scoped(second.lock).pipe(Effect.flip)
-        expect(refused._tag).toBe("RootLockBusy")
+        expect(refused).toMatchObject({ _tag: "StateRootError", reason: "RootLockBusy" })
         yield* Scope.close(held, Exit.void)
         const after = yield* Effect.exit(Effect.scoped(second.lock))
         expect(after._tag).toBe("Success")

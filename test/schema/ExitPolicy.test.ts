@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type ClassifiedTag, exitCodeOf, refused, refusedByTag } from "../../src/schema/ExitPolicy.ts"
+import { type Classified, type ClassifiedTag, exitCodeOf, refused, refusedByTag } from "../../src/schema/ExitPolicy.ts"
 
 const src = fileURLToPath(new URL("../../src", import.meta.url))
 
@@ -29,6 +29,16 @@ const declaredTags = (): Set<string> => {
 
 const tags = Object.keys(refusedByTag) as Array<ClassifiedTag>
 
+/** Every error the table classifies: a tag, or a family's tag with each of its reasons. */
+const classified: ReadonlyArray<Classified> = tags.flatMap((tag): ReadonlyArray<Classified> => {
+  const entry: boolean | Readonly<Record<string, boolean>> = refusedByTag[tag]
+  return typeof entry === "boolean"
+    ? [{ _tag: tag } as Classified]
+    : Object.keys(entry).map((reason) => ({ _tag: tag, reason } as Classified))
+})
+
+const named = (error: Classified): string => "reason" in error ? `${error._tag}/${String(error.reason)}` : error._tag
+
 describe("ExitPolicy", () => {
   it("every tag the table classifies is the tag of an error declared in src/", () => {
     const declared = declaredTags()
@@ -36,17 +46,36 @@ describe("ExitPolicy", () => {
   })
 
   it("refused input exits 2, anything else 1", () => {
-    for (const tag of tags) expect(exitCodeOf({ _tag: tag }), tag).toBe(refused({ _tag: tag }) ? 2 : 1)
-    expect(new Set(tags.map((tag) => exitCodeOf({ _tag: tag })))).toEqual(new Set([1, 2]))
+    for (const error of classified) expect(exitCodeOf(error), named(error)).toBe(refused(error) ? 2 : 1)
+    expect(new Set(classified.map((error) => exitCodeOf(error)))).toEqual(new Set([1, 2]))
   })
 
   it("what docs/cli.md calls refused input exits 2; the state root, its lock and the City failing exit 1", () => {
     // An invalid file, an unknown capability, peer or runtime, a name breaking the rule, a missing
     // state root, bad usage.
-    for (const tag of ["InvalidFile", "UnknownCapability", "UnknownPeer", "UnknownRuntime", "InvalidName", "RootNotFound", "UsageError"] as const) {
-      expect(exitCodeOf({ _tag: tag }), tag).toBe(2)
-    }
-    for (const tag of ["StateError", "RootLockBusy", "CityClosed", "EndpointBusy"] as const) expect(exitCodeOf({ _tag: tag }), tag).toBe(1)
+    const two: ReadonlyArray<Classified> = [
+      { _tag: "InvalidFile" },
+      { _tag: "CapabilityError", reason: "UnknownCapability" },
+      { _tag: "CapabilityError", reason: "UnknownPeer" },
+      { _tag: "CapabilityError", reason: "UnknownRuntime" },
+      { _tag: "CapabilityError", reason: "InvalidName" },
+      { _tag: "StateRootError", reason: "RootNotFound" },
+      { _tag: "UsageError" }
+    ]
+    for (const error of two) expect(exitCodeOf(error), named(error)).toBe(2)
+    const one: ReadonlyArray<Classified> = [
+      { _tag: "StateRootError", reason: "StateError" },
+      { _tag: "StateRootError", reason: "RootLockBusy" },
+      { _tag: "CityClosed" },
+      { _tag: "StateRootError", reason: "EndpointBusy" }
+    ]
+    for (const error of one) expect(exitCodeOf(error), named(error)).toBe(1)
+  })
+
+  it("a family's reason the table does not list does not compile", () => {
+    // @ts-expect-error: a reason of a family the exit policy does not classify
+    const unlisted = () => exitCodeOf({ _tag: "StateRootError", reason: "SomethingNew" })
+    expect(typeof unlisted).toBe("function")
   })
 
   it("an error the table does not list does not compile", () => {

@@ -152,7 +152,7 @@ describe("MemoryFileSystem", () => {
     Effect.gen(function*() {
       const root = yield* StateRoot.StateRoot
       const fs = yield* FileSystem.FileSystem
-      expect(yield* Effect.flip(root.require)).toMatchObject({ _tag: "RootNotFound" })
+      expect(yield* Effect.flip(root.require)).toMatchObject({ _tag: "StateRootError", reason: "RootNotFound" })
       yield* root.ensure
       yield* root.writeJson("peers/ada.json", { name: "ada" })
       yield* root.writeText("peers/bob.json", "{}\n")

@@ -42,7 +42,7 @@ import * as SqliteHost from "../../services/cluster/SqliteHost.ts"
 import * as Sweep from "../../services/cluster/Sweep.ts"
 import { Capabilities } from "../../services/capabilities/Capabilities.ts"
 import type { FleetSource } from "../../services/status/StatusBoard.ts"
-import { StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
+import { StateRootError, CapabilityError } from "../../schema/CapabilityErrors.ts"
 import * as JsonValues from "../jsonValues.ts"
 import { renderSweep } from "./sweepReport.ts"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -114,7 +114,7 @@ const settings = (o: ClusterInput, configured: ClusterConfig | undefined) =>
  * daemon's start waits out; any other failure (refused input, a file of the root) ends it at once.
  */
 const ofTheDatabase = (error: unknown): boolean =>
-  error instanceof ClusterUnavailable || (error instanceof StateError && Predicate.isTagged(error.cause, "SqlError"))
+  error instanceof ClusterUnavailable || (error instanceof StateRootError && error.reason === "StateError" && Predicate.isTagged(error.cause, "SqlError"))
 
 /**
  * How a daemon waits for its PostgreSQL server at start, at each step that uses it (the client,
@@ -127,9 +127,9 @@ const databaseWait = Schedule.exponential("500 millis").pipe(
   Schedule.upTo("60 seconds"),
   Schedule.whileInput(ofTheDatabase),
   Schedule.tapInput((error: unknown) =>
-    error instanceof ClusterUnavailable || error instanceof StateError
+    error instanceof ClusterUnavailable || (error instanceof StateRootError && error.reason === "StateError")
       ? Effect.logWarning(`waiting for the fleet's database: ${
-        error instanceof ClusterUnavailable ? error.detail : oneLine(error.detail, 300)
+        error instanceof ClusterUnavailable ? error.detail : oneLine(error.detail ?? "", 300)
       }`).pipe(Effect.annotateLogs({ code: "cluster.database_wait" }), Effect.when(() => ofTheDatabase(error)))
       : Effect.void
   )
@@ -285,7 +285,7 @@ const fleetSweep = (verb: "register" | "sync" | "unregister", capability: string
   Effect.gen(function*() {
     const revision = yield* SqlCapabilities.revision(capability)
     if (Option.isNone(revision)) {
-      return yield* new UnknownCapability({ capability, file: (yield* Capabilities).file(capability) })
+      return yield* new CapabilityError({ reason: "UnknownCapability", capability, file: (yield* Capabilities).file(capability) })
     }
     // Printed as on one host, each outcome with its host (a HOST column, `host` in --json).
     return yield* Sweep.run({ verb, capability, revision: String(revision.value), call_timeout_ms: timeoutMs })

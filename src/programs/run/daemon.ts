@@ -98,7 +98,7 @@ import * as Opt from "../options.ts"
 import { Invocation } from "../invocation.ts"
 import { exitCodeOf } from "../../schema/ExitPolicy.ts"
 import type { ClusterUnavailable } from "../../schema/Live.ts"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
 import type * as StatusHttp from "../../layers/StatusHttp.ts"
@@ -328,7 +328,7 @@ export interface DaemonStores {
    * Done at start, once the daemon lock is held and before any work (on a host of a fleet: its
    * peer files imported, docs/cluster.md, "Peers from before the fleet").
    */
-  readonly atStart?: Effect.Effect<void, StateError | RootLockBusy | RootNotFound, CapabilityServices.CapabilityServices>
+  readonly atStart?: Effect.Effect<void, StateRootError, CapabilityServices.CapabilityServices>
   /** What runs beside the daemon's work, over its services (the host's runner). */
   readonly beside: Layer.Layer<never, ClusterUnavailable, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
 }

@@ -19,7 +19,7 @@ import { makeRefs } from "../../services/live/Endpoints.ts"
 import { LiveJoints } from "../../services/live/LiveJoints.ts"
 import * as RestartRequests from "../../services/loader/RestartRequests.ts"
 import * as StatusAddress from "../../services/status/StatusAddress.ts"
-import { RuntimeNotWired } from "../../schema/CapabilityErrors.ts"
+import { CapabilityError } from "../../schema/CapabilityErrors.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
 import * as Out from "../output.ts"
@@ -172,7 +172,7 @@ export const reload = (o: Opt.ReadInput & { readonly personality: string; readon
         const refs = makeRefs(profiles, peers, yield* StateRoot)
         const peer = yield* peers.get(o.personality)
         const undeclared = o.runtime.find((r) => !peer.runtimes.includes(r))
-        if (undeclared !== undefined) return yield* new RuntimeNotWired({ personality: peer.personality, runtime: undeclared })
+        if (undeclared !== undefined) return yield* new CapabilityError({ reason: "RuntimeNotWired", personality: peer.personality, runtime: undeclared })
         const chosen = peer.runtimes.filter((r) => profiles.isAgent(r) && (o.runtime.length === 0 || o.runtime.includes(r)))
         const targets = chosen.map((r) => refs.of(peer, r))
         const applied = yield* (yield* LiveJoints).requestReload(targets, "requested by city reload")

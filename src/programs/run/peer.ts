@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { basename } from "node:path"
-import type { CapabilityError } from "../../schema/CapabilityErrors.ts"
+import type { CapabilityFailure } from "../../schema/CapabilityErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { type JointReport, type JointSettings, type NewPeer, Provisioner } from "../../services/capabilities/Provisioner.ts"
 import { LiveJoints } from "../../services/live/LiveJoints.ts"
@@ -81,7 +81,7 @@ export const init = (
 const runtimeVerb = <
   const Name extends "add-runtime" | "default-runtime",
   A extends { readonly peer: Peer; readonly report: JointReport },
-  E extends CapabilityError
+  E extends CapabilityFailure
 >(
   name: Name,
   run: (

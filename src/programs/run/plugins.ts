@@ -44,7 +44,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { join } from "node:path"
 import * as Loader from "../../layers/Loader.ts"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { CityClosed } from "../../schema/Errors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
@@ -66,7 +66,7 @@ import * as PluginNameRule from "../../schema/PluginName.ts"
 import { Invocation, type InvocationShape } from "../invocation.ts"
 import * as Arguments from "../arguments.ts"
 import * as Opt from "../options.ts"
-import { type ClassifiedTag, exitCodeOf } from "../../schema/ExitPolicy.ts"
+import { type Classified, exitCodeOf } from "../../schema/ExitPolicy.ts"
 import * as Out from "../output.ts"
 
 /** The bundled root of `--bundled`, relative to the invocation's directory. */
@@ -80,7 +80,7 @@ export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<stri
  * The loader's failures a verb reports: the settings file refused (exit 2), a root, the state or
  * the City (exit 1; a state root that does not exist, exit 2).
  */
-export type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateError | RootLockBusy | RootNotFound | Opt.UsageError
+export type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateRootError | Opt.UsageError
 
 /** The state root alone, on Node (what the verbs below read and write there). */
 export const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
@@ -102,7 +102,7 @@ export const runningGeneration = Effect.gen(function*() {
  * the `{ ok: false, verb, error }` envelope on stdout with `--json`, and the exit code; and as it
  * does when interrupted (`output.reportInterrupted`).
  */
-export const runLoaderVerb = <E extends LoaderVerbError | { readonly _tag: ClassifiedTag; readonly message: string }, R>(
+export const runLoaderVerb = <E extends LoaderVerbError | (Classified & { readonly message: string }), R>(
   name: string,
   json: boolean,
   body: Effect.Effect<void, E, R>

@@ -24,7 +24,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StateError, UnknownCapability } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError, CapabilityError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type * as DocumentStore from "./DocumentStore.ts"
@@ -43,15 +43,15 @@ export class Capabilities extends Context.Tag("effect-city/Capabilities")<
     /** Reads and validates a declaration file anywhere on disk (the input of `register`). */
     readonly readFile: (file: string) => Effect.Effect<Declaration, InvalidFile>
     /** Stores a validated declaration, replacing any previous version. Caller holds the root lock. */
-    readonly store: (declaration: Declaration) => Effect.Effect<void, StateError>
+    readonly store: (declaration: Declaration) => Effect.Effect<void, StateRootError>
     /** The stored declaration of `name`. */
-    readonly get: (name: string) => Effect.Effect<Declaration, UnknownCapability | InvalidFile | StateError>
+    readonly get: (name: string) => Effect.Effect<Declaration, CapabilityError | InvalidFile | StateRootError>
     /** Deletes the stored declaration. Caller holds the root lock. */
-    readonly remove: (name: string) => Effect.Effect<void, StateError>
+    readonly remove: (name: string) => Effect.Effect<void, StateRootError>
     /** The absolute path of the stored declaration of `name`. */
     readonly file: (name: string) => string
     /** Every declaration on disk, valid or not, in name order. */
-    readonly scan: Effect.Effect<DocumentStore.Scan<Declaration, InvalidFile>, StateError>
+    readonly scan: Effect.Effect<DocumentStore.Scan<Declaration, InvalidFile>, StateRootError>
   }
 >() {}
 

@@ -44,7 +44,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { StateError } from "../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../schema/CapabilityErrors.ts"
 import * as Faults from "../../schema/Faults.ts"
 import { stemRule } from "../../schema/Name.ts"
 import { documentIssues } from "../../schema/ParseIssue.ts"
@@ -134,13 +134,13 @@ export interface DocumentStore<A, E> {
   /** Decodes and checks the text of a document named `stem`, found at `file`. */
   readonly decode: (file: string, stem: string, text: string) => Effect.Effect<A, E>
   /** The document stored under `name`; `None` when there is none. */
-  readonly read: (name: string) => Effect.Effect<Option.Option<A>, E | StateError>
+  readonly read: (name: string) => Effect.Effect<Option.Option<A>, E | StateRootError>
   /** Writes a document atomically under its own name. Caller holds the root lock. */
-  readonly write: (document: A) => Effect.Effect<void, StateError>
+  readonly write: (document: A) => Effect.Effect<void, StateRootError>
   /** Removes the document of `name`; a missing one is not an error. Caller holds the root lock. */
-  readonly remove: (name: string) => Effect.Effect<void, StateError>
+  readonly remove: (name: string) => Effect.Effect<void, StateRootError>
   /** Every document of the folder, valid or not, in name order. */
-  readonly list: Effect.Effect<Scan<A, E>, StateError>
+  readonly list: Effect.Effect<Scan<A, E>, StateRootError>
 }
 
 /**
@@ -231,8 +231,8 @@ export const make = <A, I, E>(
      * memory is changed by `note`, not here, so `list` can look at many documents at once and
      * still remember them in name order (the oldest forgotten first stays the first listed).
      */
-    const look = (at: string, stem: string): Effect.Effect<Looked, StateError> =>
-      Effect.flatMap(state.inspect(at, options.kind), (found): Effect.Effect<Looked, StateError> => {
+    const look = (at: string, stem: string): Effect.Effect<Looked, StateRootError> =>
+      Effect.flatMap(state.inspect(at, options.kind), (found): Effect.Effect<Looked, StateRootError> => {
         if (Option.isNone(found)) return Effect.succeed({ found: Option.none(), note: () => void memo.delete(at) })
         const info = found.value
         const stamped = stamp(info)
@@ -250,17 +250,17 @@ export const make = <A, I, E>(
         })
       })
 
-    const load = (at: string, stem: string): Effect.Effect<Option.Option<Either.Either<A, E>>, StateError> =>
+    const load = (at: string, stem: string): Effect.Effect<Option.Option<Either.Either<A, E>>, StateRootError> =>
       Effect.map(look(at, stem), ({ found, note }) => {
         note()
         return found
       })
 
     /** A file the reader refused, as the store's invalid item: the document, not the folder, is bad. */
-    const refused = (at: string) => (e: StateError) =>
+    const refused = (at: string) => (e: StateRootError) =>
       Either.left(options.invalid(state.resolve(at), Faults.one("", refusedRule(e))))
 
-    const read = (name: string): Effect.Effect<Option.Option<A>, E | StateError> =>
+    const read = (name: string): Effect.Effect<Option.Option<A>, E | StateRootError> =>
       Effect.flatMap(
         Effect.catchIf(load(relative(name), name), isRefused, (e) => Effect.succeed(Option.some(refused(relative(name))(e)))),
         (found) =>
@@ -269,10 +269,10 @@ export const make = <A, I, E>(
           onSome: Either.match({ onLeft: Effect.fail, onRight: (a) => Effect.succeed(Option.some(a)) })
         }))
 
-    const textOf = (document: A, name: string): Effect.Effect<string, StateError> =>
+    const textOf = (document: A, name: string): Effect.Effect<string, StateRootError> =>
       Effect.mapError(
         encode(document),
-        (e) => new StateError({ operation: "encode", path: file(name), detail: e.message, cause: e })
+        (e) => new StateRootError({ reason: "StateError", operation: "encode", path: file(name), detail: e.message, cause: e })
       )
 
     // What was written is remembered with the file's new stat (a rename gives it a new inode), so

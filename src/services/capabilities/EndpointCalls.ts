@@ -49,7 +49,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { InvalidJointSettings, type StateError } from "../../schema/CapabilityErrors.ts"
+import { CapabilityError, type StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
@@ -121,12 +121,12 @@ export const endpointsOf = (
  * @since 0.1.0
  * @category utils
  */
-export const checkSettings = (settings: JointSettings = {}): Effect.Effect<void, InvalidJointSettings> => {
+export const checkSettings = (settings: JointSettings = {}): Effect.Effect<void, CapabilityError> => {
   if (settings.timeout !== undefined) {
     const timeout = Duration.decodeUnknown(settings.timeout)
     const ms = Option.match(timeout, { onNone: () => Number.NaN, onSome: Duration.toMillis })
     if (!(ms >= 1)) {
-      return Effect.fail(new InvalidJointSettings({
+      return Effect.fail(new CapabilityError({ reason: "InvalidJointSettings",
         setting: "timeout",
         // A negative number decodes to 0: name what was given.
         value: typeof settings.timeout === "number" || Number.isNaN(ms) ? `${String(settings.timeout)} ms` : `${ms} ms`,
@@ -136,7 +136,7 @@ export const checkSettings = (settings: JointSettings = {}): Effect.Effect<void,
   }
   const concurrency = settings.concurrency
   if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
-    return Effect.fail(new InvalidJointSettings({
+    return Effect.fail(new CapabilityError({ reason: "InvalidJointSettings",
       setting: "concurrency",
       value: String(concurrency),
       rule: "must be a whole number of at least 1 (calls run at once; default 4)"
@@ -173,7 +173,7 @@ export class EndpointCalls extends Context.Tag("effect-city/EndpointCalls")<
       endpoints: ReadonlyArray<Endpoint>,
       occasion: Occasion,
       settings?: JointSettings
-    ) => Effect.Effect<Calls, StateError>
+    ) => Effect.Effect<Calls, StateRootError>
   }
 >() {}
 

@@ -19,7 +19,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { isName } from "../../schema/Name.ts"
 import type { EndpointKey, EndpointOutcome, EndpointRecord, EndpointRecords as Records } from "../../schema/Outcome.ts"
@@ -62,18 +62,18 @@ export class EndpointRecords extends Context.Tag("effect-city/EndpointRecords")<
   EndpointRecords,
   {
     /** The records of one capability (none recorded: empty). */
-    readonly get: (capability: string) => Effect.Effect<CapabilityRecords, StateError>
+    readonly get: (capability: string) => Effect.Effect<CapabilityRecords, StateRootError>
     /** Records each outcome as its endpoint's last call, at `at`. Caller holds the root lock. */
     readonly record: (
       outcomes: ReadonlyArray<EndpointOutcome>,
       at: string
-    ) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
+    ) => Effect.Effect<ReadonlyArray<InvalidFile>, StateRootError>
     /** Forgets these endpoints (a removed peer or runtime). Caller holds the root lock. */
-    readonly forget: (endpoints: ReadonlyArray<CapabilityEndpoint>) => Effect.Effect<ReadonlyArray<InvalidFile>, StateError>
+    readonly forget: (endpoints: ReadonlyArray<CapabilityEndpoint>) => Effect.Effect<ReadonlyArray<InvalidFile>, StateRootError>
     /** Every recorded endpoint of one personality, over all capabilities. */
-    readonly ofPeer: (personality: string) => Effect.Effect<ReadonlyArray<CapabilityEndpoint & { readonly record: EndpointRecord }>, StateError>
+    readonly ofPeer: (personality: string) => Effect.Effect<ReadonlyArray<CapabilityEndpoint & { readonly record: EndpointRecord }>, StateRootError>
     /** Deletes the records of a capability. Caller holds the root lock. */
-    readonly remove: (capability: string) => Effect.Effect<void, StateError>
+    readonly remove: (capability: string) => Effect.Effect<void, StateRootError>
   }
 >() {}
 

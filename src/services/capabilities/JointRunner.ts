@@ -12,13 +12,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import {
-  InvalidName,
-  type InvalidJointSettings,
-  type RootLockBusy,
-  type RootNotFound,
-  type StateError,
-  type UnknownPeer,
-  UnknownRuntime
+  type StateRootError,
+  CapabilityError
 } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
@@ -64,14 +59,14 @@ export interface NewPeer {
  * @since 0.1.0
  * @category models
  */
-export type LockErrors = StateError | RootLockBusy | RootNotFound | InvalidJointSettings
+export type LockErrors = StateRootError | CapabilityError
 
 /**
  * The failures of a joint on an existing peer: unknown or invalid peer file, and the lock's.
  * @since 0.1.0
  * @category models
  */
-export type PeerErrors = UnknownPeer | InvalidFile | LockErrors
+export type PeerErrors = CapabilityError | InvalidFile | LockErrors
 
 /**
  * Fails with `InvalidName` unless `value` is a valid name; `kind` says what was named.
@@ -79,7 +74,7 @@ export type PeerErrors = UnknownPeer | InvalidFile | LockErrors
  * @category utils
  */
 export const checkName = (kind: string, value: string) =>
-  isName(value) ? Effect.void : Effect.fail(new InvalidName({ kind, value, rule: nameRule }))
+  isName(value) ? Effect.void : Effect.fail(new CapabilityError({ reason: "InvalidName", kind, value, rule: nameRule }))
 
 /**
  * What a joint runs with: the services, the root lock, the checks, and the two call shapes.
@@ -105,20 +100,20 @@ export interface JointRunner {
     body: Effect.Effect<A, E>
   ) => Effect.Effect<A, E | LockErrors>
   /** Fails unless `runtime` is a valid name the host knows. */
-  readonly checkRuntime: (runtime: string) => Effect.Effect<void, InvalidName | UnknownRuntime>
+  readonly checkRuntime: (runtime: string) => Effect.Effect<void, CapabilityError>
   /** Birth/remove of one peer's runtimes: every valid declaration, the given runtimes only. */
   readonly peerJoint: (
     peer: Peer,
     runtimes: ReadonlyArray<string>,
     occasion: Occasion,
     settings?: JointSettings
-  ) => Effect.Effect<JointReport, StateError>
+  ) => Effect.Effect<JointReport, StateRootError>
   /** A sweep of one declaration over every registered peer. */
   readonly sweep: (
     declaration: Declaration,
     occasion: Occasion,
     settings?: JointSettings
-  ) => Effect.Effect<JointReport, StateError>
+  ) => Effect.Effect<JointReport, StateRootError>
 }
 
 /**
@@ -163,7 +158,7 @@ export const makeJointRunner: Effect.Effect<JointRunner, never, JointServices> =
   const checkRuntime = (runtime: string) =>
     Effect.zipRight(
       checkName("runtime", runtime),
-      profiles.isKnown(runtime) ? Effect.void : Effect.fail(new UnknownRuntime({ runtime, known: profiles.known }))
+      profiles.isKnown(runtime) ? Effect.void : Effect.fail(new CapabilityError({ reason: "UnknownRuntime", runtime, known: profiles.known }))
     )
 
   const peerJoint = (peer: Peer, runtimes: ReadonlyArray<string>, occasion: Occasion, settings?: JointSettings) =>

@@ -10,7 +10,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { EndpointRecord } from "../../schema/Outcome.ts"
@@ -76,9 +76,9 @@ export class Listings extends Context.Tag("effect-city/Listings")<
   Listings,
   {
     /** Every declaration with its endpoints and their last recorded call. */
-    readonly capabilities: Effect.Effect<CapabilityListing, RootNotFound | StateError>
+    readonly capabilities: Effect.Effect<CapabilityListing, StateRootError>
     /** Every peer, and every invalid peer file. */
-    readonly peers: Effect.Effect<PeerListing, RootNotFound | StateError>
+    readonly peers: Effect.Effect<PeerListing, StateRootError>
   }
 >() {}
 

@@ -9,11 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import {
-  DefaultRuntimeRemoval,
-  InvalidCwd,
-  InvalidName,
-  PeerAlreadyExists,
-  RuntimeNotWired
+  CapabilityError
 } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
@@ -36,20 +32,20 @@ export const peerJoints = (runner: JointRunner) => {
       const runtimes = [...new Set(input.runtimes)]
       const first = runtimes[0]
       if (first === undefined) {
-        return yield* new InvalidName({ kind: "runtime list", value: "", rule: "a peer needs at least one --runtime" })
+        return yield* new CapabilityError({ reason: "InvalidName", kind: "runtime list", value: "", rule: "a peer needs at least one --runtime" })
       }
       yield* Effect.forEach(runtimes, checkRuntime, { discard: true })
       const cwd = path.resolve(input.cwd)
       const info = yield* fs.stat(cwd).pipe(
-        Effect.mapError(() => new InvalidCwd({ path: cwd, rule: "does not exist" }))
+        Effect.mapError(() => new CapabilityError({ reason: "InvalidCwd", path: cwd, rule: "does not exist" }))
       )
-      if (info.type !== "Directory") return yield* new InvalidCwd({ path: cwd, rule: "is not a directory" })
+      if (info.type !== "Directory") return yield* new CapabilityError({ reason: "InvalidCwd", path: cwd, rule: "is not a directory" })
       const peer: Peer = { schema: 1, personality: input.personality, cwd, runtimes, default_runtime: first }
       yield* checkSettings(settings)
       yield* state.ensure
       return yield* locked(settings, Effect.gen(function*() {
         if (yield* peers.exists(peer.personality)) {
-          return yield* new PeerAlreadyExists({ personality: peer.personality, file: peers.file(peer.personality) })
+          return yield* new CapabilityError({ reason: "PeerAlreadyExists", personality: peer.personality, file: peers.file(peer.personality) })
         }
         yield* peers.put(peer)
         const report = yield* peerJoint(peer, peer.runtimes, "birth", settings)
@@ -138,8 +134,8 @@ export const peerJoints = (runner: JointRunner) => {
       yield* checkName("runtime", runtime)
       return yield* locked(settings, Effect.gen(function*() {
         const current = yield* peers.get(personality)
-        if (!current.runtimes.includes(runtime)) return yield* new RuntimeNotWired({ personality, runtime })
-        if (current.default_runtime === runtime) return yield* new DefaultRuntimeRemoval({ personality, runtime })
+        if (!current.runtimes.includes(runtime)) return yield* new CapabilityError({ reason: "RuntimeNotWired", personality, runtime })
+        if (current.default_runtime === runtime) return yield* new CapabilityError({ reason: "DefaultRuntimeRemoval", personality, runtime })
         const report = yield* peerJoint(current, [runtime], "remove", settings)
         const peer: Peer = { ...current, runtimes: current.runtimes.filter((r) => r !== runtime) }
         // The peer file without the runtime goes last, as in removePeer: until then the runtime

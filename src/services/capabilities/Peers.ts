@@ -15,7 +15,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StateError, UnknownPeer } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError, CapabilityError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import type * as DocumentStore from "./DocumentStore.ts"
@@ -30,19 +30,19 @@ export class Peers extends Context.Tag("effect-city/Peers")<
   Peers,
   {
     /** The peer file of `personality`, validated. */
-    readonly get: (personality: string) => Effect.Effect<Peer, UnknownPeer | InvalidFile | StateError>
+    readonly get: (personality: string) => Effect.Effect<Peer, CapabilityError | InvalidFile | StateRootError>
     /** Whether a peer file of `personality` exists (valid or not). */
-    readonly exists: (personality: string) => Effect.Effect<boolean, StateError>
+    readonly exists: (personality: string) => Effect.Effect<boolean, StateRootError>
     /** Writes the peer file atomically. Caller holds the root lock. */
-    readonly put: (peer: Peer) => Effect.Effect<void, StateError>
+    readonly put: (peer: Peer) => Effect.Effect<void, StateRootError>
     /** Removes the peer file and the peer's private directories. Caller holds the root lock. */
-    readonly purge: (personality: string) => Effect.Effect<void, StateError>
+    readonly purge: (personality: string) => Effect.Effect<void, StateRootError>
     /** Removes the private directory of one (peer, runtime), if the runtime has one. */
-    readonly purgeRuntime: (personality: string, runtime: string) => Effect.Effect<void, StateError>
+    readonly purgeRuntime: (personality: string, runtime: string) => Effect.Effect<void, StateRootError>
     /** The absolute path of the peer file of `personality`. */
     readonly file: (personality: string) => string
     /** Every peer file on disk, valid or not, in name order. */
-    readonly scan: Effect.Effect<DocumentStore.Scan<Peer, InvalidFile>, StateError>
+    readonly scan: Effect.Effect<DocumentStore.Scan<Peer, InvalidFile>, StateRootError>
   }
 >() {}
 

@@ -50,7 +50,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { EndpointBusy, type StateError } from "../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { ProcessIdentity as ProcessIdentityT, ProcessRecord } from "../../schema/ProcessRecord.ts"
 import { makeOwnJournal } from "./internal/processJournal.ts"
 import { makeReaper } from "./internal/processReaper.ts"
@@ -89,9 +89,9 @@ export class ProcessRecords extends Context.Tag("effect-city/ProcessRecords")<Pr
    * Waits until no command runs for `endpoint` (in this process or another live one), ending
    * first what an owner that is gone left running; `EndpointBusy` after `within`.
    */
-  readonly vacate: (endpoint: string | undefined, within: Duration.DurationInput) => Effect.Effect<void, EndpointBusy>
+  readonly vacate: (endpoint: string | undefined, within: Duration.DurationInput) => Effect.Effect<void, StateRootError>
   /** Records a command just spawned (its pid leads its process group). */
-  readonly spawned: (endpoint: string | undefined, pid: number, command: string) => Effect.Effect<Recorded, StateError>
+  readonly spawned: (endpoint: string | undefined, pid: number, command: string) => Effect.Effect<Recorded, StateRootError>
   /** Clears the record of a command that has ended. Never fails (a line not written is settled by the next recovery). */
   readonly ended: (recorded: Recorded) => Effect.Effect<void>
   /** Ends every leftover of an owner that is gone; what it found. */
@@ -153,7 +153,7 @@ export const make = (options: ProcessRecordsOptions = {}): Effect.Effect<
       return once.pipe(
         Effect.retry(Schedule.spaced(Duration.millis(100)).pipe(Schedule.upTo(wait))),
         Effect.mapError((record) =>
-          new EndpointBusy({
+          new StateRootError({ reason: "EndpointBusy",
             endpoint,
             pid: record.pid,
             owner: record.owner.pid,

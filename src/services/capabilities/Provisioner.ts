@@ -46,13 +46,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type {
-  DefaultRuntimeRemoval,
-  InvalidCwd,
-  InvalidName,
-  PeerAlreadyExists,
-  RuntimeNotWired,
-  UnknownCapability,
-  UnknownRuntime
+  CapabilityError
 } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
@@ -84,26 +78,26 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
     readonly sync: (
       name: string,
       settings?: JointSettings
-    ) => Effect.Effect<JointReport, UnknownCapability | InvalidFile | InvalidName | LockErrors>
+    ) => Effect.Effect<JointReport, CapabilityError | InvalidFile | LockErrors>
     /** `unregister <name>`: `off-all`, then delete the declaration and its records. */
     readonly unregister: (
       name: string,
       settings?: RemovalSettings
-    ) => Effect.Effect<JointReport, UnknownCapability | InvalidFile | InvalidName | LockErrors>
+    ) => Effect.Effect<JointReport, CapabilityError | InvalidFile | LockErrors>
     /** Peer birth: store the peer, then provision each endpoint (`birth`). */
     readonly createPeer: (
       peer: NewPeer,
       settings?: JointSettings
     ) => Effect.Effect<
       { readonly peer: Peer; readonly report: JointReport },
-      PeerAlreadyExists | InvalidName | UnknownRuntime | InvalidCwd | LockErrors
+      CapabilityError | LockErrors
     >
     /** Declare a runtime (or repair it) and provision its endpoints (`birth`). */
     readonly addRuntime: (
       personality: string,
       runtime: string,
       settings?: JointSettings
-    ) => Effect.Effect<{ readonly peer: Peer; readonly report: JointReport }, PeerErrors | InvalidName | UnknownRuntime>
+    ) => Effect.Effect<{ readonly peer: Peer; readonly report: JointReport }, PeerErrors | CapabilityError>
     /** Make a runtime the default; converging onto an unwired runtime wires it (`birth`). */
     readonly defaultRuntime: (
       personality: string,
@@ -111,13 +105,13 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
       settings?: JointSettings
     ) => Effect.Effect<
       { readonly peer: Peer; readonly wired: boolean; readonly report: JointReport },
-      PeerErrors | InvalidName | UnknownRuntime
+      PeerErrors | CapabilityError
     >
     /** Unprovision each endpoint (`remove`), then purge the peer's state. */
     readonly removePeer: (
       personality: string,
       settings?: RemovalSettings
-    ) => Effect.Effect<JointReport, PeerErrors | InvalidName>
+    ) => Effect.Effect<JointReport, PeerErrors | CapabilityError>
     /** Unprovision the runtime's endpoints (`remove`), then drop the runtime. Not live endpoints. */
     readonly removeRuntime: (
       personality: string,
@@ -125,7 +119,7 @@ export class Provisioner extends Context.Tag("effect-city/Provisioner")<
       settings?: JointSettings
     ) => Effect.Effect<
       { readonly peer: Peer; readonly report: JointReport },
-      PeerErrors | InvalidName | RuntimeNotWired | DefaultRuntimeRemoval
+      PeerErrors | CapabilityError
     >
   }
 >() {}

@@ -13,7 +13,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { defaultHostConfig, HostConfig } from "../../schema/HostConfig.ts"
 import { makeRedact, type Redact } from "../../schema/Redaction.ts"
@@ -71,7 +71,7 @@ const parse = decodeDocument(HostConfig, (file, faults) => new InvalidFile({ rea
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<RuntimeProfiles["Type"], InvalidFile | StateError, StateRoot> = Effect.gen(function*() {
+export const make: Effect.Effect<RuntimeProfiles["Type"], InvalidFile | StateRootError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
   const text = yield* state.readText(layout.host, TextFile.kinds.hostConfig)
   const config = Option.isNone(text) ? defaultHostConfig : yield* parse(state.resolve(layout.host), text.value)

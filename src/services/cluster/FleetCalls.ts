@@ -17,7 +17,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { Name } from "../../schema/Name.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
@@ -117,7 +117,7 @@ export class FleetCalls extends Context.Tag("effect-city/cluster/FleetCalls")<
      */
     readonly endpoints: (capability: string) => Effect.Effect<
       { readonly endpoints: ReadonlyArray<FleetEndpoint>; readonly invalid: ReadonlyArray<InvalidFile> },
-      StateError
+      StateRootError
     >
     /**
      * The endpoint's host runs the provisioning call (provision for `register` and `sync`,

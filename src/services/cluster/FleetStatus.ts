@@ -37,7 +37,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PrimaryKey from "effect/PrimaryKey"
-import { StateError } from "../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { documentIssue } from "../../schema/ParseIssue.ts"
 import { tablePrefix } from "./ClusterRunner.ts"
@@ -92,7 +92,7 @@ const runnersTable = `${tablePrefix}_runners`
 
 /** A failure of the runner table as a `StateError`; a `PersistenceError` says nothing but its cause. */
 const unreadable = (operation: string, path: string) => (e: SqlError | PersistenceError) =>
-  new StateError({
+  new StateRootError({ reason: "StateError",
     operation,
     path,
     detail: e._tag === "PersistenceError" ? (e.cause instanceof Error ? e.cause.message : String(e.cause)) : e.message,
@@ -107,7 +107,7 @@ const unreadable = (operation: string, path: string) => (e: SqlError | Persisten
  * @since 0.1.0
  * @category layers
  */
-export const runners: Layer.Layer<RunnerStorage.RunnerStorage, StateError, SqlClient.SqlClient> = serializedLayer(
+export const runners: Layer.Layer<RunnerStorage.RunnerStorage, StateRootError, SqlClient.SqlClient> = serializedLayer(
   SqlRunnerStorage.layerWith({ prefix: tablePrefix })
 ).pipe(
   Layer.provide(ShardingConfig.layer({ runnerAddress: Option.none(), shardLockDisableAdvisory: true, shardLockExpiration: lockExpiration })),
@@ -133,12 +133,12 @@ const upGroups = Effect.gen(function*() {
  * @since 0.1.0
  * @category constructors
  */
-export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient | RunnerStorage.RunnerStorage> = Effect.gen(function*() {
+export const current: Effect.Effect<Fleet, StateRootError, SqlClient.SqlClient | RunnerStorage.RunnerStorage> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const hosts = yield* Effect.flatMap(SqlHosts.make, (h) => h.list)
   const peers = yield* SqlPeers.fleet
   const failed = (table: string) => (e: { readonly message: string }) =>
-    new StateError({ operation: "list", path: table, detail: e.message, cause: e })
+    new StateRootError({ reason: "StateError", operation: "list", path: table, detail: e.message, cause: e })
   const owedRows = yield* sql<{ readonly host: string; readonly runtime: string; readonly personality: string; readonly record: string }>`
     SELECT host, runtime, personality, record FROM ${sql(SqlReloads.table)}`.pipe(Effect.mapError(failed(SqlReloads.table)))
   const serving = yield* upGroups
@@ -179,10 +179,10 @@ export const current: Effect.Effect<Fleet, StateError, SqlClient.SqlClient | Run
  * @since 0.1.0
  * @category constructors
  */
-export const read: Effect.Effect<Fleet, StateError, SqlClient.SqlClient> = Effect.zipRight(
+export const read: Effect.Effect<Fleet, StateRootError, SqlClient.SqlClient> = Effect.zipRight(
   Effect.mapError(
     Migrations.migrate,
-    (e) => new StateError({ operation: "migrate", path: "city_migrations", detail: e.message, cause: e })
+    (e) => new StateRootError({ reason: "StateError", operation: "migrate", path: "city_migrations", detail: e.message, cause: e })
   ),
   Effect.provide(current, runners)
 )

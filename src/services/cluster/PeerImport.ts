@@ -30,7 +30,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import { Peer } from "../../schema/Peer.ts"
 import { oneLine } from "../../schema/OneLine.ts"
@@ -66,7 +66,8 @@ export const look = Effect.gen(function*() {
     return fleet.get(peer.personality).pipe(
       Effect.map((held): Found => ({ _tag: same(held, peer) ? "same" : "differs", peer, file })),
       Effect.catchTags({
-        UnknownPeer: () => Effect.succeed<Found>({ _tag: "new", peer, file }),
+        // `get`'s one CapabilityError is UnknownPeer: no fleet row of that name.
+        CapabilityError: () => Effect.succeed<Found>({ _tag: "new", peer, file }),
         // A fleet row of that name that cannot be read is not this peer: the file waits, named.
         InvalidFile: () => Effect.succeed<Found>({ _tag: "differs", peer, file })
       })
@@ -123,7 +124,7 @@ export const waiting = (host: string) =>
  */
 export const run = (host: string): Effect.Effect<
   ReadonlyArray<Found>,
-  StateError | RootLockBusy | RootNotFound,
+  StateRootError,
   Peers.Peers | StateRoot | Layer.Layer.Context<typeof Peers.layer>
 > =>
   Effect.scoped(Effect.gen(function*() {

@@ -30,7 +30,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { Capabilities } from "../capabilities/Capabilities.ts"
 import type { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import * as internal from "./internal/sqlCapabilities.ts"
@@ -49,7 +49,7 @@ export const table: string = internal.table
  * @since 0.1.0
  * @category getters
  */
-export const revision: (name: string) => Effect.Effect<Option.Option<number>, StateError, SqlClient.SqlClient> =
+export const revision: (name: string) => Effect.Effect<Option.Option<number>, StateRootError, SqlClient.SqlClient> =
   internal.revision
 
 /**

@@ -29,7 +29,7 @@ import * as Layer from "effect/Layer"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { HostConfig } from "../../schema/HostConfig.ts"
 import type * as DocumentStore from "../capabilities/DocumentStore.ts"
@@ -55,11 +55,11 @@ export class Hosts extends Context.Tag("effect-city/Hosts")<
   Hosts,
   {
     /** Stores `host` with its profiles, its start and last sight now; replaces its previous row. */
-    readonly announce: (host: string, profiles: HostConfig) => Effect.Effect<void, StateError>
+    readonly announce: (host: string, profiles: HostConfig) => Effect.Effect<void, StateRootError>
     /** Sets the last sight of `host` to now; `false` when it has no row (announce it). */
-    readonly seen: (host: string) => Effect.Effect<boolean, StateError>
+    readonly seen: (host: string) => Effect.Effect<boolean, StateRootError>
     /** Every host, in name order, and every row that does not decode. */
-    readonly list: Effect.Effect<DocumentStore.Scan<HostEntry, InvalidFile>, StateError>
+    readonly list: Effect.Effect<DocumentStore.Scan<HostEntry, InvalidFile>, StateRootError>
   }
 >() {}
 

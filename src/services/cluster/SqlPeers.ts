@@ -23,7 +23,7 @@ import * as Layer from "effect/Layer"
 import type * as Migrator from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import type * as DocumentStore from "../capabilities/DocumentStore.ts"
@@ -57,7 +57,7 @@ export interface FleetPeer {
  * @since 0.1.0
  * @category getters
  */
-export const fleet: Effect.Effect<DocumentStore.Scan<FleetPeer, InvalidFile>, StateError, SqlClient.SqlClient> =
+export const fleet: Effect.Effect<DocumentStore.Scan<FleetPeer, InvalidFile>, StateRootError, SqlClient.SqlClient> =
   internal.fleet
 
 /**

@@ -41,7 +41,7 @@ import * as Schema from "effect/Schema"
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { type InvalidJointSettings, type InvalidName, StateError } from "../../schema/CapabilityErrors.ts"
+import { type CapabilityError, StateRootError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { Name } from "../../schema/Name.ts"
 import { fleetGroup } from "./ClusterRunner.ts"
@@ -135,7 +135,7 @@ export const CapabilitySweep = Workflow.make({
   payload: SweepPayload,
   idempotencyKey,
   success: SweepReport,
-  error: StateError
+  error: StateRootError
 }).annotate(ClusterSchema.ShardGroup, () => fleetGroup)
 
 /**
@@ -173,7 +173,7 @@ export interface SweepSettings {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (settings: SweepSettings = {}): Layer.Layer<never, InvalidJointSettings, FleetCalls | WorkflowEngine> =>
+export const layer = (settings: SweepSettings = {}): Layer.Layer<never, CapabilityError, FleetCalls | WorkflowEngine> =>
   Layer.unwrapEffect(Effect.map(internal.checkSettings(settings), (checked) => CapabilitySweep.toLayer(internal.sweep(checked))))
 
 /**
@@ -188,5 +188,5 @@ export const run = (payload: {
   readonly capability: string
   readonly revision: string
   readonly call_timeout_ms?: number
-}): Effect.Effect<SweepReport, StateError | InvalidName, WorkflowEngine> =>
+}): Effect.Effect<SweepReport, StateRootError | CapabilityError, WorkflowEngine> =>
   Effect.flatMap(internal.checkPayload(payload), (checked) => CapabilitySweep.execute(checked))

@@ -38,7 +38,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { Provisioner } from "../capabilities/Provisioner.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
@@ -80,7 +80,7 @@ export class Applier extends Context.Tag("effect-city/Applier")<
      * One pass: a drain for every endpoint with owed work whose next attempt is due (in the
      * worker, if one runs; else inline).
      */
-    readonly pass: Effect.Effect<void, StateError>
+    readonly pass: Effect.Effect<void, StateRootError>
     /** Runs the worker in the caller's Scope: a pass now, every `interval`, and on `wake`. */
     readonly start: (interval: Duration.DurationInput) => Effect.Effect<void, never, Scope.Scope>
     readonly wake: Effect.Effect<void>

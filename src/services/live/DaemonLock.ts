@@ -32,7 +32,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { lstatSync, readFileSync, unlinkSync } from "node:fs"
 import * as path from "node:path"
-import { StateError } from "../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { DaemonAlreadyRunning } from "../../schema/Live.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import * as RootLock from "../root/RootLock.ts"
@@ -133,7 +133,7 @@ export const acquire = Effect.gen(function*() {
         yield* fs.remove(folder, { recursive: true }).pipe(Effect.ignore)
         yield* Scope.extend(holdLock, life).pipe(
           Effect.mapError((failure) =>
-            new StateError({
+            new StateRootError({ reason: "StateError",
               operation: "lock",
               path: folder,
               detail: failure._tag === "Busy" ? "taken by another process meanwhile" : String(failure.error),

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import type { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import type { Peers } from "../capabilities/Peers.ts"
@@ -29,14 +29,15 @@ export const makeRefs = (host: RuntimeProfiles["Type"], peers: Peers["Type"], st
    * or the fleet's database, failing) is a failure, never "gone": whatever is owed to the endpoint
    * must stay owed until it can be read.
    */
-  const resolve = (key: EndpointKey): Effect.Effect<Option.Option<EndpointRef>, StateError> =>
+  const resolve = (key: EndpointKey): Effect.Effect<Option.Option<EndpointRef>, StateRootError> =>
     peers.get(key.personality).pipe(
       Effect.map((peer) =>
         peer.runtimes.includes(key.runtime) && host.isAgent(key.runtime) ? Option.some(of(peer, key.runtime)) : Option.none()
       ),
-      Effect.catchIf(
-        (error): error is Exclude<typeof error, StateError> => error._tag !== "StateError",
-        () => Effect.succeed(Option.none<EndpointRef>())
+      Effect.catchAll((error) =>
+        error._tag === "StateRootError" && error.reason === "StateError"
+          ? Effect.fail(error)
+          : Effect.succeed(Option.none<EndpointRef>())
       )
     )
 
@@ -61,7 +62,7 @@ export const makeRefs = (host: RuntimeProfiles["Type"], peers: Peers["Type"], st
     )
 
   /** Every (peer, agent runtime) of every valid peer. */
-  const all: Effect.Effect<ReadonlyArray<EndpointRef>, StateError> = Effect.map(peers.scan, (scan) =>
+  const all: Effect.Effect<ReadonlyArray<EndpointRef>, StateRootError> = Effect.map(peers.scan, (scan) =>
     scan.valid.flatMap((peer) => peer.runtimes.filter(host.isAgent).map((runtime) => of(peer, runtime))))
 
   return { of, resolve, resolveAll, all }

@@ -12,7 +12,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
 import { Peers } from "../capabilities/Peers.ts"
 import { StateRoot } from "../root/StateRoot.ts"
@@ -88,7 +88,7 @@ export const run = (options: {
   readonly interval: Duration.DurationInput
   readonly poll: Duration.DurationInput
   /** The endpoint list to watch (the daemon's `EndpointList`); by default every endpoint read each time. */
-  readonly endpoints?: Effect.Effect<ReadonlyArray<EndpointRef>, StateError>
+  readonly endpoints?: Effect.Effect<ReadonlyArray<EndpointRef>, StateRootError>
 }) =>
   Effect.scoped(Effect.gen(function*() {
     const watch = yield* LaunchFileWatch.make

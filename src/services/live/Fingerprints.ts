@@ -45,7 +45,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { FileRefused } from "../../schema/FileErrors.ts"
 import { Fingerprint, type FileFingerprint } from "../../schema/Live.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
@@ -84,12 +84,12 @@ export interface Change {
 export class Fingerprints extends Context.Tag("effect-city/Fingerprints")<
   Fingerprints,
   {
-    readonly record: (ref: EndpointRef) => Effect.Effect<void, StateError>
+    readonly record: (ref: EndpointRef) => Effect.Effect<void, StateRootError>
     readonly poll: (
       refs: ReadonlyArray<EndpointRef>,
       options?: { readonly byContent?: boolean }
-    ) => Effect.Effect<ReadonlyArray<Change>, StateError>
-    readonly accept: (changes: ReadonlyArray<Change>) => Effect.Effect<void, StateError>
+    ) => Effect.Effect<ReadonlyArray<Change>, StateRootError>
+    readonly accept: (changes: ReadonlyArray<Change>) => Effect.Effect<void, StateRootError>
     /** Forgets the in-memory baseline of an endpoint: the next poll reads the stored one again. */
     readonly forget: (ref: EndpointRef) => Effect.Effect<void>
   }

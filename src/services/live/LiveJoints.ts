@@ -23,7 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { DefaultRuntimeRemoval, RuntimeNotWired } from "../../schema/CapabilityErrors.ts"
+import { CapabilityError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
 import type { Removal } from "../../schema/Live.ts"
 import { type EndpointOutcome, identityOf } from "../../schema/Outcome.ts"
@@ -133,8 +133,8 @@ export const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const peer = yield* peers.get(personality)
-      if (!peer.runtimes.includes(runtime)) return yield* new RuntimeNotWired({ personality, runtime })
-      if (peer.default_runtime === runtime) return yield* new DefaultRuntimeRemoval({ personality, runtime })
+      if (!peer.runtimes.includes(runtime)) return yield* new CapabilityError({ reason: "RuntimeNotWired", personality, runtime })
+      if (peer.default_runtime === runtime) return yield* new CapabilityError({ reason: "DefaultRuntimeRemoval", personality, runtime })
       const empty: JointReport = { outcomes: [], invalid: [], verdict: "ok" }
       if (profiles.isAgent(runtime)) {
         const ref = refs.of(peer, runtime)

@@ -40,6 +40,7 @@ import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import type * as Stream from "effect/Stream"
 import * as path from "node:path"
+import { printedTag } from "../../schema/ErrorFamily.ts"
 import type { CityClosed } from "../../schema/Errors.ts"
 import { type EntryNotFound, ManifestInvalid, NotLicensed, PluginConfigInvalid, type PromptRejected, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
 import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../schema/LoadReport.ts"
@@ -472,7 +473,7 @@ const skip = (
     const lines = error instanceof ManifestInvalid ? error.lines.map((line) => oneLine(line, 1000)) : [oneLine(error.message, 1000)]
     const reason = lines.join("\n")
     pass.skippedNow.set(name, reason)
-    pass.skipped.push({ name, root: found.root, folder: found.folder, kind: error._tag, reason })
+    pass.skipped.push({ name, root: found.root, folder: found.folder, kind: printedTag(error) ?? error._tag, reason })
     yield* Effect.forEach(lines, (line) =>
       Effect.logWarning(`plugin skipped: ${name}: ${line}`).pipe(
         Effect.annotateLogs({ code: "plugin.load_failed", root: found.root, folder: found.folder })

@@ -46,7 +46,7 @@ import * as Option from "effect/Option"
 import * as Pretty from "effect/Pretty"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { LoadReport } from "../../schema/LoadReport.ts"
 import { RestartRecord, RunningGeneration } from "../../schema/PluginGeneration.ts"
 import { StateRoot } from "../root/StateRoot.ts"
@@ -75,7 +75,7 @@ export const generationFile = layout.generation
  */
 export const isOwed = (record: RestartRecord): boolean => record.requested > record.applied
 
-type Errors = StateError | RootLockBusy | RootNotFound
+type Errors = StateRootError
 
 /**
  * The durable restart requests of a state root.
@@ -88,7 +88,7 @@ export class RestartRequests extends Context.Tag("effect-city/RestartRequests")<
     /** Records one more request (`requested + 1`); returns the record as written. */
     readonly request: (reason: string) => Effect.Effect<RestartRecord, Errors>
     /** The record, if any (an undecodable one reads as one owed request). */
-    readonly get: Effect.Effect<Option.Option<RestartRecord>, StateError>
+    readonly get: Effect.Effect<Option.Option<RestartRecord>, StateRootError>
     /** Every request up to `target` is applied (`applied = max(applied, target)`); clears `last_error`. */
     readonly complete: (target: number) => Effect.Effect<void, Errors>
     /** The restart for `target` failed: recorded, still owed. */

@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { StateError } from "../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { OwedRecord } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import { documentIssue, fieldRuleLine } from "../../schema/ParseIssue.ts"
@@ -24,7 +24,7 @@ export const makeRecordFile = (state: StateRoot["Type"]) => {
   const file = (key: EndpointKey) => `${reloadsDir}/${identityOf(key.runtime, key.personality)}.json`
 
   /** One record file, by its entry name: absent, valid, or invalid with its one-line reason. */
-  const load = (name: string): Effect.Effect<Loaded, StateError> => {
+  const load = (name: string): Effect.Effect<Loaded, StateRootError> => {
     const at = `${reloadsDir}/${name}`
     const invalid = ({ field, rule }: { readonly field: string; readonly rule: string }): Loaded => ({
       _tag: "Invalid",
@@ -46,14 +46,14 @@ export const makeRecordFile = (state: StateRoot["Type"]) => {
   }
   const nameOf = (key: EndpointKey) => `${identityOf(key.runtime, key.personality)}.json`
 
-  const read = (key: EndpointKey): Effect.Effect<Option.Option<OwedRecord>, StateError> =>
+  const read = (key: EndpointKey): Effect.Effect<Option.Option<OwedRecord>, StateRootError> =>
     Effect.flatMap(load(nameOf(key)), (loaded) =>
       loaded._tag === "Absent"
         ? Effect.succeed(Option.none())
         : loaded._tag === "Valid"
         ? Effect.succeed(Option.some(loaded.record))
         : Effect.fail(
-          new StateError({ operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) })
+          new StateRootError({ reason: "StateError", operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) })
         ))
 
   const write = (key: EndpointKey, record: OwedRecord) =>
@@ -63,8 +63,8 @@ export const makeRecordFile = (state: StateRoot["Type"]) => {
    * The record to change, the root lock held: an invalid one is replaced at once by one that owes
    * a reload again (so nothing below removes what is in its place), and that is logged.
    */
-  const current = (key: EndpointKey, at: string): Effect.Effect<readonly [OwedRecord, boolean], StateError> =>
-    Effect.flatMap(load(nameOf(key)), (loaded): Effect.Effect<readonly [OwedRecord, boolean], StateError> => {
+  const current = (key: EndpointKey, at: string): Effect.Effect<readonly [OwedRecord, boolean], StateRootError> =>
+    Effect.flatMap(load(nameOf(key)), (loaded): Effect.Effect<readonly [OwedRecord, boolean], StateRootError> => {
       if (loaded._tag === "Absent") return Effect.succeed([transitions.empty(key, at), false] as const)
       if (loaded._tag === "Valid") return Effect.succeed([loaded.record, false] as const)
       const reason = `owed again: its record could not be read (${fieldRuleLine(loaded.invalid)})`

@@ -8,7 +8,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { ProcessIdentity as ProcessIdentityT } from "../../schema/ProcessRecord.ts"
-import type { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import type { EndpointKey } from "../../schema/Outcome.ts"
 import { layout } from "../root/CityRoot.ts"
@@ -112,7 +112,7 @@ export const transitions = {
  * @since 0.1.0
  * @category models
  */
-export type Errors = StateError | RootLockBusy | RootNotFound
+export type Errors = StateRootError
 
 /**
  * An owed-work record file that cannot be read or decoded.

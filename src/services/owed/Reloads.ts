@@ -45,7 +45,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../schema/Live.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import { makeRecordFile } from "./OwedRecordFile.ts"
@@ -104,13 +104,13 @@ export class Reloads extends Context.Tag("effect-city/Reloads")<
      */
     readonly recover: (key: EndpointKey) => Effect.Effect<boolean, Errors>
     /** The endpoint's record; `None` when there is none. Fails for a record that is invalid. */
-    readonly get: (key: EndpointKey) => Effect.Effect<Option.Option<OwedRecord>, StateError>
+    readonly get: (key: EndpointKey) => Effect.Effect<Option.Option<OwedRecord>, StateRootError>
     /** Every record of owed work (invalid files are left out here and reported by `scan`). */
-    readonly list: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
+    readonly list: Effect.Effect<ReadonlyArray<OwedRecord>, StateRootError>
     /** Every record, valid or not, one read each: the valid ones and the invalid files. */
-    readonly scan: Effect.Effect<OwedScan, StateError>
+    readonly scan: Effect.Effect<OwedScan, StateRootError>
     /** Record files that cannot be read or decoded, with the reason. */
-    readonly invalid: Effect.Effect<ReadonlyArray<InvalidOwedRecord>, StateError>
+    readonly invalid: Effect.Effect<ReadonlyArray<InvalidOwedRecord>, StateRootError>
   }
 >() {}
 

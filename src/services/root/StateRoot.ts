@@ -46,7 +46,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { RootLockBusy, RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { FileRefused } from "../../schema/FileErrors.ts"
 import * as CityRoot from "./CityRoot.ts"
 import * as TextFile from "../files/TextFile.ts"
@@ -82,46 +82,46 @@ export class StateRoot extends Context.Tag("effect-city/StateRoot")<
     /** Absolute path of a root-relative path. */
     readonly resolve: (relative: string) => string
     /** Creates the root (0700, and each missing parent) if it does not exist (the verbs that create state). */
-    readonly ensure: Effect.Effect<void, StateError>
+    readonly ensure: Effect.Effect<void, StateRootError>
     /** Succeeds when the root is an existing directory; `RootNotFound` when it does not exist. */
-    readonly require: Effect.Effect<void, RootNotFound | StateError>
+    readonly require: Effect.Effect<void, StateRootError>
     /**
      * The text of a file, or `None` when it does not exist; read with the cap of `kind` (default:
      * a state document, 16 MiB). A file that is not a regular one, too large, or not UTF-8 fails.
      */
-    readonly readText: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<string>, StateError>
+    readonly readText: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<string>, StateRootError>
     /**
      * What `readText` would look at before opening the file: `None` when it does not exist, its
      * stat when it is a regular file within the cap of `kind`, else fails as `readText` would. A
      * caller that remembers what it read by size, mtime and inode reads only what changed, with
      * `readInspected`.
      */
-    readonly inspect: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<FileSystem.File.Info>, StateError>
+    readonly inspect: (relative: string, kind?: TextFile.FileKind) => Effect.Effect<Option.Option<FileSystem.File.Info>, StateRootError>
     /** The text of a file `inspect` accepted (`info` is what it gave), as `readText` gives it. */
     readonly readInspected: (
       relative: string,
       info: FileSystem.File.Info,
       kind?: TextFile.FileKind
-    ) => Effect.Effect<Option.Option<string>, StateError>
+    ) => Effect.Effect<Option.Option<string>, StateRootError>
     /**
      * Writes `text` atomically, 0600: temp file, fsync, rename, fsync of the folder. Makes the
      * folders (0700) or tightens them, as `makeDirectory` does. Always synced: a write renamed
      * without its fsync was left empty by a power loss in the crash-point tests (test/crash).
      */
-    readonly writeText: (relative: string, text: string) => Effect.Effect<void, StateError>
+    readonly writeText: (relative: string, text: string) => Effect.Effect<void, StateRootError>
     /** Writes `value` as indented JSON atomically (documents with a Schema go through a `DocumentStore`). */
-    readonly writeJson: (relative: string, value: unknown) => Effect.Effect<void, StateError>
+    readonly writeJson: (relative: string, value: unknown) => Effect.Effect<void, StateRootError>
     /**
      * Makes a folder under the root private: created 0700 with each missing parent (the root too),
      * or tightened to 0700 with every folder between it and the root when it exists.
      */
-    readonly makeDirectory: (relative: string) => Effect.Effect<void, StateError>
+    readonly makeDirectory: (relative: string) => Effect.Effect<void, StateRootError>
     /** Removes a file or directory tree; a missing path is not an error. */
-    readonly remove: (relative: string) => Effect.Effect<void, StateError>
+    readonly remove: (relative: string) => Effect.Effect<void, StateRootError>
     /** The entry names of a directory, sorted; a missing directory has none. */
-    readonly list: (relative: string) => Effect.Effect<ReadonlyArray<string>, StateError>
+    readonly list: (relative: string) => Effect.Effect<ReadonlyArray<string>, StateRootError>
     /** Holds the cross-process root lock for the caller's Scope. The root must exist. */
-    readonly lock: Effect.Effect<void, StateError | RootLockBusy | RootNotFound, Scope.Scope>
+    readonly lock: Effect.Effect<void, StateRootError, Scope.Scope>
   }
 >() {}
 
@@ -142,7 +142,7 @@ const isAlreadyExists = (e: { readonly _tag: string; readonly reason?: string })
   e._tag === "SystemError" && e.reason === "AlreadyExists"
 
 const fail = (operation: string, file: string) => (cause: unknown) =>
-  new StateError({ operation, path: file, detail: describe(cause), cause })
+  new StateRootError({ reason: "StateError", operation, path: file, detail: describe(cause), cause })
 
 /** Makes and tightens the folders under `root`: 0700 whatever the umask (see the module doc). */
 const privateFolders = (fs: FileSystem.FileSystem, path: Path.Path, root: string) => {
@@ -188,7 +188,7 @@ const privateFolders = (fs: FileSystem.FileSystem, path: Path.Path, root: string
 /** Writes `text` to `target` atomically, 0600: temp file, fsync, rename, fsync of the folder. */
 const atomicWriter = (fs: FileSystem.FileSystem, path: Path.Path, folders: ReturnType<typeof privateFolders>) => {
   let counter = 0
-  return (target: string, text: string): Effect.Effect<void, StateError> => {
+  return (target: string, text: string): Effect.Effect<void, StateRootError> => {
     const dir = path.dirname(target)
     const tmp = `${target}.${process.pid}.${++counter}.tmp`
     const bytes = new TextEncoder().encode(text)
@@ -242,7 +242,7 @@ export const isSetAside = (entry: string): boolean => /\.invalid-\d+$/.test(entr
  * @since 0.1.0
  * @category guards
  */
-export const isRefused = (error: StateError): boolean =>
+export const isRefused = (error: StateRootError): boolean =>
   error.operation === "read" && typeof error.cause === "object" && error.cause !== null &&
   "_tag" in error.cause && error.cause._tag === "FileRefused"
 
@@ -251,17 +251,17 @@ export const isRefused = (error: StateError): boolean =>
  * @since 0.1.0
  * @category utils
  */
-export const refusedRule = (error: StateError): string => `cannot be read (${error.detail})`
+export const refusedRule = (error: StateRootError): string => `cannot be read (${error.detail})`
 
 /** Succeeds when `root` is an existing directory; `RootNotFound` when it does not exist. */
 const requireRoot = (fs: FileSystem.FileSystem, root: string) =>
   fs.stat(root).pipe(
-    Effect.catchIf(isNotFound, () => Effect.fail(new RootNotFound({ root }))),
-    Effect.mapError((e) => e._tag === "RootNotFound" ? e : fail("read", root)(e)),
+    Effect.catchIf(isNotFound, () => Effect.fail(new StateRootError({ reason: "RootNotFound", root }))),
+    Effect.mapError((e) => e._tag === "StateRootError" && e.reason === "RootNotFound" ? e : fail("read", root)(e)),
     Effect.flatMap((info) =>
       info.type === "Directory"
         ? Effect.void
-        : Effect.fail(new StateError({ operation: "use", path: root, detail: "not a directory" }))
+        : Effect.fail(new StateRootError({ reason: "StateError", operation: "use", path: root, detail: "not a directory" }))
     )
   )
 
@@ -274,7 +274,7 @@ const lockRoot = (fs: FileSystem.FileSystem, root: string, config: StateRootConf
       Effect.provideService(FileSystem.FileSystem, fs),
       Effect.mapError((cause) =>
         cause._tag === "Busy"
-          ? new RootLockBusy({ root, waitedMs: Duration.toMillis(lockWait) })
+          ? new StateRootError({ reason: "RootLockBusy", root, waitedMs: Duration.toMillis(lockWait) })
           : fail("lock", root)(cause.error)
       )
     )
@@ -305,7 +305,7 @@ export const make = (config: StateRootConfig): Effect.Effect<
     const reading = <A>(relative: string, read: (file: string) => Effect.Effect<A, FileRefused, FileSystem.FileSystem>) => {
       const file = resolve(relative)
       return read(file).pipe(
-        Effect.mapError((e) => new StateError({ operation: "read", path: file, detail: e.rule, cause: e })),
+        Effect.mapError((e) => new StateRootError({ reason: "StateError", operation: "read", path: file, detail: e.rule, cause: e })),
         Effect.provideService(FileSystem.FileSystem, fs)
       )
     }

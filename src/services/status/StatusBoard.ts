@@ -66,7 +66,7 @@ import {
   type StatusLogEntry,
   StatusPlugin
 } from "../../schema/StatusDocument.ts"
-import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import { type CapabilityListing, Listings } from "../capabilities/Listings.ts"
 import { PluginRegistry } from "../city/internal/pluginRegistry.ts"
 import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
@@ -119,8 +119,8 @@ export interface StatusSources {
   readonly snapshots: Effect.Effect<ReadonlyArray<PluginSnapshot>>
   readonly changes: Stream.Stream<SnapshotChange>
   readonly report: Effect.Effect<LoadReport>
-  readonly capabilities: Effect.Effect<CapabilityListing, RootNotFound | StateError>
-  readonly owed: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
+  readonly capabilities: Effect.Effect<CapabilityListing, StateRootError>
+  readonly owed: Effect.Effect<ReadonlyArray<OwedRecord>, StateRootError>
   /** The heaps of the isolated plugins' workers, read at each refresh. */
   readonly heaps: Effect.Effect<ReadonlyArray<WorkerHeap>>
 }

@@ -13,7 +13,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { RootNotFound, StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { OwedRecord } from "../../schema/Live.ts"
 import { endpointKey, type EndpointStanding, type StatusEndpoint, type StatusEvent } from "../../schema/StatusDocument.ts"
 import type { CapabilityListing } from "../capabilities/Listings.ts"
@@ -73,9 +73,9 @@ const endpointLine = (before: StatusEndpoint | undefined, after: StatusEndpoint)
  * @category utils
  */
 export const read = (
-  capabilities: Effect.Effect<CapabilityListing, RootNotFound | StateError>,
-  owedWork: Effect.Effect<ReadonlyArray<OwedRecord>, StateError>
-): Effect.Effect<Map<string, StatusEndpoint>, RootNotFound | StateError> =>
+  capabilities: Effect.Effect<CapabilityListing, StateRootError>,
+  owedWork: Effect.Effect<ReadonlyArray<OwedRecord>, StateRootError>
+): Effect.Effect<Map<string, StatusEndpoint>, StateRootError> =>
   Effect.gen(function*() {
     const listing = yield* capabilities
     const owed = yield* owedWork

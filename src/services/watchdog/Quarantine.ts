@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { StateError } from "../../schema/CapabilityErrors.ts"
+import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { IsolationMode } from "../../schema/Isolation.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import { layout } from "../root/CityRoot.ts"
@@ -86,7 +86,7 @@ const decodeQuarantine = Schema.decodeUnknownEither(Schema.parseJson(QuarantineF
  * @since 0.1.0
  * @category constructors
  */
-export const freezeRecord: Effect.Effect<Option.Option<FreezeRecord>, StateError, StateRoot> = Effect.flatMap(
+export const freezeRecord: Effect.Effect<Option.Option<FreezeRecord>, StateRootError, StateRoot> = Effect.flatMap(
   StateRoot,
   (state) => Effect.map(state.readText(layout.daemonFreeze), Option.flatMap((text) => Either.getRight(decodeFreeze(text))))
 )
@@ -96,7 +96,7 @@ export const freezeRecord: Effect.Effect<Option.Option<FreezeRecord>, StateError
  * @since 0.1.0
  * @category constructors
  */
-export const quarantined: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateError, StateRoot> = Effect.flatMap(
+export const quarantined: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateRootError, StateRoot> = Effect.flatMap(
   StateRoot,
   (state) =>
     Effect.map(state.readText(layout.quarantine), (text) =>
@@ -121,7 +121,7 @@ const seconds = (ms: number) => `${Math.floor(ms / 1000)} s`
  * @since 0.1.0
  * @category constructors
  */
-export const atStart: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateError, StateRoot> = Effect.gen(function*() {
+export const atStart: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateRootError, StateRoot> = Effect.gen(function*() {
   const state = yield* StateRoot
   const left = yield* freezeRecord
   let plugins = yield* quarantined
@@ -155,7 +155,7 @@ export const atStart: Effect.Effect<ReadonlyArray<QuarantinedPlugin>, StateError
  * @since 0.1.0
  * @category constructors
  */
-export const clear = (name: string): Effect.Effect<boolean, StateError, StateRoot> =>
+export const clear = (name: string): Effect.Effect<boolean, StateRootError, StateRoot> =>
   Effect.gen(function*() {
     const plugins = yield* quarantined
     if (!plugins.some((p) => p.name === name)) return false

@@ -8,7 +8,7 @@ import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { UnknownCapability } from "../../../schema/CapabilityErrors.ts"
+import { CapabilityError } from "../../../schema/CapabilityErrors.ts"
 import { Declaration, DeclaredRuntimes } from "../../../schema/Declaration.ts"
 import { declarationRules } from "../../../schema/DeclarationRules.ts"
 import * as Faults from "../../../schema/Faults.ts"
@@ -111,7 +111,7 @@ export const make = Effect.gen(function*() {
   const get = (name: string) =>
     Effect.flatMap(store.read(name), (found) =>
       Option.match(found, {
-        onNone: () => Effect.fail(new UnknownCapability({ capability: name, file: store.file(name) })),
+        onNone: () => Effect.fail(new CapabilityError({ reason: "UnknownCapability", capability: name, file: store.file(name) })),
         onSome: Effect.succeed
       }))
 

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { UnknownPeer } from "../../../schema/CapabilityErrors.ts"
+import { CapabilityError } from "../../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName } from "../../../schema/Name.ts"
 import { Peer } from "../../../schema/Peer.ts"
@@ -62,7 +62,7 @@ export const make = Effect.gen(function*() {
   const get = (personality: string) =>
     Effect.flatMap(store.read(personality), (found) =>
       Option.match(found, {
-        onNone: () => Effect.fail(new UnknownPeer({ personality, file: store.file(personality) })),
+        onNone: () => Effect.fail(new CapabilityError({ reason: "UnknownPeer", personality, file: store.file(personality) })),
         onSome: Effect.succeed
       }))
 

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as path from "node:path"
-import { StateError } from "../../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../../schema/CapabilityErrors.ts"
 import {
   JournalEntry,
   JournalHeader,
@@ -158,9 +158,9 @@ export const makeOwnJournal = (self: ProcessIdentityT) =>
         return { record }
       }).pipe(
         Effect.mapError((cause) =>
-          cause._tag === "StateError"
+          cause._tag === "StateRootError"
             ? cause
-            : new StateError({ operation: "write", path: ownFile, detail: cause.message, cause })
+            : new StateRootError({ reason: "StateError", operation: "write", path: ownFile, detail: cause.message, cause })
         )
       )
 

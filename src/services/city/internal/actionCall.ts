@@ -28,6 +28,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { type CallError, CallFailed, type CallRequest, InputRejected, ResultNotJson } from "../../../schema/ActionCall.ts"
+import { printedTag } from "../../../schema/ErrorFamily.ts"
 import { type ActionFailed, type ActionInputRejected, describeCause } from "../../../schema/Errors.ts"
 import type { CallBase } from "../../../schema/HostModel.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
@@ -105,8 +106,8 @@ const failureOf = (request: CallRequest, error: ActionFailed): InputRejected | C
       : typed(request, value.errorTag, value.reason, value.fields === undefined ? {} : ownFields(value.fields))
   }
   if (value instanceof Isolation.WorkerEnded) return untyped(request, value.message)
-  const tag = typeof value === "object" && value !== null ? Reflect.get(value, "_tag") : undefined
-  if (typeof tag !== "string") return untyped(request, describeCause(error.cause))
+  const tag = printedTag(value)
+  if (tag === undefined) return untyped(request, describeCause(error.cause))
   const message = value instanceof Error ? value.message : ""
   return typed(request, tag, message, ownFields(value as object))
 }

@@ -10,9 +10,9 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
-import * as Predicate from "effect/Predicate"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { StateError } from "../../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../../schema/CapabilityErrors.ts"
+import { printedTag } from "../../../schema/ErrorFamily.ts"
 import type { Declaration } from "../../../schema/Declaration.ts"
 import * as Faults from "../../../schema/Faults.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
@@ -76,7 +76,8 @@ export const endpointsAcross = (
 export const reasonOf = (cause: Cause.Cause<unknown>): string => {
   const failed = Option.isSome(Cause.failureOption(cause))
   const error = Cause.squash(cause)
-  const tag = Predicate.hasProperty(error, "_tag") ? `${String(error._tag)}: ` : ""
+  const printed = printedTag(error)
+  const tag = printed === undefined ? "" : `${printed}: `
   const message = error instanceof Error ? error.message : String(error)
   return oneLine(`${failed ? "the send failed" : "the transport died"}: ${tag}${message}`, 300)
 }
@@ -102,9 +103,9 @@ export const make: Effect.Effect<
         Effect.map((d) => ({ _tag: "Valid" as const, declaration: d })),
         Effect.catchTags({
           InvalidFile: (invalid) => Effect.succeed({ _tag: "Invalid" as const, invalid }),
-          UnknownCapability: (unknown) =>
+          CapabilityError: (unknown) =>
             Effect.fail(
-              new StateError({ operation: "read", path: unknown.file, detail: "no declaration: nothing to sweep" })
+              new StateRootError({ reason: "StateError", operation: "read", path: unknown.file ?? capability, detail: "no declaration: nothing to sweep" })
             )
         })
       )

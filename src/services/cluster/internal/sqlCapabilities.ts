@@ -11,7 +11,7 @@ import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { StateError, UnknownCapability } from "../../../schema/CapabilityErrors.ts"
+import { StateRootError, CapabilityError } from "../../../schema/CapabilityErrors.ts"
 import { Declaration } from "../../../schema/Declaration.ts"
 import type { InvalidFile } from "../../../schema/FileErrors.ts"
 import type { Capabilities } from "../../capabilities/Capabilities.ts"
@@ -40,7 +40,7 @@ interface Row {
 const encode = Schema.encode(Schema.parseJson(Declaration))
 
 const failed = (operation: string, path: string) => (error: SqlError) =>
-  new StateError({ operation, path, detail: error.message, cause: error })
+  new StateRootError({ reason: "StateError", operation, path, detail: error.message, cause: error })
 
 const byName = Order.mapInput(Order.string, (row: Row) => row.name)
 
@@ -49,7 +49,7 @@ const byName = Order.mapInput(Order.string, (row: Row) => row.name)
  * @since 0.1.0
  * @category internals
  */
-export const revision = (name: string): Effect.Effect<Option.Option<number>, StateError, SqlClient.SqlClient> =>
+export const revision = (name: string): Effect.Effect<Option.Option<number>, StateRootError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ readonly revision: number }>`SELECT revision FROM ${sql(table)} WHERE name = ${name}`.pipe(
       Effect.map((rows) => Option.map(Arr.head(rows), (row) => Number(row.revision))),
@@ -77,7 +77,7 @@ export const make = Effect.gen(function*() {
   const store = (declaration: Declaration) => {
     const name = declaration.capability
     return encode(declaration).pipe(
-      Effect.mapError((e) => new StateError({ operation: "encode", path: locator(name), detail: e.message, cause: e })),
+      Effect.mapError((e) => new StateRootError({ reason: "StateError", operation: "encode", path: locator(name), detail: e.message, cause: e })),
       Effect.flatMap((text) =>
         sql.withTransaction(Effect.gen(function*() {
           // The name's last revision, never deleted: a declaration removed and registered again
@@ -96,9 +96,9 @@ export const make = Effect.gen(function*() {
   const get = (name: string) =>
     sql<Row>`SELECT name, declaration FROM ${sql(table)} WHERE name = ${name}`.pipe(
       Effect.mapError(failed("read", locator(name))),
-      Effect.flatMap((rows): Effect.Effect<Declaration, UnknownCapability | InvalidFile> =>
+      Effect.flatMap((rows): Effect.Effect<Declaration, CapabilityError | InvalidFile> =>
         rows[0] === undefined
-          ? Effect.fail(new UnknownCapability({ capability: name, file: locator(name) }))
+          ? Effect.fail(new CapabilityError({ reason: "UnknownCapability", capability: name, file: locator(name) }))
           : decode(rows[0])
       )
     )

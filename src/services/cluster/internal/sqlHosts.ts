@@ -12,7 +12,7 @@ import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { StateError } from "../../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../../schema/CapabilityErrors.ts"
 import * as Faults from "../../../schema/Faults.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { HostConfig } from "../../../schema/HostConfig.ts"
@@ -84,7 +84,7 @@ const decode = (row: Row): Either.Either<HostEntry, InvalidFile> =>
   )
 
 const failed = (operation: string, path: string) => (error: SqlError) =>
-  new StateError({ operation, path, detail: error.message, cause: error })
+  new StateRootError({ reason: "StateError", operation, path, detail: error.message, cause: error })
 
 const byHost = Order.mapInput(Order.string, (row: Row) => row.host)
 
@@ -99,7 +99,7 @@ export const make = Effect.gen(function*() {
   const announce = (host: string, profiles: HostConfig) =>
     Effect.gen(function*() {
       const text = yield* encodeProfiles(profiles).pipe(
-        Effect.mapError((e) => new StateError({ operation: "encode", path: locator(host), detail: e.message, cause: e }))
+        Effect.mapError((e) => new StateRootError({ reason: "StateError", operation: "encode", path: locator(host), detail: e.message, cause: e }))
       )
       const at = DateTime.formatIso(yield* DateTime.now)
       yield* sql`INSERT INTO ${sql(table)} (host, profiles, started_at, seen_at) VALUES (${host}, ${text}, ${at}, ${at})

@@ -11,7 +11,7 @@ import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { StateError, UnknownPeer } from "../../../schema/CapabilityErrors.ts"
+import { StateRootError, CapabilityError } from "../../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../../schema/FileErrors.ts"
 import { Peer } from "../../../schema/Peer.ts"
 import type * as DocumentStore from "../../capabilities/DocumentStore.ts"
@@ -41,7 +41,7 @@ interface Row {
 const encode = Schema.encode(Schema.parseJson(Peer))
 
 const failed = (operation: string, path: string) => (error: SqlError) =>
-  new StateError({ operation, path, detail: error.message, cause: error })
+  new StateRootError({ reason: "StateError", operation, path, detail: error.message, cause: error })
 
 const decode = (row: Row) => validate(locator(row.host, row.personality), row.personality, row.peer)
 
@@ -64,7 +64,7 @@ const scanRows = <A>(rows: ReadonlyArray<Row>, valid: (row: Row, peer: Peer) => 
  */
 export const fleet: Effect.Effect<
   DocumentStore.Scan<{ readonly host: string; readonly peer: Peer }, InvalidFile>,
-  StateError,
+  StateRootError,
   SqlClient.SqlClient
 > = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<Row>`SELECT host, personality, peer FROM ${sql(table)}`.pipe(
@@ -88,9 +88,9 @@ export const make = (host: string) =>
       )
 
     const get = (personality: string) =>
-      Effect.flatMap(select(personality), (rows): Effect.Effect<Peer, UnknownPeer | InvalidFile> =>
+      Effect.flatMap(select(personality), (rows): Effect.Effect<Peer, CapabilityError | InvalidFile> =>
         rows[0] === undefined
-          ? Effect.fail(new UnknownPeer({ personality, file: file(personality) }))
+          ? Effect.fail(new CapabilityError({ reason: "UnknownPeer", personality, file: file(personality) }))
           : decode(rows[0]))
 
     const exists = (personality: string) => Effect.map(select(personality), (rows) => rows.length > 0)
@@ -98,7 +98,7 @@ export const make = (host: string) =>
     const put = (peer: Peer) =>
       encode(peer).pipe(
         Effect.mapError((e) =>
-          new StateError({ operation: "encode", path: file(peer.personality), detail: e.message, cause: e })
+          new StateRootError({ reason: "StateError", operation: "encode", path: file(peer.personality), detail: e.message, cause: e })
         ),
         Effect.flatMap((text) =>
           sql`INSERT INTO ${sql(table)} (host, personality, peer) VALUES (${host}, ${peer.personality}, ${text})

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { StateError } from "../../../schema/CapabilityErrors.ts"
+import { StateRootError } from "../../../schema/CapabilityErrors.ts"
 import { OwedRecord } from "../../../schema/Live.ts"
 import { identityOf } from "../../../schema/Outcome.ts"
 import { documentIssue, fieldRuleLine } from "../../../schema/ParseIssue.ts"
@@ -58,7 +58,7 @@ export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlCli
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const failed = (operation: string, path: string) => (error: SqlError) =>
-      new StateError({ operation, path, detail: error.message, cause: error })
+      new StateRootError({ reason: "StateError", operation, path, detail: error.message, cause: error })
 
     const select = (key: EndpointKey, lock: boolean) =>
       sql<Row>`SELECT host, runtime, personality, record FROM ${sql(table)}
@@ -73,7 +73,7 @@ export const make = (host: string): Effect.Effect<Reloads["Type"], never, SqlCli
           if (rows[0] === undefined) return Effect.succeed(Option.none<OwedRecord>())
           const loaded = loadRow(rows[0])
           return loaded._tag === "Invalid"
-            ? Effect.fail(new StateError({ operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) }))
+            ? Effect.fail(new StateRootError({ reason: "StateError", operation: "read", path: loaded.invalid.file, detail: fieldRuleLine(loaded.invalid) }))
             : loaded._tag === "Valid"
             ? Effect.succeed(Option.some(loaded.record))
             : Effect.succeed(Option.none<OwedRecord>())

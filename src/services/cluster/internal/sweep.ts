@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Activity from "@effect/workflow/Activity"
-import { InvalidJointSettings, InvalidName, StateError } from "../../../schema/CapabilityErrors.ts"
+import { CapabilityError, StateRootError } from "../../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName, nameRule } from "../../../schema/Name.ts"
 import { EndpointOutcome } from "../../../schema/Outcome.ts"
@@ -57,10 +57,10 @@ export interface Checked {
 export const checkSettings = (settings: {
   readonly concurrency?: number
   readonly callTimeout?: Duration.DurationInput
-}): Effect.Effect<Checked, InvalidJointSettings> => {
+}): Effect.Effect<Checked, CapabilityError> => {
   const concurrency = settings.concurrency ?? defaultConcurrency
   if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
-    return Effect.fail(new InvalidJointSettings({
+    return Effect.fail(new CapabilityError({ reason: "InvalidJointSettings",
       setting: "sweep concurrency",
       value: String(concurrency),
       rule: `must be a whole number of at least 1 (calls made at once; default ${defaultConcurrency})`
@@ -70,7 +70,7 @@ export const checkSettings = (settings: {
   const callTimeout = Duration.decodeUnknown(given)
   const ms = Option.match(callTimeout, { onNone: () => Number.NaN, onSome: Duration.toMillis })
   if (Option.isNone(callTimeout) || !(ms >= 1)) {
-    return Effect.fail(new InvalidJointSettings({
+    return Effect.fail(new CapabilityError({ reason: "InvalidJointSettings",
       setting: "sweep callTimeout",
       // A negative number decodes to 0: name what was given.
       value: typeof given === "number" || Number.isNaN(ms) ? `${String(given)} ms` : `${ms} ms`,
@@ -89,11 +89,11 @@ export const checkSettings = (settings: {
  */
 export const checkPayload = <P extends { readonly capability: string; readonly revision: string }>(
   payload: P
-): Effect.Effect<P, InvalidName> =>
+): Effect.Effect<P, CapabilityError> =>
   !isName(payload.capability)
-    ? Effect.fail(new InvalidName({ kind: "capability", value: payload.capability, rule: nameRule }))
+    ? Effect.fail(new CapabilityError({ reason: "InvalidName", kind: "capability", value: payload.capability, rule: nameRule }))
     : payload.revision.length === 0
-    ? Effect.fail(new InvalidName({ kind: "revision", value: payload.revision, rule: "must not be empty" }))
+    ? Effect.fail(new CapabilityError({ reason: "InvalidName", kind: "revision", value: payload.revision, rule: "must not be empty" }))
     : Effect.succeed(payload)
 
 const Listing = Schema.Struct({
@@ -106,7 +106,7 @@ const listing = (fleet: FleetCalls["Type"], capability: string) =>
   Activity.make({
     name: "endpoints",
     success: Listing,
-    error: StateError,
+    error: StateRootError,
     execute: fleet.endpoints(capability)
   })
 
