@@ -57,12 +57,19 @@ const cases: ReadonlyArray<{
     subject: "notes",
     make: () => build(Errors.PluginNotReady, { plugin: "notes", status: "initializing" })
   },
-  { tag: "NotLicensed", subject: "premium", once: false, make: () => build(LoaderErrors.NotLicensed, { plugin: "premium" }) },
+  {
+    tag: "NotLicensed",
+    family: "PluginLoadError",
+    subject: "premium",
+    once: false,
+    make: () => build(LoaderErrors.PluginLoadError, { reason: "NotLicensed", plugin: "premium" })
+  },
   {
     tag: "RegistrationFailed",
+    family: "PluginLoadError",
     subject: "broken",
     once: false,
-    make: () => build(LoaderErrors.RegistrationFailed, { plugin: "broken", cause: failed })
+    make: () => build(LoaderErrors.PluginLoadError, { reason: "RegistrationFailed", plugin: "broken", cause: failed })
   },
   {
     tag: "UnknownCapability",
@@ -136,6 +143,14 @@ describe("a family's error is tagged in --json by its reason, the tag it had bef
     const error = new CapabilityErrors.StateRootError({ reason: "RootLockBusy", root: "/root", waitedMs: 5 })
     expect(error.message).toBe("state root /root is locked by another city process (waited 5 ms)")
     expect(errorJson(error)).toEqual({ root: "/root", waited_ms: 5, _tag: "RootLockBusy", message: error.message })
+  })
+})
+
+describe("a family's field renamed from reason keeps its old name in --json", () => {
+  it("PluginRootUnreadable: detail is the envelope's reason, as before", () => {
+    const error = new LoaderErrors.PluginLoadError({ reason: "PluginRootUnreadable", root: "/plugins", detail: "permission denied" })
+    expect(error.message).toBe("plugin root /plugins cannot be read: permission denied")
+    expect(errorJson(error)).toEqual({ root: "/plugins", reason: "permission denied", _tag: "PluginRootUnreadable", message: error.message })
   })
 })
 

@@ -14,7 +14,7 @@ import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import { printedTag } from "../schema/ErrorFamily.ts"
 import { InvalidFile } from "../schema/FileErrors.ts"
-import { ManifestInvalid } from "../schema/LoaderErrors.ts"
+import { PluginLoadError } from "../schema/LoaderErrors.ts"
 import { controlCharacter } from "../schema/Printable.ts"
 import { Invocation, stderrColor } from "./invocation.ts"
 
@@ -89,7 +89,7 @@ export const printJson = (value: unknown, layout: "document" | "line" = "documen
  * newlines, so a file name holding a newline still cannot forge a line (`oneLine` escapes it).
  */
 export const errorLines = (error: { readonly message: string }): ReadonlyArray<string> =>
-  error instanceof InvalidFile || error instanceof ManifestInvalid ? error.lines : [error.message]
+  error instanceof InvalidFile || error instanceof PluginLoadError ? error.lines : [error.message]
 
 /** Field names of errors that the glossary words differently. */
 const errorFieldNames: Record<string, string> = {

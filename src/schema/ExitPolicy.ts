@@ -38,7 +38,18 @@ export const refusedByTag = {
   ActionNotFound: true,
   ActionInputRejected: true,
   CityClosed: false,
-  PluginRootUnreadable: false,
+  // Only PluginRootUnreadable fails a verb; the others are a skipped folder's, reported, not raised.
+  PluginLoadError: {
+    PluginRootUnreadable: false,
+    ManifestInvalid: false,
+    NotLicensed: false,
+    EntryNotFound: false,
+    PromptRejected: false,
+    EntryImportFailed: false,
+    EntryShapeInvalid: false,
+    RegistrationFailed: false,
+    PluginConfigInvalid: false
+  },
   DaemonAlreadyRunning: false,
   StatusListenFailed: false,
   NoStatusPage: false,

@@ -174,13 +174,13 @@ describe("a refused file names every fault at once", () => {
       const discovered = Option.getOrThrow(found)
       if (discovered._tag !== "Invalid") return expect.fail("the manifest was accepted")
       const file = join(pluginRoot, "notes", "city-plugin.json")
-      expect(discovered.error.issues.map((i) => i.field)).toEqual(["version", "apiVersion", "showOutput", "name", "entry"])
-      expect(discovered.error.issues.at(-2)?.rule).toBe("must equal the folder name \"notes\", got \"other-name\"")
-      expect(discovered.error.issues.at(-1)?.rule).toBe("must stay inside the plugin folder, got \"../outside/index.mjs\"")
+      expect((discovered.error.issues ?? []).map((i) => i.field)).toEqual(["version", "apiVersion", "showOutput", "name", "entry"])
+      expect((discovered.error.issues ?? []).at(-2)?.rule).toBe("must equal the folder name \"notes\", got \"other-name\"")
+      expect((discovered.error.issues ?? []).at(-1)?.rule).toBe("must stay inside the plugin folder, got \"../outside/index.mjs\"")
       const lines = discovered.error.message.split("\n")
       expect(lines).toHaveLength(5)
       for (const [i, line] of lines.entries()) {
-        expect(line.startsWith(`${file}: ${discovered.error.issues[i]?.field}: `)).toBe(true)
+        expect(line.startsWith(`${file}: ${discovered.error.issues?.[i]?.field}: `)).toBe(true)
       }
     }).pipe(Effect.provide(NodeContext.layer)))
 

@@ -30,7 +30,7 @@ describe("Discovery", () => {
       const file = path.join(root, "a-file")
       fs.writeFileSync(file, "")
       const error = yield* Effect.flip(discover([{ kind: "bundled", path: file }]))
-      expect(error._tag).toBe("PluginRootUnreadable")
+      expect(error).toMatchObject({ _tag: "PluginLoadError", reason: "PluginRootUnreadable" })
       expect(error.message).toMatch(new RegExp(`^plugin root ${file} cannot be read: .*ENOTDIR`))
     })))
 

@@ -49,7 +49,7 @@ import type { CityClosed } from "../../schema/Errors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { LoadReport } from "../../schema/LoadReport.ts"
 import { manifestFile } from "../../schema/Manifest.ts"
-import { NotLicensed, type PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
+import { PluginLoadError } from "../../schema/LoaderErrors.ts"
 import * as StateRoot from "../../services/root/StateRoot.ts"
 import { PluginRegistry } from "../../services/city/internal/pluginRegistry.ts"
 import * as DaemonLock from "../../services/live/DaemonLock.ts"
@@ -80,7 +80,7 @@ export type LoaderInput = Opt.ReadInput & { readonly bundled: Option.Option<stri
  * The loader's failures a verb reports: the settings file refused (exit 2), a root, the state or
  * the City (exit 1; a state root that does not exist, exit 2).
  */
-export type LoaderVerbError = InvalidFile | PluginRootUnreadable | CityClosed | StateRootError | Opt.UsageError
+export type LoaderVerbError = InvalidFile | PluginLoadError | CityClosed | StateRootError | Opt.UsageError
 
 /** The state root alone, on Node (what the verbs below read and write there). */
 export const stateLayer = (root: string) => StateRoot.layer({ root }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
@@ -157,7 +157,7 @@ export const discover = (o: LoaderInput) =>
           reason: d._tag === "Invalid"
             ? d.error.message
             : licensed === false
-            ? new NotLicensed({ plugin: d.name }).message
+            ? new PluginLoadError({ reason: "NotLicensed", plugin: d.name }).message
             : null
         }
       })
@@ -168,9 +168,9 @@ export const discover = (o: LoaderInput) =>
           plugins: rows,
           // Each issue of each refused manifest (docs/cli.md, "`--json` fields").
           invalid: found.flatMap((d) =>
-            d._tag === "Valid" ? [] : d.error.issues.map((i) => ({
-              kind: d.error._tag,
-              file: d.error.file,
+            d._tag === "Valid" ? [] : (d.error.issues ?? []).map((i) => ({
+              kind: d.error.name,
+              file: d.error.file ?? "",
               field: i.field,
               rule: i.rule,
               message: d.error.message

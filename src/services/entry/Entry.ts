@@ -30,7 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { EntryImportFailed, EntryNotFound, EntryShapeInvalid, PromptRejected } from "../../schema/LoaderErrors.ts"
+import { PluginLoadError } from "../../schema/LoaderErrors.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
 import type { Siblings } from "../Siblings.ts"
 import * as TextFile from "../files/TextFile.ts"
@@ -50,14 +50,14 @@ export const promptFileCap = TextFile.kinds.prompt.maxBytes
  * @since 0.1.0
  * @category utils
  */
-export const statEntry = (file: string): Effect.Effect<number, EntryNotFound, FileSystem.FileSystem> =>
+export const statEntry = (file: string): Effect.Effect<number, PluginLoadError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
     fs.stat(file).pipe(
-      Effect.mapError(() => new EntryNotFound({ file, found: "nothing" })),
+      Effect.mapError(() => new PluginLoadError({ reason: "EntryNotFound", file, found: "nothing" })),
       Effect.flatMap((info) =>
         info.type === "File"
           ? Effect.succeed(Option.match(info.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }))
-          : Effect.fail(new EntryNotFound({ file, found: info.type === "Directory" ? "directory" : "other" }))
+          : Effect.fail(new PluginLoadError({ reason: "EntryNotFound", file, found: info.type === "Directory" ? "directory" : "other" }))
       )
     ))
 
@@ -68,7 +68,7 @@ export const statEntry = (file: string): Effect.Effect<number, EntryNotFound, Fi
  * @since 0.1.0
  * @category utils
  */
-export const readPrompts = (folder: string): Effect.Effect<string | undefined, PromptRejected, FileSystem.FileSystem> =>
+export const readPrompts = (folder: string): Effect.Effect<string | undefined, PluginLoadError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const dir = path.join(folder, "prompt")
@@ -79,7 +79,7 @@ export const readPrompts = (folder: string): Effect.Effect<string | undefined, P
     for (const name of names) {
       const file = path.join(dir, name)
       const text = yield* TextFile.read(file, TextFile.kinds.prompt).pipe(
-        Effect.mapError((refused) => new PromptRejected({ file, reason: refused.rule }))
+        Effect.mapError((refused) => new PluginLoadError({ reason: "PromptRejected", file, rule: refused.rule }))
       )
       const trimmed = Option.getOrElse(text, () => "").trim()
       if (trimmed.length > 0) texts.push(trimmed)
@@ -104,9 +104,9 @@ export const importUrl = (file: string, version: string, mtimeMs: number): strin
  * @since 0.1.0
  * @category utils
  */
-export const importEntry = (file: string, url: string): Effect.Effect<unknown, EntryImportFailed> =>
+export const importEntry = (file: string, url: string): Effect.Effect<unknown, PluginLoadError> =>
   Effect.flatMap(ModuleImporter, (importer) =>
-    Effect.tryPromise({ try: () => importer.import(url), catch: (error) => new EntryImportFailed({ file, error }) }))
+    Effect.tryPromise({ try: () => importer.import(url), catch: (error) => new PluginLoadError({ reason: "EntryImportFailed", file, error }) }))
 
 /**
  * What an entry exports: a Plugin (default export, else a named `plugin` export) or a `register`
@@ -134,14 +134,14 @@ const field = (module: unknown, key: string): unknown =>
  * @since 0.1.0
  * @category utils
  */
-export const shapeOf = (module: unknown, name: string, file: string): Effect.Effect<EntryShape, EntryShapeInvalid> => {
+export const shapeOf = (module: unknown, name: string, file: string): Effect.Effect<EntryShape, PluginLoadError> => {
   const byDefault = field(module, "default")
   const named = field(module, "plugin")
   const plugin = isLoadablePlugin(byDefault) ? byDefault : isLoadablePlugin(named) ? named : undefined
   if (plugin !== undefined) {
     if (plugin.name !== name) {
       return Effect.fail(
-        new EntryShapeInvalid({
+        new PluginLoadError({ reason: "EntryShapeInvalid",
           file,
           rule: `exports a Plugin named ${JSON.stringify(plugin.name)}; the manifest names ${JSON.stringify(name)}`
         })
@@ -153,7 +153,7 @@ export const shapeOf = (module: unknown, name: string, file: string): Effect.Eff
   if (isRegister(register)) return Effect.succeed({ _tag: "Register", register })
   const keys = typeof module === "object" && module !== null ? Object.keys(module) : []
   return Effect.fail(
-    new EntryShapeInvalid({
+    new PluginLoadError({ reason: "EntryShapeInvalid",
       file,
       rule: "exports neither a Plugin (default or `plugin` export, made with Plugin.make) nor a `register(ctx)` function" +
         `; found ${keys.length === 0 ? "no exports" : `exports ${keys.sort().join(", ")}`}`

@@ -31,7 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import * as Faults from "../../schema/Faults.ts"
-import { ManifestInvalid, PluginRootUnreadable } from "../../schema/LoaderErrors.ts"
+import { PluginLoadError } from "../../schema/LoaderErrors.ts"
 import type { RootKind } from "../../schema/LoadReport.ts"
 import * as Manifest from "../../schema/Manifest.ts"
 import * as ManifestFolder from "./internal/manifestFolder.ts"
@@ -67,7 +67,7 @@ export type DiscoveredPlugin =
   }
   & (
     | { readonly _tag: "Valid"; readonly manifest: Manifest.Manifest; readonly warnings: ReadonlyArray<string> }
-    | { readonly _tag: "Invalid"; readonly error: ManifestInvalid }
+    | { readonly _tag: "Invalid"; readonly error: PluginLoadError }
   )
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
@@ -81,9 +81,9 @@ const concurrency = 32
  * @since 0.1.0
  * @category utils
  */
-export const refusal = (file: string, issues: Arr.NonEmptyReadonlyArray<Manifest.ManifestIssue>): ManifestInvalid => {
+export const refusal = (file: string, issues: Arr.NonEmptyReadonlyArray<Manifest.ManifestIssue>): PluginLoadError => {
   const { faults, moreFaults } = Faults.collect(Arr.map(issues, (i) => ({ field: oneLine(i.field, 120), rule: oneLine(i.rule, 300) })))
-  return new ManifestInvalid({ file, issues: faults, moreIssues: moreFaults })
+  return new PluginLoadError({ reason: "ManifestInvalid", file, issues: faults, moreIssues: moreFaults })
 }
 
 interface Remembered {
@@ -193,14 +193,14 @@ export const readFolder = (
  * @since 0.1.0
  * @category utils
  */
-export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>, PluginRootUnreadable, FileSystem.FileSystem> =>
+export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>, PluginLoadError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
     fs.readDirectory(root.path).pipe(
       Effect.map((names) => [...names].sort(byCodeUnits)),
       Effect.catchAll((error) =>
         error._tag === "SystemError" && error.reason === "NotFound"
           ? Effect.succeed([])
-          : Effect.fail(new PluginRootUnreadable({ root: root.path, reason: oneLine(error.message, 300) }))
+          : Effect.fail(new PluginLoadError({ reason: "PluginRootUnreadable", root: root.path, detail: oneLine(error.message, 300) }))
       )
     ))
 
@@ -212,7 +212,7 @@ export const listRoot = (root: PluginRoot): Effect.Effect<ReadonlyArray<string>,
  */
 export const discoverRoot = (
   given: PluginRoot
-): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable, FileSystem.FileSystem> =>
+): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginLoadError, FileSystem.FileSystem> =>
   Effect.suspend(() => {
     const root: PluginRoot = { kind: given.kind, path: path.resolve(given.path) }
     return Effect.flatMap(listRoot(root), (names) =>
@@ -230,5 +230,5 @@ export const discoverRoot = (
  */
 export const discover = (
   roots: ReadonlyArray<PluginRoot>
-): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable, FileSystem.FileSystem> =>
+): Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginLoadError, FileSystem.FileSystem> =>
   Effect.map(Effect.forEach(roots, discoverRoot), (lists) => lists.flat())

@@ -42,7 +42,7 @@ import type * as Stream from "effect/Stream"
 import * as path from "node:path"
 import { printedTag } from "../../schema/ErrorFamily.ts"
 import type { CityClosed } from "../../schema/Errors.ts"
-import { type EntryNotFound, ManifestInvalid, NotLicensed, PluginConfigInvalid, type PromptRejected, type PluginRootUnreadable, RegistrationFailed, type SkipReason } from "../../schema/LoaderErrors.ts"
+import { PluginLoadError, type SkipReason } from "../../schema/LoaderErrors.ts"
 import type { LoadedPlugin, LoadReport, RootKind, SkippedPlugin } from "../../schema/LoadReport.ts"
 import { decodeSettings, type PluginSettings } from "../../schema/ConfigField.ts"
 import type { Manifest } from "../../schema/Manifest.ts"
@@ -124,12 +124,12 @@ export interface PluginLoaderShape {
   /** The roots, in scan order. */
   readonly roots: ReadonlyArray<PluginRoot>
   /** Every plugin folder of the roots, parsing manifests only. */
-  readonly discover: Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginRootUnreadable>
+  readonly discover: Effect.Effect<ReadonlyArray<DiscoveredPlugin>, PluginLoadError>
   /** One load pass into the registry. */
   readonly load: (options: {
     readonly generation: number
     readonly requestReload: RequestReloadFor
-  }) => Effect.Effect<LoadReport, PluginRootUnreadable | CityClosed>
+  }) => Effect.Effect<LoadReport, PluginLoadError | CityClosed>
   /** The current load failures (see LoadAlerts). */
   readonly alerts: Effect.Effect<ReadonlyArray<PluginSnapshot>>
   /** The current load failures, now and after every change. */
@@ -219,8 +219,8 @@ interface Staged {
 
 /** A folder's files, read before its turn comes (see `readRoot`). */
 interface Prefetched {
-  readonly mtime: Either.Either<number, EntryNotFound>
-  readonly prompt: Either.Either<string | undefined, PromptRejected>
+  readonly mtime: Either.Either<number, PluginLoadError>
+  readonly prompt: Either.Either<string | undefined, PluginLoadError>
 }
 
 /**
@@ -260,12 +260,12 @@ const stage = (
   Effect.gen(function*() {
     const { folder, manifest } = found
     if (found.root === "instance" && !loading.licensed.has(manifest.name)) {
-      return yield* Effect.fail(new NotLicensed({ plugin: manifest.name }))
+      return yield* Effect.fail(new PluginLoadError({ reason: "NotLicensed", plugin: manifest.name }))
     }
     const settings = decodeSettings(manifest.configSchema, loading.options.config?.[manifest.name])
     if ("rule" in settings) {
       return yield* Effect.fail(
-        new PluginConfigInvalid({ plugin: manifest.name, file: loading.settingsFile, key: settings.key, rule: settings.rule })
+        new PluginLoadError({ reason: "PluginConfigInvalid", plugin: manifest.name, file: loading.settingsFile, key: settings.key, rule: settings.rule })
       )
     }
     const file = path.resolve(folder, manifest.entry)
@@ -354,7 +354,7 @@ interface Pass {
 const load = (
   loading: Loading,
   { generation, requestReload }: Parameters<PluginLoaderShape["load"]>[0]
-): Effect.Effect<LoadReport, PluginRootUnreadable | CityClosed, FileSystem.FileSystem> =>
+): Effect.Effect<LoadReport, PluginLoadError | CityClosed, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const pass: Pass = {
       requestReload,
@@ -470,7 +470,7 @@ const skip = (
 ) =>
   Effect.gen(function*() {
     // A refused manifest's reason is a line per fault (at most 20 and a count), each one line.
-    const lines = error instanceof ManifestInvalid ? error.lines.map((line) => oneLine(line, 1000)) : [oneLine(error.message, 1000)]
+    const lines = error instanceof PluginLoadError ? error.lines.map((line) => oneLine(line, 1000)) : [oneLine(error.message, 1000)]
     const reason = lines.join("\n")
     pass.skippedNow.set(name, reason)
     pass.skipped.push({ name, root: found.root, folder: found.folder, kind: printedTag(error) ?? error._tag, reason })
@@ -521,7 +521,7 @@ const loadFolder = (
       const error = added.left
       if (error._tag === "CityClosed") return yield* Effect.fail(error)
       return yield* skipThis(
-        error._tag === "PluginInitializeFailed" ? new RegistrationFailed({ plugin: manifest.name, cause: error.cause }) : error
+        error._tag === "PluginInitializeFailed" ? new PluginLoadError({ reason: "RegistrationFailed", plugin: manifest.name, cause: error.cause }) : error
       )
     }
     const warnings = [...found.warnings, ...shadowed, ...settings.warnings]
