@@ -11,11 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type {
-  InvalidPluginName,
-  PluginAlreadyRegistered,
-  PluginDependencyCycle,
-  PluginDependencyMissing,
-  PluginInitializeFailed
+  RegistryError
 } from "./schema/Errors.ts"
 import * as CityConfig from "./services/city/CityConfig.ts"
 import { City, type CityShape } from "./services/city/CityService.ts"
@@ -71,11 +67,11 @@ export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
  * @category errors
  */
 export type CityBuildError =
-  | InvalidPluginName
-  | PluginAlreadyRegistered
-  | PluginInitializeFailed
-  | PluginDependencyMissing
-  | PluginDependencyCycle
+  | RegistryError
+  | RegistryError
+  | RegistryError
+  | RegistryError
+  | RegistryError
 
 /**
  * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failure,

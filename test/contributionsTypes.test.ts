@@ -19,10 +19,7 @@ import type {
   ActionNotFound,
   ActionOutputRejected,
   CityClosed,
-  InvalidPluginName,
-  PluginAlreadyRegistered,
-  PluginDependencyMissing,
-  PluginInitializeFailed,
+  RegistryError,
   PluginNotFound,
   PluginNotReady
 } from "../src/schema/Errors.ts"
@@ -62,7 +59,7 @@ it.scoped("add fails with a plugin's own typed initialize error itself, so catch
     const quota = Plugin.make({ name: "quota", initialize: Effect.fail(new QuotaExceeded({ limit: 3 })) })
     const added = city.plugins.add(quota)
     expectTypeOf<Effect.Effect.Error<typeof added>>().toEqualTypeOf<
-      QuotaExceeded | PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed
+      QuotaExceeded | RegistryError | CityClosed
     >()
     const limit = yield* added.pipe(
       Effect.as(0),
@@ -76,10 +73,10 @@ it.scoped("add fails with a plugin's own typed initialize error itself, so catch
     const dying = Plugin.make({ name: "dying", initialize: Effect.dieMessage("boom") })
     const adding = city.plugins.add(dying)
     expectTypeOf<Effect.Effect.Error<typeof adding>>().toEqualTypeOf<
-      PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed
+      RegistryError | CityClosed
     >()
     const died = yield* Effect.flip(adding)
-    expect(died._tag === "PluginInitializeFailed" && died.reason).toBe("died")
+    expect(died._tag === "RegistryError" && died.reason === "PluginInitializeFailed" && died.outcome).toBe("died")
   }).pipe(provideNode))
 
 describe("an action reference's error and output Schemas", () => {

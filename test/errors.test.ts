@@ -29,27 +29,41 @@ const cases: ReadonlyArray<{
   readonly once?: false
   readonly make: () => Error
 }> = [
-  { tag: "InvalidPluginName", subject: "Bad_Name", make: () => build(Errors.InvalidPluginName, { plugin: "Bad_Name", reason: "lower case only" }) },
-  { tag: "PluginAlreadyRegistered", subject: "notes", make: () => build(Errors.PluginAlreadyRegistered, { plugin: "notes" }) },
+  {
+    tag: "InvalidPluginName",
+    family: "RegistryError",
+    subject: "Bad_Name",
+    make: () => build(Errors.RegistryError, { reason: "InvalidPluginName", plugin: "Bad_Name", rule: "lower case only" })
+  },
+  {
+    tag: "PluginAlreadyRegistered",
+    family: "RegistryError",
+    subject: "notes",
+    make: () => build(Errors.RegistryError, { reason: "PluginAlreadyRegistered", plugin: "notes" })
+  },
   {
     tag: "PluginInitializeFailed",
+    family: "RegistryError",
     subject: "flaky",
-    make: () => build(Errors.PluginInitializeFailed, { plugin: "flaky", reason: "failed", cause: failed })
+    make: () => build(Errors.RegistryError, { reason: "PluginInitializeFailed", plugin: "flaky", outcome: "failed", cause: failed })
   },
   {
     tag: "PluginDependencyMissing",
+    family: "RegistryError",
     subject: "notes",
-    make: () => build(Errors.PluginDependencyMissing, { plugin: "notes", missing: ["store"] })
+    make: () => build(Errors.RegistryError, { reason: "PluginDependencyMissing", plugin: "notes", missing: ["store"] })
   },
   {
     tag: "PluginHasDependents",
+    family: "RegistryError",
     subject: "store",
-    make: () => build(Errors.PluginHasDependents, { plugin: "store", dependents: ["notes"] })
+    make: () => build(Errors.RegistryError, { reason: "PluginHasDependents", plugin: "store", dependents: ["notes"] })
   },
   {
     tag: "PluginDisposeFailed",
+    family: "RegistryError",
     subject: "bad-promise",
-    make: () => build(Errors.PluginDisposeFailed, { plugin: "bad-promise", reason: "failed", cause: failed })
+    make: () => build(Errors.RegistryError, { reason: "PluginDisposeFailed", plugin: "bad-promise", outcome: "failed", cause: failed })
   },
   { tag: "PluginNotFound", subject: "ghost", make: () => build(Errors.PluginNotFound, { plugin: "ghost" }) },
   {
@@ -105,13 +119,13 @@ describe("errors print as their tag", () => {
   }
 
   it("a failed dispose prints the plugin's name once, after its tag", () => {
-    const error = build(Errors.PluginDisposeFailed, { plugin: "bad-promise", reason: "failed", cause: failed })
+    const error = build(Errors.RegistryError, { reason: "PluginDisposeFailed", plugin: "bad-promise", outcome: "failed", cause: failed })
     expect(firstLine(String(error))).toBe("PluginDisposeFailed: Plugin bad-promise failed to dispose (failed): Error: boom")
     expect(count(error.message, "bad-promise")).toBe(1)
   })
 
   it("an unhandled PluginInitializeFailed prints its tag, not the plugin's name", () => {
-    const error = build(Errors.PluginInitializeFailed, { plugin: "flaky", reason: "failed", cause: failed })
+    const error = build(Errors.RegistryError, { reason: "PluginInitializeFailed", plugin: "flaky", outcome: "failed", cause: failed })
     const pretty = Cause.pretty(Cause.fail(error))
     expect(pretty.startsWith("PluginInitializeFailed: Plugin flaky failed to initialize (failed)")).toBe(true)
     expect(pretty).not.toMatch(/^flaky: /m)

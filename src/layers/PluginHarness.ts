@@ -48,12 +48,7 @@ import {
   type ActionOutputRejected,
   type CityClosed,
   type HookFailed,
-  type InvalidPluginName,
-  type PluginAlreadyRegistered,
-  type PluginDependencyCycle,
-  type PluginDependencyMissing,
-  type PluginDisposeFailed,
-  type PluginInitializeFailed,
+  type RegistryError,
   type PluginNotFound,
   type PluginNotReady,
   ReloadRejected
@@ -132,11 +127,11 @@ export type InvokeError = PluginNotFound | PluginNotReady | ActionNotFound | Act
  */
 export type HarnessError<E> =
   | E
-  | PluginInitializeFailed
-  | PluginDependencyMissing
-  | PluginDependencyCycle
-  | InvalidPluginName
-  | PluginAlreadyRegistered
+  | RegistryError
+  | RegistryError
+  | RegistryError
+  | RegistryError
+  | RegistryError
   | PlatformError.PlatformError
 
 /**
@@ -197,9 +192,9 @@ export interface PluginHarness extends PluginCalls {
    * Disposes the plugin now, as `city.plugins.remove` does: after the calls running on it, bounded
    * by `disposeTimeout`. It runs once; later calls (and the Scope's close) share its result.
    */
-  readonly dispose: Effect.Effect<void, PluginDisposeFailed>
+  readonly dispose: Effect.Effect<void, RegistryError>
   /** How the dispose ended: `None` while it has not run, else its Exit (readable after the Scope closed). */
-  readonly disposal: Effect.Effect<Option.Option<Exit.Exit<void, PluginDisposeFailed>>>
+  readonly disposal: Effect.Effect<Option.Option<Exit.Exit<void, RegistryError>>>
 }
 
 /**
@@ -262,7 +257,7 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
     yield* StartPlugins.check(siblings)
     yield* StartPlugins.start(registry, siblings).pipe(
       // Every sibling is optional: a failing one is isolated (logged), it never fails the start.
-      Effect.catchTag("PluginInitializeFailed", (error) => Effect.die(error))
+      Effect.catchTag("RegistryError", (error) => Effect.die(error))
     )
 
     const reloads = yield* Ref.make<ReadonlyArray<PluginChange>>([])
@@ -308,11 +303,14 @@ const start = <E, R, RS>(plugin: Plugin<E, R>, options: HarnessOptions<RS>, own:
       turn: options.context?.turn
     }
 
-    const disposal = yield* Ref.make(Option.none<Exit.Exit<void, PluginDisposeFailed>>())
+    const disposal = yield* Ref.make(Option.none<Exit.Exit<void, RegistryError>>())
     const dispose = yield* Effect.cached(
       registry.remove(name).pipe(
         // Nothing requires it (siblings start before it) and the City is open until its finalizer.
-        Effect.catchTags({ PluginHasDependents: (e) => Effect.die(e), CityClosed: (e) => Effect.die(e) }),
+        Effect.catchTags({
+          RegistryError: (e) => e.reason === "PluginHasDependents" ? Effect.die(e) : Effect.fail(e),
+          CityClosed: (e) => Effect.die(e)
+        }),
         // A `pending` removal (asked from inside one of its own calls) ends with its disposal.
         Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (removal) => removal.status === "pending" ? removal.disposal : Effect.void })),
         Effect.exit,

@@ -6,6 +6,7 @@
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
+import { FamilyTypeId } from "./ErrorFamily.ts"
 
 /**
  * A Cause carried as data: printed with `Cause.pretty` in messages.
@@ -28,124 +29,145 @@ const firstLine = (cause: Cause.Cause<unknown>): string => {
 export const describeCause = firstLine
 
 /**
- * A plugin name that breaks the PluginName rule.
- *
- * Raised by `city.plugins.add`, `City.make` and `City.layer` when a plugin's name breaks the
- * PluginName rule; `reason` is the rule it breaks. Nothing is started.
+ * How an initialize that did not succeed ended: `failed` (with the plugin's own typed failure:
+ * the City's internal form of it, the loader reports it as `RegistrationFailed`), `died`,
+ * `timed-out` (it outlived `initializeTimeout`), `interrupted`.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class InvalidPluginName extends Schema.TaggedError<InvalidPluginName>()("InvalidPluginName", {
-  plugin: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `Invalid plugin name ${JSON.stringify(this.plugin)}: ${this.reason}`
-  }
-}
+export const InitializeOutcome = Schema.Literal("failed", "died", "timed-out", "interrupted")
 
 /**
- * A plugin name that is already taken in this City.
- *
- * Raised by `city.plugins.add` when a plugin of that name is already initializing or ready, or when
- * a registered plugin's name equals it ignoring case (`registered`, the plugin-name rule:
- * schema/PluginName.ts), and by `City.make` / `City.layer` when `options.plugins` gives a name
- * twice, or two names that differ only in case (then nothing is started).
+ * How an initialize that did not succeed ended.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class PluginAlreadyRegistered extends Schema.TaggedError<PluginAlreadyRegistered>()(
+export type InitializeOutcome = typeof InitializeOutcome.Type
+
+/**
+ * How a dispose that did not end cleanly ended: `failed` (a finalizer failed), `timed-out` (it
+ * outlived `disposeTimeout` and goes on in the background), `still-leased` (close waited
+ * `disposeTimeout` for the plugin's last lease).
+ * @since 0.1.0
+ * @category models
+ */
+export const DisposeOutcome = Schema.Literal("failed", "timed-out", "still-leased")
+
+/**
+ * How a dispose that did not end cleanly ended.
+ * @since 0.1.0
+ * @category models
+ */
+export type DisposeOutcome = typeof DisposeOutcome.Type
+
+/**
+ * Why the City's registry refused or could not carry out adding, removing or starting a plugin,
+ * each reason with the fields it fills:
+ * - `InvalidPluginName` (`plugin`, `rule`): `city.plugins.add`, `City.make` or `City.layer` given
+ *   a name that breaks the PluginName rule; nothing is started.
+ * - `PluginAlreadyRegistered` (`plugin`, `registered`): `city.plugins.add` of a name already
+ *   initializing or ready, or equal ignoring case to a registered one (`registered`, the
+ *   plugin-name rule: schema/PluginName.ts); `City.make` / `City.layer` given a name twice, or two
+ *   names that differ only in case (then nothing is started).
+ * - `PluginInitializeFailed` (`plugin`, `outcome`, `cause`, `release`): `city.plugins.add` (and
+ *   `City.make` / `City.layer` for a `required` start plugin) when initialize dies, outlives
+ *   `initializeTimeout` or is interrupted, and gave no typed failure of its own. What it acquired
+ *   has been released; `release` is set when that release failed too. An initialize that fails
+ *   with the plugin's own typed failure `E` fails `add` and `City.layer` with that `E` itself, as
+ *   a Layer fails with its own error (docs/library.md, "Decisions where the specification is
+ *   silent"): outcome `failed` is the City's internal form of it.
+ * - `PluginDependencyMissing` (`plugin`, `missing`): a plugin it `requires` (not optional) is not
+ *   ready (docs/library.md, "Plugin dependencies"), or a start plugin requires one that is neither
+ *   in the start list nor ready; nothing of it is initialized. `missing` is in name order.
+ * - `PluginHasDependents` (`plugin`, `dependents`): `city.plugins.remove` of a plugin that ready or
+ *   initializing plugins require; nothing is removed. `dependents` is in name order;
+ *   `remove(name, { cascade: true })` removes them first.
+ * - `PluginDependencyCycle` (`cycle`): start plugins whose required dependencies form a cycle,
+ *   before anything starts; `cycle` names the plugins around it, the first one again at the end.
+ * - `PluginDisposeFailed` (`plugin`, `outcome`, `cause`): `city.plugins.remove` (or its
+ *   `disposal`) when dispose failed, outlived `disposeTimeout`, or when close waited for the
+ *   plugin's last lease; close reports it in CityCloseError.
+ * @since 0.1.0
+ * @category models
+ */
+export const RegistryErrorReason = Schema.Literal(
+  "InvalidPluginName",
   "PluginAlreadyRegistered",
-  {
-    plugin: Schema.String,
-    /** The registered name it clashes with, when the two differ only in case. */
-    registered: Schema.optional(Schema.String)
-  }
-) {
-  override get message() {
-    return this.registered === undefined || this.registered === this.plugin
-      ? `Plugin already exists in City: ${this.plugin}`
-      : `Plugin already exists in City: ${this.plugin} (registered as "${this.registered}"; names differ only in case)`
-  }
-}
-
-/**
- * A plugin whose initialize did not succeed, and gave no typed failure of its own.
- *
- * Raised by `city.plugins.add` (and by `City.make` / `City.layer` for a `required` start plugin) when
- * initialize dies, outlives `initializeTimeout` or is interrupted. What it acquired has been
- * released; `release` is set when that release failed too. An initialize that fails with the
- * plugin's own typed failure `E` fails `add` and `City.layer` with that `E` itself, as a Layer
- * fails with its own error (docs/library.md, "Decisions where the specification is silent"):
- * reason `failed` is the City's internal form of it (the loader reports it as `RegistrationFailed`).
- * @since 0.1.0
- * @category errors
- */
-export class PluginInitializeFailed extends Schema.TaggedError<PluginInitializeFailed>()(
   "PluginInitializeFailed",
-  {
-    plugin: Schema.String,
-    reason: Schema.Literal("failed", "died", "timed-out", "interrupted"),
-    cause: AnyCause,
-    /** Releasing what the failed initialize had acquired failed too. */
-    release: Schema.optional(AnyCause)
-  }
-) {
-  override get message() {
-    const release = this.release === undefined ? "" : `; releasing what it acquired failed too: ${firstLine(this.release)}`
-    return `Plugin ${this.plugin} failed to initialize (${this.reason}): ${firstLine(this.cause)}${release}`
-  }
-}
+  "PluginDependencyMissing",
+  "PluginHasDependents",
+  "PluginDependencyCycle",
+  "PluginDisposeFailed"
+)
 
 /**
- * A plugin whose required dependencies are not ready (docs/library.md, "Plugin dependencies").
- *
- * Raised by `city.plugins.add` when a plugin it `requires` (not optional) is not ready in the
- * City, and by `City.make` / `City.layer` when a start plugin requires one that is neither in the
- * start list nor ready; then nothing of it is initialized. `missing` is in name order.
+ * Why the City's registry refused or could not carry out a plugin's add, remove or start.
+ * @since 0.1.0
+ * @category models
+ */
+export type RegistryErrorReason = typeof RegistryErrorReason.Type
+
+/**
+ * Adding, removing or starting a plugin failed; `reason` says why (`RegistryErrorReason`), and its
+ * `name` is the reason, the tag it had before (docs/cli.md, "Error tags and the library's error
+ * families"; docs/library.md, "Errors").
  * @since 0.1.0
  * @category errors
  */
-export class PluginDependencyMissing extends Schema.TaggedError<PluginDependencyMissing>()("PluginDependencyMissing", {
-  plugin: Schema.String,
-  missing: Schema.Array(Schema.String)
+export class RegistryError extends Schema.TaggedError<RegistryError>()("RegistryError", {
+  reason: RegistryErrorReason,
+  /** The plugin (every reason but `PluginDependencyCycle`). */
+  plugin: Schema.optional(Schema.String),
+  /** `InvalidPluginName`: the rule the name breaks. */
+  rule: Schema.optional(Schema.String),
+  /** `PluginAlreadyRegistered`: the registered name it clashes with, when the two differ only in case. */
+  registered: Schema.optional(Schema.String),
+  /** `PluginInitializeFailed`, `PluginDisposeFailed`: how it ended. */
+  outcome: Schema.optional(Schema.Union(InitializeOutcome, DisposeOutcome)),
+  /** `PluginInitializeFailed`, `PluginDisposeFailed`: its Cause. */
+  cause: Schema.optional(AnyCause),
+  /** `PluginInitializeFailed`: releasing what the failed initialize had acquired failed too. */
+  release: Schema.optional(AnyCause),
+  /** `PluginDependencyMissing`: the required plugins that are not ready, in name order. */
+  missing: Schema.optional(Schema.Array(Schema.String)),
+  /** `PluginHasDependents`: the plugins that require it, in name order. */
+  dependents: Schema.optional(Schema.Array(Schema.String)),
+  /** `PluginDependencyCycle`: the plugins around the cycle, the first one again at the end. */
+  cycle: Schema.optional(Schema.Array(Schema.String))
 }) {
-  override get message() {
-    const [first, ...rest] = this.missing
-    return `Plugin ${this.plugin} requires ${this.missing.join(", ")}, which ${rest.length === 0 && first !== undefined ? "is" : "are"} not ready`
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
   }
-}
-
-/**
- * A plugin that others require, removed without `cascade`.
- *
- * Raised by `city.plugins.remove` when ready or initializing plugins require the plugin; nothing
- * is removed. `dependents` is in name order; `remove(name, { cascade: true })` removes them first.
- * @since 0.1.0
- * @category errors
- */
-export class PluginHasDependents extends Schema.TaggedError<PluginHasDependents>()("PluginHasDependents", {
-  plugin: Schema.String,
-  dependents: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `Plugin ${this.plugin} is required by ${this.dependents.join(", ")}: remove them first, or remove with cascade`
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): RegistryErrorReason {
+    return this.reason
   }
-}
-
-/**
- * Start plugins whose required dependencies form a cycle.
- *
- * Raised by `City.make` / `City.layer` before anything starts; `cycle` names the plugins around
- * it, the first one again at the end (`a -> b -> a`).
- * @since 0.1.0
- * @category errors
- */
-export class PluginDependencyCycle extends Schema.TaggedError<PluginDependencyCycle>()("PluginDependencyCycle", {
-  cycle: Schema.Array(Schema.String)
-}) {
   override get message() {
-    return `Plugin dependencies form a cycle: ${this.cycle.join(" -> ")}`
+    const cause = this.cause === undefined ? "unknown cause" : firstLine(this.cause)
+    switch (this.reason) {
+      case "InvalidPluginName":
+        return `Invalid plugin name ${JSON.stringify(this.plugin)}: ${this.rule}`
+      case "PluginAlreadyRegistered":
+        return this.registered === undefined || this.registered === this.plugin
+          ? `Plugin already exists in City: ${this.plugin}`
+          : `Plugin already exists in City: ${this.plugin} (registered as "${this.registered}"; names differ only in case)`
+      case "PluginInitializeFailed": {
+        const release = this.release === undefined ? "" : `; releasing what it acquired failed too: ${firstLine(this.release)}`
+        return `Plugin ${this.plugin} failed to initialize (${this.outcome}): ${cause}${release}`
+      }
+      case "PluginDependencyMissing": {
+        const missing = this.missing ?? []
+        const [first, ...rest] = missing
+        return `Plugin ${this.plugin} requires ${missing.join(", ")}, which ${rest.length === 0 && first !== undefined ? "is" : "are"} not ready`
+      }
+      case "PluginHasDependents":
+        return `Plugin ${this.plugin} is required by ${(this.dependents ?? []).join(", ")}: remove them first, or remove with cascade`
+      case "PluginDependencyCycle":
+        return `Plugin dependencies form a cycle: ${(this.cycle ?? []).join(" -> ")}`
+      case "PluginDisposeFailed":
+        return `Plugin ${this.plugin} failed to dispose (${this.outcome}): ${cause}`
+    }
   }
 }
 
@@ -163,25 +185,6 @@ export class SiblingUnavailable extends Schema.TaggedError<SiblingUnavailable>()
 }) {
   override get message() {
     return `No ready plugin provides the service ${this.service}`
-  }
-}
-
-/**
- * A plugin whose dispose did not end cleanly.
- *
- * Raised by `city.plugins.remove` (or its `disposal`) when dispose failed (a finalizer failed),
- * outlived `disposeTimeout` (`timed-out`, it goes on in the background), or when close waited
- * `disposeTimeout` for the plugin's last lease (`still-leased`); close reports it in CityCloseError.
- * @since 0.1.0
- * @category errors
- */
-export class PluginDisposeFailed extends Schema.TaggedError<PluginDisposeFailed>()("PluginDisposeFailed", {
-  plugin: Schema.String,
-  reason: Schema.Literal("failed", "timed-out", "still-leased"),
-  cause: AnyCause
-}) {
-  override get message() {
-    return `Plugin ${this.plugin} failed to dispose (${this.reason}): ${firstLine(this.cause)}`
   }
 }
 

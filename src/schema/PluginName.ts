@@ -16,7 +16,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { InvalidPluginName } from "./Errors.ts"
+import { RegistryError } from "./Errors.ts"
 
 /**
  * The plugin name rule as a Schema: decoding checks it and brands the string.
@@ -49,9 +49,9 @@ export type PluginName = typeof PluginName.Type
  * @since 0.1.0
  * @category utils
  */
-export const check = (name: unknown): InvalidPluginName | undefined => {
+export const check = (name: unknown): RegistryError | undefined => {
   const valid = Schema.decodeUnknownEither(PluginName)(name)
   return Either.isRight(valid)
     ? undefined
-    : new InvalidPluginName({ plugin: String(name), reason: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
+    : new RegistryError({ reason: "InvalidPluginName", plugin: String(name), rule: ParseResult.TreeFormatter.formatErrorSync(valid.left) })
 }

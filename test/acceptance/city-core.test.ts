@@ -56,7 +56,7 @@ describe("City core", () => {
       const { city } = yield* setup
       yield* city.plugins.add(probe("alpha", { journal }))
       const error = failureOf(yield* Effect.exit(city.plugins.add(probe("alpha", { journal }))))
-      expect(error._tag).toBe("PluginAlreadyRegistered")
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered" })
       expect(error.message).toBe("Plugin already exists in City: alpha")
       expect(journal.count("init:alpha")).toBe(1)
     })))
@@ -87,7 +87,7 @@ describe("City core", () => {
       const { city } = yield* setup
       for (const bad of ["", " padded", "has space", "../escape", "x".repeat(65)]) {
         const error = failureOf(yield* Effect.exit(city.plugins.add(probe(bad, { journal }))))
-        expect(error._tag).toBe("InvalidPluginName")
+        expect(error).toMatchObject({ _tag: "RegistryError", reason: "InvalidPluginName" })
         expect(error.message).toContain(JSON.stringify(bad))
       }
       expect(journal.events).toEqual([])
@@ -145,7 +145,7 @@ describe("City core", () => {
         const error = failureOf(
           yield* Effect.exit(city.plugins.add(failing(journal, Effect.die(new Error("boom")))))
         )
-        expect(error._tag === "PluginInitializeFailed" && error.reason).toBe("died")
+        expect(error._tag === "RegistryError" && error.reason === "PluginInitializeFailed" && error.outcome).toBe("died")
         yield* expectIsolated(city, calls, journal)
       })))
 
@@ -155,7 +155,7 @@ describe("City core", () => {
         const { calls, city } = yield* setup
         const adding = yield* Effect.fork(city.plugins.add(failing(journal, Effect.never)))
         const error = failureOf(yield* advanceUntilDone(adding, "10 seconds"))
-        expect(error._tag === "PluginInitializeFailed" && error.reason).toBe("timed-out")
+        expect(error._tag === "RegistryError" && error.reason === "PluginInitializeFailed" && error.outcome).toBe("timed-out")
         expect(error.message).toContain("30s")
         yield* expectIsolated(city, calls, journal)
       })))
@@ -165,7 +165,7 @@ describe("City core", () => {
         const journal = new Journal()
         const { calls, city } = yield* setup
         const error = failureOf(yield* Effect.exit(city.plugins.add(failing(journal, Effect.interrupt))))
-        expect(error._tag === "PluginInitializeFailed" && error.reason).toBe("interrupted")
+        expect(error._tag === "RegistryError" && error.reason === "PluginInitializeFailed" && error.outcome).toBe("interrupted")
         yield* expectIsolated(city, calls, journal)
       })))
 
@@ -219,7 +219,7 @@ describe("City core", () => {
       const { city } = yield* setup
       yield* city.plugins.add(probe("leaky", { journal, dispose: Effect.die(new Error("socket stuck")) }))
       const error = failureOf(yield* Effect.exit(city.plugins.remove("leaky")))
-      expect(error._tag).toBe("PluginDisposeFailed")
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginDisposeFailed" })
       expect(error.message).toContain("leaky")
       expect(error.message).toContain("socket stuck")
       expect(yield* city.plugins.snapshots).toEqual([])
@@ -543,7 +543,7 @@ describe("City core", () => {
       provideNode(Effect.gen(function*() {
         const journal = new Journal()
         const exit = yield* Effect.exit(Layer.build(City.layer({ root: "/tmp/unused", plugins: [probe("no good", { journal })] })))
-        expect(failureOf(exit)._tag).toBe("InvalidPluginName")
+        expect(failureOf(exit)).toMatchObject({ _tag: "RegistryError", reason: "InvalidPluginName" })
       })))
 
     it.scoped("different names initialize concurrently", () =>

@@ -84,8 +84,8 @@ describe("2. initializeTimeout bounds every initialize", () => {
       const city = yield* makeCity({ initializeTimeout: "2 seconds" })
       const adding = yield* Effect.fork(city.plugins.add(stuck(journal, gate)))
       const error = failureOf(yield* advanceUntilDone(adding, "1 second"))
-      expect(error._tag).toBe("PluginInitializeFailed")
-      expect(error._tag === "PluginInitializeFailed" && error.reason).toBe("timed-out")
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginInitializeFailed" })
+      expect(error._tag === "RegistryError" && error.reason === "PluginInitializeFailed" && error.outcome).toBe("timed-out")
       expect(Option.map(yield* city.plugins.get("stuck"), (s) => s.status)).toEqual(Option.some("error"))
       expect(journal.count("release:stuck")).toBe(0)
       yield* Deferred.succeed(gate, undefined)
@@ -204,7 +204,7 @@ describe("5. bad input to City.make / City.layer is a typed failure", () => {
     provideNode(Effect.gen(function*() {
       const journal = new Journal()
       const exit = yield* Effect.exit(makeCity({ plugins: [probe("ok", { journal }), probe("not a name!", { journal })] }))
-      expect(failureOf(exit)._tag).toBe("InvalidPluginName")
+      expect(failureOf(exit)).toMatchObject({ _tag: "RegistryError", reason: "InvalidPluginName" })
       expect(journal.events).toEqual([])
     })))
 
@@ -213,7 +213,7 @@ describe("5. bad input to City.make / City.layer is a typed failure", () => {
       const journal = new Journal()
       const exit = yield* Effect.exit(makeCity({ plugins: [probe("twin", { journal }), probe("twin", { journal })] }))
       const error = failureOf(exit)
-      expect(error._tag).toBe("PluginAlreadyRegistered")
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered" })
       expect(error.message).toContain("twin")
       expect(journal.events).toEqual([])
     })))

@@ -57,7 +57,7 @@ describe("plugin dependencies in a City", () => {
       const journal = new Journal()
       const city = yield* makeCity()
       const refused = yield* Effect.either(city.plugins.add(probe(journal, "notes", ["store", "clock"])))
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("PluginDependencyMissing")
+      expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyMissing" })
       expect(Either.isLeft(refused) && refused.left.message).toBe("Plugin notes requires clock, store, which are not ready")
       expect(journal.events).toEqual([]) // nothing of it ran
       expect(yield* city.plugins.get("notes")).toEqual(Option.none())
@@ -143,7 +143,7 @@ describe("plugin dependencies in a City", () => {
       })))
       expect(Either.isLeft(cycle) && cycle.left.message).toBe("Plugin dependencies form a cycle: a -> b -> a")
       const missing = yield* Effect.either(Effect.scoped(makeCity({ plugins: [probe(journal, "x", ["nowhere"])] })))
-      expect(Either.isLeft(missing) && missing.left._tag).toBe("PluginDependencyMissing")
+      expect(Either.isLeft(missing) && missing.left).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyMissing" })
       expect(journal.events.filter((e) => !e.includes("broken"))).toEqual([])
     })))
 
@@ -181,7 +181,7 @@ describe("plugin dependencies in a City", () => {
           Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the removal never began" })
         )
       const refused = yield* Effect.either(city.plugins.add(probe(journal, "app", ["store"])))
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("PluginDependencyMissing")
+      expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyMissing" })
       yield* Scope.close(leased, Exit.void)
       yield* removing
     })))

@@ -51,7 +51,7 @@ describe("PluginRegistry", () => {
       const plugins = yield* registry
       yield* plugins.add(probe("foo", { journal }))
       const error = failureOf(yield* Effect.exit(plugins.add(probe("foo", { journal }))))
-      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", plugin: "foo" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered", plugin: "foo" })
       expect(error.message).toBe("Plugin already exists in City: foo")
     })))
 })
@@ -63,7 +63,7 @@ describe("names differ only in case: one folder, so one plugin", () => {
       const plugins = yield* registry
       yield* plugins.add(probe("foo", { journal }))
       const error = failureOf(yield* Effect.exit(plugins.add(probe("Foo", { journal }))))
-      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", plugin: "Foo", registered: "foo" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered", plugin: "Foo", registered: "foo" })
       expect(error.message).toBe(
         "Plugin already exists in City: Foo (registered as \"foo\"; names differ only in case)"
       )
@@ -79,7 +79,7 @@ describe("names differ only in case: one folder, so one plugin", () => {
       const first = yield* Effect.fork(plugins.add(probe("foo", { journal, initialize: Deferred.await(gate) })))
       yield* Effect.yieldNow()
       const error = failureOf(yield* Effect.exit(plugins.add(probe("FOO", { journal }))))
-      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", plugin: "FOO", registered: "foo" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered", plugin: "FOO", registered: "foo" })
       yield* Deferred.succeed(gate, undefined)
       expect((yield* Fiber.join(first)).status).toBe("ready")
       expect(journal.count("init:FOO")).toBe(0)
@@ -91,7 +91,7 @@ describe("names differ only in case: one folder, so one plugin", () => {
       const plugins = yield* registry
       yield* Effect.exit(plugins.add(probe("foo", { journal, initialize: Effect.fail("no") })))
       const error = failureOf(yield* Effect.exit(plugins.add(probe("Foo", { journal }))))
-      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", registered: "foo" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered", registered: "foo" })
       expect((yield* plugins.add(probe("foo", { journal }))).status).toBe("ready")
     })))
 

@@ -138,6 +138,6 @@ describe("typed sibling services", () => {
       const added = city.plugins.add(user(() => {}))
       expectTypeOf<Effect.Effect.Context<typeof added>>().toEqualTypeOf<never>()
       const refused = yield* Effect.either(added)
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("PluginDependencyMissing")
+      expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyMissing" })
     })))
 })

@@ -130,7 +130,7 @@ describe("the start list's names differ only in case: one folder, so one plugin"
     Effect.gen(function*() {
       const journal = new Journal()
       const error = yield* Effect.flip(StartPlugins.check([probe("foo", { journal }), probe("Foo", { journal })]))
-      expect(error).toMatchObject({ _tag: "PluginAlreadyRegistered", plugin: "Foo", registered: "foo" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginAlreadyRegistered", plugin: "Foo", registered: "foo" })
       expect(journal.events).toEqual([])
     }))
 
@@ -139,6 +139,6 @@ describe("the start list's names differ only in case: one folder, so one plugin"
       const journal = new Journal()
       const needy = { ...probe("needy", { journal }), requires: [{ name: "Foo", optional: false }] }
       const error = yield* Effect.flip(StartPlugins.check([probe("foo", { journal }), needy]))
-      expect(error).toMatchObject({ _tag: "PluginDependencyMissing", plugin: "needy", missing: ["Foo"] })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyMissing", plugin: "needy", missing: ["Foo"] })
     }))
 })

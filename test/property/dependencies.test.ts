@@ -82,8 +82,10 @@ it.scoped.prop(
       const scope = yield* Scope.make()
       const built = yield* Effect.either(Scope.extend(makeCity({ plugins }), scope))
       if (cyclic) {
-        expect(Either.isLeft(built) && built.left._tag).toBe("PluginDependencyCycle")
-        const cycle = Either.isLeft(built) && built.left._tag === "PluginDependencyCycle" ? built.left.cycle : []
+        expect(Either.isLeft(built) && built.left).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyCycle" })
+        const cycle = Either.isLeft(built) && built.left._tag === "RegistryError" && built.left.reason === "PluginDependencyCycle"
+          ? built.left.cycle ?? []
+          : []
         expect(cycle[0]).toBe(cycle[cycle.length - 1])
         for (let k = 0; k + 1 < cycle.length; k++) {
           const from = c.names.indexOf(cycle[k]!)

@@ -37,16 +37,16 @@ describe("PluginName", () => {
     holds([nameLike], (s) => {
       const error = check(s)
       if (byTheRule(s)) return expect(error).toBeUndefined()
-      expect(error?._tag).toBe("InvalidPluginName")
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "InvalidPluginName" })
       expect(error?.plugin).toBe(s)
-      expect(error?.reason).toContain(brokenPart(s))
+      expect(error?.rule).toContain(brokenPart(s))
     }))
 
   it("a BOM or a no-break space around a name is white space; a look-alike letter is not a letter", () => {
-    expect(check("\ufeffnotes")?.reason).toContain("white space")
-    expect(check("notes\u00a0")?.reason).toContain("white space")
+    expect(check("\ufeffnotes")?.rule).toContain("white space")
+    expect(check("notes\u00a0")?.rule).toContain("white space")
     for (const s of ["nоtes" /* Cyrillic о */, "ｎotes", "note\u0301s", "notes\u200b", "ı"]) {
-      expect(check(s)?.reason, JSON.stringify(s)).toContain("must start with a letter or digit")
+      expect(check(s)?.rule, JSON.stringify(s)).toContain("must start with a letter or digit")
     }
     expect(check("Notes")).toBeUndefined()
     expect(check("notes")).toBeUndefined()

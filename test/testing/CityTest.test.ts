@@ -117,7 +117,7 @@ describe("CityTest", () => {
       expect(Option.isNone(yield* Fiber.poll(adding))).toBe(true)
       yield* TestClock.adjust("1 millis")
       const error = yield* Effect.flip(Fiber.join(adding))
-      expect(error).toMatchObject({ _tag: "PluginInitializeFailed", reason: "timed-out" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginInitializeFailed", outcome: "timed-out" })
       expect(error.message).toContain("within 500ms")
     })))
 
@@ -128,7 +128,7 @@ describe("CityTest", () => {
       yield* TestClock.adjust("1999 millis")
       expect(Option.isNone(yield* Fiber.poll(adding))).toBe(true)
       yield* TestClock.adjust("1 millis")
-      expect(yield* Effect.flip(Fiber.join(adding))).toMatchObject({ reason: "timed-out" })
+      expect(yield* Effect.flip(Fiber.join(adding))).toMatchObject({ _tag: "RegistryError", reason: "PluginInitializeFailed", outcome: "timed-out" })
     })))
 
   it.effect("an explicit root is used as given and left in place", () =>

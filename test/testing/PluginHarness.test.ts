@@ -149,7 +149,7 @@ describe("PluginHarness", () => {
       const disposal = yield* harness.disposal
       expect(Option.isSome(disposal) && Exit.isFailure(disposal.value)).toBe(true)
       const error = yield* Effect.flip(harness.dispose)
-      expect(error).toMatchObject({ _tag: "PluginDisposeFailed", plugin: "leaky", reason: "failed" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginDisposeFailed", plugin: "leaky", outcome: "failed" })
       expect(error.message).toContain("socket stuck")
     }))
 
@@ -176,7 +176,7 @@ describe("PluginHarness", () => {
   it.live("an initialize that does not end fails with timed-out, on the test deadline (500 ms)", () =>
     Effect.scoped(Effect.gen(function*() {
       const error = yield* Effect.flip(PluginHarness.make(Plugin.make({ name: "stuck", initialize: Effect.never })))
-      expect(error).toMatchObject({ _tag: "PluginInitializeFailed", reason: "timed-out" })
+      expect(error).toMatchObject({ _tag: "RegistryError", reason: "PluginInitializeFailed", outcome: "timed-out" })
       expect(error.message).toContain("within 500ms")
     })))
 
@@ -219,6 +219,6 @@ describe("PluginHarness", () => {
       expect(yield* harness.invoke("name", "ada")).toBe("ADA")
       // The harness calls the plugin under test alone: the sibling's handler of the point does not run.
       expect(yield* harness.hook("p", "v")).toBe("v via caller")
-      expect(yield* Effect.flip(PluginHarness.make(caller))).toMatchObject({ _tag: "PluginDependencyMissing", missing: ["names"] })
+      expect(yield* Effect.flip(PluginHarness.make(caller))).toMatchObject({ _tag: "RegistryError", reason: "PluginDependencyMissing", missing: ["names"] })
     }))
 })

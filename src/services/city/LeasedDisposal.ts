@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Inspectable from "effect/Inspectable"
-import type { PluginDisposeFailed } from "../../schema/Errors.ts"
+import type { RegistryError } from "../../schema/Errors.ts"
 import type { ClosingShape } from "./internal/close.ts"
 import { type LeaseTableShape, heldByCaller } from "./internal/leaseTable.ts"
 import type { Started } from "./internal/pluginLifecycle.ts"
@@ -30,7 +30,7 @@ export class Removal implements Inspectable.Inspectable {
     /** `disposed`: the plugin is disposed; `pending`: its disposal waits for a lease the caller holds. */
     readonly status: "disposed" | "pending",
     /** Completes when the disposal has run, failing with its PluginDisposeFailed. */
-    readonly disposal: Effect.Effect<void, PluginDisposeFailed>
+    readonly disposal: Effect.Effect<void, RegistryError>
   ) {}
   /** What printing shows: the status (the disposal is an Effect, nothing to print). */
   toJSON(): { readonly _tag: "Removal"; readonly status: "disposed" | "pending" } {
@@ -51,7 +51,7 @@ export class Removal implements Inspectable.Inspectable {
  * @since 0.1.0
  * @category constructors
  */
-export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Removal => new Removal("disposed", disposal)
+export const disposed = (disposal: Effect.Effect<void, RegistryError>): Removal => new Removal("disposed", disposal)
 
 /**
  * Disposes a plugin that has left the view, after its last lease. `dispose` is its dispose plus the
@@ -61,11 +61,11 @@ export const disposed = (disposal: Effect.Effect<void, PluginDisposeFailed>): Re
  */
 export const disposeAfterLeases = (options: {
   readonly started: Started
-  readonly dispose: Effect.Effect<void, PluginDisposeFailed>
+  readonly dispose: Effect.Effect<void, RegistryError>
   readonly views: LeaseTableShape
   readonly closing: ClosingShape
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}): Effect.Effect<Removal, PluginDisposeFailed> =>
+}): Effect.Effect<Removal, RegistryError> =>
   Effect.suspend(() => {
     const { dispose, started, views } = options
     // Nothing holds it (the common case): disposed in the call.
@@ -73,7 +73,7 @@ export const disposeAfterLeases = (options: {
     return afterLeases(options)
   })
 
-const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.Effect<Removal, PluginDisposeFailed> =>
+const afterLeases = (options: Parameters<typeof disposeAfterLeases>[0]): Effect.Effect<Removal, RegistryError> =>
   Effect.gen(function*() {
     const { closing, dispose, started, views } = options
     const instance = started.instance

@@ -19,10 +19,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import {
   type CityClosed,
-  type InvalidPluginName,
-  PluginAlreadyRegistered,
-  PluginDependencyMissing,
-  type PluginInitializeFailed
+  RegistryError
 } from "../../schema/Errors.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import type { PluginSnapshot } from "../../schema/PluginSnapshot.ts"
@@ -54,7 +51,7 @@ export interface AddOptions {
  * @since 0.1.0
  * @category models
  */
-export type AddFailure = PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed
+export type AddFailure = RegistryError | CityClosed
 
 /**
  * Makes `add` (the plugin's own typed failure unwrapped, internal/initializeFailure.ts) and `addWrapped`
@@ -76,7 +73,7 @@ export const make = (
     plugin: Plugin<E, R>,
     options: AddOptions | undefined,
     restore: Restore
-  ): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed, R> =>
+  ): Effect.Effect<PluginSnapshot, RegistryError | CityClosed, R> =>
     Effect.suspend(() => {
       const name = plugin.name
       // A previous instance of this name still disposing (pending on a lease) goes first.
@@ -95,7 +92,7 @@ export const make = (
           lost: lostFor(plugin, options),
           cancelled: closing.cancelled(`initialize of ${name}`)
         }, restore)),
-        Effect.flatMap((started): Effect.Effect<PluginSnapshot, PluginInitializeFailed | CityClosed> =>
+        Effect.flatMap((started): Effect.Effect<PluginSnapshot, RegistryError | CityClosed> =>
           Either.isLeft(started)
             ? Effect.zipRight(snapshots.failed(name, lastError(started.left)), Effect.fail(started.left))
             : becomeReady(name, started.right)
@@ -149,7 +146,7 @@ export const make = (
       if ((status !== "error" && status !== "unresponsive") || instances.get(name) !== undefined) return Effect.void
       return addOnce(plugin as Plugin<E, never>, options).pipe(
         Effect.catchAll((failure) => {
-          if (failure._tag !== "PluginInitializeFailed") return Effect.void
+          if (failure._tag !== "RegistryError" || failure.reason !== "PluginInitializeFailed") return Effect.void
           return Effect.flatMap(recovery.crashed(name), (next) =>
             next._tag === "GiveUp"
               ? Effect.zipRight(
@@ -182,17 +179,17 @@ export const make = (
       const key = caseKey(name)
       const registered = adding.get(key) ?? snapshots.holder(key)
       if (registered !== undefined && registered !== name) {
-        return Effect.fail(new PluginAlreadyRegistered({ plugin: name, registered }))
+        return Effect.fail(new RegistryError({ reason: "PluginAlreadyRegistered", plugin: name, registered }))
       }
       const status = snapshots.statusOf(name)
       if (adding.has(key) || status === "initializing" || status === "ready") {
-        return Effect.fail(new PluginAlreadyRegistered({ plugin: name }))
+        return Effect.fail(new RegistryError({ reason: "PluginAlreadyRegistered", plugin: name }))
       }
       // Its required plugins are ready, and none is being removed: they stay until it is gone.
       const requires = plugin.requires ?? []
       if (requires.length > 0) {
         const missing = dependents.missing(requires, instances.isReady)
-        if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: name, missing }))
+        if (missing.length > 0) return Effect.fail(new RegistryError({ reason: "PluginDependencyMissing", plugin: name, missing }))
         dependents.admit(name, requires)
       }
       adding.set(key, name)
@@ -214,7 +211,8 @@ export const make = (
     plugin: Plugin<E, R>,
     options?: AddOptions
   ): Effect.Effect<PluginSnapshot, E | AddFailure, Exclude<R, SiblingNeed<any>>> =>
-    Effect.catchTag(addWrapped(plugin, options), "PluginInitializeFailed", (error) => InitializeFailure.unwrap<E>(error))
+    Effect.catchTag(addWrapped(plugin, options), "RegistryError", (error) =>
+      error.reason === "PluginInitializeFailed" ? InitializeFailure.unwrap<E>(error) : Effect.fail(error))
 
   return { add, addWrapped }
 }

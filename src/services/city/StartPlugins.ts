@@ -21,8 +21,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { InvalidPluginName, PluginInitializeFailed } from "../../schema/Errors.ts"
-import { PluginAlreadyRegistered, PluginDependencyCycle, PluginDependencyMissing } from "../../schema/Errors.ts"
+import { RegistryError } from "../../schema/Errors.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import * as PluginName from "../../schema/PluginName.ts"
 import { isPlugin, type Plugin } from "../Plugin.ts"
@@ -121,7 +120,7 @@ const startPluginOf = <R>(start: StartPlugin<R>) =>
  * @category constructors
  */
 export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
-  Effect.suspend((): Effect.Effect<void, InvalidPluginName | PluginAlreadyRegistered | PluginDependencyMissing | PluginDependencyCycle> => {
+  Effect.suspend((): Effect.Effect<void, RegistryError> => {
     // The names of the list by case key (internal/caseKey.ts): two that differ only in case clash.
     const seen = new Map<string, string>()
     for (const start of plugins) {
@@ -131,7 +130,7 @@ export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
       const key = caseKey(name)
       const registered = seen.get(key)
       if (registered !== undefined) {
-        return Effect.fail(new PluginAlreadyRegistered({ plugin: name, ...(registered === name ? {} : { registered }) }))
+        return Effect.fail(new RegistryError({ reason: "PluginAlreadyRegistered", plugin: name, ...(registered === name ? {} : { registered }) }))
       }
       seen.set(key, name)
     }
@@ -139,10 +138,10 @@ export const check = <R>(plugins: ReadonlyArray<StartPlugin<R>>) =>
     for (const start of plugins) {
       const { plugin } = startPluginOf(start)
       const missing = (plugin.requires ?? []).filter((r) => !r.optional && !listed(r.name)).map((r) => r.name)
-      if (missing.length > 0) return Effect.fail(new PluginDependencyMissing({ plugin: plugin.name, missing: [...new Set(missing)].sort() }))
+      if (missing.length > 0) return Effect.fail(new RegistryError({ reason: "PluginDependencyMissing", plugin: plugin.name, missing: [...new Set(missing)].sort() }))
     }
     const cycle = Dependencies.findCycle(graphOf(plugins))
-    return cycle === undefined ? Effect.void : Effect.fail(new PluginDependencyCycle({ cycle }))
+    return cycle === undefined ? Effect.void : Effect.fail(new RegistryError({ reason: "PluginDependencyCycle", cycle }))
   })
 
 const graphOf = <R>(plugins: ReadonlyArray<StartPlugin<R>>): Dependencies.Graph =>
@@ -163,7 +162,7 @@ const graphOf = <R>(plugins: ReadonlyArray<StartPlugin<R>>): Dependencies.Graph 
 export const start = <R>(
   registry: PluginRegistryShape,
   plugins: ReadonlyArray<StartPlugin<R>>
-): Effect.Effect<void, PluginInitializeFailed | PluginDependencyMissing | InvalidPluginName | PluginAlreadyRegistered, R> =>
+): Effect.Effect<void, RegistryError, R> =>
   Effect.gen(function*() {
     const byName = new Map(plugins.map((each) => {
       const start = startPluginOf(each)
@@ -181,7 +180,7 @@ export const start = <R>(
           return Effect.zipRight(
             registry.unstarted(plugin, reason),
             required
-              ? Effect.fail(new PluginDependencyMissing({ plugin: name, missing: [broken.name] }))
+              ? Effect.fail(new RegistryError({ reason: "PluginDependencyMissing", plugin: name, missing: [broken.name] }))
               : Effect.logWarning(`optional plugin isolated: ${name}: ${reason}`)
           )
         }
@@ -190,8 +189,8 @@ export const start = <R>(
           Effect.catchTags({
             // Nobody can close the City before it is returned.
             CityClosed: (error) => Effect.die(error),
-            PluginInitializeFailed: (error) =>
-              Effect.zipRight(
+            RegistryError: (error) =>
+              error.reason !== "PluginInitializeFailed" ? Effect.fail(error) : Effect.zipRight(
                 Effect.flatMap(registry.get(name), (snapshot) =>
                   Effect.sync(() => void failed.set(name, Option.match(snapshot, { onNone: () => error.message, onSome: (s) => s.last_error ?? error.message })))),
                 required ? Effect.fail(error) : Effect.logWarning(`optional plugin isolated: ${error.message}`)

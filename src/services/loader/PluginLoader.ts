@@ -521,7 +521,9 @@ const loadFolder = (
       const error = added.left
       if (error._tag === "CityClosed") return yield* Effect.fail(error)
       return yield* skipThis(
-        error._tag === "PluginInitializeFailed" ? new PluginLoadError({ reason: "RegistrationFailed", plugin: manifest.name, cause: error.cause }) : error
+        error._tag === "RegistryError" && error.reason === "PluginInitializeFailed" && error.cause !== undefined
+          ? new PluginLoadError({ reason: "RegistrationFailed", plugin: manifest.name, cause: error.cause })
+          : error
       )
     }
     const warnings = [...found.warnings, ...shadowed, ...settings.warnings]

@@ -118,6 +118,7 @@ export const build = <P extends ReadonlyArray<StartPlugin<unknown>>>(
     yield* StartPlugins.start(Context.get(context, PluginRegistry.PluginRegistry), start)
     return city
   }).pipe(
-    Effect.catchTag("PluginInitializeFailed", (error) => InitializeFailure.unwrap<RequiredStartFailure<P>>(error))
+    Effect.catchTag("RegistryError", (error) =>
+      error.reason === "PluginInitializeFailed" ? InitializeFailure.unwrap<RequiredStartFailure<P>>(error) : Effect.fail(error))
   )
 }

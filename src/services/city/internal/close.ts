@@ -51,7 +51,7 @@ import {
   type ClosedPlugin,
   type CloseFailure,
   CloseReport,
-  PluginDisposeFailed
+  RegistryError
 } from "../../../schema/Errors.ts"
 import type { Requirement } from "../../Plugin.ts"
 import type { CityConfigShape } from "../CityConfig.ts"
@@ -301,10 +301,10 @@ export const disposeAll = (options: {
 }): Effect.Effect<void> => {
   const { closing, config, views } = options
 
-  const reportExit = (item: ClosingPlugin, exit: Exit.Exit<void, PluginDisposeFailed>) => {
+  const reportExit = (item: ClosingPlugin, exit: Exit.Exit<void, RegistryError>) => {
     const duration = item.started.elapsed()
     if (Exit.isSuccess(exit)) return closing.disposed({ plugin: item.name, outcome: "disposed", duration })
-    const timedOut = Option.exists(Cause.failureOption(exit.cause), (failure) => failure.reason === "timed-out")
+    const timedOut = Option.exists(Cause.failureOption(exit.cause), (failure) => failure.outcome === "timed-out")
     closing.disposed({ plugin: item.name, outcome: timedOut ? "timed-out" : "failed", duration })
     closing.report(`plugin ${item.name}`, exit.cause)
   }
@@ -320,9 +320,9 @@ export const disposeAll = (options: {
             closing.report(
               `plugin ${item.name}`,
               Cause.fail(
-                new PluginDisposeFailed({
+                new RegistryError({ reason: "PluginDisposeFailed",
                   plugin: item.name,
-                  reason: "still-leased",
+                  outcome: "still-leased",
                   cause: Cause.fail(new Cause.TimeoutException(`the last lease on ${item.name} was not released in time`))
                 })
               )

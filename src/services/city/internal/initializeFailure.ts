@@ -12,7 +12,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type { PluginInitializeFailed } from "../../../schema/Errors.ts"
+import type { RegistryError } from "../../../schema/Errors.ts"
 
 /**
  * Fails with the plugin's own failure when `error` carries one (reason `failed`): the
@@ -22,8 +22,8 @@ import type { PluginInitializeFailed } from "../../../schema/Errors.ts"
  * @since 0.1.0
  * @category errors
  */
-export const unwrap = <E>(error: PluginInitializeFailed): Effect.Effect<never, E | PluginInitializeFailed> => {
-  if (error.reason !== "failed") return Effect.fail(error)
+export const unwrap = <E>(error: RegistryError): Effect.Effect<never, E | RegistryError> => {
+  if (error.outcome !== "failed") return Effect.fail(error)
   // A `failed` PluginInitializeFailed carries the Cause of the plugin's initialize, whose failures
   // are its `E`; a release fails only with defects or interruptions (finalizers cannot fail).
   const cause = error.cause as Cause.Cause<E>

@@ -54,7 +54,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import * as SortedMap from "effect/SortedMap"
-import { type CityClosed, describeCause, PluginDisposeFailed, PluginInitializeFailed } from "../../../schema/Errors.ts"
+import { type CityClosed, describeCause, type InitializeOutcome, RegistryError } from "../../../schema/Errors.ts"
 import type { Skill } from "../../../schema/PluginChange.ts"
 import { spans } from "../../Observability.ts"
 import { traceLifecycle } from "../../internal/tracing.ts"
@@ -106,9 +106,9 @@ export interface Started {
    * its logger, its tracer); the fiber that runs it. Synchronous, so that close starts a thousand
    * with one runtime.
    */
-  readonly beginIn: (runtime: Runtime.Runtime<never>) => Fiber.RuntimeFiber<void, PluginDisposeFailed>
+  readonly beginIn: (runtime: Runtime.Runtime<never>) => Fiber.RuntimeFiber<void, RegistryError>
   /** Disposes the instance the first time; later calls share that result. Bounded by disposeTimeout. */
-  readonly dispose: Effect.Effect<void, PluginDisposeFailed>
+  readonly dispose: Effect.Effect<void, RegistryError>
   /** Completes when the disposal has ended, whoever started it; starts nothing. */
   readonly disposed: Effect.Effect<void>
   /** How long the disposal took, or has taken so far if it is still running (zero before it starts). */
@@ -121,16 +121,16 @@ export interface Started {
  * @category constructors
  */
 export const disposeTimedOut = (name: string, timeout?: Duration.Duration) =>
-  new PluginDisposeFailed({
+  new RegistryError({ reason: "PluginDisposeFailed",
     plugin: name,
-    reason: "timed-out",
+    outcome: "timed-out",
     cause: Cause.fail(new Cause.TimeoutException(`dispose of ${name} did not complete${timeout === undefined ? " in time" : ` within ${Duration.format(timeout)}`}`))
   })
 
 /** Closes a plugin's Scope: a finalizer that fails or dies makes the dispose fail with every Cause. */
 const closeScope = (name: string, scope: Scope.CloseableScope, exit: Exit.Exit<unknown, unknown>) =>
   Effect.flatMap(Effect.exit(Scope.close(scope, exit)), (closed) =>
-    Exit.isSuccess(closed) ? Effect.void : Effect.fail(new PluginDisposeFailed({ plugin: name, reason: "failed", cause: closed.cause })))
+    Exit.isSuccess(closed) ? Effect.void : Effect.fail(new RegistryError({ reason: "PluginDisposeFailed", plugin: name, outcome: "failed", cause: closed.cause })))
 
 /** The started instance of an initialize that succeeded, over the Scope it acquired into. */
 const started = (options: {
@@ -142,7 +142,7 @@ const started = (options: {
   readonly clock: Clock.Clock
 }): Started => {
   const { clock, disposeTimeout, name } = options
-  let fiber: Fiber.RuntimeFiber<void, PluginDisposeFailed> | undefined
+  let fiber: Fiber.RuntimeFiber<void, RegistryError> | undefined
   let begunAt: bigint | undefined
   let endedAt: bigint | undefined
   // unsafe: `started` is synchronous (the registry publishes an instance in the step its initialize ends).
@@ -285,7 +285,7 @@ export interface PluginLifecycleShape {
     plugin: Plugin<E, R>,
     options: StartOptions,
     restore: <A, E2, R2>(effect: Effect.Effect<A, E2, R2>) => Effect.Effect<A, E2, R2>
-  ) => Effect.Effect<Either.Either<Started, PluginInitializeFailed>, never, R>
+  ) => Effect.Effect<Either.Either<Started, RegistryError>, never, R>
   /**
    * Close's part: interrupts every initialize in flight, waits for them up to `disposeTimeout`,
    * and returns the names of those still running (abandoned in the background).
@@ -303,7 +303,7 @@ export class PluginLifecycle extends Context.Tag("effect-city/PluginLifecycle")<
 const timedOut = (what: string, duration: Duration.Duration) =>
   new Cause.TimeoutException(`${what} did not complete within ${Duration.format(duration)}`)
 
-const reasonOf = (cause: Cause.Cause<unknown>): PluginInitializeFailed["reason"] =>
+const reasonOf = (cause: Cause.Cause<unknown>): InitializeOutcome =>
   Option.match(Cause.failureOption(cause), {
     onNone: () => (Cause.isInterruptedOnly(cause) ? "interrupted" : "died"),
     onSome: () => "failed"
@@ -333,15 +333,15 @@ export const make = Effect.gen(function*() {
   const clock = yield* Effect.clock
   let attempts = 0
 
-  const failed = (name: string, cause: Cause.Cause<unknown>, reason: PluginInitializeFailed["reason"], release?: Cause.Cause<unknown>) =>
-    Either.left(new PluginInitializeFailed({ plugin: name, reason, cause, ...(release === undefined ? {} : { release }) }))
+  const failed = (name: string, cause: Cause.Cause<unknown>, reason: InitializeOutcome, release?: Cause.Cause<unknown>) =>
+    Either.left(new RegistryError({ reason: "PluginInitializeFailed", plugin: name, outcome: reason, cause, ...(release === undefined ? {} : { release }) }))
 
   /** A settled initialize: the started instance, or the failure (after releasing what it acquired). */
   const settle = (
     plugin: Plugin<unknown, unknown>,
     scope: Scope.CloseableScope,
     exit: Exit.Exit<Contributions, unknown>
-  ): Effect.Effect<Either.Either<Started, PluginInitializeFailed>> => {
+  ): Effect.Effect<Either.Either<Started, RegistryError>> => {
     const name = plugin.name
     if (Exit.isSuccess(exit)) {
       const instance = new PluginInstance(name, plugin.version, exit.value, {})
@@ -439,7 +439,9 @@ export const layer = Layer.effect(PluginLifecycle, make)
  * @since 0.1.0
  * @category utils
  */
-export const lastError = (error: PluginInitializeFailed): string =>
-  error.release === undefined
+export const lastError = (error: RegistryError): string =>
+  error.cause === undefined
+    ? error.message
+    : error.release === undefined
     ? describeCause(error.cause)
     : `${describeCause(error.cause)}; releasing what it acquired failed too: ${describeCause(error.release)}`

@@ -21,12 +21,7 @@ import type * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import {
   type CityClosed,
-  type InvalidPluginName,
-  type PluginAlreadyRegistered,
-  type PluginDependencyMissing,
-  type PluginDisposeFailed,
-  type PluginHasDependents,
-  type PluginInitializeFailed,
+  type RegistryError,
   PluginNotFound,
   type PluginNotReady
 } from "../../../schema/Errors.ts"
@@ -60,7 +55,7 @@ export interface PluginRegistryShape {
     options?: PluginAdd.AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
-    E | PluginInitializeFailed | PluginAlreadyRegistered | PluginDependencyMissing | InvalidPluginName | CityClosed,
+    E | RegistryError | CityClosed,
     Exclude<R, SiblingNeed<any>>
   >
   /**
@@ -73,14 +68,14 @@ export interface PluginRegistryShape {
     options?: PluginAdd.AddOptions
   ) => Effect.Effect<
     PluginSnapshot,
-    PluginAlreadyRegistered | PluginDependencyMissing | PluginInitializeFailed | InvalidPluginName | CityClosed,
+    RegistryError | CityClosed,
     Exclude<R, SiblingNeed<any>>
   >
   /** `None` for an unknown name; see {@link Removal}. Clearing an error snapshot is `disposed`. */
   readonly remove: (
     name: string,
     options?: PluginRemoval.RemoveOptions
-  ) => Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed>
+  ) => Effect.Effect<Option.Option<Removal>, RegistryError | CityClosed>
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
   /** Every live or failed plugin, sorted by name in code-unit order. */
   readonly snapshots: Effect.Effect<ReadonlyArray<PluginSnapshot>>

@@ -16,7 +16,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type CityClosed, type PluginDisposeFailed, PluginHasDependents } from "../../../schema/Errors.ts"
+import { type CityClosed, RegistryError } from "../../../schema/Errors.ts"
 import * as Dependencies from "./dependencies.ts"
 import { disposeAfterLeases, disposed, Removal } from "../LeasedDisposal.ts"
 import type { Started } from "./pluginLifecycle.ts"
@@ -55,7 +55,7 @@ export const make = (parts: RegistryParts) => {
     )
 
   const removeOne = (name: string, restore: Restore) =>
-    Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed> => {
+    Effect.suspend((): Effect.Effect<Option.Option<Removal>, RegistryError> => {
       const started = instances.get(name)
       if (started !== undefined) return Effect.map(removeStarted(name, started, restore), Option.some)
       if (snapshots.statusOf(name) === undefined) return Effect.succeed(Option.none())
@@ -98,15 +98,15 @@ export const make = (parts: RegistryParts) => {
   const remove = (
     name: string,
     options?: RemoveOptions
-  ): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed> =>
+  ): Effect.Effect<Option.Option<Removal>, RegistryError | CityClosed> =>
     Effect.suspend(() => {
       const refused = closing.refuse(`remove plugin ${name}`)
       if (refused !== undefined) return Effect.fail(refused)
       const body = (restore: Restore) =>
-        Effect.suspend((): Effect.Effect<Option.Option<Removal>, PluginDisposeFailed | PluginHasDependents | CityClosed> => {
+        Effect.suspend((): Effect.Effect<Option.Option<Removal>, RegistryError | CityClosed> => {
           const required = dependents.of(name)
           if (required.length > 0 && options?.cascade !== true) {
-            return Effect.fail(new PluginHasDependents({ plugin: name, dependents: required }))
+            return Effect.fail(new RegistryError({ reason: "PluginHasDependents", plugin: name, dependents: required }))
           }
           // From here on no new dependent is admitted on it.
           dependents.beginRemoval(name)
