@@ -16,7 +16,7 @@ describe("greeter", () => {
       const harness = yield* PluginHarness.make(greeter, { context: { agent: { id: "ada" } } })
       expect(yield* harness.invoke("greet", { name: "Grace" })).toBe("Hello Grace, from ada in test-workspace")
       expect(yield* harness.system()).toEqual(Option.some("Greet people by name."))
-      expect(yield* Effect.flip(harness.invoke("greet", { name: 42 }))).toMatchObject({ _tag: "ActionInputRejected" })
+      expect(yield* Effect.flip(harness.invoke("greet", { name: 42 }))).toMatchObject({ _tag: "ActionRejected", reason: "ActionInputRejected" })
       yield* harness.dispose
       expect(yield* harness.disposal).toEqual(Option.some(Exit.void))
     }))

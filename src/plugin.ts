@@ -57,14 +57,9 @@ export * as HostModel from "./schema/HostModel.ts"
  * @since 0.1.0
  */
 export {
-  ActionFailed,
-  ActionInputRejected,
-  ActionNotFound,
-  ActionOutputRejected,
   HookFailed,
   PluginCallbackFailed,
-  PluginNotFound,
-  PluginNotReady
+  ActionRejected
 } from "./schema/Errors.ts"
 
 /**

@@ -14,14 +14,9 @@ import * as Option from "effect/Option"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type {
-  ActionFailed,
-  ActionInputRejected,
-  ActionNotFound,
-  ActionOutputRejected,
   CityClosed,
   RegistryError,
-  PluginNotFound,
-  PluginNotReady
+  ActionRejected
 } from "../src/schema/Errors.ts"
 import type { CityCalls } from "../src/services/city/CityService.ts"
 import type { StepView } from "../src/services/city/Session.ts"
@@ -84,18 +79,18 @@ describe("an action reference's error and output Schemas", () => {
   class Other extends Schema.TaggedError<Other>()("Other", {}) {}
   const User = Schema.Struct({ name: Schema.String, since: Schema.DateFromString })
   const Find = Contributions.reference({ plugin: "users", action: "find", input: Schema.String, output: User, error: UnknownUser })
-  type CallErrors = PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed
+  type CallErrors = ActionRejected
 
   it("invoke's result is the output Schema's Type, its failure the action's own error beside the call's", () => {
     expectTypeOf(Find).toEqualTypeOf<Contributions.ActionRef<string, string, typeof User.Type, UnknownUser>>()
     const call = (scope: CityCalls) => scope.invoke(Find, "ada")
     expectTypeOf<Effect.Effect.Success<ReturnType<typeof call>>>().toEqualTypeOf<{ readonly name: string; readonly since: Date }>()
     expectTypeOf<Effect.Effect.Error<ReturnType<typeof call>>>().toEqualTypeOf<
-      UnknownUser | ActionOutputRejected | CallErrors | CityClosed
+      UnknownUser | ActionRejected | CallErrors | CityClosed
     >()
     // In a Step, the same.
     const inStep = (view: StepView) => view.invoke(Find, "ada")
-    expectTypeOf<Effect.Effect.Error<ReturnType<typeof inStep>>>().toEqualTypeOf<UnknownUser | ActionOutputRejected | CallErrors>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof inStep>>>().toEqualTypeOf<UnknownUser | ActionRejected | CallErrors>()
     // The input is the input Schema's encoded form.
     // @ts-expect-error the input is a string
     const wrong = (scope: CityCalls) => scope.invoke(Find, 42)
@@ -105,7 +100,7 @@ describe("an action reference's error and output Schemas", () => {
   it("Effect.catchTag on the action's own error compiles and takes it off the failure channel", () => {
     const caught = (scope: CityCalls) =>
       scope.invoke(Find, "ada").pipe(Effect.catchTag("UnknownUser", (e) => Effect.succeed({ name: e.user, since: new Date(0) })))
-    expectTypeOf<Effect.Effect.Error<ReturnType<typeof caught>>>().toEqualTypeOf<ActionOutputRejected | CallErrors | CityClosed>()
+    expectTypeOf<Effect.Effect.Error<ReturnType<typeof caught>>>().toEqualTypeOf<ActionRejected | CallErrors | CityClosed>()
     // A tag the action does not declare is not on the channel.
     const stranger = (scope: CityCalls) =>
       // @ts-expect-error "Other" is not a failure of this call

@@ -65,11 +65,17 @@ const cases: ReadonlyArray<{
     subject: "bad-promise",
     make: () => build(Errors.RegistryError, { reason: "PluginDisposeFailed", plugin: "bad-promise", outcome: "failed", cause: failed })
   },
-  { tag: "PluginNotFound", subject: "ghost", make: () => build(Errors.PluginNotFound, { plugin: "ghost" }) },
+  {
+    tag: "PluginNotFound",
+    family: "ActionRejected",
+    subject: "ghost",
+    make: () => build(Errors.ActionRejected, { reason: "PluginNotFound", plugin: "ghost" })
+  },
   {
     tag: "PluginNotReady",
+    family: "ActionRejected",
     subject: "notes",
-    make: () => build(Errors.PluginNotReady, { plugin: "notes", status: "initializing" })
+    make: () => build(Errors.ActionRejected, { reason: "PluginNotReady", plugin: "notes", status: "initializing" })
   },
   {
     tag: "NotLicensed",
@@ -165,6 +171,22 @@ describe("a family's field renamed from reason keeps its old name in --json", ()
     const error = new LoaderErrors.PluginLoadError({ reason: "PluginRootUnreadable", root: "/plugins", detail: "permission denied" })
     expect(error.message).toBe("plugin root /plugins cannot be read: permission denied")
     expect(errorJson(error)).toEqual({ root: "/plugins", reason: "permission denied", _tag: "PluginRootUnreadable", message: error.message })
+  })
+})
+
+describe("a call's ending reads as before, in the library and from city plugins call", () => {
+  it("ActionInputRejected: the library's issues, or the field and the rule", () => {
+    const library = new Errors.ActionRejected({ reason: "ActionInputRejected", plugin: "p", action: "a", issues: "Expected number" })
+    expect(library.message).toBe("Input rejected by p/a: Expected number")
+    const called = new Errors.ActionRejected({ reason: "ActionInputRejected", plugin: "p", action: "a", field: "n", rule: "Expected number" })
+    expect(called.message).toBe(`Input rejected by p/a: field "n": Expected number`)
+    expect(errorJson(called)).toEqual({ plugin: "p", action: "a", field: "n", rule: "Expected number", _tag: "ActionInputRejected", message: called.message })
+  })
+
+  it("ResultNotJson: detail is the envelope's reason, as before", () => {
+    const error = new Errors.ActionRejected({ reason: "ResultNotJson", plugin: "p", action: "a", detail: "cycle" })
+    expect(error.message).toBe("Action p/a returned a result that is not JSON: cycle")
+    expect(errorJson(error)).toEqual({ plugin: "p", action: "a", reason: "cycle", _tag: "ResultNotJson", message: error.message })
   })
 })
 

@@ -42,15 +42,10 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as path from "node:path"
 import {
-  type ActionFailed,
-  type ActionInputRejected,
-  type ActionNotFound,
-  type ActionOutputRejected,
+  type ActionRejected,
   type CityClosed,
   type HookFailed,
   type RegistryError,
-  type PluginNotFound,
-  type PluginNotReady,
   ReloadRejected
 } from "../schema/Errors.ts"
 import type { AgentInfo, CallBase, SessionInfo, TurnInfo, WorkspaceInfo } from "../schema/HostModel.ts"
@@ -115,7 +110,7 @@ export interface HarnessOptions<RS = never> extends CityConfig.CityOptions {
  * @since 0.1.0
  * @category errors
  */
-export type InvokeError = PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed
+export type InvokeError = ActionRejected | CityClosed
 
 /**
  * Why `make` failed: the plugin's initialize (its own typed failure `E` itself, as `add` fails;
@@ -142,7 +137,7 @@ export type HarnessError<E> =
  */
 export interface HarnessInvoke {
   /** By reference: the input, the result and the action's own error typed, as `City.Invoke`. */
-  <A, I, O, AE>(action: ActionRef<A, I, O, AE>, input: I): Effect.Effect<O, AE | ActionOutputRejected | InvokeError>
+  <A, I, O, AE>(action: ActionRef<A, I, O, AE>, input: I): Effect.Effect<O, AE | ActionRejected | InvokeError>
   /** By name: checked at run time only (`ActionInputRejected`); the result is `unknown`. */
   (action: string, input: unknown): Effect.Effect<unknown, InvokeError>
 }
@@ -165,7 +160,7 @@ export interface PluginCalls {
    */
   readonly system: () => Effect.Effect<Option.Option<string>, CityClosed>
   /** Whether the plugin can serve this caller; a failing check reads as unavailable with the reason. */
-  readonly availability: () => Effect.Effect<Availability, PluginNotFound | PluginNotReady | CityClosed>
+  readonly availability: () => Effect.Effect<Availability, ActionRejected | CityClosed>
 }
 
 /**
@@ -183,7 +178,7 @@ export interface PluginHarness extends PluginCalls {
   /** The same calls, made for another caller (each field given replaces this harness's). */
   readonly withContext: (context: HarnessContext) => PluginCalls
   /** The plugin's skills as the next Turn would see them (a `reload` request replaces them). */
-  readonly skills: Effect.Effect<ReadonlyArray<Skill>, PluginNotFound | PluginNotReady | CityClosed>
+  readonly skills: Effect.Effect<ReadonlyArray<Skill>, ActionRejected | CityClosed>
   /** The plugin's snapshot in the City (status, version, attempts, last error); `None` once disposed. */
   readonly snapshot: Effect.Effect<Option.Option<PluginSnapshot>>
   /** The changes the plugin asked for with `ctx.requestReload`, in order (with the harness's default `requestReload`). */

@@ -7,6 +7,7 @@ import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import { FamilyTypeId } from "./ErrorFamily.ts"
+import { oneLine } from "./OneLine.ts"
 
 /**
  * A Cause carried as data: printed with `Cause.pretty` in messages.
@@ -207,110 +208,113 @@ export class PluginCallbackFailed extends Schema.TaggedError<PluginCallbackFaile
 }
 
 /**
- * A plugin name the City does not know.
- *
- * Raised by a call (`invoke`, `availability`, through `city.calls` or a Step) that names a plugin the
- * City does not know, and when a skills reload names a plugin that is not ready.
+ * Why a call of a plugin's action (`invoke`, `availability`, through `city.calls` or a Step, and
+ * `city plugins call`) ended without a result, each reason with the fields it fills:
+ * - `PluginNotFound` (`plugin`): a plugin the City does not know (also a skills reload naming a
+ *   plugin that is not ready).
+ * - `PluginNotReady` (`plugin`, `status`, `last_error`): a plugin the City knows that is not in
+ *   the call's view: still initializing, disposing, or failed (`status: "error"`, its `last_error`).
+ * - `ActionNotFound` (`plugin`, `action`): the plugin contributes no action of that name.
+ * - `ActionInputRejected` (`plugin`, `action`, and `issues` or `field` and `rule`): the input does
+ *   not decode with the action's input Schema; the handler never runs. `issues` is the formatted
+ *   ParseError (a call in the library); `city plugins call` names the first issue's `field` (empty
+ *   for the input itself) and `rule` instead.
+ * - `ActionOutputRejected` (`plugin`, `action`, `issue`): called by a reference that declares an
+ *   `output` Schema (`Contributions.reference`), the handler's result does not match it (in the
+ *   host's thread validated against its Type side; from a worker encoded there, decoded here);
+ *   `issue` is the first problem on one line (`field: rule`). The caller gets no result.
+ * - `ActionFailed` (`plugin`, `action`, and `cause` or `detail` and `failure`): the handler failed
+ *   or died; `cause` is its Cause (an interruption stays an interruption). Called by a reference
+ *   that declares an `error` Schema, a failure that Schema accepts reaches the caller as itself
+ *   instead. `city plugins call` carries the action's typed failure as JSON (`failure`: its `_tag`,
+ *   `message` and own fields; none for a defect, an untagged failure or the worker ending) and its
+ *   one line (`detail`) instead of the Cause.
+ * - `ResultNotJson` (`plugin`, `action`, `detail`): `city plugins call`'s action returned a value
+ *   with no JSON form (a BigInt, a cycle): it cannot be printed.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class PluginNotFound extends Schema.TaggedError<PluginNotFound>()("PluginNotFound", {
-  plugin: Schema.String
-}) {
-  override get message() {
-    return `Unknown plugin: ${this.plugin}`
-  }
-}
+export const ActionRejectedReason = Schema.Literal(
+  "PluginNotFound",
+  "PluginNotReady",
+  "ActionNotFound",
+  "ActionInputRejected",
+  "ActionOutputRejected",
+  "ActionFailed",
+  "ResultNotJson"
+)
 
 /**
- * A known plugin that cannot serve calls now.
- *
- * Raised by a call that names a plugin the City knows but that is not in the call's view: still
- * initializing, disposing, or failed (`status: "error"` with its `last_error`).
+ * Why a call of a plugin's action ended without a result.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class PluginNotReady extends Schema.TaggedError<PluginNotReady>()("PluginNotReady", {
-  plugin: Schema.String,
-  status: Schema.String,
-  last_error: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    const last = this.last_error === undefined ? "" : ` (last error: ${this.last_error})`
-    return `Plugin ${this.plugin} is not ready: ${this.status}${last}`
-  }
-}
+export type ActionRejectedReason = typeof ActionRejectedReason.Type
 
 /**
- * An action the plugin does not have.
- *
- * Raised by `invoke` when the plugin contributes no action of that name.
+ * A call of a plugin's action that ended without a result; `reason` says why
+ * (`ActionRejectedReason`), and its `name` is the reason, the tag it had before (docs/cli.md,
+ * "Error tags and the library's error families"; docs/library.md, "Errors").
  * @since 0.1.0
  * @category errors
  */
-export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("ActionNotFound", {
+export class ActionRejected extends Schema.TaggedError<ActionRejected>()("ActionRejected", {
+  reason: ActionRejectedReason,
+  /** The plugin called. */
   plugin: Schema.String,
-  action: Schema.String
+  /** The action called (every reason but `PluginNotFound` and `PluginNotReady`). */
+  action: Schema.optional(Schema.String),
+  /** `PluginNotReady`: the plugin's status. */
+  status: Schema.optional(Schema.String),
+  /** `PluginNotReady`: its last error, when it failed. */
+  last_error: Schema.optional(Schema.String),
+  /** `ActionInputRejected` in the library: the formatted ParseError. */
+  issues: Schema.optional(Schema.String),
+  /** `ActionInputRejected` from `city plugins call`: the first issue's field, empty for the input itself. */
+  field: Schema.optional(Schema.String),
+  /** `ActionInputRejected` from `city plugins call`: the first issue's rule. */
+  rule: Schema.optional(Schema.String),
+  /** `ActionOutputRejected`: the first problem, on one line. */
+  issue: Schema.optional(Schema.String),
+  /** `ActionFailed` in the library: the handler's Cause. */
+  cause: Schema.optional(AnyCause),
+  /** `ActionFailed` from `city plugins call`: the action's typed failure as JSON. */
+  failure: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** `ActionFailed` from `city plugins call`, `ResultNotJson`: what happened, on one line. */
+  detail: Schema.optional(Schema.String)
 }) {
-  override get message() {
-    return `Plugin ${this.plugin} has no action ${JSON.stringify(this.action)}`
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
   }
-}
-
-/**
- * An action input that does not match the action's Schema.
- *
- * Raised by `invoke` when the input does not decode with the action's input Schema; `issues` is the
- * formatted ParseError. The handler never runs.
- * @since 0.1.0
- * @category errors
- */
-export class ActionInputRejected extends Schema.TaggedError<ActionInputRejected>()("ActionInputRejected", {
-  plugin: Schema.String,
-  action: Schema.String,
-  issues: Schema.String
-}) {
-  override get message() {
-    return `Input rejected by ${this.plugin}/${this.action}: ${this.issues}`
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): ActionRejectedReason {
+    return this.reason
   }
-}
-
-/**
- * An action result that does not match the action's output Schema.
- *
- * Raised by `invoke(ref, input)` when the reference declares an `output` Schema
- * (`Contributions.reference`) and the handler's result does not match it: in the host's thread the
- * result is validated against the Schema's Type side; from a worker it is encoded there and decoded
- * here. `issue` is the first problem on one line (`field: rule`). The caller gets no result.
- * @since 0.1.0
- * @category errors
- */
-export class ActionOutputRejected extends Schema.TaggedError<ActionOutputRejected>()("ActionOutputRejected", {
-  plugin: Schema.String,
-  action: Schema.String,
-  issue: Schema.String
-}) {
   override get message() {
-    return `Output of ${this.plugin}/${this.action} rejected by its output Schema: ${this.issue}`
-  }
-}
-
-/**
- * An action whose handler failed.
- *
- * Raised by `invoke` when the action's handler fails or dies; `cause` is its Cause (an interruption
- * stays an interruption). Called by a reference that declares an `error` Schema, a failure that
- * Schema accepts reaches the caller as itself instead (`Contributions.reference`).
- * @since 0.1.0
- * @category errors
- */
-export class ActionFailed extends Schema.TaggedError<ActionFailed>()("ActionFailed", {
-  plugin: Schema.String,
-  action: Schema.String,
-  cause: AnyCause
-}) {
-  override get message() {
-    return `Action ${this.plugin}/${this.action} failed: ${firstLine(this.cause)}`
+    switch (this.reason) {
+      case "PluginNotFound":
+        return `Unknown plugin: ${this.plugin}`
+      case "PluginNotReady": {
+        const last = this.last_error === undefined ? "" : ` (last error: ${this.last_error})`
+        return `Plugin ${this.plugin} is not ready: ${this.status}${last}`
+      }
+      case "ActionNotFound":
+        return `Plugin ${this.plugin} has no action ${JSON.stringify(this.action)}`
+      case "ActionInputRejected": {
+        if (this.issues !== undefined) return `Input rejected by ${this.plugin}/${this.action}: ${this.issues}`
+        const where = this.field === undefined || this.field === "" ? "" : `field ${JSON.stringify(this.field)}: `
+        return `Input rejected by ${this.plugin}/${this.action}: ${where}${oneLine(this.rule ?? "", 300)}`
+      }
+      case "ActionOutputRejected":
+        return `Output of ${this.plugin}/${this.action} rejected by its output Schema: ${this.issue}`
+      case "ActionFailed":
+        return `Action ${this.plugin}/${this.action} failed: ${
+          this.detail ?? (this.cause === undefined ? "unknown cause" : firstLine(this.cause))
+        }`
+      case "ResultNotJson":
+        return `Action ${this.plugin}/${this.action} returned a result that is not JSON: ${this.detail}`
+    }
   }
 }
 

@@ -34,9 +34,16 @@ export const refusedByTag = {
     EndpointBusy: false
   },
   UsageError: true,
-  PluginNotFound: true,
-  ActionNotFound: true,
-  ActionInputRejected: true,
+  ActionRejected: {
+    PluginNotFound: true,
+    ActionNotFound: true,
+    ActionInputRejected: true,
+    PluginNotReady: false,
+    ActionFailed: false,
+    ResultNotJson: false,
+    // A reference's output check: not a call by name, so never `city plugins call`'s.
+    ActionOutputRejected: false
+  },
   CityClosed: false,
   // Only PluginRootUnreadable fails a verb; the others are a skipped folder's, reported, not raised.
   PluginLoadError: {
@@ -54,9 +61,6 @@ export const refusedByTag = {
   StatusListenFailed: false,
   NoStatusPage: false,
   ClusterUnavailable: false,
-  PluginNotReady: false,
-  ActionFailed: false,
-  ResultNotJson: false,
   ControlChannelUnreachable: false,
   ControlChannelFailed: false
 } as const

@@ -20,7 +20,7 @@
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
 import { printedTag } from "./ErrorFamily.ts"
-import { ActionOutputRejected } from "./Errors.ts"
+import { ActionRejected } from "./Errors.ts"
 import { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "./HostModel.ts"
 import { PluginChange, Skill } from "./PluginChange.ts"
 
@@ -214,7 +214,7 @@ export class ActionError extends Schema.TaggedError<ActionError>()("IsolatedActi
  * @category models
  */
 export class CallAction extends Schema.TaggedRequest<CallAction>()("CallAction", {
-  failure: Schema.Union(IsolatedFailure, WorkerError, ActionError, ActionOutputRejected),
+  failure: Schema.Union(IsolatedFailure, WorkerError, ActionError, ActionRejected),
   success: ActionResult,
   payload: { action: Schema.String, input: Schema.Unknown, context: CallContext }
 }) {}

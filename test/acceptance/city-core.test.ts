@@ -117,9 +117,9 @@ describe("City core", () => {
         expect(snapshot?.last_error).toBeTypeOf("string")
         // Nothing it registered is visible anywhere.
         const invoked = failureOf(yield* Effect.exit(calls.invoke("broken", "echo", { text: "x" })))
-        expect(invoked._tag).toBe("PluginNotReady")
+        expect(invoked).toMatchObject({ _tag: "ActionRejected", reason: "PluginNotReady" })
         // The refusal carries the snapshot's last error, so a caller can say why.
-        expect(invoked._tag === "PluginNotReady" && invoked.last_error).toBe(snapshot?.last_error)
+        expect(invoked._tag === "ActionRejected" && invoked.reason === "PluginNotReady" && invoked.last_error).toBe(snapshot?.last_error)
         expect(yield* calls.system()).toEqual([])
         expect(yield* calls.runHooks("greet", "unchanged")).toBe("unchanged")
         // What it acquired was released; it never gets a dispose beyond its own finalizers.
@@ -256,7 +256,12 @@ describe("City core", () => {
         calls.invoke("alpha", "echo", { text: 42 }),
         calls.invoke("alpha", "fail", 7)
       ], (call) => Effect.map(Effect.exit(call), failureOf))
-      expect(tags.map((e) => e._tag)).toEqual(["PluginNotFound", "ActionNotFound", "ActionInputRejected", "ActionFailed"])
+      expect(tags.map((e) => [e._tag, e.name])).toEqual([
+        ["ActionRejected", "PluginNotFound"],
+        ["ActionRejected", "ActionNotFound"],
+        ["ActionRejected", "ActionInputRejected"],
+        ["ActionRejected", "ActionFailed"]
+      ])
       expect(tags[2]!.message).toContain("text")
       expect(tags[3]!.message).toContain("alpha/fail")
       expect(tags[3]!.message).toContain("bad 7")
@@ -317,7 +322,7 @@ describe("City core", () => {
       yield* eventually(Effect.map(city.plugins.get("slow"), (s) => Option.getOrUndefined(s)?.status === "disposing"))
       // Out of the view at once: a new call does not see it ...
       const late = failureOf(yield* Effect.exit(calls.invoke("slow", "echo", { text: "x" })))
-      expect(late._tag).toBe("PluginNotReady")
+      expect(late).toMatchObject({ _tag: "ActionRejected", reason: "PluginNotReady" })
       // ... but it is not disposed while the call holds it.
       expect(journal.count("dispose:slow")).toBe(0)
       expect(Option.map(yield* city.plugins.get("slow"), (s) => s.status)).toEqual(Option.some("disposing"))

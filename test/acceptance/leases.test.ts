@@ -75,7 +75,7 @@ describe("Execution leases", () => {
       const names = yield* session.turn((turn) => turn.step((view) => Effect.succeed(view.view.names)))
       expect(names).toEqual(["beta"])
       const error = yield* session.turn((turn) => turn.step((view) => Effect.flip(view.invoke("alpha", "echo", { text: "x" }))))
-      expect(error._tag).toBe("PluginNotFound")
+      expect(error).toMatchObject({ _tag: "ActionRejected", reason: "PluginNotFound" })
     })))
 
   it.scoped("a Step that started before remove keeps its instance until it ends, and dispose runs after it", () =>

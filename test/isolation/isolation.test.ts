@@ -172,12 +172,12 @@ describe("the City's semantics hold for a plugin in a worker", () => {
         expect(caught).toBeInstanceOf(UnknownUser)
         expect(caught).toMatchObject({ user: "ada" })
         // By name it stays ActionFailed; a defect stays ActionFailed by reference too.
-        expect((yield* Effect.flip(step((view) => view.invoke("users", "find", "ada"))))._tag).toBe("ActionFailed")
-        expect((yield* Effect.flip(step((view) => view.invoke(Find, "dying"))))._tag).toBe("ActionFailed")
+        expect(yield* Effect.flip(step((view) => view.invoke("users", "find", "ada")))).toMatchObject({ _tag: "ActionRejected", reason: "ActionFailed" })
+        expect(yield* Effect.flip(step((view) => view.invoke(Find, "dying")))).toMatchObject({ _tag: "ActionRejected", reason: "ActionFailed" })
 
         // A result the output Schema refuses is refused in the worker, named as in the host's thread.
         const rejected = yield* Effect.flip(step((view) => view.invoke(Find, "nameless")))
-        if (rejected._tag !== "ActionOutputRejected") return expect.unreachable(rejected._tag)
+        if (rejected._tag !== "ActionRejected" || rejected.reason !== "ActionOutputRejected") return expect.unreachable(rejected._tag)
         expect(rejected).toMatchObject({ plugin: "users", action: "find" })
         expect(rejected.issue).toMatch(/^name: /)
       })

@@ -60,14 +60,14 @@ describe("PluginHarness", () => {
       expect(existsSync(harness.context.workspace.path)).toBe(true)
       expect(yield* harness.invoke("greet", { name: "Grace" })).toBe("Hello Grace, from test-agent in test-workspace")
       const typed = harness.invoke(Greet, { name: "Lin" })
-      expectTypeOf(typed).toEqualTypeOf<Effect.Effect<string, PluginHarness.InvokeError | Errors.ActionOutputRejected>>()
+      expectTypeOf(typed).toEqualTypeOf<Effect.Effect<string, PluginHarness.InvokeError | Errors.ActionRejected>>()
       expect(yield* typed).toBe("Hello Lin, from test-agent in test-workspace")
-      expect(yield* Effect.flip(harness.invoke("greet", { name: 1 }))).toMatchObject({ _tag: "ActionInputRejected", action: "greet" })
-      expect(yield* Effect.flip(harness.invoke("nope", {}))).toMatchObject({ _tag: "ActionNotFound", plugin: "greeter" })
-      expect(yield* Effect.flip(harness.invoke("fail", {}))).toMatchObject({ _tag: "ActionFailed", action: "fail" })
+      expect(yield* Effect.flip(harness.invoke("greet", { name: 1 }))).toMatchObject({ _tag: "ActionRejected", reason: "ActionInputRejected", action: "greet" })
+      expect(yield* Effect.flip(harness.invoke("nope", {}))).toMatchObject({ _tag: "ActionRejected", reason: "ActionNotFound", plugin: "greeter" })
+      expect(yield* Effect.flip(harness.invoke("fail", {}))).toMatchObject({ _tag: "ActionRejected", reason: "ActionFailed", action: "fail" })
       // A reference to another plugin's action names a plugin this harness does not hold.
       const Other = Contributions.reference<string>()({ plugin: "other", action: "greet", input: Schema.Struct({}) })
-      expect(yield* Effect.flip(harness.invoke(Other, {}))).toMatchObject({ _tag: "PluginNotFound", plugin: "other" })
+      expect(yield* Effect.flip(harness.invoke(Other, {}))).toMatchObject({ _tag: "ActionRejected", reason: "PluginNotFound", plugin: "other" })
       // Another caller.
       const bob = harness.withContext({ agent: { id: "bob" }, session: { id: "s1" }, turn: { number: 3 } })
       expect(bob.context).toMatchObject({ agent: { id: "bob" }, workspace: { id: "test-workspace" }, session: { id: "s1" }, turn: { number: 3 } })
@@ -131,7 +131,7 @@ describe("PluginHarness", () => {
         yield* harness.dispose
         expect(disposes.count).toBe(1)
         expect(yield* harness.disposal).toEqual(Option.some(Exit.void))
-        expect(yield* Effect.flip(harness.invoke("greet", { name: "x" }))).toMatchObject({ _tag: "PluginNotFound" })
+        expect(yield* Effect.flip(harness.invoke("greet", { name: "x" }))).toMatchObject({ _tag: "ActionRejected", reason: "PluginNotFound" })
         expect(yield* harness.snapshot).toEqual(Option.none())
         return harness
       }))

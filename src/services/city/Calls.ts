@@ -11,14 +11,9 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import {
-  ActionFailed,
-  ActionInputRejected,
-  ActionNotFound,
-  ActionOutputRejected,
+  ActionRejected,
   describeCause,
-  HookFailed,
-  type PluginNotFound,
-  type PluginNotReady
+  HookFailed
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
 import { issueLine } from "../../schema/ParseIssue.ts"
@@ -55,7 +50,7 @@ export interface SystemBlock {
  */
 export interface Invoke<E> {
   /** By reference: the input, the result and the action's own error typed. */
-  <A, I, O, AE>(action: ActionRef<A, I, O, AE>, input: I): Effect.Effect<O, AE | ActionOutputRejected | E>
+  <A, I, O, AE>(action: ActionRef<A, I, O, AE>, input: I): Effect.Effect<O, AE | ActionRejected | E>
   /** By name: checked at run time only (`ActionInputRejected`); the result is `unknown`. */
   (plugin: string, action: string, input: unknown): Effect.Effect<unknown, E>
 }
@@ -89,13 +84,13 @@ export interface Calls {
    * reference has an `output` Schema; by name (`invoke(plugin, action, input)`) nothing is typed and
    * a wrong input fails only at run time, with `ActionInputRejected` (see {@link Invoke}).
    */
-  readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  readonly invoke: Invoke<ActionRejected>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed>
   /** The system text of every available plugin that has some, in plugin name order; a failing one is skipped with a warning. */
   readonly system: () => Effect.Effect<ReadonlyArray<SystemBlock>>
   /** Whether a plugin can serve this call; a failing check reads as unavailable with the reason. */
-  readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady>
+  readonly availability: (plugin: string) => Effect.Effect<Availability, ActionRejected>
 }
 
 /**
@@ -103,7 +98,7 @@ export interface Calls {
  * @since 0.1.0
  * @category models
  */
-export type Explain = (name: string) => PluginNotFound | PluginNotReady
+export type Explain = (name: string) => ActionRejected
 
 const alwaysAvailable: Availability = { available: true, reasons: [] }
 
@@ -114,7 +109,7 @@ const passInterrupts = <E>(cause: Cause.Cause<unknown>, otherwise: () => Effect.
 const byName = (run: Effect.Effect<unknown, unknown>, plugin: string, action: string) =>
   // One step for both ends (a by-name call is the hot path): the result unwrapped, the failure wrapped.
   Effect.matchCauseEffect(run, {
-    onFailure: (cause) => passInterrupts(cause, () => Effect.fail(new ActionFailed({ plugin, action, cause: unwrapCause(cause) }))),
+    onFailure: (cause) => passInterrupts(cause, () => Effect.fail(new ActionRejected({ reason: "ActionFailed", plugin, action, cause: unwrapCause(cause) }))),
     onSuccess: (value) => Effect.succeed(unwrap(value))
   })
 
@@ -134,13 +129,13 @@ const byReference = (
     onFailure: (cause) =>
       passInterrupts(cause, () => {
         const typed = typedFailure(cause, ref)
-        return Effect.fail(Option.isSome(typed) ? typed.value : new ActionFailed({ plugin, action, cause: unwrapCause(cause) }))
+        return Effect.fail(Option.isSome(typed) ? typed.value : new ActionRejected({ reason: "ActionFailed", plugin, action, cause: unwrapCause(cause) }))
       }),
     onSuccess: (value) => {
       const output = ref.output
       if (output === undefined) return Effect.succeed(unwrap(value))
       const checked = value instanceof Encoded ? Schema.decodeUnknown(output)(value.value) : Schema.validate(output)(value)
-      return Effect.mapError(checked, (error) => new ActionOutputRejected({ plugin, action, issue: issueLine(error) }))
+      return Effect.mapError(checked, (error) => new ActionRejected({ reason: "ActionOutputRejected", plugin, action, issue: issueLine(error) }))
     }
   })
 
@@ -180,7 +175,7 @@ export class BoundCalls implements Calls {
     return effect.pipe(Effect.provideService(PluginContext, project(name, this.base)), Effect.annotateLogs("plugin", name))
   }
 
-  private lookup(name: string): Effect.Effect<PluginInstance, PluginNotFound | PluginNotReady> {
+  private lookup(name: string): Effect.Effect<PluginInstance, ActionRejected> {
     const instance = instanceIn(this.view, name)
     return instance === undefined ? Effect.fail(this.explain(name)) : Effect.succeed(instance)
   }
@@ -206,8 +201,8 @@ export class BoundCalls implements Calls {
   invoke<A, I, O, AE>(
     action: ActionRef<A, I, O, AE>,
     input: I
-  ): Effect.Effect<O, AE | ActionOutputRejected | PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
-  invoke(plugin: string, action: string, input: unknown): Effect.Effect<unknown, PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed>
+  ): Effect.Effect<O, AE | ActionRejected>
+  invoke(plugin: string, action: string, input: unknown): Effect.Effect<unknown, ActionRejected>
   invoke(target: string | ActionRef<unknown, unknown, unknown, unknown>, second: unknown, third?: unknown) {
     const [plugin, actionName, input] = invokeArguments(target, second, third)
     return Effect.withSpan(this.invokeUntraced(plugin, actionName, input, typeof target === "string" ? undefined : target), spans.invoke, {
@@ -218,10 +213,10 @@ export class BoundCalls implements Calls {
   private invokeUntraced(plugin: string, actionName: string, input: unknown, ref: ActionRef<unknown, unknown, unknown, unknown> | undefined) {
     return Effect.flatMap(this.lookup(plugin), (instance): Effect.Effect<unknown, unknown> => {
       const action = instance.contributions.actions?.[actionName]
-      if (action === undefined) return Effect.fail(new ActionNotFound({ plugin, action: actionName }))
+      if (action === undefined) return Effect.fail(new ActionRejected({ reason: "ActionNotFound", plugin, action: actionName }))
       return Schema.decodeUnknown(action.input)(input).pipe(
         Effect.mapError((error) =>
-          new ActionInputRejected({
+          new ActionRejected({ reason: "ActionInputRejected",
             plugin,
             action: actionName,
             issues: ParseResult.TreeFormatter.formatErrorSync(error)

@@ -8,15 +8,11 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type {
-  ActionFailed,
-  ActionInputRejected,
-  ActionNotFound,
   CityClosed,
   CityCloseError,
   CloseReport,
   HookFailed,
-  PluginNotFound,
-  PluginNotReady
+  ActionRejected
 } from "../../schema/Errors.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
 import type { ActionRef, Availability } from "../Contributions.ts"
@@ -37,13 +33,13 @@ export interface CityCalls {
    * Calls a plugin's action, by reference (typed: the input, the result and the action's own error,
    * see `Contributions.reference`) or by name (checked at run time only): see `City.Invoke`.
    */
-  readonly invoke: Invoke<PluginNotFound | PluginNotReady | ActionNotFound | ActionInputRejected | ActionFailed | CityClosed>
+  readonly invoke: Invoke<ActionRejected | CityClosed>
   /** Runs the handlers of a hook point as a waterfall, plugins in name order: each gets the value the previous one returned. */
   readonly runHooks: (point: string, value: unknown) => Effect.Effect<unknown, HookFailed | CityClosed>
   /** The system text of every available plugin that has some, in plugin name order. */
   readonly system: () => Effect.Effect<ReadonlyArray<SystemBlock>, CityClosed>
   /** Whether a plugin can serve this call. */
-  readonly availability: (plugin: string) => Effect.Effect<Availability, PluginNotFound | PluginNotReady | CityClosed>
+  readonly availability: (plugin: string) => Effect.Effect<Availability, ActionRejected | CityClosed>
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Option from "effect/Option"
-import type { ActionOutputRejected } from "../../schema/Errors.ts"
+import type { ActionRejected } from "../../schema/Errors.ts"
 
 /**
  * A result (success channel) or a typed failure (failure channel) in the encoded form of the
@@ -27,7 +27,7 @@ export class Encoded {
  * @category models
  */
 export class Refused {
-  constructor(readonly error: ActionOutputRejected) {}
+  constructor(readonly error: ActionRejected) {}
 }
 
 /**

@@ -27,9 +27,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CallError, CallFailed, type CallRequest, InputRejected, ResultNotJson } from "../../../schema/ActionCall.ts"
+import type { CallError, CallRequest } from "../../../schema/ActionCall.ts"
 import { printedTag } from "../../../schema/ErrorFamily.ts"
-import { type ActionFailed, type ActionInputRejected, describeCause } from "../../../schema/Errors.ts"
+import { ActionRejected, describeCause } from "../../../schema/Errors.ts"
 import type { CallBase } from "../../../schema/HostModel.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { oneLine } from "../../../schema/OneLine.ts"
@@ -76,7 +76,8 @@ const ownFields = (value: object): Record<string, unknown> => {
 
 /** An action's ending that has a tag: its JSON (`_tag`, `message`, own fields) and its one line. */
 const typed = (request: CallRequest, tag: string, message: string, fields: Record<string, unknown>) =>
-  new CallFailed({
+  new ActionRejected({
+    reason: "ActionFailed",
     plugin: request.plugin,
     action: request.action,
     failure: { ...fields, _tag: tag, message },
@@ -84,13 +85,14 @@ const typed = (request: CallRequest, tag: string, message: string, fields: Recor
   })
 
 const untyped = (request: CallRequest, detail: string) =>
-  new CallFailed({ plugin: request.plugin, action: request.action, detail: oneLine(detail, 1000) })
+  new ActionRejected({ reason: "ActionFailed", plugin: request.plugin, action: request.action, detail: oneLine(detail, 1000) })
 
 /**
  * What `ActionFailed`'s Cause says: the worker's input refusal, the action's typed failure, or
  * something that is neither (a defect, an untagged failure, the worker ending).
  */
-const failureOf = (request: CallRequest, error: ActionFailed): InputRejected | CallFailed => {
+const failureOf = (request: CallRequest, error: ActionRejected): ActionRejected => {
+  if (error.cause === undefined) return error
   const failure = Cause.failureOption(error.cause)
   if (Option.isNone(failure)) return untyped(request, describeCause(error.cause))
   const value = failure.value
@@ -99,7 +101,7 @@ const failureOf = (request: CallRequest, error: ActionFailed): InputRejected | C
     const rule = value.fields?.["rule"]
     // The worker's refusal of the input (workerCalls.ts): tagged ParseError, with the issue.
     if (value.errorTag === "ParseError" && value.what === `action ${request.action}` && typeof field === "string" && typeof rule === "string") {
-      return new InputRejected({ plugin: request.plugin, action: request.action, field, rule })
+      return new ActionRejected({ reason: "ActionInputRejected", plugin: request.plugin, action: request.action, field, rule })
     }
     return value.errorTag === undefined
       ? untyped(request, value.reason)
@@ -116,13 +118,14 @@ const failureOf = (request: CallRequest, error: ActionFailed): InputRejected | C
  * The refused input's first issue, decoded again with the action's Schema under a fresh lease;
  * the library's tree on one line when the plugin changed meanwhile and the input now decodes.
  */
-const refusalOf = (request: CallRequest, error: ActionInputRejected) =>
+const refusalOf = (request: CallRequest, error: ActionRejected) =>
   Effect.scoped(Effect.gen(function*() {
     const view = yield* (yield* ExecutionLeases).acquire
     const schema = instanceIn(view, request.plugin)?.contributions.actions?.[request.action]?.input
     const decoded = schema === undefined ? undefined : Schema.decodeUnknownEither(schema)(request.input)
-    const issue = decoded !== undefined && Either.isLeft(decoded) ? firstIssue(decoded.left) : { field: "", rule: error.issues }
-    return new InputRejected({
+    const issue = decoded !== undefined && Either.isLeft(decoded) ? firstIssue(decoded.left) : { field: "", rule: error.issues ?? error.message }
+    return new ActionRejected({
+      reason: "ActionInputRejected",
       plugin: request.plugin,
       action: request.action,
       field: oneLine(issue.field, fieldMax),
@@ -140,13 +143,15 @@ export const call = (request: CallRequest): Effect.Effect<unknown, CallError, Pl
   Effect.gen(function*() {
     const calls = makeCalls(yield* PluginRegistry, yield* ExecutionLeases)(callerAt(request.cwd))
     const result = yield* calls.invoke(request.plugin, request.action, request.input).pipe(
-      Effect.catchTags({
-        ActionInputRejected: (error) => Effect.flatMap(refusalOf(request, error), Effect.fail),
-        ActionFailed: (error) => Effect.fail(failureOf(request, error))
-      })
+      Effect.catchTag("ActionRejected", (error) =>
+        error.reason === "ActionInputRejected"
+          ? Effect.flatMap(refusalOf(request, error), Effect.fail)
+          : error.reason === "ActionFailed"
+          ? Effect.fail(failureOf(request, error))
+          : Effect.fail(error))
     )
     return yield* Either.match(jsonOf(result), {
-      onLeft: (reason) => Effect.fail(new ResultNotJson({ plugin: request.plugin, action: request.action, reason })),
+      onLeft: (reason) => Effect.fail(new ActionRejected({ reason: "ResultNotJson", plugin: request.plugin, action: request.action, detail: reason })),
       onRight: Effect.succeed
     })
   })

@@ -22,8 +22,7 @@ import type * as Stream from "effect/Stream"
 import {
   type CityClosed,
   type RegistryError,
-  PluginNotFound,
-  type PluginNotReady
+  ActionRejected
 } from "../../../schema/Errors.ts"
 import type { Skill } from "../../../schema/PluginChange.ts"
 import type { PluginSnapshot, SnapshotChange } from "../../../schema/PluginSnapshot.ts"
@@ -85,12 +84,12 @@ export interface PluginRegistryShape {
    * Replaces a ready plugin's skill set: the next view carries the new set (so the next Turn sees
    * it), views already leased keep theirs.
    */
-  readonly replaceSkills: (name: string, skills: ReadonlyArray<Skill>) => Effect.Effect<void, PluginNotFound>
+  readonly replaceSkills: (name: string, skills: ReadonlyArray<Skill>) => Effect.Effect<void, ActionRejected>
   /**
    * Why a plugin is not in a view, for the City's calls: not ready (with its last error) or unknown.
    * Synchronous and internal to the City (not part of `city.plugins`).
    */
-  readonly explain: (name: string) => PluginNotFound | PluginNotReady
+  readonly explain: (name: string) => ActionRejected
   /**
    * Records that a plugin was not initialized because a plugin it requires is not there (a start
    * plugin whose dependency failed): an error snapshot with `reason`. Internal to the City.
@@ -132,7 +131,7 @@ export const make = Effect.gen(function*() {
     Effect.suspend(() => {
       const started = instances.get(name)
       if (started === undefined || snapshots.statusOf(name) !== "ready") {
-        return Effect.fail(new PluginNotFound({ plugin: name }))
+        return Effect.fail(new ActionRejected({ reason: "PluginNotFound", plugin: name }))
       }
       instances.replaceSkills(started, skills)
       return Effect.void

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { PluginNotFound, PluginNotReady } from "../../../schema/Errors.ts"
+import { ActionRejected } from "../../../schema/Errors.ts"
 import type { PluginSnapshot, PluginStatus, SnapshotChange } from "../../../schema/PluginSnapshot.ts"
 import { unsafeStatusChanged } from "../../internal/counters.ts"
 import { caseKey } from "./caseKey.ts"
@@ -32,7 +32,7 @@ export interface Snapshots {
   /** The name of the snapshot whose name has this case key (caseKey.ts), if any. */
   readonly holder: (key: string) => string | undefined
   /** Why a plugin is not in a view: not ready (with its last error), or unknown. */
-  readonly explain: (name: string) => PluginNotFound | PluginNotReady
+  readonly explain: (name: string) => ActionRejected
   readonly get: (name: string) => Effect.Effect<Option.Option<PluginSnapshot>>
   readonly list: Effect.Effect<ReadonlyArray<PluginSnapshot>>
   readonly changes: Stream.Stream<SnapshotChange>
@@ -103,8 +103,8 @@ export const make: Effect.Effect<Snapshots, never, Scope.Scope> = Effect.gen(fun
     explain: (name) => {
       const snapshot = current(name)
       return snapshot === undefined || snapshot.status === "ready"
-        ? new PluginNotFound({ plugin: name })
-        : new PluginNotReady({
+        ? new ActionRejected({ reason: "PluginNotFound", plugin: name })
+        : new ActionRejected({ reason: "PluginNotReady",
           plugin: name,
           status: snapshot.status,
           ...(snapshot.last_error === undefined ? {} : { last_error: snapshot.last_error })

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ActionOutputRejected } from "../../../schema/Errors.ts"
+import { ActionRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { firstIssue, issueLine } from "../../../schema/ParseIssue.ts"
 import type { AnyAction, Hook } from "../../Contributions.ts"
@@ -76,12 +76,12 @@ export const makeWorkerCalls = (state: WorkerState) => {
   }
 
   /** The handler's result as it crosses: encoded with the action's `output` Schema when it has one. */
-  const resultOf = (action: AnyAction, actionName: string, value: unknown): Effect.Effect<ActionResult, ActionOutputRejected> =>
+  const resultOf = (action: AnyAction, actionName: string, value: unknown): Effect.Effect<ActionResult, ActionRejected> =>
     action.output === undefined
       ? Effect.succeed({ _tag: "Returned", value })
       : Schema.encode(action.output)(value).pipe(
         Effect.map((encoded): ActionResult => ({ _tag: "Encoded", value: encoded })),
-        Effect.mapError((error) => new ActionOutputRejected({ plugin: state.name, action: actionName, issue: issueLine(error) }))
+        Effect.mapError((error) => new ActionRejected({ reason: "ActionOutputRejected", plugin: state.name, action: actionName, issue: issueLine(error) }))
       )
 
   const callHook = (request: Isolation.CallHook) =>

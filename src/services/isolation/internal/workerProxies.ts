@@ -41,7 +41,8 @@ export const workerProxies = (
           Effect.map((result) => result._tag === "Encoded" ? new Encoded(result.value) : result.value),
           Effect.catchTags({
             IsolatedActionError: (e) => Effect.fail(new Encoded(e.error)),
-            ActionOutputRejected: (e) => Effect.fail(new Refused(e))
+            // The worker refuses a result only by its output Schema (ActionOutputRejected).
+            ActionRejected: (e) => Effect.fail(new Refused(e))
           })
         )
     }

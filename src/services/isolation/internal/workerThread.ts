@@ -32,7 +32,7 @@ import { type ChildProcess, fork } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as v8 from "node:v8"
 import { Worker as Thread } from "node:worker_threads"
-import type { ActionOutputRejected } from "../../../schema/Errors.ts"
+import type { ActionRejected } from "../../../schema/Errors.ts"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { WorkerScript } from "../WorkerScript.ts"
 import { blameThread } from "./blame.ts"
@@ -236,7 +236,7 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
         : Effect.flatMap(Effect.timeoutTo(gone, { duration: "1 second", onSuccess: (r) => r, onTimeout: () => error.message }), (reason) =>
           Effect.fail(new Isolation.WorkerEnded({ plugin: name, reason })))
     /** A request to the worker; the platform's failures become the plugin's (`what` names the request). */
-    const call = <A, E extends Isolation.IsolatedFailure | Isolation.ActionError | ActionOutputRejected>(
+    const call = <A, E extends Isolation.IsolatedFailure | Isolation.ActionError | ActionRejected>(
       request: Effect.Effect<A, E | WorkerError | ParseResult.ParseError>,
       what: string
     ): Effect.Effect<A, E | Isolation.IsolatedFailure | Isolation.WorkerEnded> =>
