@@ -23,7 +23,7 @@ import type { CapabilityFailure } from "../schema/CapabilityErrors.ts"
 import { exitCodeOf } from "../schema/ExitPolicy.ts"
 import { moreLine } from "../schema/Faults.ts"
 import type { InvalidFile } from "../schema/FileErrors.ts"
-import type { ClusterUnavailable, NoStatusPage } from "../schema/Live.ts"
+import type { ClusterError, DaemonError } from "../schema/Live.ts"
 import type { EndpointOutcome } from "../schema/Outcome.ts"
 import type { JointReport, JointSettings } from "../services/capabilities/Provisioner.ts"
 import { type Calls, Invocation, type PlannedCall, setExitCode } from "./invocation.ts"
@@ -146,7 +146,7 @@ export const printDocument = <V extends Json.DocumentVerb>(verb: V, body: Json.B
 export { setExitCode }
 
 /** What a verb can fail with: a capability error, bad usage, no status page; each one classified by the exit policy (`ExitPolicy.ts`). */
-export type VerbError = CapabilityFailure | UsageError | NoStatusPage | ClusterUnavailable
+export type VerbError = CapabilityFailure | UsageError | DaemonError | ClusterError
 
 /** Prints a failure (stderr, and the envelope on stdout with `--json`) and sets its exit code. */
 export const reportFailure = (verb: VerbPath, json: boolean, error: VerbError) =>

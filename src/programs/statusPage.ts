@@ -8,7 +8,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as StatusHttp from "../layers/StatusHttp.ts"
-import { StatusListenFailed } from "../schema/Live.ts"
+import { DaemonError } from "../schema/Live.ts"
 import * as StatusAddress from "../services/status/StatusAddress.ts"
 import * as StatusBoard from "../services/status/StatusBoard.ts"
 import { StateRoot } from "../services/root/StateRoot.ts"
@@ -44,7 +44,7 @@ export const serve = (
     yield* board.run
     const address = `${options.listen.host}:${options.listen.port}`
     const url = yield* StatusHttp.serve(board, options).pipe(
-      Effect.mapError((e) => new StatusListenFailed({ address, detail: e.cause instanceof Error ? e.cause.message : String(e.cause ?? e.message) }))
+      Effect.mapError((e) => new DaemonError({ reason: "StatusListenFailed", address, detail: e.cause instanceof Error ? e.cause.message : String(e.cause ?? e.message) }))
     )
     yield* StatusAddress.publish(url)
     yield* Effect.logInfo(`status page at ${url}`)

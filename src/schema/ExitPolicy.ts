@@ -45,6 +45,18 @@ export const refusedByTag = {
     ActionOutputRejected: false
   },
   CityClosed: false,
+  DaemonError: {
+    DaemonAlreadyRunning: false,
+    StatusListenFailed: false,
+    NoStatusPage: false,
+    ControlChannelUnreachable: false,
+    ControlChannelFailed: false
+  },
+  ClusterError: {
+    ClusterUnavailable: false,
+    // A fleet call's: an outcome of the sweep, never a verb's failure.
+    HostUnavailable: false
+  },
   // Only PluginRootUnreadable fails a verb; the others are a skipped folder's, reported, not raised.
   PluginLoadError: {
     PluginRootUnreadable: false,
@@ -56,13 +68,7 @@ export const refusedByTag = {
     EntryShapeInvalid: false,
     RegistrationFailed: false,
     PluginConfigInvalid: false
-  },
-  DaemonAlreadyRunning: false,
-  StatusListenFailed: false,
-  NoStatusPage: false,
-  ClusterUnavailable: false,
-  ControlChannelUnreachable: false,
-  ControlChannelFailed: false
+  }
 } as const
 
 type Policy = typeof refusedByTag

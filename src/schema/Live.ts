@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { FamilyTypeId } from "./ErrorFamily.ts"
 import { Name } from "./Name.ts"
 import { oneLine } from "./OneLine.ts"
 
@@ -220,60 +221,129 @@ export class OwedWorkFailed extends Schema.TaggedError<OwedWorkFailed>()("OwedWo
 }
 
 /**
- * A second `city daemon` on the same root.
+ * Why the daemon could not start or be reached, each reason with the fields it fills:
+ * `DaemonAlreadyRunning` (`root`, `pid`, `file`: a second `city daemon` on the same root),
+ * `StatusListenFailed` (`address`, `detail`: the status page's server could not listen, the
+ * address is in use or not this machine's), `NoStatusPage` (`root`, `daemon`: `city status --url`
+ * on a root whose daemon serves no status page, or where no daemon runs),
+ * `ControlChannelUnreachable` (`root`, `pid`, `detail`: a daemon runs on the root, but its channel
+ * cannot be reached: it published none in time, the socket refused, or the connection closed
+ * before the answer; the call is not made anywhere else, a second City beside the daemon would
+ * initialize its plugins a second time), `ControlChannelFailed` (`path`, `detail`: the daemon
+ * cannot serve its control channel, the socket's path is taken by something that is not a socket
+ * or the socket cannot listen; the daemon does not start). docs/cli.md, "The daemon's control
+ * channel".
+ * @since 0.1.0
+ * @category models
+ */
+export const DaemonErrorReason = Schema.Literal(
+  "DaemonAlreadyRunning",
+  "StatusListenFailed",
+  "NoStatusPage",
+  "ControlChannelUnreachable",
+  "ControlChannelFailed"
+)
+
+/**
+ * Why the daemon could not start or be reached.
+ * @since 0.1.0
+ * @category models
+ */
+export type DaemonErrorReason = typeof DaemonErrorReason.Type
+
+/**
+ * The daemon could not start, or could not be reached; `reason` says why (`DaemonErrorReason`),
+ * and its `name` is the reason, the tag it had before (docs/cli.md, "Error tags and the library's
+ * error families").
  * @since 0.1.0
  * @category errors
  */
-export class DaemonAlreadyRunning extends Schema.TaggedError<DaemonAlreadyRunning>()("DaemonAlreadyRunning", {
-  root: Schema.String,
-  pid: Schema.Int,
-  file: Schema.String
+export class DaemonError extends Schema.TaggedError<DaemonError>()("DaemonError", {
+  reason: DaemonErrorReason,
+  /** `DaemonAlreadyRunning`, `NoStatusPage`, `ControlChannelUnreachable`: the state root. */
+  root: Schema.optional(Schema.String),
+  /** `DaemonAlreadyRunning`, `ControlChannelUnreachable`: the running daemon's process. */
+  pid: Schema.optional(Schema.Int),
+  /** `DaemonAlreadyRunning`: the daemon's record. */
+  file: Schema.optional(Schema.String),
+  /** `StatusListenFailed`: the address asked for. */
+  address: Schema.optional(Schema.String),
+  /** `NoStatusPage`: whether a daemon runs on the root. */
+  daemon: Schema.optional(Schema.Boolean),
+  /** `ControlChannelFailed`: the socket's path. */
+  path: Schema.optional(Schema.String),
+  /** `StatusListenFailed`, `ControlChannelUnreachable`, `ControlChannelFailed`: what went wrong. */
+  detail: Schema.optional(Schema.String)
 }) {
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
+  }
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): DaemonErrorReason {
+    return this.reason
+  }
   override get message() {
-    return `a city daemon (pid ${this.pid}) is already running on ${this.root} (${this.file}); refusing to start a second one`
+    switch (this.reason) {
+      case "DaemonAlreadyRunning":
+        return `a city daemon (pid ${this.pid}) is already running on ${this.root} (${this.file}); refusing to start a second one`
+      case "StatusListenFailed":
+        return `the status page cannot listen on ${this.address}: ${this.detail}`
+      case "NoStatusPage":
+        return this.daemon === true
+          ? `the city daemon on ${this.root} serves no status page (start it with --http 127.0.0.1:<port>)`
+          : `no city daemon is running on ${this.root}, so no status page is served (start one with city daemon --http 127.0.0.1:<port>)`
+      case "ControlChannelUnreachable":
+        return `the city daemon (pid ${this.pid}) runs on ${this.root}, but its control channel cannot be reached: ${this.detail} ` +
+          `(a call runs in the daemon's City only: no second City is loaded beside it)`
+      case "ControlChannelFailed":
+        return `the control channel cannot listen on ${this.path}: ${this.detail}`
+    }
   }
 }
 
 /**
- * The status page's server could not listen (the address is in use, or not this machine's).
+ * Why the fleet cannot be used (docs/cluster.md), each reason with the fields it fills:
+ * `ClusterUnavailable` (`detail`: the fleet's database, or this host's runner, cannot be used; exit
+ * 1, as an unreadable state root is), `HostUnavailable` (`host`, `detail`: a host a fleet call
+ * could not be carried to: no runner serves it, its shards cannot be reached).
+ * @since 0.1.0
+ * @category models
+ */
+export const ClusterErrorReason = Schema.Literal("ClusterUnavailable", "HostUnavailable")
+
+/**
+ * Why the fleet cannot be used.
+ * @since 0.1.0
+ * @category models
+ */
+export type ClusterErrorReason = typeof ClusterErrorReason.Type
+
+/**
+ * The fleet, or one of its hosts, cannot be used; `reason` says which (`ClusterErrorReason`), and
+ * its `name` is the reason, the tag it had before (docs/cli.md, "Error tags and the library's
+ * error families"). Its message names what, on one line.
  * @since 0.1.0
  * @category errors
  */
-export class StatusListenFailed extends Schema.TaggedError<StatusListenFailed>()("StatusListenFailed", {
-  address: Schema.String,
+export class ClusterError extends Schema.TaggedError<ClusterError>()("ClusterError", {
+  reason: ClusterErrorReason,
+  /** `HostUnavailable`: the host. */
+  host: Schema.optional(Name),
+  /** What cannot be used, and why. */
   detail: Schema.String
 }) {
-  override get message() {
-    return `the status page cannot listen on ${this.address}: ${this.detail}`
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
   }
-}
-
-/**
- * `city status --url` on a root whose daemon serves no status page (or no daemon runs).
- * @since 0.1.0
- * @category errors
- */
-export class NoStatusPage extends Schema.TaggedError<NoStatusPage>()("NoStatusPage", {
-  root: Schema.String,
-  daemon: Schema.Boolean
-}) {
-  override get message() {
-    return this.daemon
-      ? `the city daemon on ${this.root} serves no status page (start it with --http 127.0.0.1:<port>)`
-      : `no city daemon is running on ${this.root}, so no status page is served (start one with city daemon --http 127.0.0.1:<port>)`
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): ClusterErrorReason {
+    return this.reason
   }
-}
-
-/**
- * The fleet's database, or this host's runner, cannot be used (docs/cluster.md): it names what,
- * on one line. Exit 1, as an unreadable state root is.
- * @since 0.1.0
- * @category errors
- */
-export class ClusterUnavailable extends Schema.TaggedError<ClusterUnavailable>()("ClusterUnavailable", {
-  detail: Schema.String
-}) {
   override get message() {
-    return `the cluster cannot be used: ${this.detail}`
+    return this.reason === "HostUnavailable"
+      ? `host ${this.host} unavailable: ${this.detail}`
+      : `the cluster cannot be used: ${this.detail}`
   }
 }

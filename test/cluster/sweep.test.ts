@@ -21,12 +21,8 @@ import * as TestClock from "effect/TestClock"
 import * as Faults from "../../src/schema/Faults.ts"
 import { InvalidFile } from "../../src/schema/FileErrors.ts"
 import type { EndpointOutcome } from "../../src/schema/Outcome.ts"
-import {
-  FleetCalls,
-  type FleetEndpoint,
-  type FleetRequest,
-  HostUnavailable
-} from "../../src/services/cluster/FleetCalls.ts"
+import { FleetCalls, type FleetEndpoint, type FleetRequest } from "../../src/services/cluster/FleetCalls.ts"
+import { ClusterError } from "../../src/schema/Live.ts"
 import * as Sweep from "../../src/services/cluster/Sweep.ts"
 
 const hosts = ["web-01", "web-02", "web-03"]
@@ -69,7 +65,7 @@ const scripted = (script: Script = {}) =>
           }
           if (script.hang?.includes(endpoint.host)) return yield* Effect.never
           if (script.unavailable?.includes(endpoint.host)) {
-            return yield* new HostUnavailable({ host: endpoint.host, detail: "no runner serves its shard group" })
+            return yield* new ClusterError({ reason: "HostUnavailable", host: endpoint.host, detail: "no runner serves its shard group" })
           }
           const failed = script.failing?.includes(endpoint.host) === true
           const outcome: EndpointOutcome = {

@@ -27,7 +27,7 @@ import { hostname } from "node:os"
 import { layerWithStores } from "../../layers/internal/capabilityServices.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
 import type { HostConfig } from "../../schema/HostConfig.ts"
-import { ClusterUnavailable } from "../../schema/Live.ts"
+import { ClusterError } from "../../schema/Live.ts"
 import { isName, nameRule } from "../../schema/Name.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import { oneLine } from "../../schema/OneLine.ts"
@@ -60,7 +60,7 @@ type ClusterInput = DaemonInput
 type ClusterConfig = NonNullable<HostConfig["cluster"]>
 
 const unavailable = (error: { readonly message: string }) =>
-  error instanceof ClusterUnavailable ? error : new ClusterUnavailable({ detail: oneLine(error.message, 300) })
+  error instanceof ClusterError ? error : new ClusterError({ reason: "ClusterUnavailable", detail: oneLine(error.message, 300) })
 
 /** The fleet's stores and this host's runner, over one database client. */
 const storesOf = (
@@ -114,7 +114,7 @@ const settings = (o: ClusterInput, configured: ClusterConfig | undefined) =>
  * daemon's start waits out; any other failure (refused input, a file of the root) ends it at once.
  */
 const ofTheDatabase = (error: unknown): boolean =>
-  error instanceof ClusterUnavailable || (error instanceof StateRootError && error.reason === "StateError" && Predicate.isTagged(error.cause, "SqlError"))
+  error instanceof ClusterError || (error instanceof StateRootError && error.reason === "StateError" && Predicate.isTagged(error.cause, "SqlError"))
 
 /**
  * How a daemon waits for its PostgreSQL server at start, at each step that uses it (the client,
@@ -127,9 +127,9 @@ const databaseWait = Schedule.exponential("500 millis").pipe(
   Schedule.upTo("60 seconds"),
   Schedule.whileInput(ofTheDatabase),
   Schedule.tapInput((error: unknown) =>
-    error instanceof ClusterUnavailable || (error instanceof StateRootError && error.reason === "StateError")
+    error instanceof ClusterError || (error instanceof StateRootError && error.reason === "StateError")
       ? Effect.logWarning(`waiting for the fleet's database: ${
-        error instanceof ClusterUnavailable ? error.detail : oneLine(error.detail ?? "", 300)
+        error instanceof ClusterError ? error.detail : oneLine(error.detail ?? "", 300)
       }`).pipe(Effect.annotateLogs({ code: "cluster.database_wait" }), Effect.when(() => ofTheDatabase(error)))
       : Effect.void
   )

@@ -97,7 +97,7 @@ import { markGracefulStop, onDeadline } from "../main.ts"
 import * as Opt from "../options.ts"
 import { Invocation } from "../invocation.ts"
 import { exitCodeOf } from "../../schema/ExitPolicy.ts"
-import type { ClusterUnavailable } from "../../schema/Live.ts"
+import type { ClusterError } from "../../schema/Live.ts"
 import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import * as HttpListen from "../../schema/HttpListen.ts"
 import * as TextFile from "../../services/files/TextFile.ts"
@@ -318,10 +318,10 @@ export interface DaemonStores {
   /** The capability services on the root. */
   readonly capabilities: (root: string) => Layer.Layer<
     CapabilityServices.CapabilityServices,
-    CapabilityServices.CapabilityServicesError | ClusterUnavailable
+    CapabilityServices.CapabilityServicesError | ClusterError
   >
   /** The owed-work store of the live services. */
-  readonly reloads: Layer.Layer<Reloads, ClusterUnavailable, StateRoot | FileSystem.FileSystem>
+  readonly reloads: Layer.Layer<Reloads, ClusterError, StateRoot | FileSystem.FileSystem>
   /** On a host of a fleet: its name and a read of the fleet, for the status page. */
   readonly fleet?: FleetSource
   /**
@@ -330,7 +330,7 @@ export interface DaemonStores {
    */
   readonly atStart?: Effect.Effect<void, StateRootError, CapabilityServices.CapabilityServices>
   /** What runs beside the daemon's work, over its services (the host's runner). */
-  readonly beside: Layer.Layer<never, ClusterUnavailable, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
+  readonly beside: Layer.Layer<never, ClusterError, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
 }
 
 /** The stores of one host: the state root's files. */

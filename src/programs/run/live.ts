@@ -11,7 +11,7 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { NoStatusPage } from "../../schema/Live.ts"
+import { DaemonError } from "../../schema/Live.ts"
 import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../services/capabilities/Peers.ts"
 import { StateRoot } from "../../services/root/StateRoot.ts"
@@ -115,7 +115,7 @@ export const status = (o: Opt.ReadInput & { readonly url: boolean }) =>
       yield* Arguments.existingRoot
       const page = yield* StatusAddress.current
       if (o.url && Option.isNone(page)) {
-        return yield* new NoStatusPage({ root: (yield* StateRoot).root, daemon: (yield* daemonInfo).running })
+        return yield* new DaemonError({ reason: "NoStatusPage", root: (yield* StateRoot).root, daemon: (yield* daemonInfo).running })
       }
       if (o.url && !o.json) return yield* Console.log(Option.getOrThrow(page))
       const owed = yield* owedWork

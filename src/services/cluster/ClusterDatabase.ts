@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { ClusterUnavailable } from "../../schema/Live.ts"
+import { ClusterError } from "../../schema/Live.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 
 /**
@@ -39,14 +39,14 @@ export const parse = (url: string): Either.Either<Target, string> => {
 }
 
 const unavailable = (what: string) => (cause: unknown) =>
-  new ClusterUnavailable({ detail: oneLine(`${what}: ${cause instanceof Error ? cause.message : String(cause)}`, 300) })
+  new ClusterError({ reason: "ClusterUnavailable", detail: oneLine(`${what}: ${cause instanceof Error ? cause.message : String(cause)}`, 300) })
 
 /**
  * The `SqlClient` of the database, its driver loaded now.
  * @since 0.1.0
  * @category layers
  */
-export const layer = (target: Target): Layer.Layer<SqlClient.SqlClient, ClusterUnavailable> =>
+export const layer = (target: Target): Layer.Layer<SqlClient.SqlClient, ClusterError> =>
   target._tag === "Pg"
     ? Layer.unwrapEffect(Effect.map(
       Effect.tryPromise({
@@ -73,7 +73,7 @@ export const layer = (target: Target): Layer.Layer<SqlClient.SqlClient, ClusterU
  * @since 0.1.0
  * @category utils
  */
-export const check: Effect.Effect<void, ClusterUnavailable, SqlClient.SqlClient> = Effect.flatMap(
+export const check: Effect.Effect<void, ClusterError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) => Effect.asVoid(Effect.mapError(sql`SELECT 1`, unavailable("the database does not answer")))
 )

@@ -19,6 +19,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
+import type { ClusterError } from "../../schema/Live.ts"
 import { Name } from "../../schema/Name.ts"
 import type { Occasion } from "../../schema/Occasion.ts"
 import type { EndpointOutcome } from "../../schema/Outcome.ts"
@@ -88,20 +89,6 @@ export interface FleetRequest {
 }
 
 /**
- * A host a call could not be carried to (no runner serves it, its shards cannot be reached).
- * @since 0.1.0
- * @category errors
- */
-export class HostUnavailable extends Schema.TaggedError<HostUnavailable>()("HostUnavailable", {
-  host: Name,
-  detail: Schema.String
-}) {
-  override get message() {
-    return `host ${this.host} unavailable: ${this.detail}`
-  }
-}
-
-/**
  * The endpoints of a capability across hosts, and the call to one endpoint's host. Implemented by
  * the endpoint entities and the SQL stores; a sweep needs nothing else.
  * @since 0.1.0
@@ -123,6 +110,6 @@ export class FleetCalls extends Context.Tag("effect-city/cluster/FleetCalls")<
      * The endpoint's host runs the provisioning call (provision for `register` and `sync`,
      * unprovision for `unregister`) and answers with the outcome it recorded.
      */
-    readonly call: (endpoint: FleetEndpoint, request: FleetRequest) => Effect.Effect<EndpointOutcome, HostUnavailable>
+    readonly call: (endpoint: FleetEndpoint, request: FleetRequest) => Effect.Effect<EndpointOutcome, ClusterError>
   }
 >() {}

@@ -33,7 +33,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { hostname } from "node:os"
-import { ClusterUnavailable } from "../../schema/Live.ts"
+import { ClusterError } from "../../schema/Live.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 
@@ -53,10 +53,10 @@ interface Row {
 }
 
 const failed = (file: string) => (error: SqlError) =>
-  new ClusterUnavailable({ detail: oneLine(`the SQLite database ${file} cannot be claimed: ${error.message}`, 300) })
+  new ClusterError({ reason: "ClusterUnavailable", detail: oneLine(`the SQLite database ${file} cannot be claimed: ${error.message}`, 300) })
 
 const refusal = (file: string, holder: Row) =>
-  new ClusterUnavailable({
+  new ClusterError({ reason: "ClusterUnavailable",
     detail: oneLine(
       `sqlite:${file} is the database of host ${holder.host} (pid ${holder.pid} on ${holder.machine}, since ${holder.started_at}), ` +
         `and SQLite serves one host: for a fleet of several hosts use PostgreSQL (--cluster postgres://…)`,
@@ -74,7 +74,7 @@ const refusal = (file: string, holder: Row) =>
 export const claim = (
   host: string,
   file: string
-): Effect.Effect<void, ClusterUnavailable, SqlClient.SqlClient | FileSystem.FileSystem | Scope.Scope> =>
+): Effect.Effect<void, ClusterError, SqlClient.SqlClient | FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     if (!sql.onDialectOrElse({ sqlite: () => true, orElse: () => false })) return

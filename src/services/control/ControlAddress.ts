@@ -27,7 +27,8 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ControlChannelFailed, ControlRecord } from "../../schema/ControlChannel.ts"
+import { ControlRecord } from "../../schema/ControlChannel.ts"
+import { DaemonError } from "../../schema/Live.ts"
 import { folderMode } from "../root/FileModes.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import { layout } from "../root/CityRoot.ts"
@@ -56,7 +57,7 @@ export const place = (root: string, tmp: string = os.tmpdir()): { readonly path:
   return Buffer.byteLength(inTmp.path) <= maxSocketPath ? inTmp : under("/tmp")
 }
 
-const failed = (where: string, detail: string) => new ControlChannelFailed({ path: where, detail })
+const failed = (where: string, detail: string) => new DaemonError({ reason: "ControlChannelFailed", path: where, detail })
 
 /** The reason of a platform error in words (`EACCES: permission denied, …`), else its message. */
 const detailOf = (error: { readonly message: string }): string => {

@@ -20,7 +20,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ControlChannelUnreachable, ControlRequest, ControlResponse } from "../../schema/ControlChannel.ts"
+import { ControlRequest, ControlResponse } from "../../schema/ControlChannel.ts"
+import { DaemonError } from "../../schema/Live.ts"
 import { issueLine } from "../../schema/ParseIssue.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import * as ControlAddress from "./ControlAddress.ts"
@@ -52,10 +53,10 @@ export const locate = (wait: Duration.DurationInput = publishWait) =>
       if (Option.isSome(path)) return Option.some({ pid, path: path.value })
       if (Date.now() > deadline) {
         const root = (yield* StateRoot).root
-        return yield* new ControlChannelUnreachable({
+        return yield* new DaemonError({ reason: "ControlChannelUnreachable",
           root,
           pid,
-          reason: `it published no channel within ${Duration.format(Duration.decode(wait))} (no state/control.json of pid ${pid})`
+          detail: `it published no channel within ${Duration.format(Duration.decode(wait))} (no state/control.json of pid ${pid})`
         })
       }
       yield* Effect.sleep(lookEvery)
@@ -72,7 +73,7 @@ const decodeResponse = Schema.decodeUnknownEither(Schema.parseJson(ControlRespon
  */
 export const send = (target: { readonly root: string; readonly pid: number; readonly path: string }, request: ControlRequest) =>
   Effect.scoped(Effect.gen(function*() {
-    const unreachable = (reason: string) => new ControlChannelUnreachable({ root: target.root, pid: target.pid, reason })
+    const unreachable = (reason: string) => new DaemonError({ reason: "ControlChannelUnreachable", root: target.root, pid: target.pid, detail: reason })
     const body = yield* Either.mapLeft(encodeRequest(request), (e) => unreachable(`the request cannot be sent (${issueLine(e)})`))
     // Connecting happens when the socket is read (a refusal ends the reader with its reason).
     const socket = yield* Effect.mapError(

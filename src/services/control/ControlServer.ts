@@ -29,7 +29,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ControlChannelFailed, ControlRequest, ControlResponse } from "../../schema/ControlChannel.ts"
+import { ControlRequest, ControlResponse } from "../../schema/ControlChannel.ts"
+import { DaemonError } from "../../schema/Live.ts"
 import { issueLine } from "../../schema/ParseIssue.ts"
 import { fileMode } from "../root/FileModes.ts"
 import * as ControlAddress from "./ControlAddress.ts"
@@ -71,9 +72,9 @@ export const serve = (handle: (request: ControlRequest) => Effect.Effect<Control
     const folder = where.folder
     if (folder !== undefined) yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(folder, { recursive: true })))
     const server = yield* NodeSocketServer.make({ path: where.path }).pipe(
-      Effect.mapError((e) => new ControlChannelFailed({ path: where.path, detail: e.cause instanceof Error ? e.cause.message : e.message }))
+      Effect.mapError((e) => new DaemonError({ reason: "ControlChannelFailed", path: where.path, detail: e.cause instanceof Error ? e.cause.message : e.message }))
     )
-    yield* Effect.mapError(fs.chmod(where.path, fileMode), (e) => new ControlChannelFailed({ path: where.path, detail: e.message }))
+    yield* Effect.mapError(fs.chmod(where.path, fileMode), (e) => new DaemonError({ reason: "ControlChannelFailed", path: where.path, detail: e.message }))
     yield* Effect.forkScoped(server.run(connection(handle)))
     yield* ControlAddress.publish(where.path)
     yield* Effect.logInfo(`control channel listening on ${where.path}`)

@@ -33,7 +33,7 @@ import * as Scope from "effect/Scope"
 import { lstatSync, readFileSync, unlinkSync } from "node:fs"
 import * as path from "node:path"
 import { StateRootError } from "../../schema/CapabilityErrors.ts"
-import { DaemonAlreadyRunning } from "../../schema/Live.ts"
+import { DaemonError } from "../../schema/Live.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import * as RootLock from "../root/RootLock.ts"
 import { StateRoot } from "../root/StateRoot.ts"
@@ -125,7 +125,7 @@ export const acquire = Effect.gen(function*() {
       }
       const current = found._tag === "Record" ? yield* runningOf(found.record) : Option.none()
       if (Option.isSome(current) && current.value.pid !== process.pid) {
-        return yield* new DaemonAlreadyRunning({ root: state.root, pid: current.value.pid, file: state.resolve(pidFile) })
+        return yield* new DaemonError({ reason: "DaemonAlreadyRunning", root: state.root, pid: current.value.pid, file: state.resolve(pidFile) })
       }
       // No daemon runs: a lock still there is a dead daemon's (killed before it went stale), taken over at once.
       const taken = yield* Effect.either(Scope.extend(holdLock, life))

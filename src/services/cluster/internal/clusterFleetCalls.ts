@@ -21,7 +21,8 @@ import { Capabilities } from "../../capabilities/Capabilities.ts"
 import { endpointsOf } from "../../capabilities/EndpointCalls.ts"
 import { fromConfig } from "../../capabilities/RuntimeProfiles.ts"
 import { EndpointEntity, entityIdOf } from "../EndpointEntity.ts"
-import { FleetCalls, type FleetEndpoint, type FleetRequest, HostUnavailable } from "../FleetCalls.ts"
+import { FleetCalls, type FleetEndpoint, type FleetRequest } from "../FleetCalls.ts"
+import { ClusterError } from "../../../schema/Live.ts"
 import type { FleetPeer } from "../SqlPeers.ts"
 import { fleet } from "../SqlPeers.ts"
 import { type HostEntry, Hosts } from "../SqlHosts.ts"
@@ -131,7 +132,7 @@ export const make: Effect.Effect<
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.interrupt
-          : Effect.fail(new HostUnavailable({ host: endpoint.host, detail: reasonOf(cause) }))
+          : Effect.fail(new ClusterError({ reason: "HostUnavailable", host: endpoint.host, detail: reasonOf(cause) }))
       )
     )
 

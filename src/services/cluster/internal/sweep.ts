@@ -14,14 +14,8 @@ import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName, nameRule } from "../../../schema/Name.ts"
 import { EndpointOutcome } from "../../../schema/Outcome.ts"
 import { reportLine, verdictOf } from "../../capabilities/JointReport.ts"
-import {
-  FleetCalls,
-  FleetEndpoint,
-  type FleetRequest,
-  type HostUnavailable,
-  occasionOf,
-  type SweepVerb
-} from "../FleetCalls.ts"
+import { FleetCalls, FleetEndpoint, type FleetRequest, occasionOf, type SweepVerb } from "../FleetCalls.ts"
+import type { ClusterError } from "../../../schema/Live.ts"
 
 /**
  * How long a sweep waits for one call's answer: 60 s.
@@ -152,7 +146,7 @@ const call = (fleet: FleetCalls["Type"], endpoint: FleetEndpoint, request: Fleet
                   "it is down or has no runner; the call may still run when it comes back"
               ))
         })),
-        Effect.catchTag("HostUnavailable", (error: HostUnavailable) =>
+        Effect.catchTag("ClusterError", (error: ClusterError) =>
           Effect.map(elapsed, (ms) => failedOutcome(endpoint, request, ms, error.message)))
       )
     })
