@@ -20,6 +20,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Layer from "effect/Layer"
 import { owed } from "../examples/cluster.ts"
 import { main as dependencies } from "../examples/dependencies.ts"
+import { addTwice, callMissing } from "../examples/errors.ts"
 import { main } from "../examples/library.ts"
 
 // The README and the guides it links: their TypeScript is the examples' code.
@@ -63,6 +64,14 @@ it.effect("the README library example runs a Turn of two Steps", () =>
 it.effect("the guide's dependencies example: a dependent reaches its sibling's typed service", () =>
   Effect.gen(function*() {
     expect(yield* dependencies(mkdtempSync(join(tmpdir(), "city-example-")))).toBe("Hello Grace")
+  }))
+
+it.effect("the guide's errors example: a family's tag, then its reason, reaches each failure", () =>
+  Effect.gen(function*() {
+    expect(yield* addTwice(mkdtempSync(join(tmpdir(), "city-example-")))).toBe(
+      "PluginAlreadyRegistered: Plugin already exists in City: notes"
+    )
+    expect(yield* callMissing(mkdtempSync(join(tmpdir(), "city-example-")))).toBe("no plugin nobody")
   }))
 
 it.effect("the cluster guide's example lists the owed work of a fresh SQLite database: none", () =>
