@@ -190,6 +190,23 @@ describe("a call's ending reads as before, in the library and from city plugins 
   })
 })
 
+describe("WorkspaceError reads as its two old classes did", () => {
+  it("WorkspaceAlreadyExists and WorkspaceReleaseFailed: their messages, their names", () => {
+    const taken = new Errors.WorkspaceError({ reason: "WorkspaceAlreadyExists", id: "ws" })
+    expect(String(taken)).toBe("WorkspaceAlreadyExists: Workspace already exists in City: ws")
+    const stuck = new Errors.WorkspaceError({ reason: "WorkspaceReleaseFailed", id: "ws", cause: failed })
+    expect(String(stuck)).toBe("WorkspaceReleaseFailed: Workspace ws failed to release: Error: boom")
+  })
+
+  it.scoped("city.workspaces.add of a taken id fails with the family, reason WorkspaceAlreadyExists", () =>
+    Effect.gen(function*() {
+      const city = yield* City.make()
+      yield* city.workspaces.add({ id: "ws", path: "/tmp/ws" })
+      const taken = yield* Effect.flip(city.workspaces.add({ id: "ws", path: "/tmp/ws" }))
+      expect(taken).toMatchObject({ _tag: "WorkspaceError", reason: "WorkspaceAlreadyExists", id: "ws" })
+    }))
+})
+
 describe("an InvalidFile prints as the error of its kind of file", () => {
   const file = "/root/x.json"
   const cases = [

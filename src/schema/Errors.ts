@@ -478,35 +478,48 @@ export class CityCloseError extends Schema.TaggedError<CityCloseError>()("CityCl
 }
 
 /**
- * A workspace id that is already taken in this City.
- *
- * Raised by `city.workspaces.add` when a workspace of that id exists.
+ * Why a Workspace could not be added or removed: `WorkspaceAlreadyExists` (`id`:
+ * `city.workspaces.add` of an id that exists), `WorkspaceReleaseFailed` (`id`, `cause`:
+ * `city.workspaces.remove` when a finalizer of the workspace's Scope failed; close reports it in
+ * CityCloseError instead, and a later close retries it).
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class WorkspaceAlreadyExists extends Schema.TaggedError<WorkspaceAlreadyExists>()(
-  "WorkspaceAlreadyExists",
-  { id: Schema.String }
-) {
-  override get message() {
-    return `Workspace already exists in City: ${this.id}`
-  }
-}
+export const WorkspaceErrorReason = Schema.Literal("WorkspaceAlreadyExists", "WorkspaceReleaseFailed")
 
 /**
- * A workspace whose Scope did not close cleanly.
- *
- * Raised by `city.workspaces.remove` when a finalizer of the workspace's Scope failed (close reports
- * it in CityCloseError instead, and a later close retries it).
+ * Why a Workspace could not be added or removed.
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkspaceErrorReason = typeof WorkspaceErrorReason.Type
+
+/**
+ * A Workspace that could not be added or removed; `reason` says why (`WorkspaceErrorReason`), and
+ * its `name` is the reason, the tag it had before (docs/cli.md, "Error tags and the library's
+ * error families").
  * @since 0.1.0
  * @category errors
  */
-export class WorkspaceReleaseFailed extends Schema.TaggedError<WorkspaceReleaseFailed>()(
-  "WorkspaceReleaseFailed",
-  { id: Schema.String, cause: AnyCause }
-) {
+export class WorkspaceError extends Schema.TaggedError<WorkspaceError>()("WorkspaceError", {
+  reason: WorkspaceErrorReason,
+  /** The workspace's id. */
+  id: Schema.String,
+  /** `WorkspaceReleaseFailed`: the failure of its Scope's close. */
+  cause: Schema.optional(AnyCause)
+}) {
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
+  }
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): WorkspaceErrorReason {
+    return this.reason
+  }
   override get message() {
-    return `Workspace ${this.id} failed to release: ${firstLine(this.cause)}`
+    return this.reason === "WorkspaceAlreadyExists"
+      ? `Workspace already exists in City: ${this.id}`
+      : `Workspace ${this.id} failed to release: ${this.cause === undefined ? "unknown cause" : firstLine(this.cause)}`
   }
 }
 

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { type CityClosed, WorkspaceAlreadyExists, WorkspaceReleaseFailed } from "../../schema/Errors.ts"
+import { type CityClosed, WorkspaceError } from "../../schema/Errors.ts"
 import { Closing } from "./internal/close.ts"
 
 /**
@@ -38,14 +38,14 @@ export interface WorkspacesShape {
   /** Adds a Workspace; fails if the id is taken. */
   readonly add: (options: { readonly id: string; readonly path: string }) => Effect.Effect<
     Workspace,
-    WorkspaceAlreadyExists | CityClosed
+    WorkspaceError | CityClosed
   >
   /** The Workspace of this id, if any. */
   readonly get: (id: string) => Effect.Effect<Option.Option<Workspace>>
   /** Every Workspace. */
   readonly list: Effect.Effect<ReadonlyArray<Workspace>>
   /** Releases a workspace (closes its Scope); `false` for an unknown id. */
-  readonly remove: (id: string) => Effect.Effect<boolean, WorkspaceReleaseFailed>
+  readonly remove: (id: string) => Effect.Effect<boolean, WorkspaceError>
 }
 
 /**
@@ -61,11 +61,11 @@ interface Entry {
 }
 
 /** Closes a workspace's Scope (once), failing with what failed. */
-const release = (entry: Entry): Effect.Effect<void, WorkspaceReleaseFailed> =>
+const release = (entry: Entry): Effect.Effect<void, WorkspaceError> =>
   Effect.flatMap(Effect.exit(Scope.close(entry.scope, Exit.void)), (closed) =>
     Exit.isSuccess(closed)
       ? Effect.void
-      : Effect.fail(new WorkspaceReleaseFailed({ id: entry.workspace.id, cause: closed.cause })))
+      : Effect.fail(new WorkspaceError({ reason: "WorkspaceReleaseFailed", id: entry.workspace.id, cause: closed.cause })))
 
 /**
  * Makes the Workspaces service; its finalizer releases every workspace, last in close.
@@ -98,7 +98,7 @@ export const make = Effect.gen(function*() {
       Effect.zipRight(
         closing.check(`add workspace ${id}`),
         Effect.suspend(() => {
-          if (entries.has(id)) return Effect.fail(new WorkspaceAlreadyExists({ id }))
+          if (entries.has(id)) return Effect.fail(new WorkspaceError({ reason: "WorkspaceAlreadyExists", id }))
           return Effect.map(Scope.make(), (scope) => {
             const workspace: Workspace = { id, path, scope }
             entries.set(id, { workspace, scope })
