@@ -280,14 +280,14 @@ describe("Plugin loader", () => {
             const system = yield* turn.step((view) => view.system())
             const hooked = yield* turn.step((view) => view.runHooks("message", "hi"))
             const action = yield* Effect.either(turn.step((view) => view.invoke("half", "go", undefined)))
-            return { system, hooked, skills: turn.skills, action: action._tag === "Left" ? action.left._tag : "Right" }
+            return { system, hooked, skills: turn.skills, action: action._tag === "Left" ? `${action.left._tag}/${action.left.name}` : "Right" }
           })
         )
         expect(seen).toEqual({
           system: [{ name: "whole", content: "whole system" }],
           hooked: "hi",
           skills: [],
-          action: "PluginNotReady"
+          action: "ActionRejected/PluginNotReady"
         })
       })
     )))

@@ -772,7 +772,7 @@ describe("disk full and permission denied", () => {
             const cut = yield* runCut(template, scenario, { fail: { at, code } }, storesOn)
             if (Exit.isFailure(cut.exit)) {
               const error = Cause.squash(cut.exit.cause) as { _tag?: string; message?: string }
-              expect(error._tag, `call ${at}: ${Cause.pretty(cut.exit.cause)}`).toBe("StateError")
+              expect(error, `call ${at}: ${Cause.pretty(cut.exit.cause)}`).toMatchObject({ _tag: "StateRootError", reason: "StateError" })
               expect(error.message).toMatch(cut.root)
               expect(error.message).toMatch(code)
             }
