@@ -20,7 +20,7 @@ import { dirname, join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { ensureBundle } from "../scripts/bundle.mjs"
-import { apiVersion } from "../test/live/pluginDaemon.ts"
+import { apiVersion } from "../test/support/pluginDaemon.ts"
 import { finish, goal, pairedRounds, ratioLine } from "./harness.ts"
 
 const rounds = 15

@@ -14,7 +14,7 @@
  * Not required: the members of classes (the fields of a `Schema.Class` or `Schema.TaggedError` are
  * its schema, shown with their types; `message` getters), the properties of object types written
  * inline (an option bag's fields, a union member's `_tag`), parameters and type parameters.
- * `test/docs.test.ts` checks the tags (`@since`, `@category`) on the source; this check is about
+ * `test/repository/Docs.test.ts` checks the tags (`@since`, `@category`) on the source; this check is about
  * what the reference shows.
  *
  * A summary is the text of a doc comment before its first block tag: `/** @since 0.1.0 *\/` alone

@@ -1,7 +1,7 @@
 /**
  * The JSON Schemas shipped in `schemas/`, generated from the Schemas that decode the same files
  * (`JSONSchema.make`), so an editor's completion and our validation cannot disagree on a field.
- * `npm run schemas` writes them; test/json-schemas.test.ts fails when a committed file differs
+ * `npm run schemas` writes them; test/repository/JsonSchemas.test.ts fails when a committed file differs
  * from what the Schema generates now.
  */
 import * as JSONSchema from "effect/JSONSchema"

@@ -7,8 +7,8 @@
  * 1. pack-check (scripts/pack-check.mjs): the tarball installed in a fresh project, compiled, its
  *    smoke run, the CLI's "Try it", the status page and third-party plugins;
  * 2. the isolation tests: a plugin in a worker thread or a process of its own, its caps, liveness
- *    and blame, and the daemon's own thread (test/isolation/, test/acceptance/containment.test.ts,
- *    test/acceptance/hostWatchdog.test.ts): what leans on Node's inspector, V8's heap limits and
+ *    and blame, and the daemon's own thread (test/isolation/, test/acceptance/Containment.test.ts,
+ *    test/acceptance/HostWatchdog.test.ts): what leans on Node's inspector, V8's heap limits and
  *    worker threads, which change between Node lines.
  *
  * The rest of the suite runs on the machine's Node (`npm test`). Usage: `node scripts/node-line.mjs
@@ -68,6 +68,6 @@ run("the isolation tests", node, [
   join("node_modules", "vitest", "vitest.mjs"),
   "run",
   "test/isolation",
-  "test/acceptance/containment.test.ts",
-  "test/acceptance/hostWatchdog.test.ts"
+  "test/acceptance/Containment.test.ts",
+  "test/acceptance/HostWatchdog.test.ts"
 ])

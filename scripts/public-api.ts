@@ -1,13 +1,13 @@
 /**
  * The public API as a list: every name the package's entry points export (`effect-city`,
  * `effect-city/plugin`, `effect-city/testing`, `effect-city/cluster`), one line each, namespaces with their members, each
- * with its kind. `npm run api` writes it to `docs/public-api.txt`; test/public-api.test.ts fails
+ * with its kind. `npm run api` writes it to `docs/public-api.txt`; test/repository/PublicApi.test.ts fails
  * when the committed file differs from what the entry points export now, so a change of the public
  * surface is always a deliberate, reviewed edit of that file.
  *
  * `declarations` gives, for each name of that list, the files that declare it, every re-export
  * followed to its end (`export { x } from`, `export * as N from`, `export *`, through any number of
- * modules): test/public-api.test.ts holds that none is under an `internal/` folder (docs/design.md,
+ * modules): test/repository/PublicApi.test.ts holds that none is under an `internal/` folder (docs/design.md,
  * "Layout": public modules declare, internal modules implement).
  */
 import { writeFileSync } from "node:fs"

@@ -15,7 +15,7 @@ const handlers = () => import("./run/daemon.ts")
 
 /**
  * The daemon of a host of a fleet: loaded only with `--cluster`, the one door of the `city`
- * program to the cluster packages (docs/cluster.md; test/programs/clusterImports.test.ts holds it
+ * program to the cluster packages (docs/cluster.md; test/repository/ClusterImports.test.ts holds it
  * to that).
  */
 const clusterHandlers = () => import("./run/cluster.ts")

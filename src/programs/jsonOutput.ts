@@ -4,7 +4,7 @@
  * failure is `{ ok: false, verb, error: { _tag, message, ... } }`. A peer is named `peer` (its
  * personality name), an endpoint as a whole `endpoint` (`<runtime>-<personality>`), and field
  * names are snake_case. The verbs build their documents with the converters below and print
- * them through `output.printDocument`, typed by these Schemas; `test/acceptance/jsonOutput.test.ts`
+ * them through `output.printDocument`, typed by these Schemas; `test/acceptance/JsonOutput.test.ts`
  * decodes every verb's output with them, excess fields refused.
  *
  * The names of the files and of the log (`personality` in a peer file, the lifecycle log's

@@ -3,7 +3,7 @@
  * sentence (docs/capability-plugin-lifecycle.md, "Declaration", "Validation rules", with the
  * decisions of Declaration.ts). The code states each rule with its sentence (the Declaration
  * Schema, the file-stem rule, the host's channel-runtime rule), and docs/cli.md, "Declaration
- * rules", lists each one: test/docs-declaration-rules.test.ts holds the two to each other, both
+ * rules", lists each one: test/schema/DeclarationRules.test.ts holds the two to each other, both
  * ways, and decodes an example of each rule to see its sentence in the fault.
  *
  * A sentence is the fixed part of the rule's message, which may go on with what was found

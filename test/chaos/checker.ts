@@ -1,5 +1,5 @@
 /**
- * The chaos test's checker (test/chaos/fleetChaos.test.ts): a pure function over the shared
+ * The chaos test's checker (test/chaos/FleetChaos.test.ts): a pure function over the shared
  * history (test/chaos/events.ts), the sweeps' reports, the daemons' outputs and the state once
  * everything settled, which says which of the fleet's promises were broken, each with the lines of
  * the history that show it. The properties (docs/cluster.md, docs/live-application.md,

@@ -1,5 +1,5 @@
 /**
- * The chaos test's schedule (test/chaos/fleetChaos.test.ts): a pure function of a seed, so a
+ * The chaos test's schedule (test/chaos/FleetChaos.test.ts): a pure function of a seed, so a
  * failure is replayed with `CITY_CHAOS_SEED=<seed>` (and `CITY_CHAOS_ROUNDS=<n>` when it was a
  * longer run). Each round lasts `roundMs` and holds, at random times and on random hosts:
  *
@@ -134,7 +134,7 @@ export const describe = (schedule: Schedule): string => {
   const edits = schedule.edits.map((e) => `+${seconds(e.at)} ${e.endpoint} v${e.version}`)
   const capabilities = [...new Set(schedule.sweeps.map((s) => s.capability))]
   return [
-    `chaos schedule: seed ${schedule.seed}, ${schedule.rounds} round(s) of ${seconds(schedule.roundMs)} (replay: ${replay} npx vitest run test/chaos/fleetChaos.test.ts)`,
+    `chaos schedule: seed ${schedule.seed}, ${schedule.rounds} round(s) of ${seconds(schedule.roundMs)} (replay: ${replay} npx vitest run test/chaos/FleetChaos.test.ts)`,
     "faults:",
     ...faults,
     `edits of launch-read files (${edits.length}):`,

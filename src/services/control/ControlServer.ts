@@ -8,7 +8,7 @@
  * Decisions:
  * - Built on `@effect/platform`'s `SocketServer` (`NodeSocketServer`), not `@effect/rpc`: the
  *   `city` program never loads `@effect/rpc`, which only `services/cluster/` imports
- *   (docs/cluster.md, "What this part provides"; test/programs/clusterImports.test.ts). One
+ *   (docs/cluster.md, "What this part provides"; test/repository/ClusterImports.test.ts). One
  *   request and one answer per connection need no multiplexing, and the messages are Schemas all
  *   the same.
  * - A connection's request is at most 16 MiB, its answer too (`FirstLine.maxLine`); a line that is not a
