@@ -52,7 +52,7 @@ describe("Staging", () => {
       expect(String(failed.message)).toContain("register gave up halfway")
       expect(released).toEqual(["socket"])
       expect(Option.map(yield* city.plugins.get("halfway"), (s) => s.status)).toEqual(Option.some("error"))
-      expect((yield* Effect.flip(calls.invoke("halfway", "echo", "hi")))._tag).toBe("PluginNotReady")
+      expect(yield* Effect.flip(calls.invoke("halfway", "echo", "hi"))).toMatchObject({ _tag: "ActionRejected", reason: "PluginNotReady" })
     })))
 
   it.scoped("onDispose callbacks run in reverse order at dispose; one that throws stops none of the others", () =>
@@ -82,7 +82,7 @@ describe("Staging", () => {
       late!.registerAction("late", { handler: () => "late" })
       expect(yield* calls.invoke("late", "early", {})).toBe("early")
       const refused = yield* Effect.flip(calls.invoke("late", "late", {}))
-      expect(refused._tag).toBe("ActionNotFound")
+      expect(refused).toMatchObject({ _tag: "ActionRejected", reason: "ActionNotFound" })
     })))
 
   /** The system text, run outside a call: neither system here reads its context. */
