@@ -88,7 +88,10 @@ const hostRoot = Effect.gen(function*() {
   let edits = 0
   const owe = Effect.gen(function*() {
     yield* eventually(fs.exists(join(w.root, "state", "fingerprints", "claude-alice.json")), 60_000)
-    yield* fs.writeFileString(join(w.work, ".mcp.json"), JSON.stringify({ mcpServers: {}, edit: ++edits }))
+    // Written whole, then renamed into place, as an editor saves: a check between a truncation and
+    // the write would see two differences, and owe two reloads (rightly).
+    yield* fs.writeFileString(join(w.work, ".mcp.json.tmp"), JSON.stringify({ mcpServers: {}, edit: ++edits }))
+    yield* fs.rename(join(w.work, ".mcp.json.tmp"), join(w.work, ".mcp.json"))
   })
   return { w, lines, starts, owe, configure, setDelay: (seconds: number) => fs.writeFileString(delay, String(seconds)) }
 })
