@@ -524,71 +524,86 @@ export class WorkspaceError extends Schema.TaggedError<WorkspaceError>()("Worksp
 }
 
 /**
- * An Agent id that is already taken in this City.
- *
- * Raised by `city.agents.add` when an Agent of that id exists.
+ * Why an Agent, a Session or a Turn refused what was asked of it, each reason with the fields it
+ * fills:
+ * - `AgentAlreadyExists` (`id`): `city.agents.add` of an Agent id that exists.
+ * - `AgentNotFound` (`id`): `agent.sessions.create` when the Agent has been removed from the City.
+ * - `SessionClosed` (`session`, `closedBy`): `session.turn`, `turn.step` and
+ *   `session.atNextBoundary` once the Session is closed: by `session.close` (`closed`), by
+ *   removing its Agent (`agent-removed`) or by the City's close (`city-closed`). Callers waiting
+ *   in `atNextBoundary` get it too.
+ * - `TurnEnded` (`session`, `turn`): `turn.step` when the Turn's body has already ended: a Step
+ *   needs a running Turn.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class AgentAlreadyExists extends Schema.TaggedError<AgentAlreadyExists>()("AgentAlreadyExists", {
-  id: Schema.String
-}) {
-  override get message() {
-    return `Agent already exists in City: ${this.id}`
-  }
-}
+export const SessionErrorReason = Schema.Literal("AgentAlreadyExists", "AgentNotFound", "SessionClosed", "TurnEnded")
 
 /**
- * An Agent that is no longer in the City.
- *
- * Raised by `agent.sessions.create` when the Agent has been removed from the City.
+ * Why an Agent, a Session or a Turn refused what was asked of it.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", {
-  id: Schema.String
-}) {
-  override get message() {
-    return `Unknown agent: ${this.id}`
-  }
-}
+export type SessionErrorReason = typeof SessionErrorReason.Type
 
 /**
- * A Session that admits no more Turns or Steps.
- *
- * Raised by `session.turn`, `turn.step` and `session.atNextBoundary` once the Session is closed:
- * by `session.close` (`closed`), by removing its Agent (`agent-removed`) or by the City's close
- * (`city-closed`). Callers waiting in `atNextBoundary` get it too.
+ * What closed a Session: `session.close` (`closed`), removing its Agent (`agent-removed`) or the
+ * City's close (`city-closed`).
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionClosed", {
-  session: Schema.String,
-  reason: Schema.Literal("closed", "agent-removed", "city-closed")
-}) {
-  override get message() {
-    const why = this.reason === "agent-removed"
-      ? "its Agent was removed"
-      : this.reason === "city-closed"
-      ? "the City is closing"
-      : "it was closed"
-    return `Session ${this.session} is closed: ${why}`
-  }
-}
+export const SessionClosedBy = Schema.Literal("closed", "agent-removed", "city-closed")
 
 /**
- * A Step asked of a Turn that has ended.
- *
- * Raised by `turn.step` when the Turn's body has already ended: a Step needs a running Turn.
+ * What closed a Session.
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionClosedBy = typeof SessionClosedBy.Type
+
+/**
+ * An Agent, a Session or a Turn that refused what was asked of it; `reason` says why
+ * (`SessionErrorReason`), and its `name` is the reason, the tag it had before (docs/cli.md, "Error
+ * tags and the library's error families"; docs/library.md, "Errors").
  * @since 0.1.0
  * @category errors
  */
-export class TurnEnded extends Schema.TaggedError<TurnEnded>()("TurnEnded", {
-  session: Schema.String,
-  turn: Schema.Number
+export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
+  reason: SessionErrorReason,
+  /** `AgentAlreadyExists`, `AgentNotFound`: the Agent's id. */
+  id: Schema.optional(Schema.String),
+  /** `SessionClosed`, `TurnEnded`: the Session's id. */
+  session: Schema.optional(Schema.String),
+  /** `SessionClosed`: what closed it. */
+  closedBy: Schema.optional(SessionClosedBy),
+  /** `TurnEnded`: the Turn's number. */
+  turn: Schema.optional(Schema.Number)
 }) {
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
+  }
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): SessionErrorReason {
+    return this.reason
+  }
   override get message() {
-    return `Turn ${this.turn} of session ${this.session} has ended: a Step needs a running Turn`
+    switch (this.reason) {
+      case "AgentAlreadyExists":
+        return `Agent already exists in City: ${this.id}`
+      case "AgentNotFound":
+        return `Unknown agent: ${this.id}`
+      case "SessionClosed": {
+        const why = this.closedBy === "agent-removed"
+          ? "its Agent was removed"
+          : this.closedBy === "city-closed"
+          ? "the City is closing"
+          : "it was closed"
+        return `Session ${this.session} is closed: ${why}`
+      }
+      case "TurnEnded":
+        return `Turn ${this.turn} of session ${this.session} has ended: a Step needs a running Turn`
+    }
   }
 }
 

@@ -215,7 +215,7 @@ describe("Execution leases", () => {
       expect(journal.count("dispose:alpha")).toBe(0)
       expect(yield* statusOf(city, "alpha")).toBe("ready")
       const refused = failureOf(yield* Effect.exit(session.turn(() => Effect.void)))
-      expect(refused._tag).toBe("SessionClosed")
+      expect(refused).toMatchObject({ _tag: "SessionError", reason: "SessionClosed", closedBy: "agent-removed" })
       expect(refused.message).toContain("Agent was removed")
       expect(yield* session.status).toBe("closed")
     })))
@@ -247,7 +247,7 @@ describe("Execution leases", () => {
         const closing = yield* Effect.fork(city.close)
         // Admission is closed at once: a new Turn is refused while the Step drains.
         yield* eventually(Effect.map(session.status, (s) => s === "closed"))
-        expect(failureOf(yield* Effect.exit(session.turn(() => Effect.void)))._tag).toBe("SessionClosed")
+        expect(failureOf(yield* Effect.exit(session.turn(() => Effect.void)))).toMatchObject({ _tag: "SessionError", reason: "SessionClosed", closedBy: "city-closed" })
         expect(journal.count("dispose:alpha")).toBe(0)
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(step)
@@ -303,14 +303,14 @@ describe("Execution leases", () => {
         expect(failureOf(yield* Effect.exit(session.turn(() => Effect.void))).message).toContain("it was closed")
         yield* city.agents.remove(agent.id)
         const created = failureOf(yield* Effect.exit(agent.sessions.create({ workspace })))
-        expect(created._tag).toBe("AgentNotFound")
+        expect(created).toMatchObject({ _tag: "SessionError", reason: "AgentNotFound", id: agent.id })
       })))
 
     it.scoped("a Step after its Turn ended is refused", () =>
       provideNode(Effect.gen(function*() {
         const { session } = yield* setup()
         const turn = yield* session.turn((turn) => Effect.succeed(turn))
-        expect(failureOf(yield* Effect.exit(turn.step(() => Effect.void)))._tag).toBe("TurnEnded")
+        expect(failureOf(yield* Effect.exit(turn.step(() => Effect.void)))).toMatchObject({ _tag: "SessionError", reason: "TurnEnded", session: session.id })
       })))
 
     it.scoped("an interrupted Step and a failed Step release their leases at once", () =>

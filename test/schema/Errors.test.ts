@@ -207,6 +207,34 @@ describe("WorkspaceError reads as its two old classes did", () => {
     }))
 })
 
+describe("SessionError reads as its four old classes did", () => {
+  it("AgentAlreadyExists, AgentNotFound, SessionClosed and TurnEnded: their messages, their names", () => {
+    const cases = [
+      [{ reason: "AgentAlreadyExists", id: "ada" }, "AgentAlreadyExists: Agent already exists in City: ada"],
+      [{ reason: "AgentNotFound", id: "ada" }, "AgentNotFound: Unknown agent: ada"],
+      [{ reason: "SessionClosed", session: "ada/1", closedBy: "closed" }, "SessionClosed: Session ada/1 is closed: it was closed"],
+      [{ reason: "SessionClosed", session: "ada/1", closedBy: "agent-removed" }, "SessionClosed: Session ada/1 is closed: its Agent was removed"],
+      [{ reason: "SessionClosed", session: "ada/1", closedBy: "city-closed" }, "SessionClosed: Session ada/1 is closed: the City is closing"],
+      [{ reason: "TurnEnded", session: "ada/1", turn: 2 }, "TurnEnded: Turn 2 of session ada/1 has ended: a Step needs a running Turn"]
+    ] as const
+    for (const [props, printed] of cases) {
+      const error = new Errors.SessionError(props)
+      expect(String(error)).toBe(printed)
+      expect(firstLine(Cause.pretty(Cause.fail(error)))).toBe(printed)
+      expect(error).toMatchObject({ _tag: "SessionError", name: props.reason })
+    }
+  })
+
+  it.scoped("city.agents.add of a taken id fails with the family, reason AgentAlreadyExists", () =>
+    Effect.gen(function*() {
+      const city = yield* City.make()
+      yield* city.agents.add({ id: "ada" })
+      const taken = yield* Effect.flip(city.agents.add({ id: "ada" }))
+      expect(taken).toMatchObject({ _tag: "SessionError", reason: "AgentAlreadyExists", id: "ada" })
+      expect(taken.message).toBe("Agent already exists in City: ada")
+    }))
+})
+
 describe("an InvalidFile prints as the error of its kind of file", () => {
   const file = "/root/x.json"
   const cases = [

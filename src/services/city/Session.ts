@@ -15,7 +15,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { CityClosed, type SessionClosed, SessionClosed as Closed, TurnEnded } from "../../schema/Errors.ts"
+import { CityClosed, type SessionClosedBy, SessionError } from "../../schema/Errors.ts"
 import type { AgentInfo, CallBase, WorkspaceInfo } from "../../schema/HostModel.ts"
 import type { Skill } from "../../schema/PluginChange.ts"
 import { unsafeStep } from "../internal/counters.ts"
@@ -50,9 +50,9 @@ export interface Session {
   /** The Session's status now: idle, busy (a Turn is running) or closed. */
   readonly status: Effect.Effect<SessionStatus>
   /** Runs one Turn; Turns of a Session run one at a time. */
-  readonly turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
+  readonly turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionError, R>
   /** Runs `effect` at the Session's next Turn boundary (now, if it is idle). */
-  readonly atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionClosed, R>
+  readonly atNextBoundary: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SessionError, R>
   /** Stops admitting Turns and Steps; running ones finish. */
   readonly close: Effect.Effect<void>
 }
@@ -84,7 +84,7 @@ export interface Turn {
   /** Runs one Step with the view captured at its checkpoint. */
   readonly step: <A, E, R>(
     body: (view: StepView) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | TurnEnded | SessionClosed | CityClosed, R>
+  ) => Effect.Effect<A, E | SessionError | CityClosed, R>
 }
 
 /**
@@ -116,8 +116,6 @@ export interface TurnGate {
   readonly running: <A, E, R>(body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
-type ClosedReason = SessionClosed["reason"]
-
 /**
  * A Session and the way its owner shuts it.
  * @since 0.1.0
@@ -126,7 +124,7 @@ type ClosedReason = SessionClosed["reason"]
 export interface SessionHandle {
   readonly session: Session
   /** Shuts the Session for new Turns and Steps; `true` if it was open. */
-  readonly shut: (reason: ClosedReason) => boolean
+  readonly shut: (closedBy: SessionClosedBy) => boolean
 }
 
 const skillsOf = (view: ExecutionView): ReadonlyArray<TurnSkills> =>
@@ -155,14 +153,14 @@ export const make = (options: {
   const agentInfo: AgentInfo = { id: options.agent.id }
   const workspaceInfo: WorkspaceInfo = { id: options.workspace.id, path: options.workspace.path }
   const sessionInfo = { id }
-  let closed: ClosedReason | undefined
+  let closed: SessionClosedBy | undefined
   let busy = false
   let turns = 0
   const boundary = TurnBoundary.make()
   /** Lets go of the view the running Turn holds between Steps, if any. */
   let releaseHeld = () => {}
 
-  const refuse = () => (closed === undefined ? undefined : new Closed({ session: id, reason: closed }))
+  const refuse = () => (closed === undefined ? undefined : new SessionError({ reason: "SessionClosed", session: id, closedBy: closed }))
 
   const runTurn = <A, E, R>(number: number, body: (turn: Turn) => Effect.Effect<A, E, R>) => {
     const startView = options.currentView()
@@ -185,8 +183,8 @@ export const make = (options: {
         return (skills ??= skillsOf(startView))
       },
       step: <A2, E2, R2>(stepBody: (view: StepView) => Effect.Effect<A2, E2, R2>) =>
-        Effect.suspend((): Effect.Effect<A2, E2 | TurnEnded | SessionClosed | CityClosed, R2> => {
-          if (ended) return Effect.fail(new TurnEnded({ session: id, turn: number }))
+        Effect.suspend((): Effect.Effect<A2, E2 | SessionError | CityClosed, R2> => {
+          if (ended) return Effect.fail(new SessionError({ reason: "TurnEnded", session: id, turn: number }))
           const refused = refuse()
           if (refused !== undefined) return Effect.fail(refused)
           const lease = leases.lease()
@@ -231,13 +229,13 @@ export const make = (options: {
     workspace: options.workspace,
     status: Effect.sync(() => (closed !== undefined ? "closed" : busy ? "busy" : "idle")),
     turn: <A, E, R>(body: (turn: Turn) => Effect.Effect<A, E, R>) =>
-      Effect.suspend((): Effect.Effect<A, E | SessionClosed, R> => {
+      Effect.suspend((): Effect.Effect<A, E | SessionError, R> => {
         const refused = refuse()
         if (refused !== undefined) return Effect.fail(refused)
         return semaphore.withPermits(1)(
           Effect.zipRight(
             options.gate.open,
-            Effect.suspend((): Effect.Effect<A, E | SessionClosed, R> => {
+            Effect.suspend((): Effect.Effect<A, E | SessionError, R> => {
               const refusedNow = refuse()
               if (refusedNow !== undefined) return Effect.fail(refusedNow)
               busy = true
@@ -256,12 +254,12 @@ export const make = (options: {
     })
   }
 
-  const shut = (reason: ClosedReason) => {
+  const shut = (closedBy: SessionClosedBy) => {
     if (closed !== undefined) return false
-    closed = reason
+    closed = closedBy
     // No further Step will come: the view held for the handoff to the next Step goes now.
     releaseHeld()
-    boundary.cancelAll(new Closed({ session: id, reason }))
+    boundary.cancelAll(new SessionError({ reason: "SessionClosed", session: id, closedBy }))
     return true
   }
 

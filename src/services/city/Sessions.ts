@@ -15,7 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AgentAlreadyExists, AgentNotFound, type CityClosed } from "../../schema/Errors.ts"
+import { type CityClosed, SessionError } from "../../schema/Errors.ts"
 import { CityConfig } from "./CityConfig.ts"
 import { Closing } from "./internal/close.ts"
 import { ExecutionLeases } from "./internal/executionLeases.ts"
@@ -38,7 +38,7 @@ export interface Agent {
     readonly create: (options: {
       readonly workspace: Workspace
       readonly id?: string | undefined
-    }) => Effect.Effect<SessionModule.Session, AgentNotFound | CityClosed>
+    }) => Effect.Effect<SessionModule.Session, SessionError | CityClosed>
     readonly list: Effect.Effect<ReadonlyArray<SessionModule.Session>>
   }
 }
@@ -50,7 +50,7 @@ export interface Agent {
  */
 export interface AgentsShape {
   /** Adds an Agent; fails if the id is taken. */
-  readonly add: (options: { readonly id: string }) => Effect.Effect<Agent, AgentAlreadyExists | CityClosed>
+  readonly add: (options: { readonly id: string }) => Effect.Effect<Agent, SessionError | CityClosed>
   /** The Agent of this id, if any. */
   readonly get: (id: string) => Effect.Effect<Option.Option<Agent>>
   /** Every Agent. */
@@ -115,7 +115,7 @@ export const make = Effect.gen(function*() {
       Effect.zipRight(
         closing.check(`add agent ${id}`),
         Effect.suspend(() => {
-          if (agents.has(id)) return Effect.fail(new AgentAlreadyExists({ id }))
+          if (agents.has(id)) return Effect.fail(new SessionError({ reason: "AgentAlreadyExists", id }))
           const sessions = new Map<string, SessionModule.SessionHandle>()
           let created = 0
           const agent: Agent = {
@@ -125,7 +125,7 @@ export const make = Effect.gen(function*() {
                 Effect.zipRight(
                   closing.check(`create session for agent ${id}`),
                   Effect.suspend(() => {
-                    if (agents.get(id)?.agent !== agent) return Effect.fail(new AgentNotFound({ id }))
+                    if (agents.get(id)?.agent !== agent) return Effect.fail(new SessionError({ reason: "AgentNotFound", id }))
                     const sid = sessionId ?? `${id}/${++created}`
                     const handle = SessionModule.make({
                       id: sid,

@@ -22,7 +22,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { SessionClosed } from "../../schema/Errors.ts"
+import type { SessionError } from "../../schema/Errors.ts"
 import type { EndpointHostFailed, EndpointNotHosted, EndpointState } from "../../schema/Live.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import type { HostedTurn, TranscriptEntry } from "./HostedTurn.ts"
@@ -46,7 +46,7 @@ export interface CitySessionsShape {
   readonly turn: <A, E, R>(
     ref: EndpointRef,
     body: (turn: HostedTurn) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | EndpointNotHosted | SessionClosed, R>
+  ) => Effect.Effect<A, E | EndpointNotHosted | SessionError, R>
   /** The endpoint's conversation so far, across reloads; empty when not hosted. */
   readonly transcript: (ref: EndpointRef) => ReadonlyArray<TranscriptEntry>
   /** The tools the current Session lists. */

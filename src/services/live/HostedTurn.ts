@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type { CityClosed, SessionClosed, TurnEnded } from "../../schema/Errors.ts"
+import type { CityClosed, SessionError } from "../../schema/Errors.ts"
 import { type ToolFailed, ToolNotAvailable } from "../../schema/Live.ts"
 import type { Session, Turn } from "../city/Session.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
@@ -43,7 +43,7 @@ export interface HostedTurn {
   readonly call: (
     tool: string,
     input?: string
-  ) => Effect.Effect<string, ToolNotAvailable | ToolFailed | TurnEnded | SessionClosed | CityClosed>
+  ) => Effect.Effect<string, ToolNotAvailable | ToolFailed | SessionError | CityClosed>
   /** Adds a note to the history (what the user or the agent said). */
   readonly note: (text: string) => Effect.Effect<void>
 }

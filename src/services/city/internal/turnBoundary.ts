@@ -2,7 +2,7 @@
  * A Session's Turn boundary (`session.atNextBoundary`): effects queued while a Turn runs, run in
  * order right after it ends and before the next one begins (or at once, by whoever finds the
  * Session idle). A caller interrupted before its turn comes is forgotten: its effect never runs.
- * When the Session closes, every queued caller fails with SessionClosed.
+ * When the Session closes, every queued caller fails with SessionError (reason SessionError).
  * @since 0.1.0
  */
 import type * as Context from "effect/Context"
@@ -10,7 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import type { SessionClosed } from "../../../schema/Errors.ts"
+import type { SessionError } from "../../../schema/Errors.ts"
 
 /**
  * The queue of one Session's boundary.
@@ -29,17 +29,17 @@ export interface TurnBoundary {
     effect: Effect.Effect<A, E, R>,
     session: {
       /** The Session's refusal, if it is closed: checked in the same step as queueing. */
-      readonly refuse: () => SessionClosed | undefined
+      readonly refuse: () => SessionError | undefined
       readonly kick: () => Effect.Effect<void>
     }
-  ) => Effect.Effect<A, E | SessionClosed, R>
+  ) => Effect.Effect<A, E | SessionError, R>
   /** Fails every queued caller with `error`. */
-  readonly cancelAll: (error: SessionClosed) => void
+  readonly cancelAll: (error: SessionError) => void
 }
 
 interface Job {
   readonly run: Effect.Effect<void>
-  readonly cancel: (error: SessionClosed) => void
+  readonly cancel: (error: SessionError) => void
 }
 
 /**
@@ -58,11 +58,11 @@ export const make = (): TurnBoundary => {
   return {
     drain,
     enqueue: <A, E, R>(effect: Effect.Effect<A, E, R>, session: Parameters<TurnBoundary["enqueue"]>[1]) =>
-      Effect.contextWithEffect((context: Context.Context<R>): Effect.Effect<A, E | SessionClosed> => {
+      Effect.contextWithEffect((context: Context.Context<R>): Effect.Effect<A, E | SessionError> => {
         const refused = session.refuse()
         if (refused !== undefined) return Effect.fail(refused)
         // unsafe: registered and cancelled by the Session's synchronous boundary bookkeeping.
-        const done = Deferred.unsafeMake<Exit.Exit<A, E | SessionClosed>>(FiberId.none)
+        const done = Deferred.unsafeMake<Exit.Exit<A, E | SessionError>>(FiberId.none)
         const job: Job = {
           run: Effect.flatMap(Effect.exit(Effect.provide(effect, context)), (exit) => Deferred.succeed(done, exit)),
           // unsafe: as above.

@@ -8,7 +8,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { SessionClosed } from "../../../schema/Errors.ts"
+import { SessionError } from "../../../schema/Errors.ts"
 import { EndpointHostFailed, EndpointNotHosted, type EndpointState } from "../../../schema/Live.ts"
 import { RuntimeProfiles } from "../../capabilities/RuntimeProfiles.ts"
 import { City } from "../../city/CityService.ts"
@@ -19,6 +19,9 @@ import type { EndpointRef } from "../EndpointHost.ts"
 import { type HostedTurn, hostedTurn, type TranscriptEntry } from "../HostedTurn.ts"
 import { launchFiles } from "../LaunchFiles.ts"
 import { readTools, type Tool } from "../ToolSurface.ts"
+
+/** A Session that closed (`SessionError`, reason `SessionClosed`), not another failure. */
+const closedSession = (e: unknown): boolean => e instanceof SessionError && e.reason === "SessionClosed"
 
 /** One endpoint hosted here: its Agent, Workspace, current Session and tools. */
 interface Hosting {
@@ -82,11 +85,11 @@ export const make = (options: {
       }).pipe(Effect.mapError(failed(ref, "launch")))
 
     /** Runs `f` at the next boundary of the hosting's current Session, following replacements. */
-    const atBoundary = <A, E>(h: Hosting, f: (session: Session) => Effect.Effect<A, E>): Effect.Effect<A, E | SessionClosed> =>
+    const atBoundary = <A, E>(h: Hosting, f: (session: Session) => Effect.Effect<A, E>): Effect.Effect<A, E | SessionError> =>
       Effect.suspend(() => {
         const session = h.session
         return session.atNextBoundary(Effect.suspend(() => f(session))).pipe(
-          Effect.catchTag("SessionClosed", (e) => h.session !== session ? atBoundary(h, f) : Effect.fail(e))
+          Effect.catchTag("SessionError", (e) => closedSession(e) && h.session !== session ? atBoundary(h, f) : Effect.fail(e))
         )
       })
 
@@ -110,7 +113,7 @@ export const make = (options: {
             if (Option.isSome(claimed)) yield* swap(h, session)
             return claimed
           })).pipe(
-            Effect.catchIf((e): e is SessionClosed => e instanceof SessionClosed, (e) => Effect.fail(failed(ref, "reload")(e)))
+            Effect.catchIf((e): e is SessionError => e instanceof SessionError, (e) => Effect.fail(failed(ref, "reload")(e)))
           )
       })
 
@@ -128,7 +131,8 @@ export const make = (options: {
         if (h === undefined) return Effect.void
         h.fenced = true
         return atBoundary(h, () => Effect.void).pipe(
-          Effect.catchTag("SessionClosed", () => Effect.void),
+          // Waiting at the boundary of nothing fails only with SessionClosed.
+          Effect.catchTag("SessionError", () => Effect.void),
           Effect.zipRight(unhost(h))
         )
       })
@@ -150,7 +154,7 @@ export const make = (options: {
       })
 
     const turn = <A, E, R>(ref: EndpointRef, body: (turn: HostedTurn) => Effect.Effect<A, E, R>) => {
-      const run: Effect.Effect<A, E | EndpointNotHosted | SessionClosed, R> = Effect.suspend(() => {
+      const run: Effect.Effect<A, E | EndpointNotHosted | SessionError, R> = Effect.suspend(() => {
         const h = hostings.get(ref.identity)
         if (h === undefined || h.fenced) return Effect.fail(new EndpointNotHosted({ identity: ref.identity }))
         const session = h.session
@@ -160,10 +164,10 @@ export const make = (options: {
             Effect.ensuring(body(hostedTurn(h.ref, h, session, t)), onState(ref, "idle"))
           )
         ).pipe(
-          Effect.catchTag("SessionClosed", (e) => h.session !== session && !h.fenced ? run : Effect.fail(e))
+          Effect.catchTag("SessionError", (e) => closedSession(e) && h.session !== session && !h.fenced ? run : Effect.fail(e))
         )
       })
-      return Effect.withFiberRuntime<A, E | EndpointNotHosted | SessionClosed, R>((fiber) => {
+      return Effect.withFiberRuntime<A, E | EndpointNotHosted | SessionError, R>((fiber) => {
         const h = hostings.get(ref.identity)
         h?.running.add(fiber)
         return Effect.ensuring(run, Effect.sync(() => h?.running.delete(fiber)))

@@ -3,13 +3,13 @@
  * queue itself (services/city/internal/turnBoundary.ts): effects queued while a Turn runs run in
  * the order they were queued, when the boundary drains, each caller getting its own result; a
  * caller interrupted before its turn comes is forgotten (its effect never runs); a closed Session
- * refuses at once; closing fails every queued caller with SessionClosed.
+ * refuses at once; closing fails every queued caller with SessionError (reason SessionClosed).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { SessionClosed } from "../../../../src/schema/Errors.ts"
+import { SessionError } from "../../../../src/schema/Errors.ts"
 import * as TurnBoundary from "../../../../src/services/city/internal/turnBoundary.ts"
 
 /** A Session mid-Turn: open, and its kick does nothing (the Turn's end drains). */
@@ -55,7 +55,7 @@ describe("TurnBoundary", () => {
   it.effect("a closed Session refuses at once, queueing nothing", () =>
     Effect.gen(function*() {
       const boundary = TurnBoundary.make()
-      const closed = new SessionClosed({ session: "s1", reason: "closed" })
+      const closed = new SessionError({ reason: "SessionClosed", session: "s1", closedBy: "closed" })
       let ran = false
       const error = yield* Effect.flip(
         boundary.enqueue(Effect.sync(() => (ran = true)), { refuse: () => closed, kick: () => boundary.drain })
@@ -72,7 +72,7 @@ describe("TurnBoundary", () => {
       const fibers = yield* Effect.forEach(["a", "b"], (name) =>
         Effect.fork(boundary.enqueue(Effect.sync(() => ran.push(name)), busy)))
       yield* Effect.yieldNow()
-      const error = new SessionClosed({ session: "s1", reason: "city-closed" })
+      const error = new SessionError({ reason: "SessionClosed", session: "s1", closedBy: "city-closed" })
       boundary.cancelAll(error)
       yield* boundary.drain
       for (const fiber of fibers) expect(yield* Fiber.await(fiber)).toEqual(Exit.fail(error))
