@@ -139,84 +139,92 @@ export const Fingerprint = Schema.Struct({
 export type Fingerprint = typeof Fingerprint.Type
 
 /**
- * An endpoint host could not tell the state of, reload, retire or kill an endpoint.
+ * Why something asked of an endpoint failed, each reason with the fields it fills (every reason
+ * has the endpoint's `identity`):
+ * - `EndpointHostFailed` (`operation`, `detail`): an endpoint host could not tell the state of,
+ *   reload, retire or kill an endpoint.
+ * - `ToolNotAvailable` (`tool`, `available`): a tool the endpoint's current surfaces do not list
+ *   (never added, or removed and reloaded away).
+ * - `ToolFailed` (`tool`, `detail`): a tool call whose command failed.
+ * - `EndpointNotHosted`: the endpoint is not hosted here (not launched, or retired).
+ * - `OwedWorkFailed` (`work`, `detail`, and `attempts` and `next_attempt_at` or `unrecorded`): an
+ *   attempt of owed work failed (its host could not reload, retire or kill the endpoint, or tell
+ *   its state). `attempts` and `next_attempt_at` are the backoff recorded for it; `unrecorded`
+ *   says why none could be recorded (the work is then tried again at the next pass).
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class EndpointHostFailed extends Schema.TaggedError<EndpointHostFailed>()("EndpointHostFailed", {
-  identity: Schema.String,
-  operation: Schema.String,
-  detail: Schema.String
-}) {
-  override get message() {
-    return `endpoint ${this.identity}: ${this.operation} failed: ${this.detail}`
-  }
-}
+export const EndpointErrorReason = Schema.Literal(
+  "EndpointHostFailed",
+  "ToolNotAvailable",
+  "ToolFailed",
+  "EndpointNotHosted",
+  "OwedWorkFailed"
+)
 
 /**
- * A tool the endpoint's current surfaces do not list (never added, or removed and reloaded away).
+ * Why something asked of an endpoint failed.
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class ToolNotAvailable extends Schema.TaggedError<ToolNotAvailable>()("ToolNotAvailable", {
-  identity: Schema.String,
-  tool: Schema.String,
-  available: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `endpoint ${this.identity}: tool ${this.tool} is not listed by its launch-read files ` +
-      `(available: ${this.available.length === 0 ? "none" : this.available.join(", ")})`
-  }
-}
+export type EndpointErrorReason = typeof EndpointErrorReason.Type
 
 /**
- * A tool call whose command failed.
+ * Something asked of an endpoint (its host, its tools, its owed work) failed; `reason` says why
+ * (`EndpointErrorReason`), and its `name` is the reason, the tag it had before (docs/cli.md,
+ * "Error tags and the library's error families"; docs/library.md, "Errors").
  * @since 0.1.0
  * @category errors
  */
-export class ToolFailed extends Schema.TaggedError<ToolFailed>()("ToolFailed", {
+export class EndpointError extends Schema.TaggedError<EndpointError>()("EndpointError", {
+  reason: EndpointErrorReason,
+  /** The endpoint's identity. */
   identity: Schema.String,
-  tool: Schema.String,
-  detail: Schema.String
-}) {
-  override get message() {
-    return `endpoint ${this.identity}: tool ${this.tool} failed: ${this.detail}`
-  }
-}
-
-/**
- * The endpoint is not hosted here (not launched, or retired).
- * @since 0.1.0
- * @category errors
- */
-export class EndpointNotHosted extends Schema.TaggedError<EndpointNotHosted>()("EndpointNotHosted", {
-  identity: Schema.String
-}) {
-  override get message() {
-    return `endpoint ${this.identity} is not hosted in this process (launch it first)`
-  }
-}
-
-/**
- * An attempt of owed work failed (its host could not reload, retire or kill the endpoint, or tell
- * its state). `attempts` and `next_attempt_at` are the backoff recorded for it; `unrecorded` says
- * why none could be recorded (the work is then tried again at the next pass).
- * @since 0.1.0
- * @category errors
- */
-export class OwedWorkFailed extends Schema.TaggedError<OwedWorkFailed>()("OwedWorkFailed", {
-  identity: Schema.String,
-  work: Schema.Literal("reload", "removal"),
-  reason: Schema.String,
+  /** `EndpointHostFailed`: what the host was asked (status, reload, retire, kill, ...). */
+  operation: Schema.optional(Schema.String),
+  /** `EndpointHostFailed`, `ToolFailed`, `OwedWorkFailed`: what happened. */
+  detail: Schema.optional(Schema.String),
+  /** `ToolNotAvailable`, `ToolFailed`: the tool called. */
+  tool: Schema.optional(Schema.String),
+  /** `ToolNotAvailable`: the tools the endpoint lists, in name order. */
+  available: Schema.optional(Schema.Array(Schema.String)),
+  /** `OwedWorkFailed`: the work owed. */
+  work: Schema.optional(Schema.Literal("reload", "removal")),
+  /** `OwedWorkFailed`: the attempts recorded. */
   attempts: Schema.optional(Schema.Int),
+  /** `OwedWorkFailed`: when the next attempt is due. */
   next_attempt_at: Schema.optional(Schema.String),
+  /** `OwedWorkFailed`: why no backoff could be recorded. */
   unrecorded: Schema.optional(Schema.String)
 }) {
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
+  }
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): EndpointErrorReason {
+    return this.reason
+  }
   override get message() {
-    const when = this.attempts !== undefined && this.next_attempt_at !== undefined
-      ? `attempt ${this.attempts}, next at ${this.next_attempt_at}`
-      : `not recorded: ${oneLine(this.unrecorded ?? "unknown", 200)}`
-    return `owed ${this.work} of ${this.identity} failed (${when}): ${oneLine(this.reason, 300)}`
+    switch (this.reason) {
+      case "EndpointHostFailed":
+        return `endpoint ${this.identity}: ${this.operation} failed: ${this.detail}`
+      case "ToolNotAvailable": {
+        const available = this.available ?? []
+        return `endpoint ${this.identity}: tool ${this.tool} is not listed by its launch-read files ` +
+          `(available: ${available.length === 0 ? "none" : available.join(", ")})`
+      }
+      case "ToolFailed":
+        return `endpoint ${this.identity}: tool ${this.tool} failed: ${this.detail}`
+      case "EndpointNotHosted":
+        return `endpoint ${this.identity} is not hosted in this process (launch it first)`
+      case "OwedWorkFailed": {
+        const when = this.attempts !== undefined && this.next_attempt_at !== undefined
+          ? `attempt ${this.attempts}, next at ${this.next_attempt_at}`
+          : `not recorded: ${oneLine(this.unrecorded ?? "unknown", 200)}`
+        return `owed ${this.work} of ${this.identity} failed (${when}): ${oneLine(this.detail ?? "", 300)}`
+      }
+    }
   }
 }
 

@@ -70,7 +70,7 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           expect(applications(unregistered.outcomes)).toEqual([[`${runtime}-alice`, "ok", "applied"]])
           const gone = yield* sessions.turn(ref, (t) => Effect.map(Effect.flip(t.call("stamp", "y")), (e) => ({ e, tools: t.tools })))
           expect(gone.tools).toEqual([])
-          expect(gone.e._tag).toBe("ToolNotAvailable")
+          expect(gone.e).toMatchObject({ _tag: "EndpointError", reason: "ToolNotAvailable", tool: "stamp" })
         }).pipe(Effect.provide(cityLayer(w)))
       }))
 
@@ -120,7 +120,7 @@ describe("City-sessions host: register and unregister on claude, codex and openc
           yield* eventually(Effect.sync(() => sessions.sessionCount(ref) === 3))
           const gone = yield* sessions.turn(ref, (t) => Effect.map(Effect.flip(t.call("stamp", "z")), (e) => ({ e, tools: t.tools })))
           expect(gone.tools).toEqual([])
-          expect(gone.e._tag).toBe("ToolNotAvailable")
+          expect(gone.e).toMatchObject({ _tag: "EndpointError", reason: "ToolNotAvailable", tool: "stamp" })
           yield* eventually(Effect.map((yield* Reloads).get(ref), Option.isNone))
         }).pipe(Effect.provide(cityLayer(w)))
       }))

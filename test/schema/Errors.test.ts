@@ -12,6 +12,7 @@ import * as Errors from "../../src/schema/Errors.ts"
 import * as LoaderErrors from "../../src/schema/LoaderErrors.ts"
 import * as CapabilityErrors from "../../src/schema/CapabilityErrors.ts"
 import * as Faults from "../../src/schema/Faults.ts"
+import * as Live from "../../src/schema/Live.ts"
 import { InvalidFile } from "../../src/schema/FileErrors.ts"
 import { errorJson } from "../../src/programs/print.ts"
 
@@ -233,6 +234,38 @@ describe("SessionError reads as its four old classes did", () => {
       expect(taken).toMatchObject({ _tag: "SessionError", reason: "AgentAlreadyExists", id: "ada" })
       expect(taken.message).toBe("Agent already exists in City: ada")
     }))
+})
+
+describe("EndpointError reads as its five old classes did", () => {
+  it("EndpointHostFailed, ToolNotAvailable, ToolFailed, EndpointNotHosted, OwedWorkFailed: their messages, their names", () => {
+    const cases = [
+      [{ reason: "EndpointHostFailed", identity: "claude-ada", operation: "reload", detail: "exit 3" }, "EndpointHostFailed: endpoint claude-ada: reload failed: exit 3"],
+      [
+        { reason: "ToolNotAvailable", identity: "claude-ada", tool: "stamp", available: [] },
+        "ToolNotAvailable: endpoint claude-ada: tool stamp is not listed by its launch-read files (available: none)"
+      ],
+      [
+        { reason: "ToolNotAvailable", identity: "claude-ada", tool: "stamp", available: ["a", "b"] },
+        "ToolNotAvailable: endpoint claude-ada: tool stamp is not listed by its launch-read files (available: a, b)"
+      ],
+      [{ reason: "ToolFailed", identity: "claude-ada", tool: "stamp", detail: "exit 1" }, "ToolFailed: endpoint claude-ada: tool stamp failed: exit 1"],
+      [{ reason: "EndpointNotHosted", identity: "claude-ada" }, "EndpointNotHosted: endpoint claude-ada is not hosted in this process (launch it first)"],
+      [
+        { reason: "OwedWorkFailed", identity: "claude-ada", work: "reload", detail: "exit 3", attempts: 2, next_attempt_at: "2026-01-01T00:00:00Z" },
+        "OwedWorkFailed: owed reload of claude-ada failed (attempt 2, next at 2026-01-01T00:00:00Z): exit 3"
+      ],
+      [
+        { reason: "OwedWorkFailed", identity: "claude-ada", work: "removal", detail: "exit 3", unrecorded: "disk full" },
+        "OwedWorkFailed: owed removal of claude-ada failed (not recorded: disk full): exit 3"
+      ]
+    ] as const
+    for (const [props, printed] of cases) {
+      const error = new Live.EndpointError(props)
+      expect(String(error)).toBe(printed)
+      expect(firstLine(Cause.pretty(Cause.fail(error)))).toBe(printed)
+      expect(error).toMatchObject({ _tag: "EndpointError", name: props.reason })
+    }
+  })
 })
 
 describe("an InvalidFile prints as the error of its kind of file", () => {

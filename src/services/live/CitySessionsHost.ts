@@ -23,7 +23,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { SessionError } from "../../schema/Errors.ts"
-import type { EndpointHostFailed, EndpointNotHosted, EndpointState } from "../../schema/Live.ts"
+import type { EndpointError, EndpointState } from "../../schema/Live.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 import type { HostedTurn, TranscriptEntry } from "./HostedTurn.ts"
 import * as internal from "./internal/citySessionsHost.ts"
@@ -39,14 +39,14 @@ export interface CitySessionsShape {
   /** The EndpointHost of these endpoints: status, reload, retire, kill. */
   readonly host: EndpointHostShape
   /** Hosts the endpoint (no-op when it is hosted); clears its stop flag. */
-  readonly launch: (ref: EndpointRef) => Effect.Effect<void, EndpointHostFailed>
+  readonly launch: (ref: EndpointRef) => Effect.Effect<void, EndpointError>
   /** Sets the stop flag and retires the hosting. */
-  readonly stop: (ref: EndpointRef) => Effect.Effect<void, EndpointHostFailed>
+  readonly stop: (ref: EndpointRef) => Effect.Effect<void, EndpointError>
   /** Runs one Turn of the endpoint's current Session. */
   readonly turn: <A, E, R>(
     ref: EndpointRef,
     body: (turn: HostedTurn) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | EndpointNotHosted | SessionError, R>
+  ) => Effect.Effect<A, E | EndpointError | SessionError, R>
   /** The endpoint's conversation so far, across reloads; empty when not hosted. */
   readonly transcript: (ref: EndpointRef) => ReadonlyArray<TranscriptEntry>
   /** The tools the current Session lists. */

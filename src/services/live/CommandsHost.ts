@@ -30,7 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { CommandSpec } from "../../schema/Declaration.ts"
-import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import { EndpointError, EndpointState } from "../../schema/Live.ts"
 import type { Outcome } from "../../schema/Outcome.ts"
 import { buildArgv, CommandRunner, privateDirVariable } from "../capabilities/CommandRunner.ts"
 import * as ChildRunner from "../capabilities/ChildRunner.ts"
@@ -112,9 +112,9 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
     // Every failure's detail (a command's stderr, a `status` command's output) is redacted here,
     // before an owed reload's `last_error`, the daemon's log or the status board holds it.
     const fail = (ref: EndpointRef, operation: string) => (detail: string) =>
-      new EndpointHostFailed({ identity: ref.identity, operation, detail: profiles.redact(detail) })
+      new EndpointError({ reason: "EndpointHostFailed", identity: ref.identity, operation, detail: profiles.redact(detail) })
 
-    const status = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointHostFailed> => {
+    const status = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointError> => {
       const spec = commandsOf(ref.runtime)?.status
       if (spec === undefined) return Effect.succeed("asleep")
       const argv = argvOf(ref, "status", spec)
@@ -124,7 +124,7 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
         Effect.suspend(() =>
           ChildRunner.run(statusRunner, { command, args, cwd: state.root, env: environment(ref), timeoutMs: Duration.toMillis(timeout) })
         ),
-        ({ outcome, stdout }): Effect.Effect<EndpointState, EndpointHostFailed> => {
+        ({ outcome, stdout }): Effect.Effect<EndpointState, EndpointError> => {
           if (outcome.state !== "ok") return Effect.fail(fail(ref, "status")(describe(outcome)))
           const first = stdout.split("\n")[0]?.trim() ?? ""
           return isState(first)
@@ -156,7 +156,7 @@ export const make = (config: CommandsHostConfig = {}): Effect.Effect<
       })
 
     /** Polls status until the endpoint is not busy; the state it settled in. */
-    const boundary = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointHostFailed> =>
+    const boundary = (ref: EndpointRef): Effect.Effect<EndpointState, EndpointError> =>
       Effect.flatMap(status(ref), (s) => s === "busy" ? Effect.zipRight(Effect.sleep(poll), boundary(ref)) : Effect.succeed(s))
 
     const reload = <A, E>(ref: EndpointRef, claim: Effect.Effect<Option.Option<A>, E>) =>

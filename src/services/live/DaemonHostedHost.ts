@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import { EndpointError, EndpointState } from "../../schema/Live.ts"
 import * as ProcessIdentity from "../capabilities/ProcessIdentity.ts"
 import { StateRoot } from "../root/StateRoot.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
@@ -87,7 +87,7 @@ export const make = (config: { readonly applyWait?: Duration.DurationInput; read
               (alive): EndpointState => alive === false ? "asleep" : p.state
             )
         })).pipe(
-        Effect.mapError((e) => new EndpointHostFailed({ identity: ref.identity, operation: "status", detail: e.message }))
+        Effect.mapError((e) => new EndpointError({ reason: "EndpointHostFailed", identity: ref.identity, operation: "status", detail: e.message }))
       )
 
     /** Waits (bounded) until `done` holds. */
@@ -110,7 +110,8 @@ export const make = (config: { readonly applyWait?: Duration.DurationInput; read
       retire: (ref) => until(settled(ref, true)),
       kill: (ref) =>
         Effect.fail(
-          new EndpointHostFailed({
+          new EndpointError({
+            reason: "EndpointHostFailed",
             identity: ref.identity,
             operation: "kill",
             detail: "the endpoint is hosted by the city daemon; it cannot be killed from another process"

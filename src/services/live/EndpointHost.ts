@@ -22,7 +22,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { EndpointHostFailed, EndpointState } from "../../schema/Live.ts"
+import type { EndpointError, EndpointState } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
 
@@ -64,7 +64,7 @@ export const refOf = (peer: Peer, runtime: string, privateDir: Option.Option<str
  */
 export interface EndpointHostShape {
   /** The endpoint's state now: idle, busy, asleep, stopped or foreign. */
-  readonly status: (ref: EndpointRef) => Effect.Effect<EndpointState, EndpointHostFailed>
+  readonly status: (ref: EndpointRef) => Effect.Effect<EndpointState, EndpointError>
   /**
    * At the next Turn boundary (now if idle) runs `claim`; if it yields a value, reloads the
    * endpoint keeping its conversation history, and returns that value. Claiming at the boundary
@@ -73,11 +73,11 @@ export interface EndpointHostShape {
   readonly reload: <A, E>(
     ref: EndpointRef,
     claim: Effect.Effect<Option.Option<A>, E>
-  ) => Effect.Effect<Option.Option<A>, E | EndpointHostFailed>
+  ) => Effect.Effect<Option.Option<A>, E | EndpointError>
   /** Fences input, waits for the Turn boundary, removes the hosting. */
-  readonly retire: (ref: EndpointRef) => Effect.Effect<void, EndpointHostFailed>
+  readonly retire: (ref: EndpointRef) => Effect.Effect<void, EndpointError>
   /** Removes the hosting now, interrupting a running Turn. */
-  readonly kill: (ref: EndpointRef) => Effect.Effect<void, EndpointHostFailed>
+  readonly kill: (ref: EndpointRef) => Effect.Effect<void, EndpointError>
   /**
    * The endpoint is hosted by another process (the `city daemon`), which applies owed work to it:
    * here `reload` and `retire` only wait (bounded) for that process to do it.

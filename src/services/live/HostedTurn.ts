@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { CityClosed, SessionError } from "../../schema/Errors.ts"
-import { type ToolFailed, ToolNotAvailable } from "../../schema/Live.ts"
+import { EndpointError } from "../../schema/Live.ts"
 import type { Session, Turn } from "../city/Session.ts"
 import type { EndpointRef } from "./EndpointHost.ts"
 import { callTool } from "./ToolCall.ts"
@@ -43,7 +43,7 @@ export interface HostedTurn {
   readonly call: (
     tool: string,
     input?: string
-  ) => Effect.Effect<string, ToolNotAvailable | ToolFailed | SessionError | CityClosed>
+  ) => Effect.Effect<string, EndpointError | SessionError | CityClosed>
   /** Adds a note to the history (what the user or the agent said). */
   readonly note: (text: string) => Effect.Effect<void>
 }
@@ -78,7 +78,7 @@ export const hostedTurn = (ref: EndpointRef, h: TurnSource, session: Session, tu
       Effect.gen(function*() {
         const tool = tools.get(name)
         if (tool === undefined) {
-          return yield* new ToolNotAvailable({ identity: ref.identity, tool: name, available: [...tools.keys()].sort() })
+          return yield* new EndpointError({ reason: "ToolNotAvailable", identity: ref.identity, tool: name, available: [...tools.keys()].sort() })
         }
         yield* record("call", `${name} ${input}`.trim())
         const result = yield* turn.step(() => callTool(ref.identity, tool, input, ref.cwd))

@@ -11,7 +11,7 @@
  * - `failed`: an attempt that failed (the host could not reload, retire or kill the endpoint, or
  *   tell its state) releases the claim and stays owed, with its error and the next attempt of its
  *   backoff (docs/live-application.md, "Failed owed work: the backoff"); it fails with
- *   `OwedWorkFailed`, whose message is the one log line of that attempt.
+ *   `EndpointError` (reason `OwedWorkFailed`), whose message is the one log line of that attempt.
  * - `recordApplied`: a reload that ran but whose completion the store could not write (a database
  *   restarting, a full disk) is remembered by this process, its claim kept, and written before
  *   anything else is done for that endpoint: the claim is this process's own, so without that the
@@ -22,7 +22,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { OwedWorkFailed } from "../../schema/Live.ts"
+import { EndpointError } from "../../schema/Live.ts"
 import { identityOf } from "../../schema/Outcome.ts"
 import { oneLine } from "../../schema/OneLine.ts"
 import type { Provisioner } from "../capabilities/Provisioner.ts"
@@ -44,15 +44,16 @@ export const makeOwedWork = (deps: {
   const { fingerprints, endpointHost, provisioner, reloads } = deps
 
   /** Records a failed attempt of `work` (its backoff) and fails with it. */
-  const failed = (ref: EndpointRef, work: "reload" | "removal", reason: string): Effect.Effect<never, OwedWorkFailed> =>
-    reloads.release(ref, reason).pipe(
+  const failed = (ref: EndpointRef, work: "reload" | "removal", detail: string): Effect.Effect<never, EndpointError> =>
+    reloads.release(ref, detail).pipe(
       Effect.matchEffect({
-        onFailure: (e) => new OwedWorkFailed({ identity: ref.identity, work, reason, unrecorded: e.message }),
+        onFailure: (e) => new EndpointError({ reason: "OwedWorkFailed", identity: ref.identity, work, detail, unrecorded: e.message }),
         onSuccess: (record) =>
-          new OwedWorkFailed({
+          new EndpointError({
+            reason: "OwedWorkFailed",
             identity: ref.identity,
             work,
-            reason,
+            detail,
             ...(record.attempts === undefined ? {} : { attempts: record.attempts }),
             ...(record.next_attempt_at === undefined ? {} : { next_attempt_at: record.next_attempt_at })
           })
@@ -120,7 +121,7 @@ export const makeOwedWork = (deps: {
       )
       yield* reloads.completeRemoval(ref)
       yield* Effect.logInfo("owed removal applied")
-    }).pipe(Effect.catchTag("EndpointHostFailed", (e) => failed(ref, "removal", e.message)))
+    }).pipe(Effect.catchTag("EndpointError", (e) => failed(ref, "removal", e.message)))
 
   return { reloadOwed, recordApplied, finishRemoval, failed }
 }

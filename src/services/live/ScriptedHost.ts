@@ -9,7 +9,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { EndpointHostFailed, type EndpointState } from "../../schema/Live.ts"
+import { EndpointError, type EndpointState } from "../../schema/Live.ts"
 import type { EndpointHostShape, EndpointRef } from "./EndpointHost.ts"
 
 /**
@@ -88,7 +88,7 @@ export const make: Effect.Effect<ScriptedShape> = Effect.sync(() => {
       const fail = e.fail
       e.fail = undefined
       if (fail !== undefined) {
-        return yield* new EndpointHostFailed({ identity: ref.identity, operation: "reload", detail: fail })
+        return yield* new EndpointError({ reason: "EndpointHostFailed", identity: ref.identity, operation: "reload", detail: fail })
       }
       e.reloads++
       return claimed

@@ -12,7 +12,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { ToolFailed } from "../../schema/Live.ts"
+import { EndpointError } from "../../schema/Live.ts"
 import { redact } from "../../schema/Redaction.ts"
 import * as ChildRunner from "../capabilities/ChildRunner.ts"
 import type { Tool } from "./ToolSurface.ts"
@@ -46,13 +46,13 @@ export const callTool = (
   input: string,
   cwd: string,
   timeout: Duration.DurationInput = Duration.seconds(120)
-): Effect.Effect<string, ToolFailed> => {
+): Effect.Effect<string, EndpointError> => {
   const timeoutMs = Duration.toMillis(Duration.decode(timeout))
   return Effect.suspend(() =>
     ChildRunner.run(tools, { command: tool.command, args: tool.args, cwd, env: environment(input), timeoutMs })
   ).pipe(Effect.flatMap(({ outcome, stdout }) => {
     if (outcome.state === "ok") return Effect.succeed(stdout)
     const detail = outcome.state === "timeout" ? `no exit within ${timeoutMs} ms; killed` : outcome.detail ?? outcome.state
-    return Effect.fail(new ToolFailed({ identity, tool: tool.name, detail: redact(detail) }))
+    return Effect.fail(new EndpointError({ reason: "ToolFailed", identity, tool: tool.name, detail: redact(detail) }))
   }))
 }

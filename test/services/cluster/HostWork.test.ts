@@ -10,7 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { EndpointHostFailed } from "../../../src/schema/Live.ts"
+import { EndpointError } from "../../../src/schema/Live.ts"
 import * as HostWork from "../../../src/services/cluster/internal/hostWork.ts"
 import { Provisioner } from "../../../src/services/capabilities/Provisioner.ts"
 import { Peers } from "../../../src/services/capabilities/Peers.ts"
@@ -33,7 +33,7 @@ const countingHost = () => {
         if (Option.isNone(claimed)) return claimed
         control.runs++
         if (control.failing) {
-          return yield* new EndpointHostFailed({ identity: ref.identity, operation: "reload", detail: "exit 3: refused" })
+          return yield* new EndpointError({ reason: "EndpointHostFailed", identity: ref.identity, operation: "reload", detail: "exit 3: refused" })
         }
         return claimed
       }),

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { EndpointHostFailed } from "../../../src/schema/Live.ts"
+import { EndpointError } from "../../../src/schema/Live.ts"
 import { Applier } from "../../../src/services/live/Applier.ts"
 import type { EndpointHostShape } from "../../../src/services/live/EndpointHost.ts"
 import { Reloads } from "../../../src/services/owed/Reloads.ts"
@@ -42,7 +42,7 @@ const countingHost = () => {
         runs.push(yield* Clock.currentTimeMillis)
         yield* Effect.orDie(control.during)
         if (control.failing) {
-          return yield* new EndpointHostFailed({ identity: ref.identity, operation: "reload", detail: "exit 3: first line\nsecond line" })
+          return yield* new EndpointError({ reason: "EndpointHostFailed", identity: ref.identity, operation: "reload", detail: "exit 3: first line\nsecond line" })
         }
         return claimed
       }),

@@ -114,7 +114,7 @@ export const makeConverge = (deps: {
                   : { identity, application: "applied" }
               ),
               Effect.catchAll((e) =>
-                Effect.succeed<Applied>({ identity, application: "failed", detail: e._tag === "OwedWorkFailed" ? e.reason : e.message })
+                Effect.succeed<Applied>({ identity, application: "failed", detail: e._tag === "EndpointError" && e.reason === "OwedWorkFailed" ? e.detail ?? e.message : e.message })
               )
             )
         }

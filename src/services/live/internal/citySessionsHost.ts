@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { SessionError } from "../../../schema/Errors.ts"
-import { EndpointHostFailed, EndpointNotHosted, type EndpointState } from "../../../schema/Live.ts"
+import { EndpointError, type EndpointState } from "../../../schema/Live.ts"
 import { RuntimeProfiles } from "../../capabilities/RuntimeProfiles.ts"
 import { City } from "../../city/CityService.ts"
 import type { Session } from "../../city/Session.ts"
@@ -55,7 +55,7 @@ export const make = (options: {
       Effect.zipRight(options.onLaunch?.(ref) ?? Effect.void, onState(ref, "idle"))
     const onState = options.onState ?? (() => Effect.void)
     const failed = (ref: EndpointRef, operation: string) => (error: { readonly message: string }) =>
-      new EndpointHostFailed({ identity: ref.identity, operation, detail: error.message })
+      new EndpointError({ reason: "EndpointHostFailed", identity: ref.identity, operation, detail: error.message })
     const fs = yield* FileSystem.FileSystem
     const surfaces = (ref: EndpointRef) =>
       Effect.provideService(Effect.flatMap(launchFiles(config, ref), readTools), FileSystem.FileSystem, fs)
@@ -103,7 +103,7 @@ export const make = (options: {
       })
 
     const reload = <A, E>(ref: EndpointRef, claim: Effect.Effect<Option.Option<A>, E>) =>
-      Effect.suspend((): Effect.Effect<Option.Option<A>, E | EndpointHostFailed> => {
+      Effect.suspend((): Effect.Effect<Option.Option<A>, E | EndpointError> => {
         const h = hostings.get(ref.identity)
         if (h === undefined || h.fenced || stopped.has(ref.identity)) return Effect.succeed(Option.none())
         return atBoundary(h, (session) =>
@@ -154,9 +154,9 @@ export const make = (options: {
       })
 
     const turn = <A, E, R>(ref: EndpointRef, body: (turn: HostedTurn) => Effect.Effect<A, E, R>) => {
-      const run: Effect.Effect<A, E | EndpointNotHosted | SessionError, R> = Effect.suspend(() => {
+      const run: Effect.Effect<A, E | EndpointError | SessionError, R> = Effect.suspend(() => {
         const h = hostings.get(ref.identity)
-        if (h === undefined || h.fenced) return Effect.fail(new EndpointNotHosted({ identity: ref.identity }))
+        if (h === undefined || h.fenced) return Effect.fail(new EndpointError({ reason: "EndpointNotHosted", identity: ref.identity }))
         const session = h.session
         return session.turn((t) =>
           Effect.zipRight(
@@ -167,7 +167,7 @@ export const make = (options: {
           Effect.catchTag("SessionError", (e) => closedSession(e) && h.session !== session && !h.fenced ? run : Effect.fail(e))
         )
       })
-      return Effect.withFiberRuntime<A, E | EndpointNotHosted | SessionError, R>((fiber) => {
+      return Effect.withFiberRuntime<A, E | EndpointError | SessionError, R>((fiber) => {
         const h = hostings.get(ref.identity)
         h?.running.add(fiber)
         return Effect.ensuring(run, Effect.sync(() => h?.running.delete(fiber)))

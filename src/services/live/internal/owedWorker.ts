@@ -66,7 +66,7 @@ export const makeOwedWorker = (deps: {
     ).pipe(
       // One line per attempt: a failed attempt's message says which, and when the next one is.
       Effect.catchAll((e) =>
-        Effect.logWarning(e._tag === "OwedWorkFailed" ? e.message : `owed work not applied: ${oneLine(e.message, 300)}`)
+        Effect.logWarning(e._tag === "EndpointError" && e.reason === "OwedWorkFailed" ? e.message : `owed work not applied: ${oneLine(e.message, 300)}`)
       ),
       Effect.annotateLogs({ endpoint: `${key.runtime}-${key.personality}` })
     )
