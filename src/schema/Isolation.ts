@@ -11,15 +11,15 @@
  *
  * Values cross by structured clone: inputs, results, hook values and config as they are (no JSON
  * round trip); a value that cannot be cloned (a function, a class instance's methods) fails the
- * call with `IsolatedFailure`, naming it. An action with `output` / `error` Schemas (implemented
- * from a reference that declares them) is the exception: its result and its declared failure
- * cross encoded with them, and the caller's reference decodes them on the host. A PluginContext
- * crosses as its data (agent, workspace, session, turn).
+ * call with `IsolationError` (reason `IsolatedFailure`), naming it. An action with `output` /
+ * `error` Schemas (implemented from a reference that declares them) is the exception: its result
+ * and its declared failure cross encoded with them, and the caller's reference decodes them on
+ * the host. A PluginContext crosses as its data (agent, workspace, session, turn).
  * @since 0.1.0
  */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
-import { printedTag } from "./ErrorFamily.ts"
+import { FamilyTypeId, printedTag } from "./ErrorFamily.ts"
 import { ActionRejected } from "./Errors.ts"
 import { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "./HostModel.ts"
 import { PluginChange, Skill } from "./PluginChange.ts"
@@ -82,21 +82,69 @@ export const CallContext = Schema.Struct({
 })
 
 /**
- * A failure inside an isolated plugin, as it crosses: the plugin, what failed (`initialize`,
- * `action notes/add`, ...), the error's `_tag` when it has one, its message and its own fields
- * (the plain-data part).
+ * Why a call into an isolated plugin failed, each reason with the fields it fills (every reason
+ * has the `plugin`):
+ * - `IsolatedFailure` (`what`, `detail`, `errorTag`, `fields`): a failure inside the plugin, as it
+ *   crosses: what failed (`initialize`, `action notes/add`, ...), the error's `_tag` when it has
+ *   one, its message (`detail`) and its own fields (the plain-data part).
+ * - `WorkerEnded` (`detail`): the plugin's worker ended or stopped answering: the plugin is then
+ *   out of the City (its snapshot says why) until a retry starts a fresh worker.
+ * - `IsolatedActionError` (`action`, `error`): an action's own failure, encoded with the action's
+ *   `error` Schema in the worker (the failure that Schema accepts), for the caller's reference to
+ *   decode on the host.
+ * @since 0.1.0
+ * @category models
+ */
+export const IsolationErrorReason = Schema.Literal("IsolatedFailure", "WorkerEnded", "IsolatedActionError")
+
+/**
+ * Why a call into an isolated plugin failed.
+ * @since 0.1.0
+ * @category models
+ */
+export type IsolationErrorReason = typeof IsolationErrorReason.Type
+
+/**
+ * A call into an isolated plugin that failed; `reason` says why (`IsolationErrorReason`), and its
+ * `name` is the reason, the tag it had before (docs/cli.md, "Error tags and the library's error
+ * families"; docs/library.md, "Errors").
  * @since 0.1.0
  * @category errors
  */
-export class IsolatedFailure extends Schema.TaggedError<IsolatedFailure>()("IsolatedFailure", {
+export class IsolationError extends Schema.TaggedError<IsolationError>()("IsolationError", {
+  reason: IsolationErrorReason,
+  /** The plugin. */
   plugin: Schema.String,
-  what: Schema.String,
+  /** `IsolatedFailure`: what failed (`initialize`, `action notes/add`, ...). */
+  what: optional(Schema.String),
+  /** `IsolatedFailure`: the error's `_tag`, when it has one. */
   errorTag: optional(Schema.String),
-  reason: Schema.String,
-  fields: optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  /** `IsolatedFailure`: the error's message; `WorkerEnded`: why the worker ended. */
+  detail: optional(Schema.String),
+  /** `IsolatedFailure`: the error's own fields (the plain-data part). */
+  fields: optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** `IsolatedActionError`: the action. */
+  action: optional(Schema.String),
+  /** `IsolatedActionError`: the failure, encoded with the action's `error` Schema. */
+  error: optional(Schema.Unknown)
 }) {
+  /** Marks a family's error (`ErrorFamily.printedTag`). */
+  get [FamilyTypeId](): true {
+    return true
+  }
+  /** The reason: the tag these failures had before they were one family. */
+  override get name(): IsolationErrorReason {
+    return this.reason
+  }
   override get message() {
-    return `Plugin ${this.plugin} (worker): ${this.what} failed: ${this.errorTag === undefined ? "" : `${this.errorTag}: `}${this.reason}`
+    switch (this.reason) {
+      case "IsolatedFailure":
+        return `Plugin ${this.plugin} (worker): ${this.what} failed: ${this.errorTag === undefined ? "" : `${this.errorTag}: `}${this.detail}`
+      case "WorkerEnded":
+        return `Plugin ${this.plugin}: its worker ended: ${this.detail}`
+      case "IsolatedActionError":
+        return `Plugin ${this.plugin} (worker): action ${this.action} failed with its declared error`
+    }
   }
 }
 
@@ -119,22 +167,7 @@ export const errorFacts = (error: unknown): { readonly errorTag?: string; readon
  * @since 0.1.0
  * @category schemas
  */
-export const CallFailure = Schema.Union(IsolatedFailure, WorkerError)
-
-/**
- * An isolated plugin's worker that ended or stopped answering: the plugin is then out of the
- * City (its snapshot says why) until a retry starts a fresh worker.
- * @since 0.1.0
- * @category errors
- */
-export class WorkerEnded extends Schema.TaggedError<WorkerEnded>()("WorkerEnded", {
-  plugin: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `Plugin ${this.plugin}: its worker ended: ${this.reason}`
-  }
-}
+export const CallFailure = Schema.Union(IsolationError, WorkerError)
 
 /**
  * What an isolated plugin contributes, as data: the names the host makes proxies for.
@@ -190,31 +223,16 @@ export const ActionResult = Schema.Union(
 )
 
 /**
- * An action's own failure, encoded with the action's `error` Schema in the worker (the failure
- * that Schema accepts), for the caller's reference to decode on the host.
- * @since 0.1.0
- * @category errors
- */
-export class ActionError extends Schema.TaggedError<ActionError>()("IsolatedActionError", {
-  plugin: Schema.String,
-  action: Schema.String,
-  error: Schema.Unknown
-}) {
-  override get message() {
-    return `Plugin ${this.plugin} (worker): action ${this.action} failed with its declared error`
-  }
-}
-
-/**
  * Runs an action with its raw input (decoded in the worker by the action's Schema). An action
  * with `output` / `error` Schemas (`Contributions.implement` of a reference that declares them)
  * answers encoded: its result as `Encoded`, a failure its `error` Schema accepts as
- * {@link ActionError}, and a result its `output` Schema refuses as `ActionOutputRejected`.
+ * `IsolationError` (reason `IsolatedActionError`), and a result its `output` Schema refuses as
+ * `ActionOutputRejected`.
  * @since 0.1.0
  * @category models
  */
 export class CallAction extends Schema.TaggedRequest<CallAction>()("CallAction", {
-  failure: Schema.Union(IsolatedFailure, WorkerError, ActionError, ActionRejected),
+  failure: Schema.Union(IsolationError, WorkerError, ActionRejected),
   success: ActionResult,
   payload: { action: Schema.String, input: Schema.Unknown, context: CallContext }
 }) {}

@@ -6,12 +6,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as City from "../../src/City.ts"
 import * as Plugin from "../../src/services/Plugin.ts"
 import * as Errors from "../../src/schema/Errors.ts"
 import * as LoaderErrors from "../../src/schema/LoaderErrors.ts"
 import * as CapabilityErrors from "../../src/schema/CapabilityErrors.ts"
 import * as Faults from "../../src/schema/Faults.ts"
+import * as Isolation from "../../src/schema/Isolation.ts"
 import * as Live from "../../src/schema/Live.ts"
 import { InvalidFile } from "../../src/schema/FileErrors.ts"
 import { errorJson } from "../../src/programs/print.ts"
@@ -264,6 +266,40 @@ describe("EndpointError reads as its five old classes did", () => {
       expect(String(error)).toBe(printed)
       expect(firstLine(Cause.pretty(Cause.fail(error)))).toBe(printed)
       expect(error).toMatchObject({ _tag: "EndpointError", name: props.reason })
+    }
+  })
+})
+
+describe("IsolationError reads as its three old classes did", () => {
+  const cases = [
+    [
+      { reason: "IsolatedFailure", plugin: "notes", what: "action add", errorTag: "NotesError", detail: "disk gone", fields: { path: "/x" } },
+      "IsolatedFailure: Plugin notes (worker): action add failed: NotesError: disk gone"
+    ],
+    [{ reason: "IsolatedFailure", plugin: "notes", what: "initialize", detail: "already initialized" }, "IsolatedFailure: Plugin notes (worker): initialize failed: already initialized"],
+    [{ reason: "WorkerEnded", plugin: "notes", detail: "it exited with code 7" }, "WorkerEnded: Plugin notes: its worker ended: it exited with code 7"],
+    [
+      { reason: "IsolatedActionError", plugin: "notes", action: "add", error: { _tag: "Full" } },
+      "IsolatedActionError: Plugin notes (worker): action add failed with its declared error"
+    ]
+  ] as const
+
+  it("IsolatedFailure, WorkerEnded, IsolatedActionError: their messages, their names", () => {
+    for (const [props, printed] of cases) {
+      const error = new Isolation.IsolationError(props)
+      expect(String(error)).toBe(printed)
+      expect(firstLine(Cause.pretty(Cause.fail(error)))).toBe(printed)
+      expect(error).toMatchObject({ _tag: "IsolationError", name: props.reason })
+    }
+  })
+
+  it("each reason crosses the worker protocol as itself (CallAction's failure Schema)", () => {
+    const failure = Isolation.CallAction.failure
+    for (const [props, printed] of cases) {
+      const crossed = Schema.decodeUnknownSync(failure)(structuredClone(Schema.encodeSync(failure)(new Isolation.IsolationError(props))))
+      expect(crossed).toBeInstanceOf(Isolation.IsolationError)
+      expect(crossed).toMatchObject(props)
+      expect(String(crossed)).toBe(printed)
     }
   })
 })

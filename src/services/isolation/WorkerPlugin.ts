@@ -13,7 +13,7 @@
  *   second whatever the plugin is doing. One silent for 3 s (a spin or a microtask loop, at
  *   initialize, in a call, in a timer or at dispose) is blamed by name and by the file and line of
  *   the code it runs (the V8 inspector pauses it), logged `plugin.unresponsive`, and its thread is
- *   ended: the calls it cut fail with `WorkerEnded`, never a hang.
+ *   ended: the calls it cut fail with `IsolationError` (reason `WorkerEnded`), never a hang.
  * - **A heap cap** (`resourceLimits.maxOldGenerationSizeMb` for a thread, `--max-old-space-size`
  *   for a process, {@link defaultLimits}; the host's Node options cannot raise it): a leak ends the
  *   worker with Node's out-of-memory error, never the host.
@@ -85,7 +85,7 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Plugin<Isolation.IsolatedFailure | Isolation.WorkerEnded> => {
+export const make = (options: Options): Plugin<Isolation.IsolationError> => {
   const { name } = options
   return makePlugin({
     name,

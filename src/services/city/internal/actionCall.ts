@@ -96,7 +96,7 @@ const failureOf = (request: CallRequest, error: ActionRejected): ActionRejected 
   const failure = Cause.failureOption(error.cause)
   if (Option.isNone(failure)) return untyped(request, describeCause(error.cause))
   const value = failure.value
-  if (value instanceof Isolation.IsolatedFailure) {
+  if (value instanceof Isolation.IsolationError && value.reason === "IsolatedFailure") {
     const field = value.fields?.["field"]
     const rule = value.fields?.["rule"]
     // The worker's refusal of the input (workerCalls.ts): tagged ParseError, with the issue.
@@ -104,10 +104,10 @@ const failureOf = (request: CallRequest, error: ActionRejected): ActionRejected 
       return new ActionRejected({ reason: "ActionInputRejected", plugin: request.plugin, action: request.action, field, rule })
     }
     return value.errorTag === undefined
-      ? untyped(request, value.reason)
-      : typed(request, value.errorTag, value.reason, value.fields === undefined ? {} : ownFields(value.fields))
+      ? untyped(request, value.detail ?? "")
+      : typed(request, value.errorTag, value.detail ?? "", value.fields === undefined ? {} : ownFields(value.fields))
   }
-  if (value instanceof Isolation.WorkerEnded) return untyped(request, value.message)
+  if (value instanceof Isolation.IsolationError && value.reason === "WorkerEnded") return untyped(request, value.message)
   const tag = printedTag(value)
   if (tag === undefined) return untyped(request, describeCause(error.cause))
   const message = value instanceof Error ? value.message : ""

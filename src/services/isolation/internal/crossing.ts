@@ -14,9 +14,9 @@ import * as Isolation from "../../../schema/Isolation.ts"
  * @since 0.1.0
  * @category internals
  */
-export const toFailure = (plugin: string, what: string, cause: Cause.Cause<unknown>): Isolation.IsolatedFailure => {
+export const toFailure = (plugin: string, what: string, cause: Cause.Cause<unknown>): Isolation.IsolationError => {
   const error = Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))
-  const facts = Isolation.errorFacts(error)
+  const { reason: detail, ...tag } = Isolation.errorFacts(error)
   const fields: Record<string, unknown> = {}
   if (typeof error === "object" && error !== null) {
     for (const [key, value] of Object.entries(error)) {
@@ -28,10 +28,12 @@ export const toFailure = (plugin: string, what: string, cause: Cause.Cause<unkno
       }
     }
   }
-  return new Isolation.IsolatedFailure({
+  return new Isolation.IsolationError({
+    reason: "IsolatedFailure",
     plugin,
     what,
-    ...facts,
+    ...tag,
+    detail,
     ...(Object.keys(fields).length === 0 ? {} : { fields })
   })
 }
@@ -41,17 +43,18 @@ export const toFailure = (plugin: string, what: string, cause: Cause.Cause<unkno
  * @since 0.1.0
  * @category internals
  */
-export const crossable = (plugin: string, what: string) => (value: unknown): Effect.Effect<unknown, Isolation.IsolatedFailure> => {
+export const crossable = (plugin: string, what: string) => (value: unknown): Effect.Effect<unknown, Isolation.IsolationError> => {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return Effect.succeed(value)
   try {
     structuredClone(value)
     return Effect.succeed(value)
   } catch (error) {
     return Effect.fail(
-      new Isolation.IsolatedFailure({
+      new Isolation.IsolationError({
+        reason: "IsolatedFailure",
         plugin,
         what,
-        reason: `its result cannot cross to the host (${error instanceof Error ? error.message : String(error)})`
+        detail: `its result cannot cross to the host (${error instanceof Error ? error.message : String(error)})`
       })
     )
   }

@@ -20,14 +20,14 @@ import * as Isolation from "../../../schema/Isolation.ts"
 export const makeMainThreadRequests = (pluginName: () => string) =>
   Effect.gen(function*() {
     const calls = yield* Queue.unbounded<Isolation.HostCall>()
-    const pending = new Map<number, Deferred.Deferred<unknown, Isolation.IsolatedFailure>>()
+    const pending = new Map<number, Deferred.Deferred<unknown, Isolation.IsolationError>>()
     let nextId = 0
 
     /** One request of the plugin to the main thread, answered by `HostAnswer`. */
     const ask = (make: (id: number) => Isolation.HostCall) =>
       Effect.gen(function*() {
         const id = ++nextId
-        const answer = yield* Deferred.make<unknown, Isolation.IsolatedFailure>()
+        const answer = yield* Deferred.make<unknown, Isolation.IsolationError>()
         pending.set(id, answer)
         yield* Queue.offer(calls, make(id))
         return yield* Deferred.await(answer).pipe(Effect.ensuring(Effect.sync(() => pending.delete(id))))
@@ -60,11 +60,12 @@ export const makeMainThreadRequests = (pluginName: () => string) =>
           outcome._tag === "Succeeded"
             ? Effect.succeed(outcome.value)
             : Effect.fail(
-              new Isolation.IsolatedFailure({
+              new Isolation.IsolationError({
+                reason: "IsolatedFailure",
                 plugin: pluginName(),
                 what: "a request to the host",
                 ...(outcome.errorTag === undefined ? {} : { errorTag: outcome.errorTag }),
-                reason: outcome.reason
+                detail: outcome.reason
               })
             )
         )

@@ -12,10 +12,10 @@
  * decoded here with the action's own Schema, so the main thread's proxy takes any input. What
  * cannot cross is refused at initialize (services provided to siblings: a Context cannot leave its
  * thread) or fails the call that tried (a result that cannot be cloned), each with
- * `IsolatedFailure`. An action implemented from a reference with `output` / `error` Schemas
- * answers encoded with them (its result, and a failure its `error` Schema accepts), for the main
- * thread to decode with the caller's reference; a result its `output` Schema refuses fails the
- * call with `ActionOutputRejected` here.
+ * `IsolationError` (reason `IsolatedFailure`). An action implemented from a reference with
+ * `output` / `error` Schemas answers encoded with them (its result, and a failure its `error`
+ * Schema accepts), for the main thread to decode with the caller's reference; a result its
+ * `output` Schema refuses fails the call with `ActionOutputRejected` here.
  *
  * Where it lives: both sides of isolation are one room, services/isolation/. The worker imports a
  * plugin folder's entry exactly as the in-thread loader does (docs/plugin-loader-lifecycle.md,

@@ -33,7 +33,7 @@ const contextOf = (data: typeof Isolation.CallContext.Type): PluginContextShape 
 export const makeWorkerCalls = (state: WorkerState) => {
   const runningFor = (what: string) =>
     state.running === undefined
-      ? Effect.fail(new Isolation.IsolatedFailure({ plugin: state.name, what, reason: "the plugin is not initialized" }))
+      ? Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: state.name, what, detail: "the plugin is not initialized" }))
       : Effect.succeed(state.running)
 
   const callAction = (request: Isolation.CallAction) =>
@@ -42,19 +42,19 @@ export const makeWorkerCalls = (state: WorkerState) => {
       const what = `action ${request.action}`
       const action: AnyAction | undefined = contributions.actions?.[request.action]
       if (action === undefined) {
-        return yield* Effect.fail(new Isolation.IsolatedFailure({ plugin: state.name, what, reason: "no such action" }))
+        return yield* Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: state.name, what, detail: "no such action" }))
       }
       // The first issue's field and rule go with the refusal, so a caller outside can name them
       // without the Schema's tree (services/city/internal/actionCall.ts).
       const input = yield* Schema.decodeUnknown(action.input)(request.input).pipe(
         Effect.mapError((error) =>
-          new Isolation.IsolatedFailure({ plugin: state.name, what, errorTag: "ParseError", reason: error.message, fields: { ...firstIssue(error) } })
+          new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: state.name, what, errorTag: "ParseError", detail: error.message, fields: { ...firstIssue(error) } })
         )
       )
       return yield* action.handler(input as never).pipe(
         Effect.provideService(PluginContext, contextOf(request.context)),
         Effect.matchCauseEffect({
-          onFailure: (cause): Effect.Effect<never, Isolation.ActionError | Isolation.IsolatedFailure> =>
+          onFailure: (cause): Effect.Effect<never, Isolation.IsolationError> =>
             Effect.fail(declaredFailure(action, request.action, cause) ?? toFailure(state.name, what, cause)),
           onSuccess: (value) => resultOf(action, request.action, value)
         }),
@@ -66,13 +66,13 @@ export const makeWorkerCalls = (state: WorkerState) => {
    * A failure the action's `error` Schema accepts, encoded with it (a Cause with a defect or an
    * interruption is not one, nor a failure the Schema would not encode).
    */
-  const declaredFailure = (action: AnyAction, actionName: string, cause: Cause.Cause<unknown>): Isolation.ActionError | undefined => {
+  const declaredFailure = (action: AnyAction, actionName: string, cause: Cause.Cause<unknown>): Isolation.IsolationError | undefined => {
     const schema = action.error
     if (schema === undefined || Cause.isDie(cause) || Cause.isInterrupted(cause)) return undefined
     const failure = Cause.failureOption(cause)
     if (Option.isNone(failure) || !Schema.is(schema)(failure.value)) return undefined
     const encoded = Schema.encodeEither(schema)(failure.value)
-    return Either.isRight(encoded) ? new Isolation.ActionError({ plugin: state.name, action: actionName, error: encoded.right }) : undefined
+    return Either.isRight(encoded) ? new Isolation.IsolationError({ reason: "IsolatedActionError", plugin: state.name, action: actionName, error: encoded.right }) : undefined
   }
 
   /** The handler's result as it crosses: encoded with the action's `output` Schema when it has one. */
@@ -91,7 +91,7 @@ export const makeWorkerCalls = (state: WorkerState) => {
       const at = contributions.hooks?.[request.point]
       const handler: Hook | undefined = Array.isArray(at) ? at[request.index] : request.index === 0 ? (at as Hook | undefined) : undefined
       if (handler === undefined) {
-        return yield* Effect.fail(new Isolation.IsolatedFailure({ plugin: state.name, what, reason: `no handler #${request.index + 1}` }))
+        return yield* Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: state.name, what, detail: `no handler #${request.index + 1}` }))
       }
       return yield* handler(request.value).pipe(
         Effect.provideService(PluginContext, contextOf(request.context)),

@@ -50,7 +50,7 @@ export const makeInitialize = (state: WorkerState, requests: MainThreadRequests)
     state.name = request.name
     const name = state.name
     if (state.running !== undefined) {
-      return yield* Effect.fail(new Isolation.IsolatedFailure({ plugin: name, what: "initialize", reason: "already initialized" }))
+      return yield* Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what: "initialize", detail: "already initialized" }))
     }
     yield* ResolveHook.admit(request.folder)
     const module = yield* Effect.tryPromise({
@@ -106,10 +106,11 @@ export const makeInitialize = (state: WorkerState, requests: MainThreadRequests)
     if (contributions.services !== undefined) {
       yield* Effect.ignore(Scope.close(scope, Exit.void))
       return yield* Effect.fail(
-        new Isolation.IsolatedFailure({
+        new Isolation.IsolationError({
+          reason: "IsolatedFailure",
           plugin: name,
           what: "initialize",
-          reason: `it provides services to its siblings, and a service cannot leave its worker: trust it on the host's thread with "isolation": { "${name}": "none" } in plugins.json`
+          detail: `it provides services to its siblings, and a service cannot leave its worker: trust it on the host's thread with "isolation": { "${name}": "none" } in plugins.json`
         })
       )
     }

@@ -113,7 +113,7 @@ export const initialize = (options: {
             Effect.interruptible,
             Effect.timeoutFail({
               duration: disposeTimeout,
-              onTimeout: () => new Isolation.IsolatedFailure({ plugin: name, what: "dispose", reason: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the worker was ended` })
+              onTimeout: () => new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what: "dispose", detail: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the worker was ended` })
             }),
             Effect.exit
           )

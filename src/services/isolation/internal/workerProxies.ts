@@ -40,7 +40,7 @@ export const workerProxies = (
           // What crossed encoded is marked so, for the caller's reference to decode (Calls.ts).
           Effect.map((result) => result._tag === "Encoded" ? new Encoded(result.value) : result.value),
           Effect.catchTags({
-            IsolatedActionError: (e) => Effect.fail(new Encoded(e.error)),
+            IsolationError: (e) => Effect.fail(e.reason === "IsolatedActionError" ? new Encoded(e.error) : e),
             // The worker refuses a result only by its output Schema (ActionOutputRejected).
             ActionRejected: (e) => Effect.fail(new Refused(e))
           })

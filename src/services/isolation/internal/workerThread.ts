@@ -226,20 +226,20 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
       Effect.provide(NodeWorker.layer(kind === "worker" ? spawnThread : spawnProcess)),
       // Its end is said once, by the registry, naming the plugin: the platform's own line is debug.
       platformWarningsAtDebug,
-      Effect.mapError((error) => new Isolation.WorkerEnded({ plugin: name, reason: `it could not start: ${error.message}` }))
+      Effect.mapError((error) => new Isolation.IsolationError({ reason: "WorkerEnded", plugin: name, detail: `it could not start: ${error.message}` }))
     )
     /** Why the worker is gone, once it is. */
     const gone = Deferred.await(ended)
-    const failed = (error: WorkerError | ParseResult.ParseError, what: string): Effect.Effect<never, Isolation.IsolatedFailure | Isolation.WorkerEnded> =>
+    const failed = (error: WorkerError | ParseResult.ParseError, what: string): Effect.Effect<never, Isolation.IsolationError> =>
       error._tag === "ParseError"
-        ? Effect.fail(new Isolation.IsolatedFailure({ plugin: name, what, reason: error.message }))
-        : Effect.flatMap(Effect.timeoutTo(gone, { duration: "1 second", onSuccess: (r) => r, onTimeout: () => error.message }), (reason) =>
-          Effect.fail(new Isolation.WorkerEnded({ plugin: name, reason })))
+        ? Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what, detail: error.message }))
+        : Effect.flatMap(Effect.timeoutTo(gone, { duration: "1 second", onSuccess: (r) => r, onTimeout: () => error.message }), (detail) =>
+          Effect.fail(new Isolation.IsolationError({ reason: "WorkerEnded", plugin: name, detail })))
     /** A request to the worker; the platform's failures become the plugin's (`what` names the request). */
-    const call = <A, E extends Isolation.IsolatedFailure | Isolation.ActionError | ActionRejected>(
+    const call = <A, E extends Isolation.IsolationError | ActionRejected>(
       request: Effect.Effect<A, E | WorkerError | ParseResult.ParseError>,
       what: string
-    ): Effect.Effect<A, E | Isolation.IsolatedFailure | Isolation.WorkerEnded> =>
+    ): Effect.Effect<A, E | Isolation.IsolationError> =>
       Effect.catchIf(
         request,
         (e): e is WorkerError | ParseResult.ParseError => e._tag === "WorkerError" || e._tag === "ParseError",
