@@ -6,7 +6,8 @@
  */
 // #region readme
 import { Context, Effect, Schema } from "effect"
-import { City, Contributions, Plugin, Siblings } from "effect-city"
+import { City } from "effect-city"
+import { Contributions, Plugin, Siblings } from "effect-city/plugin"
 
 export class Store extends Context.Tag("example/Store")<Store, {
   readonly nameOf: (id: string) => Effect.Effect<string>

@@ -4,7 +4,8 @@
  */
 // #region readme
 import { Effect } from "effect"
-import { City, Plugin } from "effect-city"
+import { City } from "effect-city"
+import { Plugin } from "effect-city/plugin"
 
 const notes = Plugin.make({ name: "notes", initialize: Effect.succeed({}) })
 

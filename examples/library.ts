@@ -5,7 +5,8 @@
  */
 // #region readme
 import { Effect, Schema } from "effect"
-import { City, Contributions, Plugin, PluginContext } from "effect-city"
+import { City } from "effect-city"
+import { Contributions, Plugin, PluginContext } from "effect-city/plugin"
 
 // A plugin: what initialize acquires is released at dispose.
 export const greeter = Plugin.make({

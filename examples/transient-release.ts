@@ -4,7 +4,7 @@
  */
 // #region readme
 import { Effect, Schedule } from "effect"
-import { Plugin } from "effect-city"
+import { Plugin } from "effect-city/plugin"
 
 interface Connection {
   readonly close: Effect.Effect<void, "busy">

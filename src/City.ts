@@ -104,7 +104,8 @@ export const make = <const P extends ReadonlyArray<StartPlugin<unknown>> = reado
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { City, Plugin } from "effect-city"
+ * import { City } from "effect-city"
+ * import { Plugin } from "effect-city/plugin"
  *
  * const hello = Plugin.make({
  *   name: "hello",

@@ -2,11 +2,13 @@
  * effect-city: the whole lifecycle of plugins for agent hosts.
  *
  * ```ts
- * import { City, Plugin } from "effect-city"
+ * import { City } from "effect-city"
+ * import { Plugin } from "effect-city/plugin"
  * ```
  *
- * Plugin code imports from `effect-city/plugin` (src/plugin.ts), which holds the plugin-author part
- * of this surface without the City, Node or the capability code.
+ * What plugin code writes against (Plugin, Contributions, PluginContext, PluginLifecycleContext,
+ * KeyedResources, Siblings, the host model) is exported by `effect-city/plugin` (src/plugin.ts)
+ * only, once: a host imports it from there too.
  * @module
  * @since 0.1.0
  */
@@ -23,13 +25,6 @@ export * as City from "./City.ts"
  * @since 0.1.0
  */
 export { runMain, type RunMainOptions } from "./layers/RunMain.ts"
-
-/**
- * What plugin code writes against, as `effect-city/plugin` exports it: Plugin, Contributions,
- * PluginContext, PluginLifecycleContext, KeyedResources and the host model.
- * @since 0.1.0
- */
-export { Contributions, HostModel, KeyedResources, Plugin, PluginContext, PluginLifecycleContext } from "./plugin.ts"
 
 /**
  * `requestReload`'s changes: a skills reload or a restart.
@@ -172,11 +167,6 @@ export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"
  * @since 0.1.0
  */
 export * as ModuleImporter from "./services/entry/ModuleImporter.ts"
-/**
- * Sibling access at the time of use, for plugins the loader loads.
- * @since 0.1.0
- */
-export { Siblings } from "./plugin.ts"
 
 // Live application (docs/live-application.md): endpoint hosts and the live Layer.
 /**

@@ -81,7 +81,8 @@ export const make = <const P extends ReadonlyArray<City.StartPlugin<unknown>> = 
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { City, Plugin } from "effect-city"
+ * import { City } from "effect-city"
+ * import { Plugin } from "effect-city/plugin"
  * import { CityTest } from "effect-city/testing"
  *
  * const hello = Plugin.make({ name: "hello", initialize: Effect.succeed({ system: () => Effect.succeed("Say hello.") }) })

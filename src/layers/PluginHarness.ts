@@ -199,7 +199,7 @@ export interface PluginHarness extends PluginCalls {
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { Contributions, Plugin } from "effect-city"
+ * import { Contributions, Plugin } from "effect-city/plugin"
  * import { PluginHarness } from "effect-city/testing"
  *
  * const echo = Plugin.make({

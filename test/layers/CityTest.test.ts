@@ -15,7 +15,8 @@ import * as TestClock from "effect/TestClock"
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { City, Contributions, Plugin, PluginLifecycleContext } from "../../src/index.ts"
+import { City } from "../../src/index.ts"
+import { Contributions, Plugin, PluginLifecycleContext } from "../../src/plugin.ts"
 import { CityTest, PluginHarness } from "../../src/testing.ts"
 
 /** A plugin that reads its storage path (so the City makes the folder) and tells it. */

@@ -14,7 +14,8 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { existsSync } from "node:fs"
-import { Contributions, Errors, Plugin, PluginContext, PluginLifecycleContext, Siblings } from "../../src/index.ts"
+import { Errors } from "../../src/index.ts"
+import { Contributions, Plugin, PluginContext, PluginLifecycleContext, Siblings } from "../../src/plugin.ts"
 import { PluginHarness } from "../../src/testing.ts"
 
 const Greet = Contributions.reference<string>()({ plugin: "greeter", action: "greet", input: Schema.Struct({ name: Schema.String }) })
