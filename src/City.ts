@@ -20,7 +20,7 @@ import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequi
 
 export { City, type CityCalls, type CityShape } from "./services/city/CityService.ts"
 export type { CityOptions } from "./services/city/CityConfig.ts"
-export type { ClosedPlugin, CloseReport } from "./schema/Errors.ts"
+export { CloseFailure, ClosedPlugin, CloseReport } from "./schema/CloseReport.ts"
 export type {
   CheckedStartPlugins,
   NoStartPluginProvides,

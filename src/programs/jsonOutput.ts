@@ -14,7 +14,7 @@
 import * as Schema from "effect/Schema"
 import { Fault } from "../schema/Faults.ts"
 import { IsolationMode } from "../schema/Isolation.ts"
-import { Application, Removal } from "../schema/Live.ts"
+import { Application, EndpointRemoval } from "../schema/Live.ts"
 import { RootKind, SkippedPlugin } from "../schema/LoadReport.ts"
 import { Occasion } from "../schema/Occasion.ts"
 import { EndpointRecord, ProvisionState } from "../schema/Outcome.ts"
@@ -220,7 +220,7 @@ export const documents = {
   "peer remove-runtime": Schema.Struct({
     ...peerVerb("peer remove-runtime").fields,
     runtime: Schema.String,
-    removal: Removal,
+    removal: EndpointRemoval,
     removal_detail: Schema.NullOr(Schema.String),
     daemon: Daemon
   }),

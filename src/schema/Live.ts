@@ -46,13 +46,13 @@ export type Application = typeof Application.Type
  * @since 0.1.0
  * @category models
  */
-export const Removal = Schema.Literal("removed", "pending", "foreign", "failed")
+export const EndpointRemoval = Schema.Literal("removed", "pending", "foreign", "failed")
 /**
  * What `remove-runtime` did to a live endpoint.
  * @since 0.1.0
  * @category models
  */
-export type Removal = typeof Removal.Type
+export type EndpointRemoval = typeof EndpointRemoval.Type
 
 const Sequence = Schema.Int.pipe(Schema.nonNegative())
 

@@ -10,10 +10,10 @@ import type * as Effect from "effect/Effect"
 import type {
   CityClosed,
   CityCloseError,
-  CloseReport,
   HookFailed,
   ActionRejected
 } from "../../schema/Errors.ts"
+import type { CloseReport } from "../../schema/CloseReport.ts"
 import type { CallBase } from "../../schema/HostModel.ts"
 import type { ActionRef, Availability } from "../Contributions.ts"
 import { BoundCalls, type Invoke, invokeArguments, type SystemBlock } from "./Calls.ts"

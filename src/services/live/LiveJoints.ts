@@ -25,7 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { CapabilityError } from "../../schema/CapabilityErrors.ts"
 import type { Declaration } from "../../schema/Declaration.ts"
-import type { Removal } from "../../schema/Live.ts"
+import type { EndpointRemoval } from "../../schema/Live.ts"
 import { type EndpointOutcome, identityOf } from "../../schema/Outcome.ts"
 import type { Peer } from "../../schema/Peer.ts"
 import { RuntimeProfiles } from "../capabilities/RuntimeProfiles.ts"
@@ -51,7 +51,7 @@ export interface RemoveRuntimeResult {
   /** The report of the unprovisioning joint; empty when the removal is deferred or was done by the daemon. */
   readonly report: JointReport
   /** What the removal came to: removed, pending (after the current Turn), foreign or failed. */
-  readonly removal: Removal
+  readonly removal: EndpointRemoval
   /** Why, when the live endpoint decided the removal (pending, foreign, failed, or done by the daemon). */
   readonly detail?: string
 }

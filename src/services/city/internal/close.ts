@@ -45,14 +45,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Pretty from "effect/Pretty"
 import * as Scope from "effect/Scope"
-import {
-  CityClosed,
-  CityCloseError,
-  type ClosedPlugin,
-  type CloseFailure,
-  CloseReport,
-  RegistryError
-} from "../../../schema/Errors.ts"
+import { type ClosedPlugin, type CloseFailure, CloseReport } from "../../../schema/CloseReport.ts"
+import { CityClosed, CityCloseError, RegistryError } from "../../../schema/Errors.ts"
 import type { Requirement } from "../../Plugin.ts"
 import type { CityConfigShape } from "../CityConfig.ts"
 import { disposeWaves } from "./dependencies.ts"

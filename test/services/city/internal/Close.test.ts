@@ -17,7 +17,7 @@ import * as Pretty from "effect/Pretty"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as City from "../../../../src/City.ts"
-import * as Errors from "../../../../src/schema/Errors.ts"
+import { CloseReport } from "../../../../src/schema/CloseReport.ts"
 import * as Loader from "../../../../src/layers/Loader.ts"
 import { action } from "../../../../src/services/Contributions.ts"
 import * as Plugin from "../../../../src/services/Plugin.ts"
@@ -162,7 +162,7 @@ describe("a close report you can print", () => {
       }))
       const closed = yield* Effect.either(city.close)
       const report = closed._tag === "Right" ? closed.right : closed.left.report
-      const text = JSON.stringify(Schema.encodeSync(Errors.CloseReport)(report))
+      const text = JSON.stringify(Schema.encodeSync(CloseReport)(report))
       const plain = JSON.parse(text) as {
         duration: unknown
         drain: unknown
@@ -175,11 +175,11 @@ describe("a close report you can print", () => {
       expect(plain.failures.map((f) => f.subject)).toEqual(["plugin sore"])
       expect(text).toContain("dispose went wrong")
       expect(text).not.toContain("\"_id\":\"Duration\"")
-      const back = Schema.decodeUnknownSync(Errors.CloseReport)(plain)
+      const back = Schema.decodeUnknownSync(CloseReport)(plain)
       expect(Duration.toMillis(back.duration)).toBe(plain.duration)
       expect(back.plugins.map((p) => p.plugin)).toEqual(["sore", "fine"])
       // Its one-line text form, through the Schema's pretty annotation.
-      expect(Pretty.make(Errors.CloseReport)(report)).toMatch(/^2 plugins disposed, 1 cleanup failure \(plugin sore\), in \d+ ms$/)
+      expect(Pretty.make(CloseReport)(report)).toMatch(/^2 plugins disposed, 1 cleanup failure \(plugin sore\), in \d+ ms$/)
     })))
 
   it.scoped("the City layer's own log says the close in that one line: at debug level, and with the failures when it failed", () =>
