@@ -5,7 +5,7 @@
  */
 // #region readme
 import { Effect } from "effect"
-import { Generations, Loader } from "effect-city"
+import { Loader } from "effect-city"
 
 // The loader over the City core; generation 1 loads while the Layer builds.
 export const services = (root: string, bundledRoot: string) =>
@@ -14,7 +14,7 @@ export const services = (root: string, bundledRoot: string) =>
 // The LoadReport of the current generation.
 // PluginLoader: roots, discover, load, alerts, alertChanges · Generations: current, restart(reason)
 // and the core's tags: PluginRegistry, Sessions, Workspaces, ExecutionLeases, ...
-export const program = Effect.flatMap(Generations.Generations, (generations) => generations.current)
+export const program = Effect.flatMap(Loader.Generations, (generations) => generations.current)
 
 // Every plugin folder of both roots, from their manifests alone: no plugin code runs.
 export const folders = Effect.flatMap(Loader.PluginLoader, (loader) => loader.discover)

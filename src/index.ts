@@ -50,12 +50,6 @@ export * as PluginName from "./schema/PluginName.ts"
  */
 export * as PluginSnapshot from "./schema/PluginSnapshot.ts"
 
-/**
- * What `city daemon --http` serves: the status document of `/api/status` and the events of
- * `/api/events` (docs/status-page.md).
- * @since 0.1.0
- */
-export * as StatusDocument from "./schema/StatusDocument.ts"
 
 /**
  * Tracing and metrics: the span names City uses and its Metrics (plugins by status, initialize and
@@ -125,11 +119,6 @@ export * as Provisioner from "./services/capabilities/Provisioner.ts"
 
 // Plugin loader: plugin folders on disk, discovery, staging, generations (docs/plugin-loader-lifecycle.md).
 /**
- * Generations of the loaded plugin set: generation 1 at start, skills reload, restart by generation.
- * @since 0.1.0
- */
-export * as Generations from "./services/loader/Generations.ts"
-/**
  * The plugin loader as a Layer over the City core: `PluginLoader` and `Generations`.
  * @since 0.1.0
  */
@@ -140,21 +129,10 @@ export * as Loader from "./layers/Loader.ts"
  */
 export * as LoaderErrors from "./schema/LoaderErrors.ts"
 /**
- * What one load of the plugin set did: plugins loaded, folders skipped, enabled names no root provides.
- * @since 0.1.0
- */
-export * as LoadReport from "./schema/LoadReport.ts"
-/**
  * The plugin manifest, `city-plugin.json`, as a Schema (also published as a JSON Schema).
  * @since 0.1.0
  */
 export * as Manifest from "./schema/Manifest.ts"
-/**
- * Host-provided modules: where the `effect`, `@effect/platform` and `effect-city/plugin` that
- * folder plugins import come from (default: this package's own place).
- * @since 0.1.0
- */
-export * as HostModules from "./services/entry/HostModules.ts"
 /**
  * A plugin in a worker thread (or a child process) of its own: its entry imported and its initialize
  * run there, its contributions reached through proxies; a spin, a leak or an exit in it ends only
@@ -162,11 +140,6 @@ export * as HostModules from "./services/entry/HostModules.ts"
  * @since 0.1.0
  */
 export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"
-/**
- * How the loader imports a plugin's entry module (default: `import()`); a host may provide its own.
- * @since 0.1.0
- */
-export * as ModuleImporter from "./services/entry/ModuleImporter.ts"
 
 // Live application (docs/live-application.md): endpoint hosts and the live Layer.
 /**

@@ -1,6 +1,7 @@
 /**
  * The plugin loader as a Layer over the City core: `PluginLoader` (one load pass, discovery, the
- * load alert) and `Generations` (generation 1 at start, skills reload, restart by generation).
+ * load alert) and `Generations` (generation 1 at start, skills reload, restart by generation), and
+ * what a load did, `LoadReport` (its Schema: it encodes to plain JSON and prints on one line).
  * Built after the core, so it is released first: a restart in flight ends before Sessions stop.
  *
  * `city(cityOptions, loaderOptions)` is the same, plus the `City` façade over that very core, so
@@ -15,9 +16,12 @@ import * as Layer from "effect/Layer"
 import { City } from "../services/city/CityService.ts"
 import * as CityConfig from "../services/city/CityConfig.ts"
 import { core, fromCore } from "../services/city/internal/city.ts"
-import * as Generations from "../services/loader/Generations.ts"
+import * as GenerationsService from "../services/loader/Generations.ts"
 import * as Workers from "../services/isolation/Workers.ts"
 import * as PluginLoaderService from "../services/loader/PluginLoader.ts"
+
+export { Generations, type GenerationsShape } from "../services/loader/Generations.ts"
+export { LoadReport } from "../schema/LoadReport.ts"
 
 /**
  * The loader's service: its roots, `discover` (every plugin folder of the roots, from their
@@ -33,7 +37,7 @@ export const PluginLoader = PluginLoaderService.PluginLoader
  * @category layers
  */
 export const layer = (options: PluginLoaderService.LoaderOptions) =>
-  Generations.layer.pipe(Layer.provideMerge(PluginLoaderService.layer(options)), Layer.provideMerge(Workers.layer))
+  GenerationsService.layer.pipe(Layer.provideMerge(PluginLoaderService.layer(options)), Layer.provideMerge(Workers.layer))
 
 /**
  * The City core (City.core) with the loader on top: every core tag plus PluginLoader and
