@@ -71,51 +71,11 @@ export * as CapabilityServices from "./layers/CapabilityServices.ts"
  */
 export * as CapabilityErrors from "./schema/CapabilityErrors.ts"
 /**
- * The declarations store, `$CITY_ROOT/capabilities/<name>.json`: register, read and remove capability declarations.
+ * What a user of capabilities writes against: the services `Provisioner`, `Capabilities`, `Peers`
+ * and `Listings`, the documents `Declaration`, `Peer` and `HostConfig`, and what a joint reports.
  * @since 0.1.0
  */
-export * as Capabilities from "./services/capabilities/Capabilities.ts"
-/**
- * A capability declaration (`capabilities/<name>.json`) as a Schema, one message per rule.
- * @since 0.1.0
- */
-export * as Declaration from "./schema/Declaration.ts"
-/**
- * The host configuration, `$CITY_ROOT/host.json`, as a Schema, with the defaults used when the file is absent.
- * @since 0.1.0
- */
-export * as HostConfig from "./schema/HostConfig.ts"
-/**
- * Why a provisioning command runs: the `{occasion}` of the joint table.
- * @since 0.1.0
- */
-export * as Occasion from "./schema/Occasion.ts"
-/**
- * What one provisioning call came to: `ok`, `failed`, `timeout` or `not-executable`.
- * @since 0.1.0
- */
-export * as Outcome from "./schema/Outcome.ts"
-/**
- * The read-only views behind `city capability list` and `city peer list`, invalid files reported beside valid ones.
- * @since 0.1.0
- */
-export * as Listings from "./services/capabilities/Listings.ts"
-/**
- * A peer, `$CITY_ROOT/peers/<personality>.json`, as a Schema: its working directory, runtimes and default runtime.
- * @since 0.1.0
- */
-export * as Peer from "./schema/Peer.ts"
-/**
- * The peers store, `$CITY_ROOT/peers/<personality>.json`.
- * @since 0.1.0
- */
-export * as Peers from "./services/capabilities/Peers.ts"
-/**
- * The joints: when and for whom the declared provisioning commands run (peer birth, `register`, `sync`,
- * `removePeer`, `unregister`).
- * @since 0.1.0
- */
-export * as Provisioner from "./services/capabilities/Provisioner.ts"
+export * as Capabilities from "./Capabilities.ts"
 
 // Plugin loader: plugin folders on disk, discovery, staging, generations (docs/plugin-loader-lifecycle.md).
 /**
