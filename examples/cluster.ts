@@ -1,14 +1,19 @@
 /**
- * The owed-reload store on SQL, over whichever `SqlClient` the application provides
+ * One host's stores on SQL, over whichever `SqlClient` the application provides
  * (docs/cluster.md, "What this part provides").
  */
 // #region readme
-import { Effect } from "effect"
-import { Reloads, SqlReloads } from "effect-city/cluster"
+import { Effect, Layer } from "effect"
+import { CapabilityServices } from "effect-city"
+import { Reloads, SqlStores } from "effect-city/cluster"
 
-// The owed work of host web-01's endpoints, from the database of the SqlClient layer the caller
-// provides (with a FileSystem): the table is created on first use.
-export const owed = Effect.flatMap(Reloads, (reloads) => reloads.list).pipe(
-  Effect.provide(SqlReloads.layer({ host: "web-01" }))
-)
+// The stores of host web-01 (declarations, peers, owed work, the host table) on the database of
+// the SqlClient layer the caller provides: the tables are created on first use. Its state root
+// (host.json, the peers' private directories) comes from the capability services.
+export const stores = (root: string) =>
+  SqlStores.layer({ host: "web-01" }).pipe(Layer.provide(CapabilityServices.layer({ root })))
+
+// The owed work of host web-01's endpoints.
+export const owed = (root: string) =>
+  Effect.flatMap(Reloads, (reloads) => reloads.list).pipe(Effect.provide(stores(root)))
 // #endregion readme

@@ -12,7 +12,7 @@ import * as Runners from "@effect/cluster/Runners"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import { fleetGroup } from "../../src/services/cluster/ClusterRunner.ts"
+import { fleetGroup } from "../../src/services/cluster/internal/runnerDefaults.ts"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -65,7 +65,7 @@ it.scopedLive("a runner closed mid-sweep: the next runner resumes it and calls o
       Layer.provide(Layer.effect(MessageStorage.MessageStorage, Effect.map(MessageStorage.MemoryDriver, (d) => d.storage))),
       Layer.provide([RunnerStorage.layerMemory, RunnerHealth.layerNoop]),
       Layer.provide(ShardingConfig.layer({
-        // The sweeps' shard group, as a host's runner serves it (ClusterRunner.fleetGroup).
+        // The sweeps' shard group, as a host's runner serves it (`fleetGroup`).
         availableShardGroups: ["default", fleetGroup],
         assignedShardGroups: ["default", fleetGroup],
         entityMessagePollInterval: "50 millis",

@@ -74,9 +74,9 @@ it.effect("the guide's errors example: a family's tag, then its reason, reaches 
     expect(yield* callMissing(mkdtempSync(join(tmpdir(), "city-example-")))).toBe("no plugin nobody")
   }))
 
-it.effect("the cluster guide's example lists the owed work of a fresh SQLite database: none", () =>
+it.effect("the cluster guide's example builds one host's stores on a fresh SQLite database and lists its owed work: none", () =>
   Effect.gen(function*() {
-    const filename = join(mkdtempSync(join(tmpdir(), "city-example-")), "city.db")
-    const client = Layer.merge(SqliteClient.layer({ filename }), NodeFileSystem.layer)
-    expect(yield* owed.pipe(Effect.provide(client))).toEqual([])
+    const folder = mkdtempSync(join(tmpdir(), "city-example-"))
+    const client = Layer.merge(SqliteClient.layer({ filename: join(folder, "city.db") }), NodeFileSystem.layer)
+    expect(yield* owed(join(folder, "root")).pipe(Effect.provide(client))).toEqual([])
   }))

@@ -34,6 +34,7 @@ import { oneLine } from "../../schema/OneLine.ts"
 import * as CommandRunner from "../../services/capabilities/CommandRunner.ts"
 import * as ClusterDatabase from "../../services/cluster/ClusterDatabase.ts"
 import * as ClusterHost from "../../services/cluster/ClusterHost.ts"
+import * as HostStores from "../../services/cluster/internal/hostStores.ts"
 import * as FleetClient from "../../services/cluster/FleetClient.ts"
 import * as FleetStatus from "../../services/cluster/FleetStatus.ts"
 import * as PeerImport from "../../services/cluster/PeerImport.ts"
@@ -77,9 +78,9 @@ const storesOf = (
     layerWithStores(
       { root },
       CommandRunner.layer({}),
-      wait.layer(ClusterHost.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)))
+      wait.layer(HostStores.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)))
     ),
-  reloads: wait.layer(ClusterHost.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))),
+  reloads: wait.layer(HostStores.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))),
   beside: wait.layer(
     ClusterHost.layer({ host, address: { host: address.host, port: address.port } }).pipe(
       Layer.mapError(unavailable),
@@ -375,7 +376,7 @@ export const storesOnFleet = (root: string, fleet: ClusterConfig) =>
     layerWithStores(
       { root },
       CommandRunner.layer({}),
-      ClusterHost.stores(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))
+      HostStores.stores(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))
     )))
 
 /**
@@ -387,7 +388,7 @@ export const peerFilesWaiting = (fleet: ClusterConfig) => PeerImport.waiting(hos
 /** The owed-work store of a host of a fleet (needs a FileSystem). */
 export const reloadsOnFleet = (root: string, fleet: ClusterConfig) =>
   Layer.unwrapEffect(Effect.map(databaseOf(root, fleet), (target) =>
-    ClusterHost.reloads(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))))
+    HostStores.reloads(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))))
 
 /**
  * Every capability and live service of a host of a fleet, for the verbs: its stores in the
@@ -398,11 +399,11 @@ export const liveOnFleet = (config: LiveApplication.LiveConfig, fleet: ClusterCo
     const sql = ClusterDatabase.layer(target)
     const host = hostNameOf(fleet)
     return LiveApplication.layerWith(config, {
-      reloads: ClusterHost.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)),
+      reloads: HostStores.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)),
       capabilities: layerWithStores(
         config,
         CommandRunner.layer(config.killGrace === undefined ? {} : { killGrace: config.killGrace }),
-        ClusterHost.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))
+        HostStores.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))
       )
     })
   }))

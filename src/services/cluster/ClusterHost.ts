@@ -2,9 +2,6 @@
  * One host of the fleet (docs/cluster.md, "A host in the fleet"): its stores on the shared
  * database and its runner serving its endpoints' messages through its own services.
  *
- * - `stores(host)`: the declaration store (fleet-wide, `SqlCapabilities`) and the host's peer store
- *   (`SqlPeers`), for `CapabilityServices`; `reloads(host)`: the host's owed-work store
- *   (`SqlReloads`), for the live services.
  * - `layer(options)`: the runner (`ClusterRunner.layer`) whose `HostWork` is the host's endpoint
  *   calls (a `Provision` runs the endpoint's call under the host's root lock, records it,
  *   converges the endpoint through the host's applier); the host is
@@ -30,25 +27,8 @@ import * as ClusterRetention from "./ClusterRetention.ts"
 import * as ClusterRunner from "./ClusterRunner.ts"
 import { HostWork } from "./HostWork.ts"
 import * as internal from "./internal/hostWork.ts"
-import * as SqlCapabilities from "./SqlCapabilities.ts"
 import * as SqlHosts from "./SqlHosts.ts"
-import * as SqlPeers from "./SqlPeers.ts"
-import * as SqlReloads from "./SqlReloads.ts"
 import * as Sweep from "./Sweep.ts"
-
-/**
- * The declaration store and the host's peer store on the shared database.
- * @since 0.1.0
- * @category layers
- */
-export const stores = (host: string) => Layer.merge(SqlCapabilities.layer, SqlPeers.layer({ host }))
-
-/**
- * The host's owed-work store on the shared database.
- * @since 0.1.0
- * @category layers
- */
-export const reloads = (host: string) => SqlReloads.layer({ host })
 
 const announced = (host: string) =>
   Layer.scopedDiscard(Effect.gen(function*() {

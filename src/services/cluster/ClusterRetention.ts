@@ -30,7 +30,7 @@ import { pruneProcessed } from "./internal/clusterTables.ts"
  * @since 0.1.0
  * @category constants
  */
-export const defaultRetention: Duration.Duration = Duration.days(7)
+const defaultRetention: Duration.Duration = Duration.days(7)
 
 /**
  * Deletes the processed messages made before `before` (epoch milliseconds) and their replies: how

@@ -56,21 +56,6 @@ import * as defaults from "./internal/runnerDefaults.ts"
 import { serializedLayer } from "./internal/tableCreation.ts"
 
 /**
- * The prefix of `@effect/cluster`'s tables in the shared database.
- * @since 0.1.0
- * @category constants
- */
-export const tablePrefix = "city_cluster"
-
-/**
- * The shard group every runner serves beside its host's: the fleet's own work, which any host may
- * do (a sweep's workflow), as opposed to an endpoint's, which only its host does.
- * @since 0.1.0
- * @category constants
- */
-export const fleetGroup = "fleet"
-
-/**
  * The shards of each host: the unit of balancing between one host's runners. Every runner and
  * client must agree on it (an entity's shard is its id's hash modulo this number).
  * @since 0.1.0
@@ -98,7 +83,7 @@ export interface RunnerOptions {
 
 const shardingConfig = (options: RunnerOptions) => {
   const expiration = Duration.decode(options.lockExpiration ?? defaults.lockExpiration)
-  const groups = [options.host, fleetGroup, defaults.clusterGroup]
+  const groups = [options.host, defaults.fleetGroup, defaults.clusterGroup]
   return ShardingConfig.layer({
     runnerAddress: Option.some(new RunnerAddress.RunnerAddress({ host: options.address.host, port: options.address.port })),
     runnerListenAddress: Option.map(
@@ -117,8 +102,8 @@ const shardingConfig = (options: RunnerOptions) => {
 
 /** `@effect/cluster`'s message and runner storage, its tables created under the fleet's lock. */
 const storage = serializedLayer(Layer.mergeAll(
-  SqlMessageStorage.layerWith({ prefix: tablePrefix }),
-  SqlRunnerStorage.layerWith({ prefix: tablePrefix })
+  SqlMessageStorage.layerWith({ prefix: defaults.tablePrefix }),
+  SqlRunnerStorage.layerWith({ prefix: defaults.tablePrefix })
 ))
 
 /**

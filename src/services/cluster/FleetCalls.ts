@@ -21,7 +21,6 @@ import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
 import type { ClusterError } from "../../schema/Live.ts"
 import { Name } from "../../schema/Name.ts"
-import type { Occasion } from "../../schema/Occasion.ts"
 import type { EndpointOutcome } from "../../schema/Outcome.ts"
 
 /**
@@ -57,14 +56,6 @@ export const SweepVerb = Schema.Literal("register", "sync", "unregister")
 export type SweepVerb = typeof SweepVerb.Type
 
 /**
- * The occasion of a sweep verb's calls: `sweep-on` for `register` and `sync`, `off-all` for
- * `unregister` (docs/capability-plugin-lifecycle.md, "Joints (core-owned)").
- * @since 0.1.0
- * @category utils
- */
-export const occasionOf = (verb: SweepVerb): Occasion => verb === "unregister" ? "off-all" : "sweep-on"
-
-/**
  * The revision of a capability's declaration, as the capability store gives it (a counter or a
  * digest): a sweep only compares it, and a new one is a new sweep.
  * @since 0.1.0
@@ -80,7 +71,7 @@ export const Revision = Schema.String.pipe(
  * @category models
  */
 export interface FleetRequest {
-  /** The sweep verb the call belongs to (its occasion: `occasionOf`). */
+  /** The sweep verb the call belongs to (its occasion: `sweep-on`, or `off-all` for `unregister`). */
   readonly verb: SweepVerb
   /** The capability's name. */
   readonly capability: string

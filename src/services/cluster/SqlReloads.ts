@@ -43,30 +43,8 @@ import * as Migrations from "./Migrations.ts"
 export const table: string = internal.table
 
 /**
- * The table `@effect/sql`'s `Migrator` records our migrations in (Migrations.ts).
- * @since 0.1.0
- * @category constants
- */
-export const migrationsTable: string = Migrations.migrationsTable
-
-/**
- * The migrations of the cluster folder, for `Migrator.fromRecord` (Migrations.ts: one set for
- * every SQL store).
- * @since 0.1.0
- * @category constants
- */
-export const migrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = Migrations.migrations
-
-/**
- * Runs the migrations not yet applied (Migrations.ts).
- * @since 0.1.0
- * @category constructors
- */
-export const migrate: Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> = Migrations.migrate
-
-/**
  * Builds the owed-work store of the host `host` on the `SqlClient` (the table must exist: see
- * `migrate`). Another host's rows are neither seen nor changed.
+ * `Migrations.migrate`). Another host's rows are neither seen nor changed.
  * @since 0.1.0
  * @category constructors
  */
@@ -83,4 +61,4 @@ export const layer = (options: { readonly host: string }): Layer.Layer<
   Reloads,
   Migrator.MigrationError | SqlError,
   SqlClient.SqlClient | FileSystem.FileSystem
-> => Layer.effect(Reloads, Effect.zipRight(migrate, make(options.host)))
+> => Layer.effect(Reloads, Effect.zipRight(Migrations.migrate, make(options.host)))

@@ -44,7 +44,7 @@ import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { type CapabilityError, StateRootError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { Name } from "../../schema/Name.ts"
-import { fleetGroup } from "./ClusterRunner.ts"
+import { fleetGroup } from "./internal/runnerDefaults.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
 import { reportLine, type Verdict } from "../capabilities/JointReport.ts"
 import type { FleetCalls } from "./FleetCalls.ts"
@@ -56,7 +56,7 @@ import * as internal from "./internal/sweep.ts"
  * @since 0.1.0
  * @category schemas
  */
-export const SweepOutcome = Schema.Struct({
+const SweepOutcome = Schema.Struct({
   host: Name,
   ...EndpointOutcome.fields
 })
@@ -65,14 +65,14 @@ export const SweepOutcome = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export type SweepOutcome = typeof SweepOutcome.Type
+type SweepOutcome = typeof SweepOutcome.Type
 
 /**
  * What a sweep came to: `ok`, `warned` or `failed` (`JointReport`'s `Verdict`).
  * @since 0.1.0
  * @category schemas
  */
-export const SweepVerdict: Schema.Schema<Verdict> = Schema.Literal("ok", "warned", "failed")
+const SweepVerdict: Schema.Schema<Verdict> = Schema.Literal("ok", "warned", "failed")
 
 /**
  * What a sweep did: each endpoint's outcome with its host (in the order of the listing), every
@@ -103,7 +103,7 @@ export type SweepReport = typeof SweepReport.Type
  * @since 0.1.0
  * @category schemas
  */
-export const SweepPayload = Schema.Struct({
+const SweepPayload = Schema.Struct({
   verb: SweepVerb,
   capability: Name,
   revision: Revision,
@@ -114,14 +114,14 @@ export const SweepPayload = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export type SweepPayload = typeof SweepPayload.Type
+type SweepPayload = typeof SweepPayload.Type
 
 /**
  * The key of a sweep's execution, `<verb>/<capability>/<revision>`: one execution per key.
  * @since 0.1.0
  * @category utils
  */
-export const idempotencyKey = (payload: SweepPayload): string =>
+const idempotencyKey = (payload: SweepPayload): string =>
   `${payload.verb}/${payload.capability}/${payload.revision}`
 
 /**
@@ -137,20 +137,6 @@ export const CapabilitySweep = Workflow.make({
   success: SweepReport,
   error: StateRootError
 }).annotate(ClusterSchema.ShardGroup, () => fleetGroup)
-
-/**
- * How long a sweep waits for one call's answer before it reports the endpoint `failed`: 60 s.
- * @since 0.1.0
- * @category constants
- */
-export const defaultCallTimeout: Duration.Duration = internal.defaultCallTimeout
-
-/**
- * How many calls a sweep makes at once: 16.
- * @since 0.1.0
- * @category constants
- */
-export const defaultConcurrency: number = internal.defaultConcurrency
 
 /**
  * Settings of the sweep workflow.

@@ -20,6 +20,7 @@ import * as CommandRunner from "../../../src/services/capabilities/CommandRunner
 import { Peers } from "../../../src/services/capabilities/Peers.ts"
 import { Provisioner } from "../../../src/services/capabilities/Provisioner.ts"
 import * as ClusterHost from "../../../src/services/cluster/ClusterHost.ts"
+import * as HostStores from "../../../src/services/cluster/internal/hostStores.ts"
 import * as ClusterRunner from "../../../src/services/cluster/ClusterRunner.ts"
 import { EndpointEntity, entityIdOf } from "../../../src/services/cluster/EndpointEntity.ts"
 import { Applier } from "../../../src/services/live/Applier.ts"
@@ -49,9 +50,9 @@ describe("a host of the fleet", () => {
       const capabilities = layerWithStores(
         { root: w.root, lockWait: Duration.seconds(30) },
         CommandRunner.layer({}),
-        ClusterHost.stores("web-01")
+        HostStores.stores("web-01")
       )
-      const live = servicesWith(ClusterHost.reloads("web-01")).pipe(
+      const live = servicesWith(HostStores.reloads("web-01")).pipe(
         Layer.provideMerge(Layer.succeed(EndpointHost, host)),
         Layer.provideMerge(capabilities)
       )

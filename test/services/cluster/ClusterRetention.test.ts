@@ -22,6 +22,7 @@ import * as Rpc from "@effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import * as ClusterRetention from "../../../src/services/cluster/ClusterRetention.ts"
 import * as ClusterRunner from "../../../src/services/cluster/ClusterRunner.ts"
+import { tablePrefix } from "../../../src/services/cluster/internal/runnerDefaults.ts"
 import { HostWork } from "../../../src/services/cluster/HostWork.ts"
 import { freePort } from "../../support/freePort.ts"
 
@@ -74,7 +75,7 @@ it.live("prune deletes the processed messages before its bound with their replie
 
     const sql = yield* Effect.provide(SqlClient.SqlClient, sqlite)
     const count = (table: string) =>
-      Effect.map(sql<{ readonly n: number }>`SELECT COUNT(*) AS n FROM ${sql(`${ClusterRunner.tablePrefix}_${table}`)}`, (rows) =>
+      Effect.map(sql<{ readonly n: number }>`SELECT COUNT(*) AS n FROM ${sql(`${tablePrefix}_${table}`)}`, (rows) =>
         Number(rows[0]!.n))
     const repliesBefore = yield* count("replies")
     expect(yield* ClusterRetention.prune(bound).pipe(Effect.provide(sqlite))).toBe(5)

@@ -28,7 +28,7 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
-import { tablePrefix } from "../ClusterRunner.ts"
+import { tablePrefix } from "./runnerDefaults.ts"
 
 const runnersTable = `${tablePrefix}_runners`
 const messagesTable = `${tablePrefix}_messages`

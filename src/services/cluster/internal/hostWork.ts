@@ -18,7 +18,8 @@ import { StateRoot } from "../../root/StateRoot.ts"
 import { Applier } from "../../live/Applier.ts"
 import { makeRefs } from "../../live/Endpoints.ts"
 import type { EndpointKey } from "../../owed/Reloads.ts"
-import { type FleetRequest, occasionOf } from "../FleetCalls.ts"
+import type { FleetRequest } from "../FleetCalls.ts"
+import { occasionOf } from "./occasion.ts"
 
 /**
  * The host's side of its endpoints' messages.

@@ -50,3 +50,18 @@ export const silentAfter: Duration.Duration = Duration.times(heartbeatOf(lockExp
  * @category internals
  */
 export const clusterGroup = "default"
+
+/**
+ * The prefix of `@effect/cluster`'s tables in the shared database.
+ * @since 0.1.0
+ * @category internals
+ */
+export const tablePrefix = "city_cluster"
+
+/**
+ * The shard group every runner serves beside its host's: the fleet's own work, which any host may
+ * do (a sweep's workflow), as opposed to an endpoint's, which only its host does.
+ * @since 0.1.0
+ * @category internals
+ */
+export const fleetGroup = "fleet"

@@ -14,8 +14,9 @@ import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName, nameRule } from "../../../schema/Name.ts"
 import { EndpointOutcome } from "../../../schema/Outcome.ts"
 import { reportLine, verdictOf } from "../../capabilities/JointReport.ts"
-import { FleetCalls, FleetEndpoint, type FleetRequest, occasionOf, type SweepVerb } from "../FleetCalls.ts"
+import { FleetCalls, FleetEndpoint, type FleetRequest, type SweepVerb } from "../FleetCalls.ts"
 import type { ClusterError } from "../../../schema/Live.ts"
+import { occasionOf } from "./occasion.ts"
 
 /**
  * How long a sweep waits for one call's answer: 60 s.
