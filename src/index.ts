@@ -103,22 +103,14 @@ export * as WorkerPlugin from "./services/isolation/WorkerPlugin.ts"
 
 // Live application (docs/live-application.md): endpoint hosts and the live Layer.
 /**
- * The "City sessions" endpoint host: each endpoint hosted as a City Session in this process.
- * @since 0.1.0
- */
-export * as CitySessionsHost from "./services/live/CitySessionsHost.ts"
-/**
- * The runtime side of an endpoint: status, reload keeping history, retire, kill.
- * @since 0.1.0
- */
-export * as EndpointHost from "./services/live/EndpointHost.ts"
-/**
  * Live application as data: endpoint status, per-endpoint reports, the owed-work record, fingerprints, the failures.
  * @since 0.1.0
  */
 export * as Live from "./schema/Live.ts"
 /**
- * Live application as one Layer: owed-work store, fingerprints, applier and live joints over an EndpointHost.
+ * Live application as one Layer: owed-work store, fingerprints, applier and live joints over an
+ * EndpointHost; the endpoint host's Tag (`EndpointHost`) and the "City sessions" host
+ * (`CitySessionsHost`, `citySessionsHost`), each endpoint hosted as a City Session in this process.
  * @since 0.1.0
  */
 export * as LiveApplication from "./layers/LiveApplication.ts"

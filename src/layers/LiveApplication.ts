@@ -6,10 +6,13 @@
  * hosted by the `city daemon` as City Sessions, the others are driven by their `commands`.
  * - `layer` (the `city` verbs): `city` runtimes through `DaemonHostedHost` (the daemon applies),
  *   the others through the Commands host;
- * - `daemonLayer` (the daemon): `city` runtimes through its own City-sessions host (which also
- *   publishes each endpoint's state for the verbs), the others through the Commands host;
  * - `services` takes any EndpointHost, e.g. `citySessionsHost` in a program that hosts its
  *   endpoints in process.
+ *
+ * The endpoint host's Tag and shape (`EndpointHost`, `EndpointRef`) and the City-sessions host's
+ * (`CitySessionsHost`, its Turns and transcript) are re-exported here: what a program that hosts
+ * endpoints writes against. The daemon's wiring (its own City-sessions host, publishing each
+ * endpoint's state for the verbs) is the binary's, in LiveDaemon.ts.
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -24,8 +27,11 @@ import { EndpointHost } from "../services/live/EndpointHost.ts"
 import * as Fingerprints from "../services/live/Fingerprints.ts"
 import * as Reloads from "../services/owed/Reloads.ts"
 import * as CapabilityServices from "./CapabilityServices.ts"
-import { servicesWith } from "./internal/liveServices.ts"
-import { routed } from "./internal/routedHost.ts"
+import { layerWithStores, servicesWith } from "./internal/liveServices.ts"
+
+
+export { type CitySessionsShape, CitySessionsHost, type HostedTurn, type TranscriptEntry } from "../services/live/CitySessionsHost.ts"
+export { EndpointHost, type EndpointHostShape, type EndpointRef } from "../services/live/EndpointHost.ts"
 
 /**
  * The live services; they need an EndpointHost and the capability services.
@@ -89,49 +95,5 @@ export interface LiveConfig extends CapabilityServices.CapabilitiesConfig {
  * @category layers
  */
 export const layer = (config: LiveConfig) =>
-  layerWith(config, { reloads: Reloads.layer, capabilities: CapabilityServices.layer(config) })
+  layerWithStores(config.commands ?? {}, { reloads: Reloads.layer, capabilities: CapabilityServices.layer(config) })
 
-/**
- * Every capability and live service on Node over the stores given: the owed-work store and the
- * capability services (`layer` is this over the state root's files; a host of a fleet gives the
- * fleet's database: docs/cluster.md).
- * @since 0.1.0
- * @category layers
- */
-export const layerWith = <RE, RR, CE>(
-  config: LiveConfig,
-  stores: {
-    readonly reloads: Layer.Layer<Reloads.Reloads, RE, RR>
-    readonly capabilities: Layer.Layer<CapabilityServices.CapabilityServices, CE>
-  }
-) =>
-  servicesWith(stores.reloads).pipe(
-    Layer.provideMerge(routed(DaemonHostedHost.make(), config.commands ?? {})),
-    Layer.provideMerge(stores.reloads),
-    Layer.provideMerge(stores.capabilities)
-  )
-
-/**
- * The live services for the daemon: it hosts the `city` runtimes itself. Needs a City and the
- * capability services on one root (`City.layer` and `CapabilityServices.layer`, or `Loader.city` and
- * `CapabilityServices.layer` as `city daemon` composes them).
- * @since 0.1.0
- * @category layers
- */
-export const daemonLayer = (commands: CommandsHost.CommandsHostConfig = {}) => daemonLayerWith(Reloads.layer, commands)
-
-/**
- * The daemon's live services over the owed-work store `reloads` (`daemonLayer` is this over the
- * state root's files; `effect-city/cluster`'s `SqlReloads.layer` keeps a host's owed work in the
- * fleet's database: docs/cluster.md).
- * @since 0.1.0
- * @category layers
- */
-export const daemonLayerWith = <E, R>(
-  reloads: Layer.Layer<Reloads.Reloads, E, R>,
-  commands: CommandsHost.CommandsHostConfig = {}
-) =>
-  servicesWith(reloads).pipe(
-    Layer.provideMerge(routed(Effect.map(CitySessionsHost.CitySessionsHost, (c) => c.host), commands)),
-    Layer.provideMerge(citySessions({ publish: true }))
-  )

@@ -24,7 +24,8 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import { hostname } from "node:os"
-import { layerWithStores } from "../../layers/internal/capabilityServices.ts"
+import { layerWithStores as capabilitiesWithStores } from "../../layers/internal/capabilityServices.ts"
+import { layerWithStores } from "../../layers/internal/liveServices.ts"
 import * as LiveApplication from "../../layers/LiveApplication.ts"
 import type { HostConfig } from "../../schema/HostConfig.ts"
 import { ClusterError } from "../../schema/Live.ts"
@@ -75,7 +76,7 @@ const storesOf = (
   // The host's peer files from before it joined the fleet (docs/cluster.md, "Peers from before the fleet").
   atStart: wait.effect(Effect.asVoid(PeerImport.run(host))),
   capabilities: (root) =>
-    layerWithStores(
+    capabilitiesWithStores(
       { root },
       CommandRunner.layer({}),
       wait.layer(HostStores.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)))
@@ -373,7 +374,7 @@ const databaseOf = (root: string, fleet: ClusterConfig) =>
  */
 export const storesOnFleet = (root: string, fleet: ClusterConfig) =>
   Layer.unwrapEffect(Effect.map(databaseOf(root, fleet), (target) =>
-    layerWithStores(
+    capabilitiesWithStores(
       { root },
       CommandRunner.layer({}),
       HostStores.stores(hostNameOf(fleet)).pipe(Layer.mapError(unavailable), Layer.provide(ClusterDatabase.layer(target)))
@@ -398,9 +399,9 @@ export const liveOnFleet = (config: LiveApplication.LiveConfig, fleet: ClusterCo
   Layer.unwrapEffect(Effect.map(databaseOf(config.root, fleet), (target) => {
     const sql = ClusterDatabase.layer(target)
     const host = hostNameOf(fleet)
-    return LiveApplication.layerWith(config, {
+    return layerWithStores(config.commands ?? {}, {
       reloads: HostStores.reloads(host).pipe(Layer.mapError(unavailable), Layer.provide(sql)),
-      capabilities: layerWithStores(
+      capabilities: capabilitiesWithStores(
         config,
         CommandRunner.layer(config.killGrace === undefined ? {} : { killGrace: config.killGrace }),
         HostStores.stores(host).pipe(Layer.mapError(unavailable), Layer.provide(sql))

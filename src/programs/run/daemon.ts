@@ -73,7 +73,7 @@ import * as Pretty from "effect/Pretty"
 import { CloseReport } from "../../schema/CloseReport.ts"
 import * as CapabilityServices from "../../layers/CapabilityServices.ts"
 import * as Loader from "../../layers/Loader.ts"
-import * as LiveApplication from "../../layers/LiveApplication.ts"
+import * as LiveDaemon from "../../layers/LiveDaemon.ts"
 import { cityRuntimes } from "../../layers/internal/routedHost.ts"
 import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
 import { Peers } from "../../services/capabilities/Peers.ts"
@@ -330,7 +330,7 @@ export interface DaemonStores {
    */
   readonly atStart?: Effect.Effect<void, StateRootError, CapabilityServices.CapabilityServices>
   /** What runs beside the daemon's work, over its services (the host's runner). */
-  readonly beside: Layer.Layer<never, ClusterError, Layer.Layer.Success<ReturnType<typeof LiveApplication.daemonLayer>> | CapabilityServices.CapabilityServices>
+  readonly beside: Layer.Layer<never, ClusterError, Layer.Layer.Success<ReturnType<typeof LiveDaemon.daemonLayer>> | CapabilityServices.CapabilityServices>
 }
 
 /** The stores of one host: the state root's files. */
@@ -399,7 +399,7 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
       })
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
-      const live = LiveApplication.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(
+      const live = LiveDaemon.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(
         Layer.provideMerge(Loader.city({ root }, options))
       )
       const layer = stores.beside.pipe(Layer.provideMerge(live))

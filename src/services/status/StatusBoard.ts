@@ -72,7 +72,7 @@ import { PluginRegistry } from "../city/internal/pluginRegistry.ts"
 import { Workers, type WorkerHeap } from "../isolation/Workers.ts"
 import { Generations } from "../loader/Generations.ts"
 import { Reloads } from "../owed/Reloads.ts"
-import { fleetEndpoints, fleetHostUp, fleetReloadsOwed, fleetRemovalsOwed } from "../Observability.ts"
+import { fleetEndpoints, fleetHostUp, fleetReloadsOwed, fleetRemovalsOwed } from "./FleetMetrics.ts"
 import * as StatusEndpoints from "./StatusEndpoints.ts"
 
 /**
