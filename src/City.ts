@@ -21,6 +21,8 @@ import type { CheckedStartPlugins, RequiredStartFailure, StartPlugin, StartRequi
 export { City, type CityCalls, type CityShape } from "./services/city/CityService.ts"
 export type { CityOptions } from "./services/city/CityConfig.ts"
 export { CloseFailure, ClosedPlugin, CloseReport } from "./schema/CloseReport.ts"
+export { PluginName } from "./schema/PluginName.ts"
+export { PluginSnapshot, PluginStatus, type SnapshotChange } from "./schema/PluginSnapshot.ts"
 export type {
   CheckedStartPlugins,
   NoStartPluginProvides,

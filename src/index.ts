@@ -14,7 +14,8 @@
  */
 
 /**
- * The City: its tag, `City.layer`, `City.make`, and the host model's types.
+ * The City: its tag, `City.layer`, `City.make`, the host model's types, the plugin name rule
+ * (`PluginName`), what `city.plugins.snapshots` and `changes` show, and what a close did.
  * @since 0.1.0
  */
 export * as City from "./City.ts"
@@ -27,28 +28,10 @@ export * as City from "./City.ts"
 export { runMain, type RunMainOptions } from "./layers/RunMain.ts"
 
 /**
- * `requestReload`'s changes: a skills reload or a restart.
- * @since 0.1.0
- */
-export * as PluginChange from "./schema/PluginChange.ts"
-
-/**
  * The City core's errors, each a `Schema.TaggedError`.
  * @since 0.1.0
  */
 export * as Errors from "./schema/Errors.ts"
-
-/**
- * The plugin name rule.
- * @since 0.1.0
- */
-export * as PluginName from "./schema/PluginName.ts"
-
-/**
- * What `city.plugins.snapshots` and `city.plugins.changes` show.
- * @since 0.1.0
- */
-export * as PluginSnapshot from "./schema/PluginSnapshot.ts"
 
 
 /**
@@ -88,11 +71,6 @@ export * as Loader from "./layers/Loader.ts"
  * @since 0.1.0
  */
 export * as LoaderErrors from "./schema/LoaderErrors.ts"
-/**
- * The plugin manifest, `city-plugin.json`, as a Schema (also published as a JSON Schema).
- * @since 0.1.0
- */
-export * as Manifest from "./schema/Manifest.ts"
 /**
  * A plugin in a worker thread (or a child process) of its own: its entry imported and its initialize
  * run there, its contributions reached through proxies; a spin, a leak or an exit in it ends only

@@ -1,7 +1,8 @@
 /**
  * The plugin loader as a Layer over the City core: `PluginLoader` (one load pass, discovery, the
  * load alert) and `Generations` (generation 1 at start, skills reload, restart by generation), and
- * what a load did, `LoadReport` (its Schema: it encodes to plain JSON and prints on one line).
+ * what a load did, `LoadReport` (its Schema: it encodes to plain JSON and prints on one line), and
+ * the plugin manifest's Schema, `Manifest` (`city-plugin.json`).
  * Built after the core, so it is released first: a restart in flight ends before Sessions stop.
  *
  * `city(cityOptions, loaderOptions)` is the same, plus the `City` façade over that very core, so
@@ -22,6 +23,7 @@ import * as PluginLoaderService from "../services/loader/PluginLoader.ts"
 
 export { Generations, type GenerationsShape } from "../services/loader/Generations.ts"
 export { LoadReport } from "../schema/LoadReport.ts"
+export { Manifest } from "../schema/Manifest.ts"
 
 /**
  * The loader's service: its roots, `discover` (every plugin folder of the roots, from their

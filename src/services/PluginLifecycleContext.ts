@@ -9,6 +9,8 @@ import type * as Scope from "effect/Scope"
 import { ReloadRejected } from "../schema/Errors.ts"
 import type { PluginChange } from "../schema/PluginChange.ts"
 
+export { PluginChange } from "../schema/PluginChange.ts"
+
 /**
  * What initialize and dispose see of their plugin instance: name, version, storage, logs, Scope and
  * `requestReload`.
