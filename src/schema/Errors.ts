@@ -191,7 +191,7 @@ export class SiblingUnavailable extends Schema.TaggedError<SiblingUnavailable>()
 
 /**
  * A Promise/class plugin's callback threw or rejected: raised by `Plugin.fromPromise`'s adapter (and
- * `Plugin.callback`) for initialize, dispose, an action, a hook, system or availability, naming the
+ * a `register(ctx)` entry's) for initialize, dispose, an action, a hook, system or availability, naming the
  * plugin and the callback.
  * @since 0.1.0
  * @category errors

@@ -20,7 +20,8 @@ import { PluginContext } from "./PluginContext.ts"
 import type { PluginLifecycleContextShape } from "./PluginLifecycleContext.ts"
 import { PluginLifecycleContext } from "./PluginLifecycleContext.ts"
 import type { AnyAction, Availability, Contributions, Hook, Skill } from "./Contributions.ts"
-import { PluginCallbackFailed } from "../schema/Errors.ts"
+import type { PluginCallbackFailed } from "../schema/Errors.ts"
+import { callback, requirements } from "./internal/pluginCallbacks.ts"
 
 /**
  * The brand every Plugin carries, so that `isPlugin` can tell one apart from other values.
@@ -88,16 +89,6 @@ export interface Requirement {
  * @category models
  */
 export type RequirementInput = string | { readonly name: string; readonly optional?: boolean | undefined }
-
-/**
- * The requirements a plugin was made with, each written out.
- * @since 0.1.0
- * @category constructors
- */
-export const requirements = (inputs: ReadonlyArray<RequirementInput> | undefined): ReadonlyArray<Requirement> =>
-  inputs === undefined
-    ? []
-    : inputs.map((r) => (typeof r === "string" ? { name: r, optional: false } : { name: r.name, optional: r.optional === true }))
 
 /**
  * Makes a Plugin from its `initialize` Effect, which runs with the plugin's Scope and its
@@ -233,37 +224,6 @@ export interface PromisePlugin {
  */
 export const promiseAction = <A, I>(definition: PromiseAction<A, I>): AnyPromiseAction =>
   definition
-
-/**
- * Calls a plugin's own callback, catching a synchronous throw and a rejection alike as a
- * {@link PluginCallbackFailed} that names the plugin and the callback.
- * @since 0.1.0
- * @category utils
- */
-export const callback = <A>(
-  plugin: string,
-  name: string,
-  f: () => Awaitable<A>
-): Effect.Effect<A, PluginCallbackFailed> =>
-  Effect.suspend(() => {
-    let result: Awaitable<A>
-    try {
-      result = f()
-    } catch (error) {
-      return Effect.fail(new PluginCallbackFailed({ plugin, callback: name, error }))
-    }
-    if (isThenable(result)) {
-      const promise = result
-      return Effect.tryPromise({
-        try: () => Promise.resolve(promise),
-        catch: (error) => new PluginCallbackFailed({ plugin, callback: name, error })
-      })
-    }
-    return Effect.succeed(result)
-  })
-
-const isThenable = <A>(u: Awaitable<A>): u is PromiseLike<A> =>
-  typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
 /**
  * Adapts a Promise/class plugin. `initialize(ctx)` runs as the acquire; `dispose(ctx)` is added

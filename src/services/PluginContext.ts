@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type { AgentInfo, CallBase, SessionInfo, TurnInfo, WorkspaceInfo } from "../schema/HostModel.ts"
+import type { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "../schema/HostModel.ts"
 
 /**
  * What a handler sees of its call.
@@ -32,15 +32,3 @@ export interface PluginContextShape {
  */
 export class PluginContext extends Context.Tag("effect-city/PluginContext")<PluginContext, PluginContextShape>() {}
 
-/**
- * A fresh PluginContext object for one call.
- * @since 0.1.0
- * @category constructors
- */
-export const project = (plugin: string, base: CallBase): PluginContextShape => ({
-  plugin,
-  agent: base.agent,
-  workspace: base.workspace,
-  session: base.session,
-  turn: base.turn
-})

@@ -20,8 +20,17 @@ import { issueLine } from "../../schema/ParseIssue.ts"
 import type { ActionRef, Availability } from "../Contributions.ts"
 import { Encoded, Refused, unwrap, unwrapCause } from "../internal/encoded.ts"
 import { spans } from "../Observability.ts"
-import { PluginContext, project } from "../PluginContext.ts"
+import { PluginContext, type PluginContextShape } from "../PluginContext.ts"
 import { type ExecutionView, instanceIn, type PluginInstance, ExecutionView as View } from "./ExecutionView.ts"
+
+/** A fresh PluginContext object for one call. */
+const project = (plugin: string, base: CallBase): PluginContextShape => ({
+  plugin,
+  agent: base.agent,
+  workspace: base.workspace,
+  session: base.session,
+  turn: base.turn
+})
 
 /**
  * A block of system text contributed by one plugin.

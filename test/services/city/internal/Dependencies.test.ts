@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Plugin from "../../../../src/services/Plugin.ts"
+import { requirements } from "../../../../src/services/internal/pluginCallbacks.ts"
 import * as Dependencies from "../../../../src/services/city/internal/dependencies.ts"
 import { Journal, makeCity, provideNode } from "../../../fixtures.ts"
 
@@ -37,7 +38,7 @@ const probe = (journal: Journal, name: string, requires: ReadonlyArray<Plugin.Re
   })
 
 const graph = (entries: Record<string, ReadonlyArray<string>>): Dependencies.Graph =>
-  new Map(Object.entries(entries).map(([name, deps]) => [name, Plugin.requirements(deps)]))
+  new Map(Object.entries(entries).map(([name, deps]) => [name, requirements(deps)]))
 
 describe("the dependency graph", () => {
   it("initialize waves put each plugin after what it requires; dispose waves reverse it; a cycle is named", () => {
