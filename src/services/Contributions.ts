@@ -301,10 +301,3 @@ export interface Contributions {
    */
   readonly services?: Context.Context<never> | undefined
 }
-
-/**
- * Contributions of a plugin that gives the host nothing (it only holds resources, say).
- * @since 0.1.0
- * @category constructors
- */
-export const empty: Contributions = {}
