@@ -30,7 +30,7 @@ export { InvalidFile } from "./FileErrors.ts"
  * @since 0.1.0
  * @category models
  */
-export const CapabilityErrorReason = Schema.Literal(
+const CapabilityErrorReason = Schema.Literal(
   "InvalidName",
   "UnknownCapability",
   "UnknownPeer",
@@ -47,7 +47,7 @@ export const CapabilityErrorReason = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type CapabilityErrorReason = typeof CapabilityErrorReason.Type
+type CapabilityErrorReason = typeof CapabilityErrorReason.Type
 
 /**
  * A capability or peer verb that refused its input; `reason` says why (`CapabilityErrorReason`),
@@ -123,14 +123,14 @@ export class CapabilityError extends Schema.TaggedError<CapabilityError>()("Capa
  * @since 0.1.0
  * @category models
  */
-export const StateRootErrorReason = Schema.Literal("StateError", "RootLockBusy", "EndpointBusy", "RootNotFound")
+const StateRootErrorReason = Schema.Literal("StateError", "RootLockBusy", "EndpointBusy", "RootNotFound")
 
 /**
  * Why the state root failed a verb.
  * @since 0.1.0
  * @category models
  */
-export type StateRootErrorReason = typeof StateRootErrorReason.Type
+type StateRootErrorReason = typeof StateRootErrorReason.Type
 
 /**
  * The state root failed a verb; `reason` says how (`StateRootErrorReason`), and its `name` is the

@@ -91,7 +91,7 @@ export type DisposeOutcome = typeof DisposeOutcome.Type
  * @since 0.1.0
  * @category models
  */
-export const RegistryErrorReason = Schema.Literal(
+const RegistryErrorReason = Schema.Literal(
   "InvalidPluginName",
   "PluginAlreadyRegistered",
   "PluginInitializeFailed",
@@ -106,7 +106,7 @@ export const RegistryErrorReason = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type RegistryErrorReason = typeof RegistryErrorReason.Type
+type RegistryErrorReason = typeof RegistryErrorReason.Type
 
 /**
  * Adding, removing or starting a plugin failed; `reason` says why (`RegistryErrorReason`), and its
@@ -234,7 +234,7 @@ export class PluginCallbackFailed extends Schema.TaggedError<PluginCallbackFaile
  * @since 0.1.0
  * @category models
  */
-export const ActionRejectedReason = Schema.Literal(
+const ActionRejectedReason = Schema.Literal(
   "PluginNotFound",
   "PluginNotReady",
   "ActionNotFound",
@@ -249,7 +249,7 @@ export const ActionRejectedReason = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type ActionRejectedReason = typeof ActionRejectedReason.Type
+type ActionRejectedReason = typeof ActionRejectedReason.Type
 
 /**
  * A call of a plugin's action that ended without a result; `reason` says why
@@ -384,14 +384,14 @@ export class CityCloseError extends Schema.TaggedError<CityCloseError>()("CityCl
  * @since 0.1.0
  * @category models
  */
-export const WorkspaceErrorReason = Schema.Literal("WorkspaceAlreadyExists", "WorkspaceReleaseFailed")
+const WorkspaceErrorReason = Schema.Literal("WorkspaceAlreadyExists", "WorkspaceReleaseFailed")
 
 /**
  * Why a Workspace could not be added or removed.
  * @since 0.1.0
  * @category models
  */
-export type WorkspaceErrorReason = typeof WorkspaceErrorReason.Type
+type WorkspaceErrorReason = typeof WorkspaceErrorReason.Type
 
 /**
  * A Workspace that could not be added or removed; `reason` says why (`WorkspaceErrorReason`), and
@@ -436,14 +436,14 @@ export class WorkspaceError extends Schema.TaggedError<WorkspaceError>()("Worksp
  * @since 0.1.0
  * @category models
  */
-export const SessionErrorReason = Schema.Literal("AgentAlreadyExists", "AgentNotFound", "SessionClosed", "TurnEnded")
+const SessionErrorReason = Schema.Literal("AgentAlreadyExists", "AgentNotFound", "SessionClosed", "TurnEnded")
 
 /**
  * Why an Agent, a Session or a Turn refused what was asked of it.
  * @since 0.1.0
  * @category models
  */
-export type SessionErrorReason = typeof SessionErrorReason.Type
+type SessionErrorReason = typeof SessionErrorReason.Type
 
 /**
  * What closed a Session: `session.close` (`closed`), removing its Agent (`agent-removed`) or the

@@ -154,7 +154,7 @@ export type Fingerprint = typeof Fingerprint.Type
  * @since 0.1.0
  * @category models
  */
-export const EndpointErrorReason = Schema.Literal(
+const EndpointErrorReason = Schema.Literal(
   "EndpointHostFailed",
   "ToolNotAvailable",
   "ToolFailed",
@@ -167,7 +167,7 @@ export const EndpointErrorReason = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type EndpointErrorReason = typeof EndpointErrorReason.Type
+type EndpointErrorReason = typeof EndpointErrorReason.Type
 
 /**
  * Something asked of an endpoint (its host, its tools, its owed work) failed; `reason` says why
@@ -244,7 +244,7 @@ export class EndpointError extends Schema.TaggedError<EndpointError>()("Endpoint
  * @since 0.1.0
  * @category models
  */
-export const DaemonErrorReason = Schema.Literal(
+const DaemonErrorReason = Schema.Literal(
   "DaemonAlreadyRunning",
   "StatusListenFailed",
   "NoStatusPage",
@@ -257,7 +257,7 @@ export const DaemonErrorReason = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type DaemonErrorReason = typeof DaemonErrorReason.Type
+type DaemonErrorReason = typeof DaemonErrorReason.Type
 
 /**
  * The daemon could not start, or could not be reached; `reason` says why (`DaemonErrorReason`),
@@ -318,14 +318,14 @@ export class DaemonError extends Schema.TaggedError<DaemonError>()("DaemonError"
  * @since 0.1.0
  * @category models
  */
-export const ClusterErrorReason = Schema.Literal("ClusterUnavailable", "HostUnavailable")
+const ClusterErrorReason = Schema.Literal("ClusterUnavailable", "HostUnavailable")
 
 /**
  * Why the fleet cannot be used.
  * @since 0.1.0
  * @category models
  */
-export type ClusterErrorReason = typeof ClusterErrorReason.Type
+type ClusterErrorReason = typeof ClusterErrorReason.Type
 
 /**
  * The fleet, or one of its hosts, cannot be used; `reason` says which (`ClusterErrorReason`), and

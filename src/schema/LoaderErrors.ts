@@ -30,7 +30,7 @@ import { oneLine } from "./OneLine.ts"
  * @since 0.1.0
  * @category models
  */
-export const PluginLoadErrorReason = Schema.Literal(
+const PluginLoadErrorReason = Schema.Literal(
   "ManifestInvalid",
   "NotLicensed",
   "EntryNotFound",
@@ -47,7 +47,7 @@ export const PluginLoadErrorReason = Schema.Literal(
  * @since 0.1.0
  * @category models
  */
-export type PluginLoadErrorReason = typeof PluginLoadErrorReason.Type
+type PluginLoadErrorReason = typeof PluginLoadErrorReason.Type
 
 /**
  * A plugin folder the loader skipped, or a root it could not list; `reason` says why
