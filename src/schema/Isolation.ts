@@ -21,6 +21,7 @@ import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
 import { FamilyTypeId, printedTag } from "./ErrorFamily.ts"
 import { ActionRejected } from "./Errors.ts"
+import { literalChoice } from "./ParseIssue.ts"
 import { AgentInfo, SessionInfo, TurnInfo, WorkspaceInfo } from "./HostModel.ts"
 import { PluginChange, Skill } from "./PluginChange.ts"
 
@@ -32,7 +33,7 @@ const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
  * @since 0.1.0
  * @category schemas
  */
-export const IsolationMode = Schema.Literal("none", "worker", "process").annotations({
+export const IsolationMode = literalChoice("none", "worker", "process").annotations({
   description:
     "Where the plugin runs: \"none\" in the host's thread, \"worker\" in a worker thread of its own, \"process\" in a child process of its own."
 })

@@ -16,6 +16,7 @@
  */
 import * as Schema from "effect/Schema"
 import { CommandSpec } from "./Declaration.ts"
+import { literalChoice } from "./ParseIssue.ts"
 
 const Template = Schema.String.pipe(
   Schema.filter((s) => s.startsWith("{cwd}/") || s.startsWith("{privateDir}/") || s.startsWith("/") ||
@@ -47,7 +48,7 @@ export type EndpointCommands = typeof EndpointCommands.Type
  * @category models
  */
 export const LiveProfileFields = {
-  host: Schema.optional(Schema.Literal("commands", "city")),
+  host: Schema.optional(literalChoice("commands", "city")),
   launch_files: Schema.optional(Schema.Array(Template)),
   launch_exclude: Schema.optional(Schema.Array(Schema.String)),
   commands: Schema.optional(EndpointCommands)

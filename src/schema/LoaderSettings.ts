@@ -30,6 +30,7 @@
  */
 import * as Schema from "effect/Schema"
 import { IsolationMode } from "./Isolation.ts"
+import { oneLine } from "./OneLine.ts"
 
 /**
  * Where plugins run: one mode for every plugin, or a mode per plugin name (a name not listed
@@ -37,7 +38,17 @@ import { IsolationMode } from "./Isolation.ts"
  * @since 0.1.0
  * @category schemas
  */
-export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema.String, value: IsolationMode }))
+export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema.String, value: IsolationMode })).annotations({
+  // One issue for a value that is neither (each member's own would print one each); an object's
+  // faults are its entries' own, `isolation.<name>`.
+  message: (issue) => ({
+    message: oneLine(
+      `Expected "none" | "worker" | "process", or an object of plugin names to one of them, actual ${JSON.stringify(issue.actual) ?? String(issue.actual)}`,
+      300
+    ),
+    override: typeof issue.actual !== "object" || issue.actual === null || Array.isArray(issue.actual)
+  })
+})
 
 /**
  * The limits of each isolated plugin (in a worker or a process); a limit not given keeps its default.

@@ -11,7 +11,9 @@
  * a file that reports every fault), never the Schema's tree.
  * @since 0.1.0
  */
+import type * as AST from "effect/SchemaAST"
 import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { oneLine } from "./OneLine.ts"
 
 /**
@@ -105,21 +107,55 @@ const isUndefinedMember = (issue: ParseResult.ArrayFormatterIssue): boolean =>
   issue._tag === "Type" && issue.message.startsWith("Expected undefined, actual ")
 
 /**
- * An optional field is a union with `undefined`, and a value that breaks the field's rule fails
- * both members: the `undefined` member's "Expected undefined, actual …" says nothing the rule does
- * not, so it is left out when another issue names the same field or one inside it. Linear in the
- * issues (a 1 MiB file can hold 100,000 of them): the fields named by the others are collected once.
+ * Issues that say nothing another one does not, left out:
+ * - an optional field is a union with `undefined`, and a value that breaks the field's rule fails
+ *   both members: the `undefined` member's "Expected undefined, actual …" is left out when another
+ *   issue names the same field or one inside it;
+ * - a union of a value and an object (`plugins.json`'s `isolation`: a mode, or a mode per plugin)
+ *   fails both members on an object with a wrong value inside: the value member's type mismatch
+ *   at the field is left out when another issue names a field inside it, which is the precise one.
+ * Linear in the issues (a 1 MiB file can hold 100,000 of them): the fields named by the others are
+ * collected once.
  */
-const withoutOptionalNoise = (
+const withoutNoise = (
   all: ReadonlyArray<ParseResult.ArrayFormatterIssue>
 ): ReadonlyArray<ParseResult.ArrayFormatterIssue> => {
   const named = new Set<string>()
+  const inside = new Set<string>()
   for (const issue of all) {
     if (isUndefinedMember(issue)) continue
-    for (let depth = 0; depth <= issue.path.length; depth++) named.add(JSON.stringify(issue.path.slice(0, depth).map(String)))
+    for (let depth = 0; depth <= issue.path.length; depth++) {
+      const key = JSON.stringify(issue.path.slice(0, depth).map(String))
+      named.add(key)
+      if (depth < issue.path.length) inside.add(key)
+    }
   }
-  return all.filter((issue) => !isUndefinedMember(issue) || !named.has(JSON.stringify(issue.path.map(String))))
+  return all.filter((issue) => {
+    const key = JSON.stringify(issue.path.map(String))
+    return isUndefinedMember(issue) ? !named.has(key) : !((issue._tag === "Type" || issue._tag === "Composite") && inside.has(key))
+  })
 }
+
+/**
+ * A choice of literals whose refusal is one issue, `Expected "none" | "worker" | "process",
+ * actual "thread"`, rather than one per literal (a file that reports every fault would print each).
+ * @since 0.1.0
+ * @category schemas
+ */
+export const literalChoice = <const Literals extends readonly [AST.LiteralValue, ...Array<AST.LiteralValue>]>(
+  ...literals: Literals
+) =>
+  Schema.Literal(...literals).annotations({
+    message: (issue) => ({
+      message: oneLine(
+        `Expected ${literals.map((literal) => JSON.stringify(literal)).join(" | ")}, actual ${
+          JSON.stringify(issue.actual) ?? String(issue.actual)
+        }`,
+        ruleMax
+      ),
+      override: true
+    })
+  })
 
 /**
  * Every issue of decoding a JSON document (decode with `errors: "all"` to have them all), in the
@@ -129,7 +165,7 @@ const withoutOptionalNoise = (
  * @category utils
  */
 export const documentIssues = (error: ParseResult.ParseError): readonly [FieldRule, ...Array<FieldRule>] => {
-  const [first, ...rest] = withoutOptionalNoise(ParseResult.ArrayFormatter.formatErrorSync(error))
+  const [first, ...rest] = withoutNoise(ParseResult.ArrayFormatter.formatErrorSync(error))
   return first === undefined
     ? [{ field: "", rule: oneLine(error.message, ruleMax) }]
     : [documentFieldRule(first), ...rest.map(documentFieldRule)]

@@ -1,7 +1,7 @@
 /**
  * Every fault in one run, through the `city` CLI (docs/cli.md, "Declaration rules"): a refused
  * declaration prints a `city: error:` line per fault and `--json` lists them; a peer file,
- * `host.json` and a plugin manifest with several faults likewise. The declaration's scenarios and
+ * `host.json`, `plugins.json` and a plugin manifest with several faults likewise. The declaration's scenarios and
  * `plugins list`'s log run the real binary; the others the command tree in-process.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -133,6 +133,30 @@ describe("a peer file, host.json and a plugin manifest with several faults repor
       expect(asJson["error"]).toMatchObject({
         _tag: "InvalidHostConfig",
         faults: [{ field: "schema" }, { field: "channel_runtimes[0]" }, { field: "profiles.opencode.private_dir" }]
+      })
+    }))
+
+  acceptance("plugins.json: a `city: error:` line per fault from plugins list, exit 2; --json lists them", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const fileSystem = yield* FileSystem.FileSystem
+      yield* fileSystem.makeDirectory(w.root)
+      const file = yield* writeJson(w.root, "plugins.json", {
+        licenced: ["notes"],
+        enabled: "notes",
+        isolation: { notes: "thread" }
+      })
+      const run = yield* city(["plugins", "list"], { root: w.root })
+      expect(run.code).toBe(2)
+      expect(lines(run.stderr).filter((line) => line.startsWith("city: error:"))).toEqual([
+        expect.stringMatching(new RegExp(`^city: error: ${file}: licenced: is not a known key \\(did you mean "licensed"\\?`)),
+        `city: error: ${file}: enabled: Expected ReadonlyArray<string>, actual "notes"`,
+        `city: error: ${file}: isolation.notes: Expected "none" | "worker" | "process", actual "thread"`
+      ])
+      const asJson = json(yield* city(["plugins", "list", "--json"], { root: w.root }))
+      expect(asJson["error"]).toMatchObject({
+        faults: [{ field: "licenced" }, { field: "enabled" }, { field: "isolation.notes" }],
+        more_faults: 0
       })
     }))
 

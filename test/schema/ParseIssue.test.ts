@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { documentIssue, documentIssues, firstIssue, issueLine } from "../../src/schema/ParseIssue.ts"
+import { documentIssue, documentIssues, firstIssue, issueLine, literalChoice } from "../../src/schema/ParseIssue.ts"
 import { anyText, holds } from "./strings.ts"
 
 const errorOf = <A, I>(schema: Schema.Schema<A, I>, value: unknown, onExcessProperty: "ignore" | "error" = "ignore"): ParseResult.ParseError => {
@@ -88,5 +88,18 @@ describe("ParseIssue", () => {
     const alone = Schema.decodeUnknownEither(Schema.Struct({ u: Schema.optional(Schema.Undefined) }), { errors: "all" })({ u: 1 })
     if (Either.isRight(alone)) throw new Error("expected a refusal")
     expect(documentIssues(alone.left)).toEqual([{ field: "u", rule: expect.stringMatching(/^Expected undefined, actual 1/) }])
+  })
+
+  it("a choice of literals is refused in one issue, and a union member's mismatch at a field beside a precise issue inside it is left out", () => {
+    const schema = Schema.Struct({
+      mode: literalChoice("none", "worker", "process"),
+      modes: Schema.Union(literalChoice("none", "worker"), Schema.Record({ key: Schema.String, value: literalChoice("none", "worker") }))
+    })
+    const decoded = Schema.decodeUnknownEither(schema, { errors: "all" })({ mode: "thread", modes: { notes: 1 } })
+    if (Either.isRight(decoded)) throw new Error("expected a refusal")
+    expect(documentIssues(decoded.left)).toEqual([
+      { field: "mode", rule: "Expected \"none\" | \"worker\" | \"process\", actual \"thread\"" },
+      { field: "modes.notes", rule: "Expected \"none\" | \"worker\", actual 1" }
+    ])
   })
 })

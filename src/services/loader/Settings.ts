@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -12,8 +13,7 @@ import * as Schema from "effect/Schema"
 import * as Faults from "../../schema/Faults.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
 import { LoaderSettings, settingsKeys } from "../../schema/LoaderSettings.ts"
-import { oneLine } from "../../schema/OneLine.ts"
-import { firstIssue, notJsonRule } from "../../schema/ParseIssue.ts"
+import { documentIssues, notJsonRule, unknownFieldRule } from "../../schema/ParseIssue.ts"
 import * as TextFile from "../files/TextFile.ts"
 import * as CityRoot from "../root/CityRoot.ts"
 import type { PluginRoot } from "./Discovery.ts"
@@ -47,7 +47,7 @@ export const unknownKeyRule = (key: string): string => {
   return `is not a known key (${hint}the keys are ${settingsKeys.join(", ")})`
 }
 
-const decodeSettings = Schema.decodeUnknownEither(LoaderSettings, { onExcessProperty: "error" })
+const decodeSettings = Schema.decodeUnknownEither(LoaderSettings, { errors: "all", onExcessProperty: "error" })
 
 /**
  * The settings on `root`; all defaults (an empty licence set) when the file does not exist.
@@ -76,17 +76,21 @@ export const read = (root: string): Effect.Effect<
     })
     const decoded = decodeSettings(json)
     if (decoded._tag === "Right") return { ...decoded.right, exists: true }
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-    const unexpected = issue?._tag === "Unexpected" && issue.path.length === 1 ? String(issue.path[0]) : undefined
-    return yield* Effect.fail(
-      unexpected !== undefined
-        ? new InvalidFile({ reason: "LoaderSettings", file, ...Faults.one(oneLine(unexpected, 80), unknownKeyRule(unexpected)) })
-        : new InvalidFile({ reason: "LoaderSettings", file, ...mapRule(firstIssue(decoded.left)) })
-    )
+    return yield* Effect.fail(new InvalidFile({ reason: "LoaderSettings", file, ...Faults.collect(settingsFaults(decoded.left)) }))
   })
 
-const mapRule = (issue: { readonly field: string; readonly rule: string }) =>
-  Faults.one(oneLine(issue.field, 120), oneLine(issue.rule, 300))
+/**
+ * Every fault of the settings at once (docs/cli.md, "Declaration rules", says why a file reports
+ * them all): a key the file may not hold names the known key it most resembles.
+ */
+const settingsFaults = (error: ParseResult.ParseError) =>
+  Arr.map(documentIssues(error), (issue) =>
+    issue.rule === unknownFieldRule && !settingsKeys.some((key) =>
+      issue.field === key || issue.field.startsWith(`${key}.`) || issue.field.startsWith(`${key}[`)
+    )
+      ? { field: issue.field, rule: unknownKeyRule(issue.field) }
+      : issue
+  )
 
 /**
  * The LoaderOptions for a state root: the settings, `bundled` overriding `bundledRoot`, every

@@ -35,7 +35,9 @@ describe("plugins.json", () => {
     [{ Enabled: [] }, "Enabled: is not a known key (did you mean \"enabled\"? the keys are bundledRoot, enabled, licensed, config, isolation, workerLimits)"],
     [{ plugins: [] }, "plugins: is not a known key (the keys are bundledRoot, enabled, licensed, config, isolation, workerLimits)"],
     [{ licensed: "notes" }, "licensed: Expected ReadonlyArray<string>, actual \"notes\""],
-    [{ config: { notes: 5 } }, "config.notes: Expected { readonly [x: string]: unknown }, actual 5"]
+    [{ config: { notes: 5 } }, "config.notes: Expected { readonly [x: string]: unknown }, actual 5"],
+    [{ isolation: "thread" }, "isolation: Expected \"none\" | \"worker\" | \"process\", or an object of plugin names to one of them, actual \"thread\""],
+    [{ isolation: { notes: 1 } }, "isolation.notes: Expected \"none\" | \"worker\" | \"process\", actual 1"]
   ])("%j is refused naming the file, the field and the rule", ([json, rule]) =>
     provideNode(Effect.gen(function*() {
       const { root } = yield* makeRoots
@@ -44,6 +46,39 @@ describe("plugins.json", () => {
       const error = yield* Effect.flip(Settings.read(root))
       expect(error).toMatchObject({ _tag: "InvalidFile", reason: "LoaderSettings" })
       expect(error.message).toBe(`${file}: ${rule}`)
+    })))
+
+  it.scoped("a file with several faults names each at once, a line per fault", () =>
+    provideNode(Effect.gen(function*() {
+      const { root } = yield* makeRoots
+      const file = path.join(root, "plugins.json")
+      fs.writeFileSync(file, JSON.stringify({
+        licenced: ["notes"],
+        enabled: ["notes", 7],
+        isolation: { notes: "thread" },
+        workerLimits: { heapMb: 8, stackMb: 4 }
+      }))
+      const error = yield* Effect.flip(Settings.read(root))
+      const keys = "the keys are bundledRoot, enabled, licensed, config, isolation, workerLimits"
+      expect(error.message.split("\n")).toEqual([
+        `${file}: licenced: is not a known key (did you mean "licensed"? ${keys})`,
+        `${file}: enabled[1]: Expected string, actual 7`,
+        `${file}: isolation.notes: Expected "none" | "worker" | "process", actual "thread"`,
+        `${file}: workerLimits.stackMb: is not a known field`,
+        `${file}: workerLimits.heapMb: Expected a number between 16 and 65536, actual 8`
+      ])
+      expect(error.faults).toHaveLength(5)
+    })))
+
+  it.scoped("a file with 30 faults lists 20 and counts the other 10", () =>
+    provideNode(Effect.gen(function*() {
+      const { root } = yield* makeRoots
+      const file = path.join(root, "plugins.json")
+      fs.writeFileSync(file, JSON.stringify({ enabled: Array.from({ length: 30 }, (_, i) => i) }))
+      const lines = (yield* Effect.flip(Settings.read(root))).message.split("\n")
+      expect(lines).toHaveLength(21)
+      expect(lines[0]).toBe(`${file}: enabled[0]: Expected string, actual 0`)
+      expect(lines[20]).toBe("… and 10 more faults")
     })))
 
   it.scoped("a FIFO, invalid JSON or a huge file in its place is a one-line refusal, never a hang", () =>
