@@ -24,7 +24,7 @@ import * as WorkerPlugin from "../../src/services/isolation/WorkerPlugin.ts"
 import { eventually, provideNode } from "../fixtures.ts"
 import { cityProcess, json, tempDir } from "../acceptance/cityCli.ts"
 import { startPluginDaemon, within } from "../support/pluginDaemon.ts"
-import { makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
+import { effectEntry, makeRoots, manifest, registerEntry, startLoader, unique, withLogs, writePlugin } from "../loaderFixtures.ts"
 import { errorOf, sessionOn, watchStatuses } from "./isolated.ts"
 
 /** The status and last error of `name`'s snapshot. */
@@ -114,6 +114,50 @@ describe("the City's semantics hold for a plugin in a worker", () => {
         expect(fs.readFileSync(disposed, "utf8")).toBe("disposed in the worker")
         const names = yield* session.turn((turn) => turn.step((calls) => Effect.succeed(calls.names)))
         expect(names).toEqual([])
+      })
+    )))
+
+  it.scopedLive.each(["worker", "process"] as const)("%s: a dispose's log lines reach the host's log, in order, before the thread ends; the storage folder is made only when the plugin reads its path, private (0700)", (mode) =>
+    provideNode(withLogs((logs) =>
+      Effect.gen(function*() {
+        const { instance, root } = yield* makeRoots
+        const previous = process.umask(0o022)
+        yield* Effect.addFinalizer(() => Effect.sync(() => process.umask(previous)))
+        writePlugin(instance, "keeper", {
+          manifest: manifest("keeper", { isolation: mode }),
+          files: {
+            "index.mjs": effectEntry(unique("keeper"), "keeper", [
+              `const { Contributions, PluginLifecycleContext } = yield* Effect.promise(() => import("effect-city/plugin"))`,
+              `const Schema = yield* Effect.promise(() => import("effect/Schema"))`,
+              `const { writeFileSync } = yield* Effect.promise(() => import("node:fs"))`,
+              `const lifecycle = yield* PluginLifecycleContext.PluginLifecycleContext`,
+              `yield* Effect.addFinalizer(() => Effect.log("keeper: closing").pipe(Effect.zipRight(Effect.sleep(50)), Effect.zipRight(Effect.log("keeper: closed"))))`,
+              `const keep = () => Effect.sync(() => { writeFileSync(lifecycle.storage.path + "/kept.txt", "kept"); return "kept" })`,
+              `return { actions: { keep: Contributions.action({ input: Schema.Null, handler: keep }) } }`
+            ].join("\n"))
+          }
+        })
+        writePlugin(instance, "quiet", {
+          manifest: manifest("quiet", { isolation: mode }),
+          files: { "index.mjs": registerEntry(unique("quiet"), `ctx.onDispose(() => ctx.log.info("quiet: disposed"))`) }
+        })
+        const names = ["keeper", "quiet"]
+        const loaded = yield* startLoader(root, { enabled: names, licensed: names })
+        const session = yield* sessionOn(loaded, root)
+        expect(fs.existsSync(path.join(root, "data"))).toBe(false)
+        expect(yield* session.turn((turn) => turn.step((view) => view.invoke("keeper", "keep", null)))).toBe("kept")
+        expect(fs.readFileSync(path.join(root, "data", "keeper", "kept.txt"), "utf8")).toBe("kept")
+        expect(fs.statSync(path.join(root, "data")).mode & 0o777).toBe(0o700)
+        expect(fs.statSync(path.join(root, "data", "keeper")).mode & 0o777).toBe(0o700)
+        expect(fs.existsSync(path.join(root, "data", "quiet"))).toBe(false)
+
+        for (const name of names) {
+          const removed = yield* loaded.registry.remove(name)
+          if (Option.isSome(removed)) yield* removed.value.disposal
+        }
+        const lines = logs.map((l) => l.message).filter((m) => /^(keeper|quiet): /.test(m))
+        expect(lines).toEqual(["keeper: closing", "keeper: closed", "quiet: disposed"])
+        expect(logs.find((l) => l.message === "keeper: closed")?.annotations["plugin"]).toBe("keeper")
       })
     )))
 

@@ -13,9 +13,14 @@
  *   Effect of ours in between), and the platform's `makeDirectory` on Node is asynchronous: it
  *   cannot run there. The folder must be on the disk anyway, whatever `FileSystem` the
  *   application provides (`MemoryFileSystem` included): plugin code hands the path to any file API.
+ * - **Private, as everything under the root** (docs/cli.md, "Files and permissions"): the folder
+ *   and the `data` folder made on the way are 0700, whatever the umask.
+ * - **An isolated plugin's folder is made in its worker or process**, when its code reads the path
+ *   there: the host passes the folder, not the path read (which would make it for every plugin).
  * @since 0.1.0
  */
 import { mkdirSync } from "node:fs"
+import { folderMode } from "../../root/FileModes.ts"
 
 /**
  * The storage of one plugin instance: `path` makes the folder (with its parents) once.
@@ -31,7 +36,7 @@ export class PluginStorage {
   /** The folder, made the first time it is read. */
   get path(): string {
     if (!this.#made) {
-      mkdirSync(this.folder, { recursive: true })
+      mkdirSync(this.folder, { recursive: true, mode: folderMode })
       this.#made = true
     }
     return this.folder

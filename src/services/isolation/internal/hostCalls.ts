@@ -30,7 +30,9 @@ const outcomeOf = (exit: Exit.Exit<unknown, unknown>): typeof Isolation.HostAnsw
 
 /**
  * Serves the plugin's requests to the host for the caller's Scope. `invoke`: a sibling's action,
- * resolved at the time of the call.
+ * resolved at the time of the call. A log line is logged in order, as it comes; a reload request
+ * or a sibling call in a fiber of its own. Returns the server's fiber, which ends when the stream
+ * does: after the plugin's dispose, with every log line it wrote (mainThreadRequests.ts).
  * @since 0.1.0
  * @category internals
  */
@@ -59,8 +61,8 @@ export const serveHostCalls = (
           )
       }
     }
-    yield* worker.execute(new Isolation.HostCalls()).pipe(
-      Stream.runForEach((call) => FiberSet.run(fibers, serve(call))),
+    return yield* worker.execute(new Isolation.HostCalls()).pipe(
+      Stream.runForEach((call) => call._tag === "Log" ? serve(call) : FiberSet.run(fibers, serve(call))),
       Effect.ignore,
       Effect.forkScoped
     )

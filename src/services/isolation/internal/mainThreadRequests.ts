@@ -9,17 +9,24 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import * as Isolation from "../../../schema/Isolation.ts"
+
+/** The last item of the queue: the plugin is disposed, its requests end (`stream` ends there). */
+const ended = Symbol("ended")
 
 /**
  * The queue of the plugin's requests and their answers; `pluginName` names the plugin in a failed
- * answer. `forward` is the logger that sends the plugin's log lines to the main thread.
+ * answer. `forward` is the logger that sends the plugin's log lines to the main thread. `stream`
+ * is the `HostCalls` stream, which `end` ends once every request queued before it is sent: the
+ * log lines of a dispose reach the main thread, which waits for the stream's end before it ends
+ * the thread (hostCalls.ts).
  * @since 0.1.0
  * @category internals
  */
 export const makeMainThreadRequests = (pluginName: () => string) =>
   Effect.gen(function*() {
-    const calls = yield* Queue.unbounded<Isolation.HostCall>()
+    const calls = yield* Queue.unbounded<Isolation.HostCall | typeof ended>()
     const pending = new Map<number, Deferred.Deferred<unknown, Isolation.IsolationError>>()
     let nextId = 0
 
@@ -71,7 +78,12 @@ export const makeMainThreadRequests = (pluginName: () => string) =>
         )
       })
 
-    return { calls, ask, invoke, forward, answer }
+    const stream = Stream.fromQueue(calls).pipe(
+      Stream.takeWhile((call): call is Isolation.HostCall => call !== ended)
+    )
+    const end = Queue.offer(calls, ended)
+
+    return { stream, end, ask, invoke, forward, answer }
   })
 
 /**

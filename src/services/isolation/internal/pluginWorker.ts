@@ -38,7 +38,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as v8 from "node:v8"
 import * as Isolation from "../../../schema/Isolation.ts"
 import { HostModules } from "../../entry/HostModules.ts"
@@ -60,12 +59,14 @@ export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner 
     const requests = yield* makeMainThreadRequests(() => state.name)
     const calls = makeWorkerCalls(state)
 
+    // The plugin's requests end with its dispose, after the log lines its dispose wrote.
     const dispose = Effect.suspend(() => {
       const current = state.running
-      if (current === undefined) return Effect.void
+      if (current === undefined) return requests.end
       state.running = undefined
       return Scope.close(current.scope, Exit.void).pipe(
         Effect.exit,
+        Effect.zipLeft(requests.end),
         Effect.flatMap((exit) =>
           Exit.isSuccess(exit) ? Effect.void : Effect.fail(toFailure(state.name, "dispose", exit.cause))
         )
@@ -93,7 +94,7 @@ export const layer: Layer.Layer<never, WorkerError, WorkerRunner.PlatformRunner 
       CallAvailability: calls.callAvailability,
       Dispose: () => dispose,
       Heartbeat: () => heartbeat,
-      HostCalls: () => Stream.fromQueue(requests.calls),
+      HostCalls: () => requests.stream,
       HostAnswer: requests.answer
     }).pipe(Layer.provide(Logger.replace(Logger.defaultLogger, requests.forward)))
   })

@@ -22,6 +22,7 @@ import { fromRegister } from "../../entry/Staging.ts"
 import { toFailure } from "./crossing.ts"
 import type { MainThreadRequests } from "./mainThreadRequests.ts"
 import * as ResolveHook from "../../entry/internal/resolveHook.ts"
+import { PluginStorage } from "../../city/internal/pluginStorage.ts"
 
 /**
  * The worker's state: the plugin's name (`?` until initialize) and, once initialized, the Scope
@@ -62,7 +63,7 @@ export const makeInitialize = (state: WorkerState, requests: MainThreadRequests)
     const lifecycle = PluginLifecycleContext.make({
       name,
       version: request.version,
-      storage: { path: request.storagePath },
+      storage: new PluginStorage(request.storagePath),
       scope,
       requestReload: (change) =>
         Effect.flatMap(Effect.serviceOption(PluginContext), (call) =>

@@ -12,6 +12,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { pathToFileURL } from "node:url"
 import type { CallBase } from "../../../schema/HostModel.ts"
@@ -23,6 +24,7 @@ import { watchHeartbeat } from "./heartbeat.ts"
 import { serveHostCalls } from "./hostCalls.ts"
 import { type Kind, startThread } from "./workerThread.ts"
 import { workerProxies } from "./workerProxies.ts"
+import { PluginStorage } from "../../city/internal/pluginStorage.ts"
 
 const MiB = 1024 * 1024
 
@@ -99,16 +101,26 @@ export const initialize = (options: {
           onSome: (reason) => closing ? Effect.void : stop(reason)
         })
     ).pipe(Effect.catchAll((error) => failed(error, "start")))
+    // The plugin's requests (log lines, reload requests, sibling calls), served until its dispose ends them.
+    const hostCalls = yield* serveHostCalls(worker, lifecycle, options.invoke)
     // Dispose: the plugin's own, in the worker (bounded), then the thread ends. Added after the
     // Worker, so it runs before the platform's close (which waits 5 s for a thread that may spin),
     // and after the heartbeat, which therefore still watches it: a dispose that spins is ended
-    // when it goes silent, before the dispose timeout.
+    // when it goes silent, before the dispose timeout. Added after the requests' server too, which
+    // therefore still serves the dispose's log lines: the thread ends once they are logged (at most
+    // 1 s after the dispose).
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         closing = true
         const alive = !(yield* Deferred.isDone(ended))
+        let answered = false
         const disposed = initialized && alive
           ? yield* worker.executeEffect(new Isolation.Dispose()).pipe(
+            Effect.onExit((exit) =>
+              Effect.sync(() => {
+                answered = !Exit.isInterrupted(exit)
+              })
+            ),
             // A finalizer runs uninterruptibly: the wait must be interruptible for the timeout to end it.
             Effect.interruptible,
             Effect.timeoutFail({
@@ -118,12 +130,13 @@ export const initialize = (options: {
             Effect.exit
           )
           : Exit.void
+        // The dispose's log lines, sent before its answer, are logged before the thread ends.
+        if (answered) yield* Effect.interruptible(Effect.ignore(Effect.timeout(Fiber.await(hostCalls), "1 second")))
         yield* stop()
         if (Exit.isFailure(disposed)) return yield* Effect.die(Cause.squash(disposed.cause))
       })
     )
 
-    yield* serveHostCalls(worker, lifecycle, options.invoke)
 
     const shape = yield* worker.executeEffect(
       new Isolation.Initialize({
@@ -131,7 +144,8 @@ export const initialize = (options: {
         folder: options.folder,
         name,
         version: options.version,
-        storagePath: lifecycle.storage.path,
+        // The folder, not `path` read here: reading it makes the folder (pluginStorage.ts).
+        storagePath: lifecycle.storage instanceof PluginStorage ? lifecycle.storage.folder : lifecycle.storage.path,
         config: { ...lifecycle.config },
         configUnset: [...lifecycle.configUnset]
       })
