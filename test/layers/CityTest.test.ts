@@ -12,7 +12,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { City } from "../../src/index.ts"
@@ -139,6 +139,9 @@ describe("CityTest", () => {
       yield* Effect.provide(Effect.void, CityTest.layer({ root, plugins: [keeper(seen)] }))
       expect(seen).toEqual([join(root, "data", "keeper")])
       expect(existsSync(seen[0]!)).toBe(true)
+      // Private, as everything under the root, whatever the umask (0022 here).
+      expect(statSync(seen[0]!).mode & 0o777).toBe(0o700)
+      expect(statSync(join(root, "data")).mode & 0o777).toBe(0o700)
       rmSync(root, { recursive: true })
     }))
 
