@@ -34,7 +34,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { performance } from "node:perf_hooks"
-import * as Loader from "../src/layers/Loader.ts"
+import * as LoaderCore from "../src/layers/internal/loaderCore.ts"
 import * as Manifest from "../src/schema/Manifest.ts"
 import { discover, forgetValidations } from "../src/services/loader/Discovery.ts"
 import { Generations } from "../src/services/loader/Generations.ts"
@@ -181,7 +181,7 @@ const benchLoad = async () => {
   // the 100 plugins) happens after the clock stops.
   const loadOnce = Effect.scoped(Effect.gen(function*() {
     const start = performance.now()
-    const context = yield* Layer.build(Loader.withCore({ root }, { enabled: names, licensed: names }))
+    const context = yield* Layer.build(LoaderCore.withCore({ root }, { enabled: names, licensed: names }))
     const report = yield* Context.get(context, Generations).current
     const elapsed = performance.now() - start
     if (report.loaded.length !== 100) return yield* Effect.dieMessage(`loaded ${report.loaded.length} of 100: ${report.skipped[0]?.reason}`)

@@ -30,7 +30,7 @@ import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as PlatformWorker from "@effect/platform/Worker"
 import * as Isolation from "../src/schema/Isolation.ts"
 import { WorkerScript } from "../src/services/isolation/WorkerScript.ts"
-import * as Loader from "../src/layers/Loader.ts"
+import * as LoaderCore from "../src/layers/internal/loaderCore.ts"
 import { makeCalls } from "../src/services/city/CityService.ts"
 import { ExecutionLeases } from "../src/services/city/internal/executionLeases.ts"
 import { PluginRegistry } from "../src/services/city/internal/pluginRegistry.ts"
@@ -73,7 +73,7 @@ const main = Effect.gen(function*() {
   const scope = yield* Scope.make()
   const started = performance.now()
   const context = yield* Layer.buildWithScope(
-    Loader.withCore({ root }, { enabled: ["inner", "outer"], licensed: ["inner", "outer"], isolation: { inner: "none", outer: "worker" } }),
+    LoaderCore.withCore({ root }, { enabled: ["inner", "outer"], licensed: ["inner", "outer"], isolation: { inner: "none", outer: "worker" } }),
     scope
   )
   const loadMs = performance.now() - started
@@ -175,7 +175,7 @@ const main = Effect.gen(function*() {
       const own = yield* Scope.make()
       const rssBefore = process.memoryUsage().rss
       const t0 = performance.now()
-      const built = yield* Layer.buildWithScope(Loader.withCore({ root: many }, { enabled: names, licensed: names, isolation }), own)
+      const built = yield* Layer.buildWithScope(LoaderCore.withCore({ root: many }, { enabled: names, licensed: names, isolation }), own)
       const ms = performance.now() - t0
       const loaded = (yield* Context.get(built, Generations).current).loaded.length
       if (loaded !== names.length) return yield* Effect.dieMessage(`only ${loaded} of ${names.length} plugins loaded`)

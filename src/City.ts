@@ -68,12 +68,7 @@ export interface CityLayerOptions<R = never> extends CityConfig.CityOptions {
  * @since 0.1.0
  * @category errors
  */
-export type CityBuildError =
-  | RegistryError
-  | RegistryError
-  | RegistryError
-  | RegistryError
-  | RegistryError
+export type CityBuildError = RegistryError
 
 /**
  * Builds a City in the current Scope; closing the Scope runs `city.close` and logs its failure,

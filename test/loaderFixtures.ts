@@ -12,7 +12,7 @@ import * as Logger from "effect/Logger"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type * as City from "../src/City.ts"
-import * as Loader from "../src/layers/Loader.ts"
+import * as LoaderCore from "../src/layers/internal/loaderCore.ts"
 import { CityConfig } from "../src/services/city/CityConfig.ts"
 import { makeCalls } from "../src/services/city/CityService.ts"
 import { ExecutionLeases } from "../src/services/city/internal/executionLeases.ts"
@@ -149,7 +149,7 @@ export const startLoader = (
     const given = options.isolation === undefined
       ? { ...options, isolation: trustedByDefault(options.instanceRoot ?? path.join(root, "plugins")) }
       : options
-    const context = yield* Layer.build(Loader.withCore({ root, ...city }, given))
+    const context = yield* Layer.build(LoaderCore.withCore({ root, ...city }, given))
     const registry = Context.get(context, PluginRegistry)
     return {
       /** Calls outside a Session, as `city.calls` makes them. */

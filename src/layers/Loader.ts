@@ -11,17 +11,18 @@
  * disk").
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { City } from "../services/city/CityService.ts"
-import * as CityConfig from "../services/city/CityConfig.ts"
-import { core, fromCore } from "../services/city/internal/city.ts"
-import * as GenerationsService from "../services/loader/Generations.ts"
-import * as Workers from "../services/isolation/Workers.ts"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Layer from "effect/Layer"
+import type { CityClosed } from "../schema/Errors.ts"
+import type { PluginLoadError } from "../schema/LoaderErrors.ts"
+import type { City } from "../services/city/CityService.ts"
+import type * as CityConfig from "../services/city/CityConfig.ts"
+import type { Generations } from "../services/loader/Generations.ts"
 import * as PluginLoaderService from "../services/loader/PluginLoader.ts"
+import * as LoaderCore from "./internal/loaderCore.ts"
 
 export { Generations, type GenerationsShape } from "../services/loader/Generations.ts"
+export type { LoaderOptions } from "../services/loader/PluginLoader.ts"
 export { LoadReport } from "../schema/LoadReport.ts"
 export { Manifest } from "../schema/Manifest.ts"
 
@@ -34,26 +35,23 @@ export { Manifest } from "../schema/Manifest.ts"
 export const PluginLoader = PluginLoaderService.PluginLoader
 
 /**
- * Requires the core's PluginRegistry, ExecutionLeases, Sessions, Closing, CityConfig and StateRoot.
+ * The City core with the loader on top: `PluginLoader` and `Generations`. It needs a
+ * `FileSystem` (on Node, `NodeContext.layer` or `NodeFileSystem.layer` from
+ * `@effect/platform-node`): the loader reads manifests, `plugins.json` and plugin folders through
+ * it. Closing its Scope closes in reverse order: the loader, Sessions, plugins, Workspaces.
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: PluginLoaderService.LoaderOptions) =>
-  GenerationsService.layer.pipe(Layer.provideMerge(PluginLoaderService.layer(options)), Layer.provideMerge(Workers.layer))
-
-/**
- * The City core (City.core) with the loader on top: every core tag plus PluginLoader and
- * Generations. Closing its Scope closes in reverse order: the loader, Sessions, plugins, Workspaces.
- * @since 0.1.0
- * @category layers
- */
-export const withCore = (city: CityConfig.CityOptions, options: PluginLoaderService.LoaderOptions) =>
-  layer(options).pipe(Layer.provideMerge(core(CityConfig.layer(city))))
+export const withCore: (
+  city: CityConfig.CityOptions,
+  options: PluginLoaderService.LoaderOptions
+) => Layer.Layer<PluginLoaderService.PluginLoader | Generations, CityClosed | PluginLoadError, FileSystem.FileSystem> =
+  LoaderCore.withCore
 
 /**
  * `withCore`, plus the `City` service over the same core: `city.agents`, `city.workspaces`,
  * `city.calls` and Turns of its Sessions see the loader's current generation. Generation 1 loads
- * while the Layer builds.
+ * while the Layer builds. It needs a `FileSystem`, as `withCore` does.
  *
  * `city.close` closes it all once (the loader, Sessions, plugins, Workspaces) and returns its
  * `CloseReport`, or fails with CityCloseError carrying that report with every cleanup failure;
@@ -62,7 +60,8 @@ export const withCore = (city: CityConfig.CityOptions, options: PluginLoaderServ
  * @since 0.1.0
  * @category layers
  */
-export const city = (cityOptions: CityConfig.CityOptions, options: PluginLoaderService.LoaderOptions) =>
-  Layer.scopedContext(
-    Effect.map(fromCore(withCore(cityOptions, options)), ({ city, context }) => Context.add(context, City, city))
-  )
+export const city: (
+  cityOptions: CityConfig.CityOptions,
+  options: PluginLoaderService.LoaderOptions
+) => Layer.Layer<City | PluginLoaderService.PluginLoader | Generations, CityClosed | PluginLoadError, FileSystem.FileSystem> =
+  LoaderCore.city

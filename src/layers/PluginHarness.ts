@@ -120,14 +120,7 @@ export type InvokeError = ActionRejected | CityClosed
  * @since 0.1.0
  * @category errors
  */
-export type HarnessError<E> =
-  | E
-  | RegistryError
-  | RegistryError
-  | RegistryError
-  | RegistryError
-  | RegistryError
-  | PlatformError.PlatformError
+export type HarnessError<E> = E | RegistryError | PlatformError.PlatformError
 
 /**
  * `invoke` on the plugin under test: by reference (typed, see `Contributions.reference`) or by

@@ -18,7 +18,7 @@ import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as City from "../City.ts"
-import * as Loader from "../layers/Loader.ts"
+import * as LoaderCore from "../layers/internal/loaderCore.ts"
 import type { Turn } from "../services/city/Session.ts"
 import { Sessions } from "../services/city/Sessions.ts"
 import { Workspaces } from "../services/city/Workspaces.ts"
@@ -144,7 +144,7 @@ const loaderDemo = (root: string) =>
     const instanceRoot = path.join(examples, "instance")
     yield* say(`\n6. The loader: plugin folders from two roots (bundled ${bundledRoot}, instance ${instanceRoot}):`)
     const context = yield* Layer.build(
-      Loader.withCore({ root }, {
+      LoaderCore.withCore({ root }, {
         bundledRoot,
         instanceRoot,
         enabled: ["clock", "greeter", "broken", "weather"],

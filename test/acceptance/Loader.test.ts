@@ -10,6 +10,7 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { ModuleImporter } from "../../src/services/entry/ModuleImporter.ts"
@@ -843,6 +844,16 @@ describe("discovery from code", () => {
       const found = yield* Effect.provide(LoaderExample.folders, LoaderExample.services(root, path.join(examples, "bundled")))
       expect(found.map((p) => [p.name, p.root, p._tag])).toEqual([["clock", "bundled", "Valid"], ["broken", "instance", "Valid"], ["greeter", "instance", "Valid"]])
     })))
+
+  it.live("the loader snippet runs as a user runs it: its Layer needs nothing more than NodeContext gives", () =>
+    Effect.gen(function*() {
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), "city-loader-example-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
+      const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../examples/plugins")
+      fs.cpSync(path.join(examples, "instance"), path.join(root, "plugins"), { recursive: true })
+      const report = yield* Effect.promise(() => LoaderExample.main(root, path.join(examples, "bundled")))
+      expect(report.loaded.map((p) => p.name).sort()).toEqual(["clock", "greeter"])
+    }).pipe(Effect.scoped))
 })
 
 describe("city plugins", () => {

@@ -72,7 +72,7 @@ import * as Option from "effect/Option"
 import * as Pretty from "effect/Pretty"
 import { CloseReport } from "../../schema/CloseReport.ts"
 import * as CapabilityServices from "../../layers/CapabilityServices.ts"
-import * as Loader from "../../layers/Loader.ts"
+import * as LoaderCore from "../../layers/internal/loaderCore.ts"
 import * as LiveDaemon from "../../layers/LiveDaemon.ts"
 import { cityRuntimes } from "../../layers/internal/routedHost.ts"
 import { RuntimeProfiles } from "../../services/capabilities/RuntimeProfiles.ts"
@@ -400,7 +400,7 @@ export const daemonWith = (o: DaemonInput, stores: DaemonStores) =>
       const before = yield* (yield* RestartRequests.RestartRequests).get
       yield* Effect.addFinalizer(() => Effect.ignore(RestartRequests.unpublish))
       const live = LiveDaemon.daemonLayerWith(stores.reloads, { pollInterval: interval }).pipe(
-        Layer.provideMerge(Loader.city({ root }, options))
+        Layer.provideMerge(LoaderCore.city({ root }, options))
       )
       const layer = stores.beside.pipe(Layer.provideMerge(live))
       const fingerprintPoll = Duration.millis(Math.max(10, o.fingerprintPollMs))

@@ -43,7 +43,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { join } from "node:path"
-import * as Loader from "../../layers/Loader.ts"
+import * as LoaderCore from "../../layers/internal/loaderCore.ts"
 import type { StateRootError } from "../../schema/CapabilityErrors.ts"
 import type { CityClosed } from "../../schema/Errors.ts"
 import type { InvalidFile } from "../../schema/FileErrors.ts"
@@ -349,7 +349,7 @@ export const throwawayCity = (
       format: "plain",
       roots: settings.roots
     })
-    return yield* Layer.build(Loader.withCore({ root: stateRoot }, options))
+    return yield* Layer.build(LoaderCore.withCore({ root: stateRoot }, options))
   })
 
 /** `plugins list` */
