@@ -33,7 +33,7 @@ import * as PluginRegistry from "./pluginRegistry.ts"
 
 /**
  * The core services on a given configuration, in acquisition order, as tags (the loader's Layer,
- * the loader (layers/internal/loaderCore.ts), is built over them).
+ * layers/internal/loaderCore.ts, is built over them).
  * @since 0.1.0
  * @category layers
  */
