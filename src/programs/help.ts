@@ -20,7 +20,7 @@ export const rootFlags: ReadonlyArray<ParamHelp> = [
   {
     kind: "flag",
     usage: "--completions <shell>",
-    description: "Print a completion script for bash, zsh or fish (see the README)"
+    description: "Print a completion script for bash, zsh or fish (docs/cli.md, \"Completions\")"
   }
 ]
 

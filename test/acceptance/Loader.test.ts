@@ -903,6 +903,20 @@ describe("city plugins", () => {
       expect(table.stdout).toContain("enabled but provided by no root: gone")
     }))))
 
+  it.live("a throwaway City prints its plugins' warnings and errors on stderr, on the host's thread and from a worker, and not their info lines", () =>
+    provideNode(Effect.scoped(Effect.gen(function*() {
+      const { bundled, instance, root } = yield* makeRoots
+      const talk = (name: string) =>
+        `export function register(ctx) { ctx.log.info("${name}: info"); ctx.log.warn("${name}: careful"); ctx.log.error("${name}: broke") }\n`
+      writePlugin(bundled, "near", { manifest: manifest("near"), files: { "index.mjs": talk("near") } })
+      writePlugin(instance, "far", { manifest: manifest("far"), files: { "index.mjs": talk("far") } })
+      fs.writeFileSync(path.join(root, "plugins.json"), JSON.stringify({ bundledRoot: bundled, licensed: ["far"] }))
+      const listed = yield* cityProcess(["plugins", "list"], { root })
+      expect(listed.code).toBe(0)
+      const said = listed.stderr.split("\n").filter((line) => /: (info|careful|broke)$/.test(line)).sort()
+      expect(said).toEqual(["city: error: far: broke", "city: error: near: broke", "city: warning: far: careful", "city: warning: near: careful"])
+    }))))
+
   it.live("discover shows each folder's licence: an enabled instance plugin outside the licence set is not licensed, with list's reason; the bundled root is not gated", () =>
     provideNode(Effect.scoped(Effect.gen(function*() {
       const { bundled, instance, root } = yield* makeRoots

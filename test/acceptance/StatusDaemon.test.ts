@@ -108,6 +108,9 @@ describe("city daemon --http", () => {
       expect(metrics.headers["content-type"]).toContain("text/plain")
       expect(metrics.body).toMatch(/^# TYPE city_plugins /m)
       expect(metrics.body).toMatch(/^city_plugins\{status="ready"\} 1$/m)
+      // Listed by docs/library.md, exported before anything counts them.
+      expect(metrics.body).toMatch(/^city_steps(_total)? \d+$/m)
+      expect(metrics.body).toMatch(/^city_leases_held(_total)? \d+$/m)
 
       const page = yield* get(url, "/")
       expect(page.status).toBe(200)

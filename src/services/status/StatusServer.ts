@@ -40,6 +40,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { createHash, timingSafeEqual } from "node:crypto"
+import * as Observability from "../Observability.ts"
 import * as PrometheusText from "./PrometheusText.ts"
 import type { EncodedEvent, StatusBoard } from "./StatusBoard.ts"
 import * as StatusPage from "./StatusPage.ts"
@@ -124,6 +125,13 @@ const checkToken = (token: string, request: HttpServerRequest.HttpServerRequest,
   return sameToken(token, given) ? Option.none() : refuse(problem(401, "unauthorized: wrong token"))
 }
 
+/**
+ * The City's counters without labels, at 0 until something counts them: a metric exists for
+ * Effect's registry only once it is first updated, and a daemon that has run no Step yet still
+ * exports `city_steps 0` (docs/library.md lists the metrics).
+ */
+const untouched = Effect.all([Metric.incrementBy(Observability.steps, 0), Metric.incrementBy(Observability.heldLeases, 0)], { discard: true })
+
 /** The stream, with the client counted in `eventClients` while it is connected. */
 const clientCounted = <A>(stream: Stream.Stream<A>): Stream.Stream<A> =>
   Stream.unwrapScoped(
@@ -193,7 +201,10 @@ const routes = (board: StatusBoard, stopping: Effect.Effect<void>) =>
     ),
     HttpRouter.get(
       "/metrics",
-      Effect.map(PrometheusText.snapshot, (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+      Effect.zipRight(
+        untouched,
+        Effect.map(PrometheusText.snapshot, (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+      )
     ),
     HttpRouter.get("/", Effect.map(board.current, (document) => HttpServerResponse.html(StatusPage.page(document)))),
     // Browsers ask for it on their own; the page has no icon (and a 404 would be an error in their console).

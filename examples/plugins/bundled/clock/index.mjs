@@ -1,5 +1,5 @@
 // An Effect-style plugin: the default export is a Plugin made with Plugin.make. It imports only
-// `effect` and the plugin-author entry point `effect-city/plugin` (README, "Plugin loader").
+// `effect` and the plugin-author entry point `effect-city/plugin` (docs/plugin-loader.md).
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Contributions, Plugin, PluginContext, PluginLifecycleContext } from "effect-city/plugin"
