@@ -8,7 +8,7 @@
 import { NodeSdk } from "@effect/opentelemetry"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect } from "effect"
-import { main } from "./library.ts"
+import { main } from "./library.js"
 
 // The OpenTelemetry SDK as a Layer: every span City makes goes to `spanProcessor`
 // (in production: a BatchSpanProcessor over an OTLP exporter).

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option } from "effect"
 import { CityTest, PluginHarness } from "effect-city/testing"
-import { greeter, program } from "./library.ts"
+import { greeter, program } from "./library.js"
 
 describe("greeter", () => {
   // The plugin alone, called as a City calls it, for a made-up caller; disposed here or when the Scope closes.

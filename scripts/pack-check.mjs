@@ -169,7 +169,7 @@ try {
         module: "NodeNext",
         moduleResolution: "NodeNext",
         noEmit: true,
-        allowImportingTsExtensions: true,
+        // As a user's project: no allowImportingTsExtensions (the examples import each other as `.js`).
         exactOptionalPropertyTypes: true,
         skipLibCheck: true
       },
