@@ -253,7 +253,7 @@ const issuesAt = (
 ): ReadonlyArray<ManifestIssue> =>
   ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
     field: joinPath(inFile(issue.path)),
-    rule: issue._tag === "Missing" ? "is required" : issue.message
+    rule: issue._tag === "Missing" ? "is missing" : issue.message
   }))
 
 /**

@@ -57,7 +57,7 @@ describe("Manifest", () => {
   })
 
   it.each([
-    [{ version: "1.0.0", apiVersion: "1", description: "Notes", entry: "index.mjs" }, ["name: is required"]],
+    [{ version: "1.0.0", apiVersion: "1", description: "Notes", entry: "index.mjs" }, ["name: is missing"]],
     [{ ...valid, description: undefined }, ["description: Expected string, actual undefined"]],
     [{ ...valid, name: "has space" }, ["name: must start with a letter or digit and use only letters, digits, '.', '_' and '-'"]],
     [{ ...valid, version: "" }, ["version: must be a non-empty string"]],
@@ -72,10 +72,10 @@ describe("Manifest", () => {
     [{ ...valid, capabilities: { mutates: ["everything"] } }, [
       "capabilities.mutates[0]: must be one of \"prompt\", \"turnContext\", \"tools\", \"memory\", \"events\", \"workflow-dag\", \"users\", got \"everything\""
     ]],
-    [{ ...valid, web: { css: "a.css" } }, ["web.entry: is required"]],
+    [{ ...valid, web: { css: "a.css" } }, ["web.entry: is missing"]],
     [{ ...valid, web: { entry: "w.js", requiresApiVersion: 1.5 } }, ["web.requiresApiVersion: Expected an integer, actual 1.5"]],
     [{ ...valid, icons: { a: 1 } }, ["icons.a: Expected string, actual 1"]],
-    [{ ...valid, skills: [{ title: "no name" }] }, ["skills[0].name: is required"]],
+    [{ ...valid, skills: [{ title: "no name" }] }, ["skills[0].name: is missing"]],
     [{ ...valid, version: "", apiVersion: "3" }, ["version: must be a non-empty string", "apiVersion: unsupported plugin API version \"3\": this loader supports \"1\""]],
     [[valid], [": must be a JSON object, got an array"]],
     ["text", [": must be a JSON object, got string text"]],
@@ -89,7 +89,7 @@ describe("Manifest", () => {
     [field({ key: "" }), "configSchema[0].key: must be a non-empty string"],
     [field({ risk: "extreme" }), "configSchema[0].risk: must be one of \"low\", \"medium\", \"high\", got \"extreme\""],
     [field({ type: "number", step: "5" }), "configSchema[0].step: Expected number, actual \"5\""],
-    [field({ visibleWhen: { key: "mode" } }), "configSchema[0].visibleWhen.equals: is required"]
+    [field({ visibleWhen: { key: "mode" } }), "configSchema[0].visibleWhen.equals: is missing"]
   ])("refuses the config field of the wrong shape %j", (bad, expected) => {
     expect(issues({ ...valid, configSchema: [bad] })).toEqual([expected])
   })

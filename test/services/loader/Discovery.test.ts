@@ -64,7 +64,7 @@ describe("Discovery", () => {
         `${file("b-mismatch")}: entry: must stay inside the plugin folder, got "../x.mjs"`,
         `${file("c-rules")}: version: must be a non-empty string\n` +
         `${file("c-rules")}: apiVersion: unsupported plugin API version \"2\": this loader supports \"1\"\n` +
-        `${file("c-rules")}: skills[0].name: is required`
+        `${file("c-rules")}: skills[0].name: is missing`
       ])
     })))
 
