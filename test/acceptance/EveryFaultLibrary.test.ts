@@ -75,6 +75,21 @@ describe("a refused file names every fault at once", () => {
       expect(yield* fs.exists(join(root, "capabilities", "good.json"))).toBe(false)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scoped("a runtime listed twice and a channel runtime: both faults, the host's rule judged beside the list's own", () =>
+    Effect.gen(function*() {
+      const { base, fs, root } = yield* temp
+      const file = join(base, "twice.json")
+      yield* fs.writeFileString(file, JSON.stringify({ ...declaration, capability: "twice", runtimes: ["claude", "claude", "web"] }))
+      const refused = yield* Effect.flip(
+        Effect.flatMap(Provisioner.Provisioner, (p) => p.register(file)).pipe(Effect.provide(CapabilityServices.layer({ root })))
+      )
+      if (refused._tag !== "InvalidFile") return expect.fail(refused.message)
+      expect(faultsOf(refused)).toEqual([
+        ["runtimes", expect.stringContaining("twice")],
+        ["runtimes[2]", expect.stringMatching(/^web is a channel runtime of this host/)]
+      ])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scoped("a declaration with 25 faults: 20 lines, then the count of the other 5", () =>
     Effect.gen(function*() {
       const { base, fs, root } = yield* temp

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { CapabilityError } from "../../../schema/CapabilityErrors.ts"
-import { Declaration, DeclaredRuntimes } from "../../../schema/Declaration.ts"
+import { Declaration } from "../../../schema/Declaration.ts"
 import { declarationRules } from "../../../schema/DeclarationRules.ts"
 import * as Faults from "../../../schema/Faults.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
@@ -23,18 +23,19 @@ import { RuntimeProfiles } from "../RuntimeProfiles.ts"
 const invalid: DocumentStore.InvalidFileError<InvalidFile> = (file, faults) =>
   new InvalidFile({ reason: "Declaration", file, ...faults })
 
-const Runtimes = Schema.Struct({ runtimes: DeclaredRuntimes })
+/** `runtimes` as a list: each entry is judged whatever the list's own rules (no repeats, names) say of the others. */
+const Runtimes = Schema.Struct({ runtimes: Schema.Array(Schema.Unknown) })
 
 /**
  * The host-dependent rule: no runtime this host knows as a channel runtime (each one is a fault),
- * judged whenever `runtimes` decodes.
+ * judged whenever `runtimes` is a list, beside the list's own faults (a repeat, a bad name).
  * @since 0.1.0
  * @category utils
  */
 export const checkRuntimes = (host: HostConfig): Faults.Check =>
   Faults.check(Runtimes, ({ runtimes }) =>
     runtimes.flatMap((runtime, index) =>
-      host.channel_runtimes.includes(runtime)
+      typeof runtime === "string" && host.channel_runtimes.includes(runtime)
         ? [{ field: `runtimes[${index}]`, rule: `${runtime} ${declarationRules.agentRuntimes.sentence}` }]
         : []
     ))
