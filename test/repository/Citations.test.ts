@@ -117,12 +117,19 @@ const citedPaths = (text: string): Array<string> => {
   ]
 }
 
-/** The relative imports of a module and the relative link targets of a Markdown text, resolved from its file. */
+/**
+ * The relative imports of a module and the relative link targets of a Markdown text, resolved from
+ * its file. A TypeScript module's `./x.js` names its source `./x.ts` (TypeScript's rule for
+ * NodeNext, which a user's project follows).
+ */
 const relativeCitations = (file: string, text: string): Array<string> => {
   const targets = file.endsWith(".md")
     ? relativeTargets(text)
     : [...text.matchAll(/^\s*(?:import|export)\b[^;]*?from\s+"(\.{1,2}\/[^"]+)"/gm)].map((m) => m[1]!)
-  return targets.map((target) => join(dirname(file), decodeURI(target.split("#")[0] ?? "")))
+  return targets.map((target) => {
+    const path = join(dirname(file), decodeURI(target.split("#")[0] ?? ""))
+    return file.endsWith(".ts") && path.endsWith(".js") && !isShipped(path) ? path.replace(/\.js$/, ".ts") : path
+  })
 }
 
 it("every file path a shipped doc or example cites is in the package", () => {
