@@ -15,7 +15,6 @@ import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as net from "node:net"
 import { join } from "node:path"
 import type { StatusDocument } from "../../src/schema/StatusDocument.ts"
 import { type Daemon, startDaemon } from "../support/daemonProcess.ts"
@@ -24,6 +23,7 @@ import { world, type World } from "../support/world.ts"
 import { startStatusDaemon } from "../support/statusWorld.ts"
 import { freePort } from "../support/freePort.ts"
 import { freshDatabase } from "../support/pgDatabase.ts"
+import { pgProxy, viaPort } from "../support/pgProxy.ts"
 import { city, cityProcess, writeJson } from "./cityCli.ts"
 
 /** The spec's bound: a dead host is `down` within this long (docs/cluster.md, "Faults"). */
@@ -63,35 +63,6 @@ const stillRunning = (daemons: ReadonlyArray<Daemon>) =>
       done ? Effect.flatMap(textOf(daemon.log), (log) => Effect.dieMessage(`a daemon exited:\n${log}`)) : Effect.void), {
     discard: true
   })
-
-/**
- * A TCP proxy on `port` to the PostgreSQL server of `target`, in the test's scope. While `admit`
- * says no, a new connection is closed at once (the server seems gone); admitted ones are forwarded.
- */
-const pgProxy = (port: number, target: URL, admit: (n: number) => boolean) =>
-  Effect.gen(function*() {
-    let accepted = 0
-    const proxy = net.createServer((client) => {
-      accepted++
-      if (!admit(accepted)) return void client.destroy()
-      const upstream = net.connect(Number(target.port === "" ? 5432 : target.port), target.hostname)
-      client.pipe(upstream).pipe(client)
-      client.on("error", () => upstream.destroy())
-      upstream.on("error", () => client.destroy())
-    })
-    yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => void proxy.listen(port, "127.0.0.1", () => resume(Effect.void))),
-      () => Effect.sync(() => void proxy.close())
-    )
-  })
-
-/** The URL of `target` at `port` on this machine. */
-const viaPort = (target: URL, port: number) => {
-  const url = new URL(target.href)
-  url.hostname = "127.0.0.1"
-  url.port = String(port)
-  return url.href
-}
 
 const served = (page: string, path: string) => Effect.promise(() => fetch(new URL(path, page)).then((r) => r.text()))
 
