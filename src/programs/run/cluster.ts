@@ -11,8 +11,9 @@
  * Loaded only when `--cluster` is given: nothing else in the `city` program reaches the cluster
  * packages (their drivers are optional). Refused input (exit 2, before anything starts): a URL
  * that is neither `postgres://…` nor `sqlite:<file>`, a host name that is not a `Name`, an
- * address that is not `host:port` with a port of 1-65535. A database that cannot be reached, a
- * driver that is not installed or an address that is taken: `ClusterUnavailable`, exit 1.
+ * address that is not `host:port` with a port of 1-65535. A database that cannot be reached (or
+ * that fails while a capability verb starts or awaits its sweep: `Sweep.run`), a driver that is
+ * not installed or an address that is taken: `ClusterUnavailable`, exit 1.
  * @since 0.1.0
  */
 import * as Console from "effect/Console"

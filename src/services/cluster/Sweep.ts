@@ -32,6 +32,9 @@
  *   same `verdictOf` with the policy `sweep`;
  * - a sweep of a revision already swept returns that sweep's report: to run the calls again
  *   (`sync`, the repair), the caller starts the sweep of a new revision.
+ * - the engine's database failing while the sweep is started or awaited (a defect of
+ *   `@effect/cluster`'s engine, its `PersistenceError`) is `ClusterUnavailable` naming the sweep's
+ *   key and why; any other defect stays one (docs/cluster.md, "Faults").
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
@@ -43,6 +46,7 @@ import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { type CapabilityError, StateRootError } from "../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../schema/FileErrors.ts"
+import type { ClusterError } from "../../schema/Live.ts"
 import { Name } from "../../schema/Name.ts"
 import { fleetGroup } from "./internal/runnerDefaults.ts"
 import { EndpointOutcome } from "../../schema/Outcome.ts"
@@ -165,7 +169,10 @@ export const layer = (settings: SweepSettings = {}): Layer.Layer<never, Capabili
 /**
  * Runs the sweep of a capability's revision (or joins the one already running, or returns the
  * report of the one that ran) and returns its report. A capability name that breaks the name
- * rule, or an empty revision, is refused (`InvalidName`) before anything runs.
+ * rule, or an empty revision, is refused (`InvalidName`) before anything runs. The engine's
+ * database failing while the sweep is started or awaited is `ClusterUnavailable`, naming the sweep
+ * and why (docs/cluster.md, "Faults"): the sweep may or may not have started, and running it again
+ * once the database answers joins it or starts it.
  * @since 0.1.0
  * @category constructors
  */
@@ -174,5 +181,8 @@ export const run = (payload: {
   readonly capability: string
   readonly revision: string
   readonly call_timeout_ms?: number
-}): Effect.Effect<SweepReport, StateRootError | CapabilityError, WorkflowEngine> =>
-  Effect.flatMap(internal.checkPayload(payload), (checked) => CapabilitySweep.execute(checked))
+}): Effect.Effect<SweepReport, StateRootError | CapabilityError | ClusterError, WorkflowEngine> =>
+  Effect.flatMap(
+    internal.checkPayload(payload),
+    (checked) => CapabilitySweep.execute(checked).pipe(internal.databaseLost(idempotencyKey(checked)))
+  )

@@ -4,14 +4,20 @@
  * entities and SQL stores are the other half of the cluster mode): each endpoint called once, a
  * host that hangs or is unavailable makes its endpoints `failed` naming the host (after the call
  * timeout, driven by TestClock), the same sweep of the same revision runs once, a new revision
- * runs again.
+ * runs again. The engine's database failing (a defect of the engine's) is `ClusterUnavailable`; any
+ * other defect stays one.
  *
  * The memory engine keeps its executions in the layer, so it cannot show a sweep surviving a
  * restart: test/crash/SweepRestart.test.ts shows that on the cluster engine.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import { PersistenceError } from "@effect/cluster/ClusterError"
+import { SqlError } from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
+import * as Exit from "effect/Exit"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -248,5 +254,40 @@ describe("Sweep", () => {
       expect(name).toMatchObject({ _tag: "CapabilityError", reason: "InvalidName" })
       expect(name.message).toMatch(/^invalid capability "\.\.\/x": must be/)
       expect((yield* Ref.get(fake.calls)).length).toBe(0)
+    }))
+
+  it.effect("the engine's database failing is ClusterUnavailable naming the sweep and why; any other defect stays a defect", () =>
+    Effect.gen(function*() {
+      // An engine whose every execution dies with `defect`, as the cluster engine dies with the
+      // PersistenceError of a request it could not write.
+      const dying = (defect: unknown) =>
+        Layer.effect(
+          WorkflowEngine.WorkflowEngine,
+          Effect.map(WorkflowEngine.WorkflowEngine, (memory) => ({ ...memory, execute: () => Effect.die(defect) }))
+        ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+      const lost = new SqlError({ message: "Connection error", cause: new Error("Connection terminated unexpectedly") })
+      for (const defect of [new PersistenceError({ cause: lost }), lost]) {
+        const error = yield* Effect.flip(Sweep.run(register).pipe(Effect.provide(dying(defect))))
+        expect(error).toMatchObject({ _tag: "ClusterError", reason: "ClusterUnavailable" })
+        expect(error.message).toBe(
+          "the cluster cannot be used: the fleet's database failed during the sweep register/search/7 " +
+            "(Connection error: Connection terminated unexpectedly); whether it started is not known: run it again once the database answers"
+        )
+      }
+      // A bug stays a defect, and so does a database failure beside one.
+      const bug = new TypeError("x is undefined")
+      const exit = yield* Effect.exit(Sweep.run(register).pipe(Effect.provide(dying(bug))))
+      const defectsOf = (exit: Exit.Exit<unknown, unknown>) => Exit.isFailure(exit) ? Chunk.toReadonlyArray(Cause.defects(exit.cause)) : []
+      const named = (d: unknown) => d instanceof SqlError ? "lost" : d instanceof TypeError ? d.message : d
+      expect(defectsOf(exit).map(named)).toEqual(["x is undefined"])
+      const both = Layer.effect(
+        WorkflowEngine.WorkflowEngine,
+        Effect.map(WorkflowEngine.WorkflowEngine, (memory) => ({
+          ...memory,
+          execute: () => Effect.failCause(Cause.parallel(Cause.die(lost), Cause.die(bug)))
+        }))
+      ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+      const mixed = yield* Effect.exit(Sweep.run(register).pipe(Effect.provide(both)))
+      expect(defectsOf(mixed).map(named)).toEqual(["lost", "x is undefined"])
     }))
 })

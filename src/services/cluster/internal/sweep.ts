@@ -3,19 +3,24 @@
  * bounded by the call timeout, and the report.
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Activity from "@effect/workflow/Activity"
+import { PersistenceError } from "@effect/cluster/ClusterError"
+import { SqlError } from "@effect/sql/SqlError"
 import { CapabilityError, StateRootError } from "../../../schema/CapabilityErrors.ts"
 import { InvalidFile } from "../../../schema/FileErrors.ts"
 import { isName, nameRule } from "../../../schema/Name.ts"
 import { EndpointOutcome } from "../../../schema/Outcome.ts"
 import { reportLine, verdictOf } from "../../capabilities/JointReport.ts"
 import { FleetCalls, FleetEndpoint, type FleetRequest, type SweepVerb } from "../FleetCalls.ts"
-import type { ClusterError } from "../../../schema/Live.ts"
+import { ClusterError } from "../../../schema/Live.ts"
+import { oneLine } from "../../../schema/OneLine.ts"
 import { occasionOf } from "./occasion.ts"
 
 /**
@@ -183,4 +188,46 @@ export const sweep = (settings: Checked) =>
     const swept = { outcomes, invalid: report.invalid, verdict: report.verdict }
     yield* Effect.logInfo(`sweep ${payload.verb}/${payload.capability}/${payload.revision}: ${reportLine(swept)}`)
     return swept
+  })
+
+/** A defect that is the database's failure: `@effect/cluster`'s storage, or an `@effect/sql` query. */
+const ofTheDatabase = (defect: unknown): defect is PersistenceError | SqlError =>
+  defect instanceof PersistenceError || defect instanceof SqlError
+
+/** Why, as the messages of the error and of its causes, each once: `Connection error: Connection terminated unexpectedly`. */
+const whyOf = (error: unknown): string => {
+  const messages: Array<string> = []
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
+    // A PersistenceError has no message of its own: its cause says why.
+    if (at.message !== "" && !(at instanceof PersistenceError) && !messages.includes(at.message)) messages.push(at.message)
+  }
+  return messages.length === 0 ? "the database failed" : messages.join(": ")
+}
+
+/**
+ * A sweep whose database fails while it is started or awaited (`@effect/cluster`'s workflow engine
+ * makes that a defect, a `PersistenceError`) fails with `ClusterUnavailable` naming the sweep and
+ * why. Only a cause whose every defect is the database's, with no failure and no interruption, is
+ * mapped: any other defect stays one.
+ * @since 0.1.0
+ * @category internals
+ */
+export const databaseLost = (key: string) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | ClusterError, R> =>
+  Effect.catchSomeCause(effect, (cause) => {
+    const defects = Chunk.toReadonlyArray(Cause.defects(cause))
+    const only = defects.length > 0 && defects.every(ofTheDatabase) && Chunk.isEmpty(Cause.failures(cause)) &&
+      !Cause.isInterrupted(cause)
+    return only
+      ? Option.some(Effect.fail(
+        new ClusterError({
+          reason: "ClusterUnavailable",
+          detail: oneLine(
+            `the fleet's database failed during the sweep ${key} (${whyOf(defects[0])}); ` +
+              "whether it started is not known: run it again once the database answers",
+            300
+          )
+        })
+      ))
+      : Option.none()
   })
