@@ -127,7 +127,9 @@ export class IsolationError extends Schema.TaggedError<IsolationError>()("Isolat
   /** `IsolatedActionError`: the action. */
   action: optional(Schema.String),
   /** `IsolatedActionError`: the failure, encoded with the action's `error` Schema. */
-  error: optional(Schema.Unknown)
+  error: optional(Schema.Unknown),
+  /** Where the plugin ran, a worker thread or a process of its own (set by the host; a worker when absent). */
+  isolation: optional(Schema.Literal("worker", "process"))
 }) {
   /** Marks a family's error (`ErrorFamily.printedTag`). */
   get [FamilyTypeId](): true {
@@ -140,11 +142,11 @@ export class IsolationError extends Schema.TaggedError<IsolationError>()("Isolat
   override get message() {
     switch (this.reason) {
       case "IsolatedFailure":
-        return `Plugin ${this.plugin} (worker): ${this.what} failed: ${this.errorTag === undefined ? "" : `${this.errorTag}: `}${this.detail}`
+        return `Plugin ${this.plugin} (${this.isolation ?? "worker"}): ${this.what} failed: ${this.errorTag === undefined ? "" : `${this.errorTag}: `}${this.detail}`
       case "WorkerEnded":
-        return `Plugin ${this.plugin}: its worker ended: ${this.detail}`
+        return `Plugin ${this.plugin}: its ${this.isolation ?? "worker"} ended: ${this.detail}`
       case "IsolatedActionError":
-        return `Plugin ${this.plugin} (worker): action ${this.action} failed with its declared error`
+        return `Plugin ${this.plugin} (${this.isolation ?? "worker"}): action ${this.action} failed with its declared error`
     }
   }
 }

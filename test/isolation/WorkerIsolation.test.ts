@@ -312,6 +312,8 @@ describe("containment: a plugin in a worker cannot freeze or end the host", () =
         expect(yield* session.turn((turn) => turn.step((view) => view.invoke("steady", "ping", null)))).toBe("pong")
         const spun = yield* Fiber.join(spinning)
         expect(errorOf(spun)).toContain("WorkerEnded")
+        // The Step's error says where the plugin ran, as its snapshot does.
+        expect(errorOf(spun)).toContain(`Plugin busy: its ${mode} ended: `)
         yield* eventually(Effect.sync(() => statuses.some((s) => s.status === "unresponsive")))
         expect(Date.now() - started).toBeLessThan(5_000)
         const unresponsive = statuses.find((s) => s.status === "unresponsive")!

@@ -278,6 +278,8 @@ describe("IsolationError reads as its three old classes did", () => {
     ],
     [{ reason: "IsolatedFailure", plugin: "notes", what: "initialize", detail: "already initialized" }, "IsolatedFailure: Plugin notes (worker): initialize failed: already initialized"],
     [{ reason: "WorkerEnded", plugin: "notes", detail: "it exited with code 7" }, "WorkerEnded: Plugin notes: its worker ended: it exited with code 7"],
+    [{ reason: "WorkerEnded", plugin: "notes", detail: "it was killed by SIGKILL", isolation: "process" }, "WorkerEnded: Plugin notes: its process ended: it was killed by SIGKILL"],
+    [{ reason: "IsolatedFailure", plugin: "notes", what: "system", detail: "no text", isolation: "process" }, "IsolatedFailure: Plugin notes (process): system failed: no text"],
     [
       { reason: "IsolatedActionError", plugin: "notes", action: "add", error: { _tag: "Full" } },
       "IsolatedActionError: Plugin notes (worker): action add failed with its declared error"

@@ -125,7 +125,7 @@ export const initialize = (options: {
             Effect.interruptible,
             Effect.timeoutFail({
               duration: disposeTimeout,
-              onTimeout: () => new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what: "dispose", detail: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the worker was ended` })
+              onTimeout: () => new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what: "dispose", detail: `did not end within ${Duration.toMillis(disposeTimeout)} ms; the ${kind} was ended`, isolation: kind })
             }),
             Effect.exit
           )
@@ -137,8 +137,7 @@ export const initialize = (options: {
       })
     )
 
-
-    const shape = yield* worker.executeEffect(
+    const shape = yield* call(worker.executeEffect(
       new Isolation.Initialize({
         url: options.url,
         folder: options.folder,
@@ -149,7 +148,7 @@ export const initialize = (options: {
         config: { ...lifecycle.config },
         configUnset: [...lifecycle.configUnset]
       })
-    ).pipe(Effect.catchTags({ WorkerError: (e) => failed(e, "initialize"), ParseError: (e) => failed(e, "initialize") }))
+    ), "initialize")
     initialized = true
     const workers = yield* Effect.serviceOption(Workers)
     if (Option.isSome(workers)) yield* workers.value.add(name, heartbeat.latest)

@@ -226,16 +226,19 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
       Effect.provide(NodeWorker.layer(kind === "worker" ? spawnThread : spawnProcess)),
       // Its end is said once, by the registry, naming the plugin: the platform's own line is debug.
       platformWarningsAtDebug,
-      Effect.mapError((error) => new Isolation.IsolationError({ reason: "WorkerEnded", plugin: name, detail: `it could not start: ${error.message}` }))
+      Effect.mapError((error) => new Isolation.IsolationError({ reason: "WorkerEnded", plugin: name, detail: `it could not start: ${error.message}`, isolation: kind }))
     )
     /** Why the worker is gone, once it is. */
     const gone = Deferred.await(ended)
     const failed = (error: WorkerError | ParseResult.ParseError, what: string): Effect.Effect<never, Isolation.IsolationError> =>
       error._tag === "ParseError"
-        ? Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what, detail: error.message }))
+        ? Effect.fail(new Isolation.IsolationError({ reason: "IsolatedFailure", plugin: name, what, detail: error.message, isolation: kind }))
         : Effect.flatMap(Effect.timeoutTo(gone, { duration: "1 second", onSuccess: (r) => r, onTimeout: () => error.message }), (detail) =>
-          Effect.fail(new Isolation.IsolationError({ reason: "WorkerEnded", plugin: name, detail })))
-    /** A request to the worker; the platform's failures become the plugin's (`what` names the request). */
+          Effect.fail(new Isolation.IsolationError({ reason: "WorkerEnded", plugin: name, detail, isolation: kind })))
+    /**
+     * A request to the worker; the platform's failures become the plugin's (`what` names the
+     * request), and a failure from the isolate says where it ran.
+     */
     const call = <A, E extends Isolation.IsolationError | ActionRejected>(
       request: Effect.Effect<A, E | WorkerError | ParseResult.ParseError>,
       what: string
@@ -244,7 +247,19 @@ export const startThread = (name: string, heapMb: number, kind: Kind = "worker")
         request,
         (e): e is WorkerError | ParseResult.ParseError => e._tag === "WorkerError" || e._tag === "ParseError",
         (e) => failed(e, what)
-      )
+      ).pipe(Effect.mapError((e) => e._tag === "IsolationError" ? placed(e) : e))
+    const placed = (e: Isolation.IsolationError): Isolation.IsolationError =>
+      e.isolation !== undefined ? e : new Isolation.IsolationError({
+        reason: e.reason,
+        plugin: e.plugin,
+        ...(e.what === undefined ? {} : { what: e.what }),
+        ...(e.errorTag === undefined ? {} : { errorTag: e.errorTag }),
+        ...(e.detail === undefined ? {} : { detail: e.detail }),
+        ...(e.fields === undefined ? {} : { fields: e.fields }),
+        ...(e.action === undefined ? {} : { action: e.action }),
+        ...(e.error === undefined ? {} : { error: e.error }),
+        isolation: kind
+      })
     /**
      * Where the isolate is running, as the innermost frame in `folderUrl` (docs/plugin-loader.md,
      * "Liveness"): a thread is paused by the host's inspector (blame.ts); a process answers on its
