@@ -50,7 +50,12 @@ export const ControlRecord = Schema.Struct({
   schema: Schema.Literal(1),
   pid: Schema.Int,
   /** The socket's absolute path. */
-  path: Schema.String
+  path: Schema.String,
+  /**
+   * The daemon's effect-city version: a `city` of another version does not call through the
+   * channel (its messages may differ), it says to restart the daemon.
+   */
+  version: Schema.optionalWith(Schema.String, { exact: true })
 })
 
 /**

@@ -228,7 +228,8 @@ describe("city plugins call with a daemon running: the daemon's City, through it
       const record = join(root, "state", "control.json")
       expect(fs.statSync(socket).isSocket()).toBe(true)
       expect(fs.statSync(socket).mode & 0o777).toBe(0o600)
-      expect(JSON.parse(fs.readFileSync(record, "utf8"))).toEqual({ schema: 1, pid: daemon.pid, path: socket })
+      const version = (JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version
+      expect(JSON.parse(fs.readFileSync(record, "utf8"))).toEqual({ schema: 1, pid: daemon.pid, path: socket, version })
       yield* daemon.kill("SIGTERM")
       expect(yield* Deferred.await(daemon.exited)).toEqual({ code: 0, signal: null })
       expect(fs.existsSync(socket)).toBe(false)
@@ -267,6 +268,25 @@ describe("city plugins call with a daemon running: the daemon's City, through it
       expect(oneErrorLine(run)).toContain(`the city daemon (pid ${daemon.pid}) runs on ${root}, but its control channel cannot be reached`)
       expect(refused(run)).toMatchObject({ _tag: "ControlChannelUnreachable", pid: daemon.pid, root })
       expect(initializations()).toBe(1)
+    }))
+
+  live("a daemon of another effect-city version is sent nothing: exit 1 saying to restart it, and no second City beside it", () =>
+    Effect.gen(function*() {
+      const { base, initializations, root } = yield* bankRoot()
+      const daemon = yield* startPluginDaemon(root, base, "daemon")
+      const record = join(root, "state", "control.json")
+      // As after an upgrade of the package under a daemon still running the old one.
+      const published = JSON.parse(fs.readFileSync(record, "utf8")) as Record<string, unknown>
+      fs.writeFileSync(record, JSON.stringify({ ...published, version: "0.0.1" }))
+      const run = yield* call(root, ["bank", "withdraw", "--input", '{"amount": 1}', "--json"])
+      expect(run.code).toBe(1)
+      expect(oneErrorLine(run)).toContain(`the city daemon (pid ${daemon.pid}) runs on ${root}, but its control channel cannot be reached: it runs effect-city 0.0.1 and this city is `)
+      expect(oneErrorLine(run)).toContain(": restart the daemon with this version (city daemon) to call through it")
+      expect(refused(run)).toMatchObject({ _tag: "ControlChannelUnreachable", pid: daemon.pid })
+      expect(initializations()).toBe(1)
+      // The daemon's own record again: the call goes through.
+      fs.writeFileSync(record, JSON.stringify(published))
+      expect(answered(yield* call(root, ["bank", "withdraw", "--input", '{"amount": 1}', "--json"])).result).toEqual({ balance: 9 })
     }))
 
   live("a root whose path is too long for a socket address: the socket is in a private folder under the temp folder, gone at stop", () =>

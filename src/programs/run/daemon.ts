@@ -110,6 +110,7 @@ import { PluginRegistry } from "../../services/city/internal/pluginRegistry.ts"
 import * as ActionCall from "../../services/city/internal/actionCall.ts"
 import { ExecutionLeases } from "../../services/city/internal/executionLeases.ts"
 import * as ControlServer from "../../services/control/ControlServer.ts"
+import { version } from "../version.ts"
 import type { ControlResponse } from "../../schema/ControlChannel.ts"
 import * as HostFaults from "../../services/watchdog/HostFaults.ts"
 import * as HostWatchdog from "../../services/watchdog/HostWatchdog.ts"
@@ -215,8 +216,7 @@ export const run = (
         onSuccess: (result): ControlResponse => ({ _tag: "Returned", result })
       }),
       Effect.provide(core)
-    )
-  )
+    ), yield* version)
   yield* launchAll
   yield* applier.start(interval)
   yield* Effect.forkScoped(FingerprintPoll.run({ interval, poll: fingerprintPoll, endpoints }))

@@ -35,6 +35,7 @@ import type { ControlResponse } from "../../schema/ControlChannel.ts"
 import * as PluginNameRule from "../../schema/PluginName.ts"
 import * as ActionCall from "../../services/city/internal/actionCall.ts"
 import * as ControlClient from "../../services/control/ControlClient.ts"
+import { version } from "../version.ts"
 import * as Arguments from "../arguments.ts"
 import { Invocation } from "../invocation.ts"
 import * as Opt from "../options.ts"
@@ -91,7 +92,7 @@ export const call = (o: CallInput) =>
       const request: CallRequest = { plugin: o.plugin, action: o.action, cwd: invocation.cwd, ...(input === undefined ? {} : { input }) }
       const daemon = yield* Effect.zipRight(Arguments.existingRoot, ControlClient.locate()).pipe(Effect.provide(stateLayer(root)))
       const answer = Option.isSome(daemon)
-        ? yield* ControlClient.send({ root, ...daemon.value }, { _tag: "CallAction", ...request })
+        ? yield* ControlClient.send({ root, ...daemon.value }, { _tag: "CallAction", ...request }, yield* version)
         : yield* inThrowaway(o, request)
       if (answer._tag === "Failed") return yield* Effect.fail(answer.error)
       if (o.json) {

@@ -124,27 +124,36 @@ export const prepare = Effect.gen(function*() {
  * @since 0.1.0
  * @category constructors
  */
-export const publish = (socket: string) =>
+export const publish = (socket: string, version?: string) =>
   Effect.flatMap(StateRoot, (state) =>
     Effect.acquireRelease(
-      state.writeJson(layout.controlRecord, { schema: 1, pid: process.pid, path: socket } satisfies ControlRecord),
+      state.writeJson(
+        layout.controlRecord,
+        { schema: 1, pid: process.pid, path: socket, ...(version === undefined ? {} : { version }) } satisfies ControlRecord
+      ),
       () => Effect.ignore(state.remove(layout.controlRecord))
     ))
 
 const decode = Schema.decodeUnknownEither(Schema.parseJson(ControlRecord))
 
 /**
- * The running daemon of the root and where its channel listens: none when no daemon runs; the
- * daemon's pid with no path while it has published none (it is starting, or it left the record of
- * a daemon that is gone in place).
+ * The running daemon of the root and where its channel listens (with the daemon's version, when
+ * its record says it): none when no daemon runs; the daemon's pid with no path while it has
+ * published none (it is starting, or it left the record of a daemon that is gone in place).
  * @since 0.1.0
  * @category getters
  */
 export const current = Effect.gen(function*() {
   const daemon = yield* DaemonLock.running
-  if (Option.isNone(daemon)) return Option.none<{ readonly pid: number; readonly path: Option.Option<string> }>()
+  if (Option.isNone(daemon)) {
+    return Option.none<{ readonly pid: number; readonly path: Option.Option<string>; readonly version: Option.Option<string> }>()
+  }
   const pid = daemon.value.pid
   const text = yield* (yield* StateRoot).readText(layout.controlRecord)
   const record = Option.filter(Option.flatMap(text, (t) => Either.getRight(decode(t))), (r) => r.pid === pid)
-  return Option.some({ pid, path: Option.map(record, (r) => r.path) })
+  return Option.some({
+    pid,
+    path: Option.map(record, (r) => r.path),
+    version: Option.flatMap(record, (r) => Option.fromNullable(r.version))
+  })
 })

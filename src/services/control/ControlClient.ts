@@ -48,9 +48,9 @@ export const locate = (wait: Duration.DurationInput = publishWait) =>
     const deadline = Date.now() + Duration.toMillis(Duration.decode(wait))
     for (;;) {
       const found = yield* ControlAddress.current
-      if (Option.isNone(found)) return Option.none<{ readonly pid: number; readonly path: string }>()
-      const { path, pid } = found.value
-      if (Option.isSome(path)) return Option.some({ pid, path: path.value })
+      if (Option.isNone(found)) return Option.none<{ readonly pid: number; readonly path: string; readonly version: Option.Option<string> }>()
+      const { path, pid, version } = found.value
+      if (Option.isSome(path)) return Option.some({ pid, path: path.value, version })
       if (Date.now() > deadline) {
         const root = (yield* StateRoot).root
         return yield* new DaemonError({ reason: "ControlChannelUnreachable",
@@ -68,12 +68,24 @@ const decodeResponse = Schema.decodeUnknownEither(Schema.parseJson(ControlRespon
 
 /**
  * Sends `request` to the channel at `socket` (the daemon `pid` of `root`'s) and gives its answer.
+ * A daemon whose record names another version than `version` (this `city`'s) is not sent
+ * anything: its messages may differ, and the failure says to restart it.
  * @since 0.1.0
  * @category constructors
  */
-export const send = (target: { readonly root: string; readonly pid: number; readonly path: string }, request: ControlRequest) =>
+export const send = (
+  target: { readonly root: string; readonly pid: number; readonly path: string; readonly version?: Option.Option<string> },
+  request: ControlRequest,
+  version?: string
+) =>
   Effect.scoped(Effect.gen(function*() {
     const unreachable = (reason: string) => new DaemonError({ reason: "ControlChannelUnreachable", root: target.root, pid: target.pid, detail: reason })
+    const theirs = Option.getOrUndefined(target.version ?? Option.none())
+    if (version !== undefined && theirs !== undefined && theirs !== version) {
+      return yield* unreachable(
+        `it runs effect-city ${theirs} and this city is ${version}: restart the daemon with this version (city daemon) to call through it`
+      )
+    }
     const body = yield* Either.mapLeft(encodeRequest(request), (e) => unreachable(`the request cannot be sent (${issueLine(e)})`))
     // Connecting happens when the socket is read (a refusal ends the reader with its reason).
     const socket = yield* Effect.mapError(

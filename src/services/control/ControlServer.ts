@@ -65,7 +65,7 @@ const connection = (handle: (request: ControlRequest) => Effect.Effect<ControlRe
  * @since 0.1.0
  * @category constructors
  */
-export const serve = (handle: (request: ControlRequest) => Effect.Effect<ControlResponse>) =>
+export const serve = (handle: (request: ControlRequest) => Effect.Effect<ControlResponse>, version?: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const where = yield* ControlAddress.prepare
@@ -76,6 +76,6 @@ export const serve = (handle: (request: ControlRequest) => Effect.Effect<Control
     )
     yield* Effect.mapError(fs.chmod(where.path, fileMode), (e) => new DaemonError({ reason: "ControlChannelFailed", path: where.path, detail: e.message }))
     yield* Effect.forkScoped(server.run(connection(handle)))
-    yield* ControlAddress.publish(where.path)
+    yield* ControlAddress.publish(where.path, version)
     yield* Effect.logInfo(`control channel listening on ${where.path}`)
   })
