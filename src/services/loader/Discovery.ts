@@ -18,9 +18,11 @@
  *   too large is an Invalid folder with its reason, never a hang: the other folders go on.
  * - Files the manifest names beside the entry (`icon`, `web.entry`, `web.css`) that are absent
  *   are warnings of the Valid folder, never a skip.
- * - Repeating discovery is cheap: each decoded manifest is remembered by its path, size,
- *   modification time and inode (one `stat`), so an unchanged manifest is neither read nor
- *   decoded again; any change of the file changes one of them.
+ * - Repeating discovery is cheap: each decoded manifest is remembered by its path and the
+ *   SHA-256 of its text, so an unchanged manifest is read but not decoded again. Keyed by the
+ *   text, not by size and modification time: the kernel stamps a file's time from a coarse clock
+ *   (a few ms), so two edits of the same size within one tick looked unchanged. The files the
+ *   manifest names are looked at every time.
  * - Nothing is imported, nothing is run, nothing is written. The reads are asynchronous, a few
  *   folders at a time, so discovery never blocks the event loop of the daemon that runs it.
  * @since 0.1.0
@@ -29,6 +31,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { createHash } from "node:crypto"
 import * as path from "node:path"
 import * as Faults from "../../schema/Faults.ts"
 import { PluginLoadError } from "../../schema/LoaderErrors.ts"
@@ -86,15 +89,17 @@ export const refusal = (file: string, issues: Arr.NonEmptyReadonlyArray<Manifest
   return new PluginLoadError({ reason: "ManifestInvalid", file, issues: faults, moreIssues: moreFaults })
 }
 
+/** What a manifest's text decides, whatever its folder holds: refused, or its manifest and warnings. */
+type Decided =
+  | { readonly _tag: "Invalid"; readonly error: PluginLoadError }
+  | { readonly _tag: "Decoded"; readonly manifest: Manifest.Manifest; readonly warnings: ReadonlyArray<string> }
+
 interface Remembered {
-  readonly size: bigint
-  readonly mtime: number
-  readonly ino: number | undefined
-  readonly root: RootKind
-  readonly result: DiscoveredPlugin
+  readonly digest: string
+  readonly decided: Decided
 }
 
-/** Decoded manifests by path, valid while size, mtime and inode are unchanged. */
+/** Decided manifests by path and root, valid while their text is the same. */
 const memo = new Map<string, Remembered>()
 const memoLimit = 10_000
 
@@ -104,8 +109,6 @@ const memoLimit = 10_000
  * @category utils
  */
 export const forgetValidations = (): void => memo.clear()
-
-const mtimeOf = (info: FileSystem.File.Info) => Option.match(info.mtime, { onNone: () => -1, onSome: (d) => d.getTime() })
 
 /** The warnings for files the manifest names that are not regular files in the folder. */
 const absentFiles = (manifest: Manifest.Manifest, folder: string) =>
@@ -119,35 +122,33 @@ const absentFiles = (manifest: Manifest.Manifest, folder: string) =>
       (lists) => lists.flat()
     ))
 
-/** Decodes a manifest's text: the Schema, then the folder rules, then the files it names. */
-const validate = (text: string, root: PluginRoot, name: string, folder: string, file: string) =>
-  Effect.suspend((): Effect.Effect<DiscoveredPlugin, never, FileSystem.FileSystem> => {
-    const invalid = (issues: Arr.NonEmptyReadonlyArray<Manifest.ManifestIssue>): DiscoveredPlugin => ({
-      _tag: "Invalid",
-      name,
-      root: root.kind,
-      folder,
-      error: refusal(file, issues)
-    })
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch (error) {
-      return Effect.succeed(invalid([{ field: "", rule: notJsonRule(error instanceof Error ? error.message : String(error)) }]))
-    }
-    const decoded = Manifest.decode(json)
-    const issues = [...("issues" in decoded ? decoded.issues : []), ...ManifestFolder.folderCheck(folder)(json)]
-    if (Arr.isNonEmptyReadonlyArray(issues)) return Effect.succeed(invalid(issues))
-    if ("issues" in decoded) return Effect.die("a refused manifest without an issue")
-    return Effect.map(absentFiles(decoded.manifest, folder), (absent): DiscoveredPlugin => ({
+/** What a manifest's text decides: the Schema, then the folder rules. */
+const decide = (text: string, folder: string, file: string): Decided => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return { _tag: "Invalid", error: refusal(file, [{ field: "", rule: notJsonRule(error instanceof Error ? error.message : String(error)) }]) }
+  }
+  const decoded = Manifest.decode(json)
+  const issues = [...("issues" in decoded ? decoded.issues : []), ...ManifestFolder.folderCheck(folder)(json)]
+  if (Arr.isNonEmptyReadonlyArray(issues)) return { _tag: "Invalid", error: refusal(file, issues) }
+  if ("issues" in decoded) throw new Error("a refused manifest without an issue")
+  return { _tag: "Decoded", manifest: decoded.manifest, warnings: decoded.warnings }
+}
+
+/** The folder as discovered: what its manifest decided, and the files it names that are absent. */
+const discovered = (decided: Decided, root: PluginRoot, name: string, folder: string) =>
+  decided._tag === "Invalid"
+    ? Effect.succeed<DiscoveredPlugin>({ _tag: "Invalid", name, root: root.kind, folder, error: decided.error })
+    : Effect.map(absentFiles(decided.manifest, folder), (absent): DiscoveredPlugin => ({
       _tag: "Valid",
       name,
       root: root.kind,
       folder,
-      manifest: decoded.manifest,
-      warnings: [...decoded.warnings, ...absent].map((w) => oneLine(w, 300))
+      manifest: decided.manifest,
+      warnings: [...decided.warnings, ...absent].map((w) => oneLine(w, 300))
     }))
-  })
 
 /**
  * Reads and validates one folder's manifest; `None` when the folder has no manifest.
@@ -162,27 +163,18 @@ export const readFolder = (
   const file = path.join(folder, Manifest.manifestFile)
   const refused = (rule: string): Option.Option<DiscoveredPlugin> =>
     Option.some({ _tag: "Invalid", name, root: root.kind, folder, error: refusal(file, [{ field: "", rule }]) })
-  return TextFile.inspect(file, TextFile.kinds.manifest).pipe(
-    Effect.flatMap((found) => {
-      if (Option.isNone(found)) return Effect.succeed(Option.none())
-      const info = found.value
-      const mtime = mtimeOf(info)
-      const ino = Option.getOrUndefined(info.ino)
-      const known = memo.get(file)
-      if (known !== undefined && known.root === root.kind && known.size === info.size && known.mtime === mtime && known.ino === ino) {
-        return Effect.succeed(Option.some(known.result))
+  return TextFile.read(file, TextFile.kinds.manifest).pipe(
+    Effect.flatMap((text) => {
+      if (Option.isNone(text)) return Effect.succeed(Option.none())
+      const digest = createHash("sha256").update(text.value).digest("base64")
+      const key = `${root.kind}:${file}`
+      const known = memo.get(key)
+      const decided = known !== undefined && known.digest === digest ? known.decided : decide(text.value, folder, file)
+      if (known?.decided !== decided) {
+        if (memo.size >= memoLimit) memo.clear()
+        memo.set(key, { digest, decided })
       }
-      return TextFile.readChecked(file, TextFile.kinds.manifest, info).pipe(
-        Effect.flatMap((text) =>
-          Option.isNone(text)
-            ? Effect.succeed(Option.none())
-            : Effect.map(validate(text.value, root, name, folder, file), (result) => {
-              if (memo.size >= memoLimit) memo.clear()
-              memo.set(file, { size: info.size, mtime, ino, root: root.kind, result })
-              return Option.some(result)
-            })
-        )
-      )
+      return Effect.map(discovered(decided, root, name, folder), Option.some)
     }),
     Effect.catchAll((error) => Effect.succeed(refused(error.rule)))
   )

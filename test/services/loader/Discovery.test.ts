@@ -48,6 +48,20 @@ describe("Discovery", () => {
       expect(third.map((d) => (d._tag === "Valid" ? d.manifest.version : "invalid"))).toEqual(["1.0.1"])
     })))
 
+  it.scoped("an edit of the same size whose modification time reads the same (the kernel's coarse clock) is seen", () =>
+    provideNode(Effect.gen(function*() {
+      const { instance } = yield* makeRoots
+      writePlugin(instance, "notes", { manifest: manifest("notes", { version: "1.0.0" }) })
+      const file = path.join(instance, "notes", "city-plugin.json")
+      const root = { kind: "instance" as const, path: instance }
+      const before = fs.statSync(file)
+      expect((yield* discoverRoot(root)).map((d) => (d._tag === "Valid" ? d.manifest.version : "invalid"))).toEqual(["1.0.0"])
+      writePlugin(instance, "notes", { manifest: manifest("notes", { version: "1.0.9" }) })
+      fs.utimesSync(file, before.atime, before.mtime)
+      expect(fs.statSync(file).size).toBe(before.size)
+      expect((yield* discoverRoot(root)).map((d) => (d._tag === "Valid" ? d.manifest.version : "invalid"))).toEqual(["1.0.9"])
+    })))
+
   it.scoped("manifests off the fast path are decided by the Schema and the folder rules, with every reason", () =>
     provideNode(Effect.gen(function*() {
       const { instance } = yield* makeRoots
