@@ -9,7 +9,12 @@
  * - lost for 3 s while the host runs the sweep's one call (a provision that waits for a file; every
  *   connection, the host's and the verb's, cut and refused): the verb waits; once the database
  *   answers, the call ends, the sweep completes where it was (the call made once) and the verb
- *   prints its report, exit 0; the host's daemon goes on.
+ *   prints its report, exit 0; the host's daemon goes on;
+ * - lost when the host saves the answer of the sweep's call, or the sweep's report (the table or
+ *   row it writes locked, and each write that waits on it has its session ended, for 2.5 s):
+ *   `@effect/cluster`'s 5 tries fail, the host keeps the answer and saves it once the database
+ *   answers, saying so in its log; the verb prints the report, exit 0, the call made once. Killed
+ *   (SIGKILL) while it keeps a call's answer, the daemon started again makes the call again.
  */
 import { describe, expect, inject, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -28,7 +33,7 @@ import { startDaemon } from "../support/daemonProcess.ts"
 import { freePort } from "../support/freePort.ts"
 import { freshDatabase } from "../support/pgDatabase.ts"
 import { pgProxy, viaPort } from "../support/pgProxy.ts"
-import { awaitLog } from "../support/pluginDaemon.ts"
+import { awaitLog, logLines } from "../support/pluginDaemon.ts"
 import { world } from "../support/world.ts"
 import { cityProcess, declaration, journalOf, provisioner, seedPeer, sh, writeJson } from "./cityCli.ts"
 
@@ -60,15 +65,20 @@ const fleetOfOne = (options: { readonly hostViaProxy: boolean; readonly body: (b
     })
     yield* seedPeer(w.root, "alice", w.work, ["claude"])
     const daemonPort = yield* freePort
-    const daemon = yield* startDaemon(w.root, w.base, "web-01", [
-      "--cluster",
-      options.hostViaProxy ? viaProxy : direct,
-      "--cluster-host",
-      "web-01",
-      "--cluster-address",
-      `127.0.0.1:${daemonPort}`
-    ])
-    yield* awaitLog(daemon, "city daemon started")
+    // The host's daemon (its log named `log`), started again by `restart` at the same address.
+    const startHost = (log: string) =>
+      Effect.tap(
+        startDaemon(w.root, w.base, log, [
+          "--cluster",
+          options.hostViaProxy ? viaProxy : direct,
+          "--cluster-host",
+          "web-01",
+          "--cluster-address",
+          `127.0.0.1:${daemonPort}`
+        ]),
+        (started) => awaitLog(started, "city daemon started")
+      )
+    const daemon = yield* startHost("web-01")
     const journal = join(w.base, "journal")
     const command = yield* provisioner(w.bin, "probe", journal, options.body(w.base))
     const file = yield* writeJson(w.base, "probe.json", declaration({ name: "probe", runtimes: ["claude"], command }))
@@ -76,7 +86,95 @@ const fleetOfOne = (options: { readonly hostViaProxy: boolean; readonly body: (b
       root: w.root
     })
     const sql = yield* Effect.provide(SqlClient.SqlClient, yield* Layer.build(PgClient.layer({ url: Redacted.make(direct) })))
-    return { w, gate, proxy, daemon, register, sql, calls: journalOf(journal) }
+    return { w, gate, proxy, daemon, restart: startHost("web-01-again"), register, sql, calls: journalOf(journal) }
+  })
+
+/**
+ * A sweep of one call whose answer the host cannot save for 2.5 s: `lock` (taken while the call
+ * runs) makes the host's write of the answer of `tag` wait, and each such write (`writes`, a LIKE
+ * pattern of its query) that waits has its session ended at once, so every attempt fails as if the
+ * server were gone (`@effect/cluster` itself tries 5 times, 200 ms apart); then the lock goes.
+ */
+const answerCut = (cut: {
+  readonly lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>
+  readonly writes: string
+  readonly tag: "activity" | "run"
+  /** The host's daemon killed (SIGKILL) while it keeps the answer, then started again. */
+  readonly killed?: boolean
+}) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    // The provision waits for `gate` (at most 30 s): the sweep's call is in flight on the host.
+    const { calls, daemon, register, restart, sql, w } = yield* fleetOfOne({
+      hostViaProxy: false,
+      body: (base) => `i=0; while [ ! -e '${join(base, "gate")}' ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+    })
+    const verb = yield* Effect.fork(register)
+    yield* eventually(Effect.map(calls, (made) => made.length === 1), 30_000)
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+      yield* Effect.orDie(cut.lock(sql))
+      yield* Deferred.succeed(locked, undefined)
+      yield* Deferred.await(release)
+    })))
+    yield* Deferred.await(locked)
+    yield* fs.writeFileString(join(w.base, "gate"), "")
+    const writers = sql<{ readonly pid: number }>`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+      AND query LIKE ${`%${cut.writes}%`} AND pid <> pg_backend_pid()`
+    yield* eventually(Effect.map(Effect.orDie(writers), (rows) => rows.length > 0), 30_000)
+    let ended = 0
+    const until = Date.now() + 2_500
+    while (Date.now() < until) {
+      for (const { pid } of yield* Effect.orDie(writers)) {
+        yield* Effect.orDie(sql`SELECT pg_terminate_backend(${pid})`)
+        ended++
+      }
+      yield* Effect.sleep("25 millis")
+    }
+    expect(ended).toBeGreaterThanOrEqual(5)
+    if (cut.killed === true) {
+      // The daemon that keeps the answer dies; the database answers again; the daemon is started again.
+      yield* daemon.kill("SIGKILL")
+      yield* Deferred.await(daemon.exited)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      const backAt = Date.now()
+      const again = yield* restart
+      const done = yield* Fiber.join(verb).pipe(Effect.timeout("20 seconds"), Effect.orDie)
+      expect(done.code, done.stderr).toBe(0)
+      expect(Date.now() - backAt).toBeLessThan(10_000)
+      const report = JSON.parse(done.stdout) as SweepDocument
+      expect(report.outcomes.map((o) => [o.host, o.peer, o.state])).toEqual([["web-01", "alice", "ok"]])
+      // The answer died with the daemon: the call was made again (at least once, not exactly once).
+      expect((yield* calls).map((call) => call.args.slice(0, 3))).toEqual([
+        ["provision-peer", "alice", "claude"],
+        ["provision-peer", "alice", "claude"]
+      ])
+      expect(yield* Deferred.isDone(again.exited)).toBe(false)
+      return
+    }
+    // The database answers again.
+    yield* Deferred.succeed(release, undefined)
+    yield* Fiber.join(holder)
+    const backAt = Date.now()
+    const done = yield* Fiber.join(verb).pipe(Effect.timeout("20 seconds"), Effect.orDie)
+    expect(done.code, done.stderr).toBe(0)
+    expect(Date.now() - backAt).toBeLessThan(10_000)
+    const report = JSON.parse(done.stdout) as SweepDocument
+    expect(report.outcomes.map((o) => [o.host, o.peer, o.state])).toEqual([["web-01", "alice", "ok"]])
+    // The call was made once: its answer was kept, not its call made again.
+    expect((yield* calls).map((call) => call.args.slice(0, 3))).toEqual([["provision-peer", "alice", "claude"]])
+    expect(yield* Deferred.isDone(daemon.exited)).toBe(false)
+    // The host said so: one warning when the answer could not be saved, one line once it was.
+    const kept = (yield* logLines(daemon, "code=cluster.answer_kept")).map((line) => line.replace(/^.*message=/, ""))
+    const named = `the answer to message \\d+ \\(${cut.tag} to Workflow/effect-city/CapabilitySweep [0-9a-f]+\\)`
+    expect(kept).toEqual([
+      expect.stringMatching(
+        new RegExp(`^"${named} could not be saved \\(.*Connection terminated unexpectedly\\): trying again until the database answers"`)
+      ),
+      expect.stringMatching(new RegExp(`^"${named} is saved"`))
+    ])
   })
 
 describe("a sweep across a fleet whose database is lost", () => {
@@ -157,5 +255,32 @@ describe("a sweep across a fleet whose database is lost", () => {
       // The call was made once: the sweep went on where it was.
       expect((yield* calls).map((call) => call.args.slice(0, 3))).toEqual([["provision-peer", "alice", "claude"]])
       expect(yield* Deferred.isDone(daemon.exited)).toBe(false)
+    }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+
+  it.scopedLive("lost when the host saves the call's answer (each write of it cut for 2.5 s): the host keeps the answer and saves it once the database answers; the verb prints the report, exit 0, the call made once", () =>
+    answerCut({
+      // The replies' table locked against writes: the host's write of the call's answer waits.
+      lock: (sql) => sql`LOCK TABLE city_cluster_replies IN SHARE MODE`,
+      writes: "INSERT INTO%city_cluster_replies",
+      tag: "activity"
+    }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+
+  it.scopedLive("lost when the host saves the sweep's report (each write of it cut for 2.5 s): the host keeps it and saves it once the database answers; the verb prints it, exit 0, the call made once", () =>
+    answerCut({
+      // The sweep's own message locked: the host's write of the sweep's answer (its report) waits,
+      // the call's answer before it is saved.
+      lock: (sql) =>
+        sql`SELECT id FROM city_cluster_messages WHERE entity_type = 'Workflow/effect-city/CapabilitySweep' AND tag = 'run'
+          FOR UPDATE`,
+      writes: "UPDATE%city_cluster_messages%SET processed",
+      tag: "run"
+    }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+
+  it.scopedLive("lost when the host saves the call's answer, and the host's daemon killed while it keeps it: started again, the call is made again (at least once) and the verb prints the report, exit 0", () =>
+    answerCut({
+      lock: (sql) => sql`LOCK TABLE city_cluster_replies IN SHARE MODE`,
+      writes: "INSERT INTO%city_cluster_replies",
+      tag: "activity",
+      killed: true
     }).pipe(Effect.provide(NodeContext.layer)), 60_000)
 })

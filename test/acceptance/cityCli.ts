@@ -132,6 +132,8 @@ export const cityProcess = (args: ReadonlyArray<string>, options: ProcessOptions
       resume(Effect.succeed({ code, stdout, stderr }))
     })
     child.stdin?.end()
+    // Interrupted (a test that gives up on a verb that hangs): the verb is ended, not left behind.
+    return Effect.sync(() => void child.kill("SIGKILL"))
   })
 
 /** A JSON verb's stdout, parsed. */

@@ -25,6 +25,10 @@
  *   A runner that stops refreshing its locks (its heartbeat, every third of `lockExpiration`) is
  *   dropped by every runner once they expire (`lockExpiration`, default 15 s), whatever the pings
  *   said; its locks can then be taken. A runner that stops cleanly releases its shards at once;
+ * - a message's answer is kept until it is saved: `@effect/cluster` gives up saving it after 5
+ *   tries 200 ms apart, and then nothing delivers the message again while the runner lives, so the
+ *   runner's message storage tries the save again until the database takes it
+ *   (internal/keptAnswers.ts; docs/cluster.md, "Faults");
  * - clients judge runners by the same `lockExpiration` as the runners (`@effect/cluster`'s own
  *   default is 35 s);
  * - the storage layers, which create `@effect/cluster`'s tables when they are built, are built
@@ -33,7 +37,7 @@
  * - an endpoint's messages are handled one at a time (the entity's concurrency is 1).
  * @since 0.1.0
  */
-import type * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as Runners from "@effect/cluster/Runners"
 import type * as Sharding from "@effect/cluster/Sharding"
@@ -48,10 +52,12 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { HostWork } from "./HostWork.ts"
 import { handlers } from "./internal/endpointHandlers.ts"
+import { keepAnswers } from "./internal/keptAnswers.ts"
 import * as defaults from "./internal/runnerDefaults.ts"
 import { serializedLayer } from "./internal/tableCreation.ts"
 
@@ -100,9 +106,17 @@ const shardingConfig = (options: RunnerOptions) => {
   })
 }
 
+/**
+ * `@effect/cluster`'s message storage, whose messages read for a runner keep their answers until
+ * they are saved (internal/keptAnswers.ts).
+ */
+const messageStorage = Layer.effect(MessageStorage.MessageStorage, Effect.map(MessageStorage.MessageStorage, keepAnswers)).pipe(
+  Layer.provide(SqlMessageStorage.layerWith({ prefix: defaults.tablePrefix }))
+)
+
 /** `@effect/cluster`'s message and runner storage, its tables created under the fleet's lock. */
 const storage = serializedLayer(Layer.mergeAll(
-  SqlMessageStorage.layerWith({ prefix: defaults.tablePrefix }),
+  messageStorage,
   SqlRunnerStorage.layerWith({ prefix: defaults.tablePrefix })
 ))
 
