@@ -5,14 +5,14 @@
  *    string `apiVersion`, a `provides` object, a `configSchema` array) beside a plain synchronous
  *    `readdirSync` + `readFileSync` + `JSON.parse` loop, alternating round by round, as whole
  *    discoveries in this process. Printed twice: repeated (manifests unchanged since the last
- *    call: each is read, and its text's digest looked up) and cold (the memo forgotten before every round: every
+ *    call: each is a `stat` and a lookup) and cold (the memo forgotten before every round: every
  *    manifest read through the file reader and decoded with the Schema). Goals: cold <= 2x,
  *    repeated <= 1.2x the plain loop (median ratio). Discovery reads asynchronously (it runs in the
  *    daemon, whose event loop must not block), so the same loop on `fs.promises`, one file at a
  *    time, is printed beside it for reference. Also printed, in the same rounds: the floor of the
  *    public API for the same work, what any discovery through `@effect/platform`'s FileSystem and
- *    the Manifest Schema must at least do (repeated: a read of each manifest, 32 at a time, the
- *    least a memo needs to see a change: a modification time is too coarse to tell; cold: `readFileString`, `JSON.parse` and
+ *    the Manifest Schema must at least do (repeated: a `stat` of each manifest, 32 at a time, the
+ *    least a memo needs to see a change; cold: `readFileString`, `JSON.parse` and
  *    `Manifest.decode` of each, 32 at a time, without the reader's checks). When the floor itself
  *    is above the goal, the goal cannot be met on the public API and the line says so (the
  *    simplification's rule: the public API wins and the cost is stated).
@@ -113,7 +113,7 @@ const benchDiscovery = async () => {
         Effect.flatMap(fs.readDirectory(root), (names) =>
           Effect.forEach(names, (name) => {
             const file = path.join(root, name, "city-plugin.json")
-            return cold ? Effect.map(fs.readFileString(file), (text): unknown => Manifest.decode(JSON.parse(text))) : Effect.map(fs.readFileString(file), (text): unknown => text)
+            return cold ? Effect.map(fs.readFileString(file), (text): unknown => Manifest.decode(JSON.parse(text))) : Effect.map(fs.stat(file), (info): unknown => info)
           }, { concurrency: 32 }))),
       NodeContext.layer
     ))
@@ -153,7 +153,7 @@ const benchDiscovery = async () => {
     console.log(`${label}, 1,000 folders, 21 alternating rounds`)
     console.log(`  plain readdirSync + readFileSync + JSON.parse loop  median ${ms(median(plain))}`)
     console.log(`  the same loop on fs.promises, one file at a time    median ${ms(median(plainAsync))}`)
-    console.log(`  the public API's floor (${cold ? "readFileString + JSON.parse + Manifest.decode" : "a platform read of each manifest"}, 32 at a time)  median ${ms(median(floor))}`)
+    console.log(`  the public API's floor (${cold ? "readFileString + JSON.parse + Manifest.decode" : "a platform stat of each manifest"}, 32 at a time)  median ${ms(median(floor))}`)
     console.log(`  discover                                            median ${ms(median(ours))}`)
     console.log(`  ratio discover/plain: median ${median(ratios).toFixed(2)}x, min ${min(ratios).toFixed(2)}x`)
     console.log(`  ratio discover/plain async loop (for reference): median ${median(asyncRatios).toFixed(2)}x, min ${min(asyncRatios).toFixed(2)}x`)

@@ -18,11 +18,14 @@
  *   too large is an Invalid folder with its reason, never a hang: the other folders go on.
  * - Files the manifest names beside the entry (`icon`, `web.entry`, `web.css`) that are absent
  *   are warnings of the Valid folder, never a skip.
- * - Repeating discovery is cheap: each decoded manifest is remembered by its path and the
- *   SHA-256 of its text, so an unchanged manifest is read but not decoded again. Keyed by the
- *   text, not by size and modification time: the kernel stamps a file's time from a coarse clock
- *   (a few ms), so two edits of the same size within one tick looked unchanged. The files the
- *   manifest names are looked at every time.
+ * - Repeating discovery is cheap: each decided manifest is remembered by its path and the
+ *   SHA-256 of its text, so an unchanged manifest is not decoded again; and one whose size,
+ *   modification time and inode are those seen when it was read is not even read, unless its
+ *   time was within `racyWindow` of that read. The kernel stamps a file's time from a coarse
+ *   clock (a few ms; whole seconds on some file systems), so an edit of the same size in the tick
+ *   of a read keeps the time the read saw: such a "racy" entry (git's word and rule for its
+ *   index) is read and its text compared at every discovery. The files the manifest names are
+ *   looked at every time.
  * - Nothing is imported, nothing is run, nothing is written. The reads are asynchronous, a few
  *   folders at a time, so discovery never blocks the event loop of the daemon that runs it.
  * @since 0.1.0
@@ -97,7 +100,25 @@ type Decided =
 interface Remembered {
   readonly digest: string
   readonly decided: Decided
+  /** The file as it was read: size, modification time (ms), inode, and when the read began (ms). */
+  readonly size: bigint
+  readonly mtime: number
+  readonly ino: number | undefined
+  readonly readAt: number
 }
+
+/**
+ * How long after its modification time a file's read is still racy: an edit within it may keep
+ * the time the read saw. Two seconds covers a file system that stamps whole seconds (or two).
+ */
+const racyWindow = 2_000
+
+const mtimeOf = (info: FileSystem.File.Info) => Option.match(info.mtime, { onNone: () => Number.NaN, onSome: (d) => d.getTime() })
+
+/** Whether `info` is the file `known` read, and that read began well after the file's last change. */
+const unchanged = (known: Remembered, info: FileSystem.File.Info) =>
+  known.size === info.size && known.mtime === mtimeOf(info) && known.ino === Option.getOrUndefined(info.ino) &&
+  known.mtime + racyWindow < known.readAt
 
 /** Decided manifests by path and root, valid while their text is the same. */
 const memo = new Map<string, Remembered>()
@@ -163,18 +184,22 @@ export const readFolder = (
   const file = path.join(folder, Manifest.manifestFile)
   const refused = (rule: string): Option.Option<DiscoveredPlugin> =>
     Option.some({ _tag: "Invalid", name, root: root.kind, folder, error: refusal(file, [{ field: "", rule }]) })
-  return TextFile.read(file, TextFile.kinds.manifest).pipe(
-    Effect.flatMap((text) => {
-      if (Option.isNone(text)) return Effect.succeed(Option.none())
-      const digest = createHash("sha256").update(text.value).digest("base64")
-      const key = `${root.kind}:${file}`
+  const key = `${root.kind}:${file}`
+  return TextFile.inspect(file, TextFile.kinds.manifest).pipe(
+    Effect.flatMap((found) => {
+      if (Option.isNone(found)) return Effect.succeed(Option.none())
+      const info = found.value
       const known = memo.get(key)
-      const decided = known !== undefined && known.digest === digest ? known.decided : decide(text.value, folder, file)
-      if (known?.decided !== decided) {
+      if (known !== undefined && unchanged(known, info)) return Effect.map(discovered(known.decided, root, name, folder), Option.some)
+      const readAt = Date.now()
+      return Effect.flatMap(TextFile.readChecked(file, TextFile.kinds.manifest, info), (text) => {
+        if (Option.isNone(text)) return Effect.succeed(Option.none())
+        const digest = createHash("sha256").update(text.value).digest("base64")
+        const decided = known !== undefined && known.digest === digest ? known.decided : decide(text.value, folder, file)
         if (memo.size >= memoLimit) memo.clear()
-        memo.set(key, { digest, decided })
-      }
-      return Effect.map(discovered(decided, root, name, folder), Option.some)
+        memo.set(key, { digest, decided, size: info.size, mtime: mtimeOf(info), ino: Option.getOrUndefined(info.ino), readAt })
+        return Effect.map(discovered(decided, root, name, folder), Option.some)
+      })
     }),
     Effect.catchAll((error) => Effect.succeed(refused(error.rule)))
   )
