@@ -89,6 +89,10 @@ const fleetOfOne = (options: { readonly hostViaProxy: boolean; readonly body: (b
     return { w, gate, proxy, daemon, restart: startHost("web-01-again"), register, sql, calls: journalOf(journal) }
   })
 
+/** A provision that waits for the file `gate` in the test's folder (at most 30 s): the sweep's call is in flight on the host. */
+const untilGate = (base: string) =>
+  `i=0; while [ ! -e '${join(base, "gate")}' ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+
 /**
  * A sweep of one call whose answer the host cannot save for 2.5 s: `lock` (taken while the call
  * runs) makes the host's write of the answer of `tag` wait, and each such write (`writes`, a LIKE
@@ -104,10 +108,9 @@ const answerCut = (cut: {
 }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    // The provision waits for `gate` (at most 30 s): the sweep's call is in flight on the host.
     const { calls, daemon, register, restart, sql, w } = yield* fleetOfOne({
       hostViaProxy: false,
-      body: (base) => `i=0; while [ ! -e '${join(base, "gate")}' ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+      body: untilGate
     })
     const verb = yield* Effect.fork(register)
     yield* eventually(Effect.map(calls, (made) => made.length === 1), 30_000)
@@ -231,10 +234,9 @@ describe("a sweep across a fleet whose database is lost", () => {
   it.scopedLive("lost for 3 s while the host runs the sweep's call: the verb waits; the database back, the call answers and the verb prints the report, exit 0", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
-      // The provision waits for `gate` (at most 30 s): the sweep is in flight on the host.
       const { calls, daemon, gate, proxy, register, w } = yield* fleetOfOne({
         hostViaProxy: true,
-        body: (base) => `i=0; while [ ! -e '${join(base, "gate")}' ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+        body: untilGate
       })
       const verb = yield* Effect.fork(register)
       yield* eventually(Effect.map(calls, (made) => made.length === 1), 30_000)
