@@ -15,7 +15,8 @@
  *    `node`), and under `bundler` (there with `skipLibCheck: true`: the `.d.ts` files were just
  *    checked, and checking them again would double the cost). Then every shipped `examples/*.ts`,
  *    copied from the installed package, is type-checked against it (`noEmit`; the OpenTelemetry
- *    example's packages installed at the versions this checkout pins), and the README's first
+ *    example's packages installed at the versions this checkout pins; every package's declarations
+ *    checked, with `@types/ws` and the `DOM` lib, as the README tells such a project), and the README's first
  *    plugin test (`examples/testing.test.ts`) runs under the consumer's own vitest.
  * 4. `npx city --help` runs from the install, and so does the README's "Try it" with the shipped
  *    example declaration and provisioner (peer create, capability register, list, unregister).
@@ -157,6 +158,8 @@ try {
     ...otelPeers.map(installedVersion),
     installedVersion("@effect/vitest"),
     installedVersion("vitest"),
+    // The README's test kit line: `@effect/platform-node`'s declarations import `ws`'s types.
+    pinned("@types/ws"),
     ...npmFlags
   ])
   mkdirSync(join(work, "examples"))
@@ -169,9 +172,11 @@ try {
         module: "NodeNext",
         moduleResolution: "NodeNext",
         noEmit: true,
-        // As a user's project: no allowImportingTsExtensions (the examples import each other as `.js`).
+        // As a user's project: no allowImportingTsExtensions (the examples import each other as
+        // `.js`), and the declarations of every package checked too (skipLibCheck off).
         exactOptionalPropertyTypes: true,
-        skipLibCheck: true
+        lib: ["ES2022", "DOM"],
+        skipLibCheck: false
       },
       include: ["examples"]
     })

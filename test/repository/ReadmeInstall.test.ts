@@ -30,6 +30,11 @@ describe("the README's install line", () => {
     expect(readme).toContain("## Set-up of this repository")
   })
 
+  it("names @types/ws for a project that checks its dependencies' declarations, at the version package.json gives it", () => {
+    // scripts/pack-check.mjs compiles the shipped examples so (skipLibCheck off, with @types/ws).
+    expect(/npm install -D @types\/ws@(\S+?)`/.exec(readme)?.[1]).toBe(pkg.devDependencies["@types/ws"])
+  })
+
   it("engines names the Node lines that are tested, and no other: this machine's and the one CI adds", () => {
     const lines = pkg.engines.node.split("||").map((range) => /^\s*\^(\d+)\.\d+\.\d+\s*$/.exec(range)?.[1])
     const extra = /node scripts\/node-line\.mjs (\d+)$/.exec(pkg.scripts["test:node24"] ?? "")?.[1]
