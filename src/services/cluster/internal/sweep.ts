@@ -208,7 +208,7 @@ const whyOf = (error: unknown): string => {
  * A sweep whose database fails while it is started or awaited (`@effect/cluster`'s workflow engine
  * makes that a defect, a `PersistenceError`) fails with `ClusterUnavailable` naming the sweep and
  * why. Only a cause whose every defect is the database's, with no failure and no interruption, is
- * mapped: any other defect stays one.
+ * mapped; every other defect stays one.
  * @since 0.1.0
  * @category internals
  */

@@ -1,5 +1,5 @@
 /**
- * Table creation one at a time across the fleet (docs/cluster.md, "Setup": any number of hosts
+ * Table creation one at a time across the fleet (docs/cluster.md, "Setup": hosts in any number
  * started at once on an empty database all come up).
  *
  * On PostgreSQL, `CREATE TABLE IF NOT EXISTS` is not safe against itself: two sessions that create
