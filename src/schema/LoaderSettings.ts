@@ -30,7 +30,7 @@
  */
 import * as Schema from "effect/Schema"
 import { IsolationMode } from "./Isolation.ts"
-import { oneLine } from "./OneLine.ts"
+import { choiceRule } from "./ParseIssue.ts"
 
 /**
  * Where plugins run: one mode for every plugin, or a mode per plugin name (a name not listed
@@ -42,10 +42,7 @@ export const Isolation = Schema.Union(IsolationMode, Schema.Record({ key: Schema
   // One issue for a value that is neither (each member's own would print one each); an object's
   // faults are its entries' own, `isolation.<name>`.
   message: (issue) => ({
-    message: oneLine(
-      `Expected "none" | "worker" | "process", or an object of plugin names to one of them, actual ${JSON.stringify(issue.actual) ?? String(issue.actual)}`,
-      300
-    ),
+    message: choiceRule(IsolationMode.literals, issue.actual, ", or an object of plugin names to one of them"),
     override: typeof issue.actual !== "object" || issue.actual === null || Array.isArray(issue.actual)
   })
 })

@@ -137,8 +137,20 @@ const withoutNoise = (
 }
 
 /**
- * A choice of literals whose refusal is one issue, `Expected "none" | "worker" | "process",
- * actual "thread"`, rather than one per literal (a file that reports every fault would print each).
+ * The rule a choice of literals states, with what was found: `Expected "none" | "worker" |
+ * "process", actual "thread"` (`more` adds what else is accepted: `, or …`).
+ * @since 0.1.0
+ * @category utils
+ */
+export const choiceRule = (literals: ReadonlyArray<AST.LiteralValue>, actual: unknown, more = ""): string =>
+  oneLine(
+    `Expected ${literals.map((literal) => JSON.stringify(literal)).join(" | ")}${more}, actual ${JSON.stringify(actual) ?? String(actual)}`,
+    ruleMax
+  )
+
+/**
+ * A choice of literals whose refusal is one issue, `choiceRule`'s, rather than one per literal (a
+ * file that reports every fault would print each).
  * @since 0.1.0
  * @category schemas
  */
@@ -146,15 +158,7 @@ export const literalChoice = <const Literals extends readonly [AST.LiteralValue,
   ...literals: Literals
 ) =>
   Schema.Literal(...literals).annotations({
-    message: (issue) => ({
-      message: oneLine(
-        `Expected ${literals.map((literal) => JSON.stringify(literal)).join(" | ")}, actual ${
-          JSON.stringify(issue.actual) ?? String(issue.actual)
-        }`,
-        ruleMax
-      ),
-      override: true
-    })
+    message: (issue) => ({ message: choiceRule(literals, issue.actual), override: true })
   })
 
 /**

@@ -93,6 +93,15 @@ const fleetOfOne = (options: { readonly hostViaProxy: boolean; readonly body: (b
 const untilGate = (base: string) =>
   `i=0; while [ ! -e '${join(base, "gate")}' ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 
+/** A fleet of one host whose provision waits for the gate, and the verb forked: its call is in flight on the host. */
+const callInFlight = (hostViaProxy: boolean) =>
+  Effect.gen(function*() {
+    const fleet = yield* fleetOfOne({ hostViaProxy, body: untilGate })
+    const verb = yield* Effect.fork(fleet.register)
+    yield* eventually(Effect.map(fleet.calls, (made) => made.length === 1), 30_000)
+    return { ...fleet, verb }
+  })
+
 /**
  * A sweep of one call whose answer the host cannot save for 2.5 s: `lock` (taken while the call
  * runs) makes the host's write of the answer of `tag` wait, and each such write (`writes`, a LIKE
@@ -108,12 +117,7 @@ const answerCut = (cut: {
 }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const { calls, daemon, register, restart, sql, w } = yield* fleetOfOne({
-      hostViaProxy: false,
-      body: untilGate
-    })
-    const verb = yield* Effect.fork(register)
-    yield* eventually(Effect.map(calls, (made) => made.length === 1), 30_000)
+    const { calls, daemon, restart, sql, verb, w } = yield* callInFlight(false)
     const locked = yield* Deferred.make<void>()
     const release = yield* Deferred.make<void>()
     const holder = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
@@ -234,12 +238,7 @@ describe("a sweep across a fleet whose database is lost", () => {
   it.scopedLive("lost for 3 s while the host runs the sweep's call: the verb waits; the database back, the call answers and the verb prints the report, exit 0", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
-      const { calls, daemon, gate, proxy, register, w } = yield* fleetOfOne({
-        hostViaProxy: true,
-        body: untilGate
-      })
-      const verb = yield* Effect.fork(register)
-      yield* eventually(Effect.map(calls, (made) => made.length === 1), 30_000)
+      const { calls, daemon, gate, proxy, verb, w } = yield* callInFlight(true)
       // The server goes for 3 s: every connection, the host's and the verb's, cut and refused.
       gate.admitting = false
       yield* proxy.cut

@@ -24,7 +24,7 @@ import * as MessageStorage from "@effect/cluster/MessageStorage"
 import type * as Reply from "@effect/cluster/Reply"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import { oneLine } from "../../../schema/OneLine.ts"
+import { databaseWhy } from "./databaseWhy.ts"
 
 /**
  * When a failed save of an answer is tried again: after 200 ms, doubling to every 2 s, with no end.
@@ -34,16 +34,6 @@ import { oneLine } from "../../../schema/OneLine.ts"
 export const againEvery: Schedule.Schedule<unknown> = Schedule.exponential("200 millis").pipe(
   Schedule.union(Schedule.spaced("2 seconds"))
 )
-
-/** Why a save failed, in one line: the database error under the `PersistenceError`. */
-const whyOf = (error: PersistenceError): string => {
-  const cause: unknown = error.cause
-  const messages: Array<string> = []
-  for (let at = cause, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
-    if (at.message !== "" && !messages.includes(at.message)) messages.push(at.message)
-  }
-  return oneLine(messages.length === 0 ? String(cause) : messages.join(": "), 300)
-}
 
 type Respond = (reply: Reply.ReplyWithContext<any>) => Effect.Effect<void, MalformedMessage | PersistenceError>
 
@@ -66,7 +56,7 @@ const keeping = (storage: MessageStorage.MessageStorage["Type"], message: Messag
   )
   return Effect.catchTag(respond(reply), "PersistenceError", (error) =>
     Effect.logWarning(
-      `${named} could not be saved (${whyOf(error)}): ` +
+      `${named} could not be saved (${databaseWhy(error)}): ` +
         "trying again until the database answers"
     ).pipe(
       Effect.zipRight(again),

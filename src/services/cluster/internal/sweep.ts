@@ -21,6 +21,7 @@ import { reportLine, verdictOf } from "../../capabilities/JointReport.ts"
 import { FleetCalls, FleetEndpoint, type FleetRequest, type SweepVerb } from "../FleetCalls.ts"
 import { ClusterError } from "../../../schema/Live.ts"
 import { oneLine } from "../../../schema/OneLine.ts"
+import { databaseWhy } from "./databaseWhy.ts"
 import { occasionOf } from "./occasion.ts"
 
 /**
@@ -194,16 +195,6 @@ export const sweep = (settings: Checked) =>
 const ofTheDatabase = (defect: unknown): defect is PersistenceError | SqlError =>
   defect instanceof PersistenceError || defect instanceof SqlError
 
-/** Why, as the messages of the error and of its causes, each once: `Connection error: Connection terminated unexpectedly`. */
-const whyOf = (error: unknown): string => {
-  const messages: Array<string> = []
-  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
-    // A PersistenceError has no message of its own: its cause says why.
-    if (at.message !== "" && !(at instanceof PersistenceError) && !messages.includes(at.message)) messages.push(at.message)
-  }
-  return messages.length === 0 ? "the database failed" : messages.join(": ")
-}
-
 /**
  * A sweep whose database fails while it is started or awaited (`@effect/cluster`'s workflow engine
  * makes that a defect, a `PersistenceError`) fails with `ClusterUnavailable` naming the sweep and
@@ -223,7 +214,7 @@ export const databaseLost = (key: string) =>
         new ClusterError({
           reason: "ClusterUnavailable",
           detail: oneLine(
-            `the fleet's database failed during the sweep ${key} (${whyOf(defects[0])}); ` +
+            `the fleet's database failed during the sweep ${key} (${databaseWhy(defects[0])}); ` +
               "whether it started is not known: run it again once the database answers",
             300
           )
